@@ -1,0 +1,55 @@
+import type { DevnetDeployment } from '../core/devnet/deploy.ts'
+import { parseConfig } from './load.ts'
+import type { BrunoConfig, GroupName } from './schema.ts'
+
+/** The environment variable the devnet's config names for its RPC URL. */
+export const DEVNET_RPC_ENV = 'BRUNO_DEVNET_RPC_URL'
+
+export interface DevnetConfigOptions {
+  readonly port?: number
+  readonly groups?: readonly GroupName[]
+  /** Receives the payments; defaults to anvil's account #9, which nothing else uses. */
+  readonly payee?: `0x${string}`
+}
+
+/**
+ * The config that serves a devnet deployment: one network named `local`, USDC swapping to WETH
+ * through the deployed 0.05% pool. Sets the RPC URL's environment variable in `env`.
+ *
+ * @example
+ * const config = devnetConfig(await deployDevnet(anvil.rpcUrl), process.env, { port: 0 })
+ */
+export function devnetConfig(deployment: DevnetDeployment, env: NodeJS.ProcessEnv, options: DevnetConfigOptions = {}): BrunoConfig {
+  env[DEVNET_RPC_ENV] = deployment.rpcUrl
+  return parseConfig(
+    {
+      server: { host: '127.0.0.1', port: options.port ?? 3030 },
+      ...(options.groups ? { groups: options.groups } : {}),
+      networks: [
+        {
+          name: 'local',
+          chainId: deployment.chainId,
+          rpcUrl: { env: DEVNET_RPC_ENV },
+          weth: deployment.weth,
+          tokens: [
+            {
+              symbol: 'USDC',
+              address: deployment.usdc,
+              decimals: 6,
+              swapPath: [{ fee: deployment.uniswap.usdcWethFee, tokenOut: deployment.weth }],
+            },
+            { symbol: 'WETH', address: deployment.weth, decimals: 18 },
+          ],
+          uniswap: {
+            factory: deployment.uniswap.factory,
+            swapRouter02: deployment.uniswap.swapRouter02,
+            quoterV2: deployment.uniswap.quoterV2,
+          },
+          calibur: '0x000000005c84F8Fd50b21CAC312528A64437030e',
+          payee: options.payee ?? '0xa0Ee7A142d267C1f36714E4a8F75612F20a79720',
+        },
+      ],
+    },
+    env,
+  )
+}

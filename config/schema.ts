@@ -1,0 +1,116 @@
+import { Type, type Static } from '@sinclair/typebox'
+
+/** A 20-byte address, any case: checksums are not enforced in config files. */
+export const AddressString = Type.String({ pattern: '^0x[0-9a-fA-F]{40}$', description: '0x-prefixed 20-byte address' })
+
+/**
+ * The name of the environment variable that holds a secret (an RPC URL usually carries an API key).
+ * The config never holds the secret itself, so a config file can be committed and quoted.
+ */
+export const EnvReference = Type.Object(
+  { env: Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$', description: 'environment variable name' }) },
+  { additionalProperties: false },
+)
+
+/** One hop of a token's configured swap path toward WETH. */
+export const SwapHop = Type.Object(
+  {
+    fee: Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'Uniswap V3 pool fee, in hundredths of a bip (500 = 0.05%)' }),
+    tokenOut: AddressString,
+  },
+  { additionalProperties: false },
+)
+
+export const TokenConfig = Type.Object(
+  {
+    symbol: Type.String({ pattern: '^[A-Za-z0-9.]{1,16}$' }),
+    address: AddressString,
+    decimals: Type.Integer({ minimum: 0, maximum: 36 }),
+    swapPath: Type.Optional(
+      Type.Array(SwapHop, {
+        minItems: 1,
+        maxItems: 4,
+        description: 'hops from this token to WETH; the last hop must end at the network\'s WETH',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+)
+
+export const UniswapConfig = Type.Object(
+  {
+    factory: AddressString,
+    swapRouter02: AddressString,
+    quoterV2: AddressString,
+  },
+  { additionalProperties: false },
+)
+
+export const MarginsConfig = Type.Object(
+  {
+    quoteBps: Type.Integer({ minimum: 0, maximum: 100_000, default: 2_000, description: 'added to a quote\'s cost, in basis points' }),
+    defaultSlippageBps: Type.Integer({ minimum: 0, maximum: 5_000, default: 50, description: 'slippage a swap helper allows when the caller names none' }),
+  },
+  { additionalProperties: false, default: {} },
+)
+
+export const NetworkConfig = Type.Object(
+  {
+    name: Type.String({ pattern: '^[a-z][a-z0-9-]{0,31}$', description: 'the `chain` argument every tool takes' }),
+    chainId: Type.Integer({ minimum: 1 }),
+    rpcUrl: EnvReference,
+    weth: AddressString,
+    tokens: Type.Array(TokenConfig, { minItems: 1 }),
+    uniswap: UniswapConfig,
+    calibur: AddressString,
+    payee: AddressString,
+    margins: MarginsConfig,
+  },
+  { additionalProperties: false },
+)
+
+export const GroupName = Type.Union([
+  Type.Literal('bruno'),
+  Type.Literal('calibur'),
+  Type.Literal('3009'),
+  Type.Literal('erc20'),
+  Type.Literal('uniswap'),
+])
+
+export const ServerConfig = Type.Object(
+  {
+    host: Type.String({ minLength: 1, default: '127.0.0.1' }),
+    port: Type.Integer({ minimum: 0, maximum: 65535, default: 3030 }),
+    allowedHosts: Type.Array(Type.String({ minLength: 1 }), {
+      default: [],
+      description: 'Host header values accepted ("*" for any); empty on a loopback bind means loopback names only',
+    }),
+    allowedOrigins: Type.Array(Type.String({ minLength: 1 }), {
+      default: [],
+      description: 'Origin values accepted besides loopback ones on a loopback bind; "*" accepts any',
+    }),
+    bodyLimit: Type.Integer({ minimum: 1024, maximum: 16 * 1024 * 1024, description: 'bytes; a larger body is 413', default: 1_048_576 }),
+  },
+  { additionalProperties: false, default: {} },
+)
+
+export const BrunoConfig = Type.Object(
+  {
+    server: ServerConfig,
+    groups: Type.Array(GroupName, {
+      minItems: 1,
+      uniqueItems: true,
+      default: ['erc20', 'uniswap'],
+      description: 'the groups this deployment serves',
+    }),
+    networks: Type.Array(NetworkConfig, { minItems: 1 }),
+  },
+  { additionalProperties: false },
+)
+
+export type AddressString = Static<typeof AddressString>
+export type TokenConfig = Static<typeof TokenConfig>
+export type NetworkConfig = Static<typeof NetworkConfig>
+export type ServerConfig = Static<typeof ServerConfig>
+export type GroupName = Static<typeof GroupName>
+export type BrunoConfig = Static<typeof BrunoConfig>

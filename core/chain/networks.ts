@@ -1,0 +1,65 @@
+import { createPublicClient, getAddress, http, isAddress, type Address, type Chain, type PublicClient } from 'viem'
+import type { BrunoConfig, NetworkConfig, TokenConfig } from '../../config/schema.ts'
+import { guardedTransport } from './guardedTransport.ts'
+
+/** One configured network: its config and a read client. */
+export interface Network {
+  readonly name: string
+  readonly config: NetworkConfig
+  readonly client: PublicClient
+}
+
+/** How a token was named by a caller, resolved against the network's configured tokens. */
+export type TokenRef = { readonly address: Address; readonly configured?: TokenConfig }
+
+/**
+ * The configured networks by name. RPC URLs are read from the environment once, here, and
+ * kept inside the viem transports: nothing else in the process sees them.
+ */
+export class Networks {
+  readonly names: readonly string[]
+  readonly #byName: ReadonlyMap<string, Network>
+
+  constructor(config: BrunoConfig, env: NodeJS.ProcessEnv = process.env) {
+    this.#byName = new Map(config.networks.map((network) => [network.name, openNetwork(network, env)]))
+    this.names = config.networks.map((network) => network.name)
+  }
+
+  /** The network named `name`; throws for a name the config does not have (schemas prevent that). */
+  get(name: string): Network {
+    const network = this.#byName.get(name)
+    if (!network) throw new Error(`unknown chain "${name}"`)
+    return network
+  }
+}
+
+function openNetwork(config: NetworkConfig, env: NodeJS.ProcessEnv): Network {
+  const url = env[config.rpcUrl.env]
+  if (!url) throw new Error(`networks.${config.name}.rpcUrl: environment variable ${config.rpcUrl.env} is not set`)
+  const chain: Chain = {
+    id: config.chainId,
+    name: config.name,
+    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+    rpcUrls: { default: { http: [] } },
+  }
+  const client = createPublicClient({
+    chain,
+    transport: guardedTransport(config.name, http(url, { timeout: 10_000, retryCount: 1, batch: { wait: 0 } })),
+  })
+  return { name: config.name, config, client }
+}
+
+/**
+ * Resolves a token given as a configured symbol (any case) or an address.
+ *
+ * @example
+ * resolveToken(network.config, 'usdc') // { address: '0x…', configured: { symbol: 'USDC', decimals: 6, … } }
+ */
+export function resolveToken(network: NetworkConfig, token: string): TokenRef | undefined {
+  const bySymbol = network.tokens.find((candidate) => candidate.symbol.toLowerCase() === token.toLowerCase())
+  if (bySymbol) return { address: getAddress(bySymbol.address), configured: bySymbol }
+  if (!isAddress(token, { strict: false })) return undefined
+  const address = getAddress(token)
+  const byAddress = network.tokens.find((candidate) => getAddress(candidate.address) === address)
+  return byAddress ? { address, configured: byAddress } : { address }
+}

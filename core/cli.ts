@@ -1,0 +1,116 @@
+import { parseArgs } from 'node:util'
+import { DEVNET_RPC_ENV, devnetConfig } from '../config/devnet.ts'
+import { loadConfig } from '../config/load.ts'
+import type { BrunoConfig } from '../config/schema.ts'
+import { builtinGroups } from '../plugins/index.ts'
+import { startAnvil } from './devnet/anvil.ts'
+import { deployDevnet } from './devnet/deploy.ts'
+import { createLogger } from './logger.ts'
+import { startServer } from './server.ts'
+
+const USAGE = `Usage: bruno [serve] [options]
+
+Serves Bruno over MCP (POST /mcp and /mcp/<groups>).
+With no --config, starts the embedded devnet: a local anvil chain with USDC, WETH, a Uniswap V3
+pool and SwapRouter02 deployed, and serves Bruno on it.
+
+Options:
+  --config <file>      deployment config (JSON); see DEPLOYMENT.md. Omit for the devnet.
+  --host <address>     override server.host
+  --port <number>      override server.port (0 = any free port)
+  --log-level <level>  trace | debug | info | warn | error (default: info)
+  -h, --help           show this help
+`
+
+interface ServeOptions {
+  readonly config?: string
+  readonly host?: string
+  readonly port?: string
+  readonly 'log-level'?: string
+}
+
+async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      config: { type: 'string' },
+      host: { type: 'string' },
+      port: { type: 'string' },
+      'log-level': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  })
+  if (values.help) {
+    process.stdout.write(USAGE)
+    return 0
+  }
+  const command = positionals[0] ?? 'serve'
+  if (command !== 'serve' || positionals.length > 1) {
+    process.stderr.write(`bruno: unknown command "${positionals.join(' ')}"\n\n${USAGE}`)
+    return 2
+  }
+  return serve(values)
+}
+
+async function serve(options: ServeOptions): Promise<number> {
+  const stops: (() => Promise<void>)[] = []
+  let config: BrunoConfig
+  const env = process.env
+  if (options.config) {
+    config = await loadConfig(options.config, env)
+  } else {
+    process.stdout.write('Starting the devnet (anvil + USDC, WETH, Uniswap V3, SwapRouter02)…\n')
+    const anvil = await startAnvil()
+    stops.push(() => anvil.stop())
+    config = devnetConfig(await deployDevnet(anvil.rpcUrl), env)
+  }
+  config = {
+    ...config,
+    server: {
+      ...config.server,
+      ...(options.host ? { host: options.host } : {}),
+      ...(options.port ? { port: Number(options.port) } : {}),
+    },
+  }
+  const secrets = config.networks.flatMap((network) => env[network.rpcUrl.env] ?? [])
+  const logger = createLogger({ secrets, level: options['log-level'] ?? 'info', destination: process.stderr })
+  const server = await startServer({ config, groups: builtinGroups, logger, env })
+  stops.unshift(() => server.close())
+  process.stdout.write(banner(server.url, config, !options.config))
+
+  await new Promise<void>((resolve) => {
+    const stop = () => resolve()
+    process.once('SIGINT', stop)
+    process.once('SIGTERM', stop)
+  })
+  process.stdout.write('\nStopping…\n')
+  for (const close of stops) await close()
+  return 0
+}
+
+function banner(url: string, config: BrunoConfig, devnet: boolean): string {
+  const mcp = `${url}/mcp`
+  const clientConfig = JSON.stringify({ mcpServers: { bruno: { type: 'http', url: mcp } } }, null, 2)
+  return [
+    '',
+    `Bruno is serving MCP at ${mcp}`,
+    `  groups: ${config.groups.join(', ')} (one group only: ${mcp}/<group>, several: ${mcp}/${config.groups.slice(0, 2).join(',')})`,
+    `  chains: ${config.networks.map((network) => `${network.name} (chainId ${network.chainId})`).join(', ')}`,
+    ...(devnet ? [`  devnet: local anvil, RPC URL in $${DEVNET_RPC_ENV} of this process; demo accounts are anvil's #1–#3 with 10,000 USDC each`] : []),
+    '',
+    'Client configuration (.mcp.json, Claude Code / Cursor style):',
+    clientConfig,
+    '',
+    'Ctrl-C stops Bruno' + (devnet ? ' and the devnet.' : '.'),
+    '',
+  ].join('\n')
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(`bruno: ${error instanceof Error ? error.message : String(error)}\n`)
+    process.exit(1)
+  },
+)

@@ -1,0 +1,219 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { existsSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import type { Socket } from 'node:net'
+import { dirname, join } from 'node:path'
+
+/** A running anvil node. */
+export type Anvil = {
+  /** `http://127.0.0.1:<port>` */
+  rpcUrl: string
+  port: number
+  /** Kills the node and resolves once it has exited. Safe to call twice. */
+  stop(): Promise<void>
+}
+
+export type StartAnvilOptions = {
+  /** TCP port on 127.0.0.1; `0` (the default) lets the OS pick a free one. */
+  port?: number
+  /** Seconds between blocks; leave undefined for automine (a block per transaction). */
+  blockTime?: number
+  /** Defaults to 31337, the id viem's `anvil` and `foundry` chains carry. */
+  chainId?: number
+}
+
+// The platform packages @foundry-rs/anvil lists as optionalDependencies, keyed the way its
+// own const.mjs keys them: process.platform, then process.arch.
+const platformPackages = {
+  darwin: { x64: '@foundry-rs/anvil-darwin-amd64', arm64: '@foundry-rs/anvil-darwin-arm64' },
+  linux: { x64: '@foundry-rs/anvil-linux-amd64', arm64: '@foundry-rs/anvil-linux-arm64' },
+  win32: { x64: '@foundry-rs/anvil-win32-amd64' },
+} as const satisfies Record<string, Record<string, string>>
+
+const startupTimeoutMs = 15_000
+
+/**
+ * Path of the anvil binary shipped by the `@foundry-rs/anvil` npm package for this platform.
+ *
+ * @example
+ * anvilBinary() // '/repo/node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil'
+ */
+export function anvilBinary(): string {
+  const byArch: Partial<Record<string, string>> | undefined =
+    platformPackages[process.platform as keyof typeof platformPackages]
+  const platformPackage = byArch?.[process.arch]
+  if (platformPackage === undefined)
+    throw new Error(
+      `anvil: @foundry-rs/anvil ships no binary for ${process.platform}/${process.arch}` +
+        ` (it has linux x64/arm64, darwin x64/arm64, win32 x64)`,
+    )
+  const binaryName = process.platform === 'win32' ? 'anvil.exe' : 'anvil'
+  // Resolve from the wrapper package: the platform package is its optional dependency, so npm
+  // may nest it under the wrapper rather than hoist it next to us.
+  const wrapperJson = createRequire(import.meta.url).resolve('@foundry-rs/anvil/package.json')
+  try {
+    const platformJson = createRequire(wrapperJson).resolve(`${platformPackage}/package.json`)
+    return join(dirname(platformJson), 'bin', binaryName)
+  } catch {
+    // When optional dependencies were skipped, the wrapper's postinstall downloads the binary
+    // into the wrapper's own folder instead.
+    const downloaded = join(dirname(wrapperJson), binaryName)
+    if (existsSync(downloaded)) return downloaded
+    throw new Error(
+      `anvil: neither ${platformPackage} nor the postinstall download of @foundry-rs/anvil is` +
+        ` installed; reinstall without --omit=optional`,
+    )
+  }
+}
+
+/**
+ * Starts anvil on 127.0.0.1 and resolves once it answers `eth_chainId` with the requested id.
+ *
+ * The node never keeps the parent process alive on its own, and it is killed when the parent
+ * exits (or dies of SIGINT/SIGTERM/SIGHUP with no other handler installed), so a forgotten
+ * `stop()` leaves no stray process behind. Its output is read and discarded.
+ *
+ * @example
+ * const anvil = await startAnvil()
+ * const client = createPublicClient({ chain: foundry, transport: http(anvil.rpcUrl) })
+ * await client.getBlockNumber() // 0n
+ * await anvil.stop()
+ */
+export async function startAnvil(options: StartAnvilOptions = {}): Promise<Anvil> {
+  const { port = 0, blockTime, chainId = 31_337 } = options
+  const args = ['--host', '127.0.0.1', '--port', String(port), '--chain-id', String(chainId)]
+  if (blockTime !== undefined) args.push('--block-time', String(blockTime))
+
+  const child = spawn(anvilBinary(), args, { stdio: ['ignore', 'pipe', 'pipe'] })
+  track(child)
+  try {
+    const boundPort = await listeningPort(child)
+    const rpcUrl = `http://127.0.0.1:${boundPort}`
+    await expectChainId(rpcUrl, chainId)
+    // Drain the logs from here on (automine prints every transaction), so a full pipe never
+    // stalls the node; then let the parent exit without waiting for us.
+    child.stdout!.resume()
+    child.stderr!.resume()
+    ;(child.stdout as Socket).unref()
+    ;(child.stderr as Socket).unref()
+    child.unref()
+    return { rpcUrl, port: boundPort, stop: () => kill(child) }
+  } catch (error) {
+    await kill(child)
+    throw error
+  }
+}
+
+// anvil prints "Listening on 127.0.0.1:<port>" once bound; reading it (rather than probing for a
+// free port ourselves) leaves no window for another process to take the port.
+function listeningPort(child: ChildProcess): Promise<number> {
+  return new Promise((resolve, reject) => {
+    let stdout = ''
+    let stderr = ''
+    const finish = (settle: () => void) => {
+      clearTimeout(timer)
+      child.stdout!.off('data', onStdout)
+      child.stderr!.off('data', onStderr)
+      child.off('exit', onExit)
+      child.off('error', onError)
+      settle()
+    }
+    const fail = (why: string) =>
+      finish(() => reject(new Error(`anvil: ${why}${stderr ? `: ${stderr.trim()}` : ''}`)))
+    const onStdout = (chunk: Buffer) => {
+      stdout += chunk
+      const match = /Listening on 127\.0\.0\.1:(\d+)/.exec(stdout)
+      if (match) finish(() => resolve(Number(match[1])))
+    }
+    const onStderr = (chunk: Buffer) => {
+      stderr += chunk
+    }
+    const onExit = (code: number | null, signal: string | null) =>
+      fail(`exited before listening (code ${code}, signal ${signal})`)
+    const onError = (error: Error) => fail(`could not be spawned (${error.message})`)
+    const timer = setTimeout(() => fail(`not listening after ${startupTimeoutMs} ms`), startupTimeoutMs)
+    child.stdout!.on('data', onStdout)
+    child.stderr!.on('data', onStderr)
+    child.once('exit', onExit)
+    child.once('error', onError)
+  })
+}
+
+// "Listening" is printed once the socket is bound; a request confirms the RPC server answers
+// and that it is the chain we asked for. A short retry covers the gap between bind and serve.
+async function expectChainId(rpcUrl: string, chainId: number): Promise<void> {
+  const deadline = Date.now() + startupTimeoutMs
+  let answer = await rpcChainId(rpcUrl)
+  while (answer === undefined) {
+    if (Date.now() > deadline) throw new Error('anvil: no answer to eth_chainId')
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    answer = await rpcChainId(rpcUrl)
+  }
+  if (Number(answer) !== chainId)
+    throw new Error(`anvil: eth_chainId answered ${answer}, expected ${chainId}`)
+}
+
+async function rpcChainId(rpcUrl: string): Promise<string | undefined> {
+  try {
+    const response = await fetch(rpcUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] }),
+    })
+    return ((await response.json()) as { result?: string }).result
+  } catch {
+    return undefined
+  }
+}
+
+// The chain is in memory with nothing to flush, and SIGKILL cannot be ignored, so stop() always
+// settles promptly.
+async function kill(child: ChildProcess): Promise<void> {
+  // No pid: the spawn itself failed, and no 'exit' will ever come.
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return
+  const exited = once(child, 'exit')
+  // Re-ref so the event loop stays up until the exit arrives: stop() may be awaited as the
+  // process winds down (tap runs root teardowns then), with nothing else keeping it alive.
+  child.ref()
+  child.kill('SIGKILL')
+  await exited
+}
+
+// Every live anvil of this process, so one set of process hooks serves them all (no listener
+// per node, hence no MaxListeners warning when a test starts many).
+const live = new Set<ChildProcess>()
+const shutdownSignals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
+
+function killAll() {
+  for (const child of live) child.kill('SIGKILL')
+}
+
+// Dying of a signal skips 'exit' handlers (tap times a test out with SIGTERM). When no one else
+// handles the signal, do what Node would have done, after killing the nodes: die of it.
+function onSignal(signal: NodeJS.Signals) {
+  if (process.listenerCount(signal) > 1) return // the app owns shutdown; 'exit' still fires
+  killAll()
+  live.clear()
+  removeHooks()
+  process.kill(process.pid, signal)
+}
+
+function track(child: ChildProcess) {
+  if (live.size === 0) {
+    process.on('exit', killAll)
+    for (const signal of shutdownSignals) process.on(signal, onSignal)
+  }
+  live.add(child)
+  const untrack = () => {
+    if (live.delete(child) && live.size === 0) removeHooks()
+  }
+  // 'error' without 'exit' is how a failed spawn ends.
+  child.once('exit', untrack)
+  child.once('error', untrack)
+}
+
+function removeHooks() {
+  process.off('exit', killAll)
+  for (const signal of shutdownSignals) process.off(signal, onSignal)
+}

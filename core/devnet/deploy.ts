@@ -1,0 +1,197 @@
+import {
+  type Abi,
+  type Address,
+  type Hash,
+  type Hex,
+  createPublicClient,
+  createWalletClient,
+  getAddress,
+  http,
+  maxUint256,
+  parseEther,
+  parseUnits,
+  zeroAddress,
+} from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
+import { foundry } from 'viem/chains'
+import {
+  fiatTokenV2_2Artifact,
+  linkBytecode,
+  nonfungiblePositionManagerArtifact,
+  quoterV2Artifact,
+  signatureCheckerArtifact,
+  signatureCheckerName,
+  swapRouter02Artifact,
+  uniswapV3FactoryArtifact,
+  weth9Artifact,
+} from './artifacts.ts'
+
+/** Where everything landed, and the keys that own and use it. */
+export type DevnetDeployment = {
+  chainId: number
+  rpcUrl: string
+  /** USDC's owner and every one of its roles (master minter, minter, pauser, blacklister). */
+  deployer: { address: Address; privateKey: Hex }
+  usdc: Address
+  weth: Address
+  uniswap: {
+    factory: Address
+    positionManager: Address
+    swapRouter02: Address
+    quoterV2: Address
+    usdcWethPool: Address
+    usdcWethFee: 500
+  }
+  /** anvil's accounts #1–#3, each holding 10,000 USDC (and anvil's 10,000 ETH). */
+  demoAccounts: { address: Address; privateKey: Hex }[]
+}
+
+// anvil's well-known dev keys (mnemonic "test test … junk"): #0 deploys, #1–#3 are the demo users.
+const deployerKey = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80' as const
+const demoKeys = [
+  '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d',
+  '0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a',
+  '0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6',
+] as const
+
+const usdcDecimals = 6
+// USDC per 1 ETH, the pool's opening price.
+const ethPriceUsdc = parseUnits('3000', usdcDecimals)
+const poolFee = 500 as const
+// The factory fixes fee 500 to tick spacing 10; positions must start and end on that grid,
+// within TickMath's bounds of ±887272.
+const tickSpacing = 10
+const maxTick = 887_272
+const liquidity = { weth: parseEther('1000'), usdc: parseUnits('3000000', usdcDecimals) } as const
+const demoUsdc = parseUnits('10000', usdcDecimals)
+
+/**
+ * Deploys USDC (FiatTokenV2_2), WETH9 and Uniswap V3 (factory, position manager, SwapRouter02,
+ * QuoterV2) on a fresh anvil, opens a USDC/WETH 0.05% pool at 3,000 USDC per ETH with full-range
+ * liquidity, and gives anvil's accounts #1–#3 10,000 USDC each. Deterministic: the same fresh
+ * chain always yields the same addresses.
+ *
+ * @example
+ * const anvil = await startAnvil()
+ * const devnet = await deployDevnet(anvil.rpcUrl)
+ * devnet.uniswap.usdcWethPool // '0x…'
+ */
+export async function deployDevnet(rpcUrl: string): Promise<DevnetDeployment> {
+  const transport = http(rpcUrl)
+  const chainId = await createPublicClient({ transport }).getChainId()
+  const chain = { ...foundry, id: chainId }
+  // Automine makes receipts immediate; a short interval keeps interval-mined chains quick too.
+  const client = createPublicClient({ chain, transport, pollingInterval: 50 })
+  const deployer = privateKeyToAccount(deployerKey)
+  const wallet = createWalletClient({ account: deployer, chain, transport })
+
+  const confirm = async (step: string, hash: Hash) => {
+    const receipt = await client.waitForTransactionReceipt({ hash })
+    if (receipt.status !== 'success') throw new Error(`deployDevnet: ${step} reverted (${hash})`)
+    return receipt
+  }
+  const deploy = async (step: string, artifact: { abi: Abi; bytecode: Hex }, args: readonly unknown[] = []) => {
+    const { contractAddress } = await confirm(step, await wallet.deployContract({ ...artifact, args }))
+    if (!contractAddress) throw new Error(`deployDevnet: ${step} created no contract`)
+    // Receipts carry lowercase addresses; checksum them like every other address we return.
+    return getAddress(contractAddress)
+  }
+  const call = async (address: Address, abi: Abi, functionName: string, args: readonly unknown[], value?: bigint) =>
+    confirm(functionName, await wallet.writeContract({ address, abi, functionName, args, ...(value ? { value } : {}) }))
+
+  // 1. USDC, with the deployer in every role, initialized through each FiatToken version in turn
+  //    as Circle's upgrades did. Its EIP-712 domain is initializeV2's name with the fixed version "2".
+  const signatureChecker = await deploy('SignatureChecker', signatureCheckerArtifact)
+  const usdc = await deploy('FiatTokenV2_2', {
+    abi: fiatTokenV2_2Artifact.abi,
+    bytecode: linkBytecode(fiatTokenV2_2Artifact, { [signatureCheckerName]: signatureChecker }),
+  })
+  const usdcAbi = fiatTokenV2_2Artifact.abi
+  const me = deployer.address
+  await call(usdc, usdcAbi, 'initialize', ['USD Coin', 'USDC', 'USD', usdcDecimals, me, me, me, me])
+  await call(usdc, usdcAbi, 'initializeV2', ['USD Coin'])
+  await call(usdc, usdcAbi, 'initializeV2_1', [me])
+  await call(usdc, usdcAbi, 'initializeV2_2', [[], 'USDC'])
+  await call(usdc, usdcAbi, 'configureMinter', [me, maxUint256])
+
+  // 2–3. WETH9 and Uniswap V3. The position manager's token descriptor only serves tokenURI,
+  //      and SwapRouter02's V2 factory only V2 routes: neither is used here.
+  const weth = await deploy('WETH9', weth9Artifact)
+  const factory = await deploy('UniswapV3Factory', uniswapV3FactoryArtifact)
+  const positionManager = await deploy('NonfungiblePositionManager', nonfungiblePositionManagerArtifact, [
+    factory,
+    weth,
+    zeroAddress,
+  ])
+  const swapRouter02 = await deploy('SwapRouter02', swapRouter02Artifact, [zeroAddress, factory, positionManager, weth])
+  const quoterV2 = await deploy('QuoterV2', quoterV2Artifact, [factory, weth])
+
+  // 4. The USDC/WETH pool, then full-range liquidity from the deployer.
+  const usdcIsToken0 = BigInt(usdc) < BigInt(weth)
+  const [token0, token1] = usdcIsToken0 ? [usdc, weth] : [weth, usdc]
+  const oneEth = parseEther('1')
+  const sqrtPriceX96 = usdcIsToken0
+    ? encodeSqrtPriceX96(ethPriceUsdc, oneEth)
+    : encodeSqrtPriceX96(oneEth, ethPriceUsdc)
+  const npmAbi = nonfungiblePositionManagerArtifact.abi
+  await call(positionManager, npmAbi, 'createAndInitializePoolIfNecessary', [token0, token1, poolFee, sqrtPriceX96])
+
+  await call(weth, weth9Artifact.abi, 'deposit', [], liquidity.weth)
+  await call(usdc, usdcAbi, 'mint', [me, liquidity.usdc])
+  await call(usdc, usdcAbi, 'approve', [positionManager, liquidity.usdc])
+  await call(weth, weth9Artifact.abi, 'approve', [positionManager, liquidity.weth])
+  const fullRange = Math.floor(maxTick / tickSpacing) * tickSpacing
+  await call(positionManager, npmAbi, 'mint', [
+    {
+      token0,
+      token1,
+      fee: poolFee,
+      tickLower: -fullRange,
+      tickUpper: fullRange,
+      amount0Desired: usdcIsToken0 ? liquidity.usdc : liquidity.weth,
+      amount1Desired: usdcIsToken0 ? liquidity.weth : liquidity.usdc,
+      amount0Min: 0n,
+      amount1Min: 0n,
+      recipient: me,
+      deadline: maxUint256,
+    },
+  ])
+  const usdcWethPool = (await client.readContract({
+    address: factory,
+    abi: uniswapV3FactoryArtifact.abi,
+    functionName: 'getPool',
+    args: [usdc, weth, poolFee],
+  })) as Address
+
+  // 5. The demo users' USDC.
+  const demoAccounts = demoKeys.map((privateKey) => ({ address: privateKeyToAccount(privateKey).address, privateKey }))
+  for (const { address } of demoAccounts) await call(usdc, usdcAbi, 'mint', [address, demoUsdc])
+
+  return {
+    chainId,
+    rpcUrl,
+    deployer: { address: me, privateKey: deployerKey },
+    usdc,
+    weth,
+    uniswap: { factory, positionManager, swapRouter02, quoterV2, usdcWethPool, usdcWethFee: poolFee },
+    demoAccounts,
+  }
+}
+
+// A Uniswap V3 price is token1 per token0 in raw units, stored as √price in Q64.96; shifting
+// before the root keeps full precision (√(a·2¹⁹²) = √a·2⁹⁶).
+function encodeSqrtPriceX96(amount0: bigint, amount1: bigint): bigint {
+  return sqrt((amount1 << 192n) / amount0)
+}
+
+// Integer square root by Newton's method: the largest r with r² ≤ n.
+function sqrt(n: bigint): bigint {
+  if (n < 2n) return n
+  let x = n
+  let y = (x + 1n) / 2n
+  while (y < x) {
+    x = y
+    y = (x + n / x) / 2n
+  }
+  return x
+}

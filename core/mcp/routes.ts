@@ -1,0 +1,47 @@
+import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import { McpDispatcher } from './dispatcher.ts'
+import { ErrorCode, errorPayload } from './jsonrpc.ts'
+import type { RegistryView } from '../registry.ts'
+
+/**
+ * `POST /mcp` (every enabled group) and `POST /mcp/<group,group,…>` (those groups only).
+ * JSON responses only; GET and DELETE are 405 (no streams, no sessions); an unknown group is a
+ * 404 with no MCP body.
+ */
+export const mcpRoutes: FastifyPluginAsync = async (app) => {
+  const { registry, networks, serverInfo } = app.bruno
+  const dispatcher = new McpDispatcher(serverInfo)
+  const context = { networks }
+
+  const answer = async (view: RegistryView | undefined, request: FastifyRequest, reply: FastifyReply) => {
+    if (!view) return reply.code(404).send()
+    const { status, payload } = await dispatcher.dispatch(view, request.body, request.headers, context, request.log)
+    reply.code(status)
+    return payload === undefined ? reply.send() : reply.type('application/json').send(payload)
+  }
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const status = error.statusCode ?? 500
+    if (status >= 500) request.log.error({ err: error }, 'MCP route failed')
+    const [code, message] =
+      status === 413
+        ? [ErrorCode.InvalidRequest, 'Request body too large']
+        : status === 415
+          ? [ErrorCode.InvalidRequest, 'Content-Type must be application/json']
+          : status < 500
+            ? [ErrorCode.ParseError, 'Parse error: the body is not valid JSON']
+            : [ErrorCode.InternalError, 'Internal error']
+    return reply.code(status).type('application/json').send(errorPayload(undefined, { code, message }))
+  })
+
+  const notAllowed = async (_request: FastifyRequest, reply: FastifyReply) => reply.code(405).header('allow', 'POST').send()
+
+  app.post('/mcp', (request, reply) => answer(registry.view(), request, reply))
+  app.post<{ Params: { groups: string } }>('/mcp/:groups', (request, reply) =>
+    answer(registry.view(request.params.groups.split(',')), request, reply),
+  )
+  for (const url of ['/mcp', '/mcp/:groups']) {
+    app.get(url, notAllowed)
+    app.delete(url, notAllowed)
+  }
+}

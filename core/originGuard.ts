@@ -1,0 +1,58 @@
+import type { ServerConfig } from '../config/schema.ts'
+
+const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '[::1]', '::1'])
+
+/** True for a loopback host name, with or without a port (`localhost:3000`, `[::1]:80`, `127.0.0.5`). */
+export function isLoopbackHost(host: string): boolean {
+  const name = hostName(host)
+  return LOOPBACK_NAMES.has(name) || /^127(\.\d{1,3}){3}$/.test(name)
+}
+
+/**
+ * Decides which `Host` and `Origin` headers a deployment answers, against DNS rebinding.
+ * On a loopback bind with no allowed hosts: loopback `Host` only, and an `Origin`, when sent,
+ * must be loopback or listed. Off loopback: `Host` must be listed (`*` for any), and an `Origin`
+ * must be listed.
+ *
+ * @example
+ * const guard = originGuard({ host: '127.0.0.1', allowedHosts: [], allowedOrigins: [], … })
+ * guard.allows('127.0.0.1:3000', 'http://evil.example') // false
+ */
+export function originGuard(server: Pick<ServerConfig, 'host' | 'allowedHosts' | 'allowedOrigins'>) {
+  const loopbackOnly = isLoopbackHost(server.host) && server.allowedHosts.length === 0
+  const hosts = new Set(server.allowedHosts.map((host) => host.toLowerCase()))
+  const origins = new Set(server.allowedOrigins.map((origin) => origin.toLowerCase().replace(/\/$/, '')))
+
+  const hostAllowed = (host: string | undefined): boolean => {
+    if (host === undefined) return false
+    if (loopbackOnly) return isLoopbackHost(host)
+    return hosts.has('*') || hosts.has(host.toLowerCase()) || hosts.has(hostName(host))
+  }
+
+  const originAllowed = (origin: string | undefined): boolean => {
+    if (origin === undefined) return true
+    const normalized = origin.toLowerCase()
+    if (origins.has('*') || origins.has(normalized)) return true
+    if (!loopbackOnly) return false
+    try {
+      const url = new URL(normalized)
+      return (url.protocol === 'http:' || url.protocol === 'https:') && isLoopbackHost(url.host)
+    } catch {
+      return false
+    }
+  }
+
+  return {
+    /** Whether a request with these headers is answered at all. */
+    allows(host: string | undefined, origin: string | undefined): boolean {
+      return hostAllowed(host) && originAllowed(origin)
+    },
+  }
+}
+
+function hostName(host: string): string {
+  const lower = host.toLowerCase()
+  if (lower.startsWith('[')) return lower.slice(0, lower.indexOf(']') + 1)
+  const colon = lower.lastIndexOf(':')
+  return colon === -1 || lower.indexOf(':') !== colon ? lower : lower.slice(0, colon)
+}

@@ -1,0 +1,40 @@
+import { readFileSync } from 'node:fs'
+import type { FastifyBaseLogger, FastifyInstance, FastifyPluginAsync } from 'fastify'
+import type { BrunoConfig } from '../config/schema.ts'
+import { buildApp } from './app.ts'
+import type { ServerInfo } from './mcp/dispatcher.ts'
+
+/** Bruno's name and version as `serverInfo` reports them, from package.json. */
+export const serverInfo: ServerInfo = {
+  name: 'bruno',
+  version: (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version,
+}
+
+export interface RunningServer {
+  readonly app: FastifyInstance
+  /** The base URL, e.g. `http://127.0.0.1:3030`; the MCP endpoint is `${url}/mcp`. */
+  readonly url: string
+  close(): Promise<void>
+}
+
+/**
+ * Builds the app for a config and listens on the configured host and port (0 = any free port).
+ *
+ * @example
+ * const server = await startServer({ config, groups: builtinGroups, logger })
+ * console.log(`${server.url}/mcp`)
+ */
+export async function startServer(options: {
+  config: BrunoConfig
+  groups: Readonly<Record<string, FastifyPluginAsync>>
+  logger: FastifyBaseLogger
+  env?: NodeJS.ProcessEnv
+}): Promise<RunningServer> {
+  const app = await buildApp({ ...options, serverInfo })
+  const { host, port } = options.config.server
+  await app.listen({ host, port })
+  const address = app.server.address()
+  const bound = typeof address === 'object' && address ? address.port : port
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${bound}`
+  return { app, url, close: () => app.close() }
+}

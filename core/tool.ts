@@ -1,0 +1,63 @@
+import type { Static, TObject } from '@sinclair/typebox'
+import type { Networks } from './chain/networks.ts'
+
+/** What a tool handler may use of core. Handlers stay thin: parse, call core, shape the result. */
+export interface ToolContext {
+  readonly networks: Networks
+}
+
+/** Behaviour hints published with a tool (MCP `ToolAnnotations`). */
+export interface ToolAnnotations {
+  readonly readOnlyHint?: boolean
+  readonly destructiveHint?: boolean
+  readonly idempotentHint?: boolean
+  readonly openWorldHint?: boolean
+}
+
+/**
+ * One tool: a TypeBox input schema (which validates the arguments and is the published
+ * `inputSchema`), a TypeBox output schema (the published `outputSchema`) and a handler.
+ *
+ * @example
+ * const ping = defineTool({
+ *   name: 'ping', description: 'Answers pong.',
+ *   input: Type.Object({}, { additionalProperties: false }),
+ *   output: Type.Object({ pong: Type.Boolean() }, { additionalProperties: false }),
+ *   handler: async () => ({ pong: true }),
+ * })
+ */
+export interface ToolDefinition<I extends TObject = TObject, O extends TObject = TObject> {
+  readonly name: string
+  readonly title?: string
+  readonly description: string
+  readonly input: I
+  readonly output: O
+  readonly annotations?: ToolAnnotations
+  readonly handler: (args: Static<I>, context: ToolContext) => Promise<Static<O>>
+}
+
+/** Identity with inference: lets a tool's handler see its own argument and result types. */
+export function defineTool<I extends TObject, O extends TObject>(tool: ToolDefinition<I, O>): ToolDefinition<I, O> {
+  return tool
+}
+
+/**
+ * A group of tools, contributed by one plugin. `order` fixes where the group's tools stand in
+ * every `tools/list`, whatever order a path names the groups in.
+ */
+export interface GroupDefinition {
+  readonly name: string
+  readonly order: number
+  readonly instructions: string
+  // Tools differ in their schemas; the registry only needs their common shape.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  readonly tools: readonly ToolDefinition<any, any>[]
+}
+
+/**
+ * A refusal the caller can act on (bad amount, unknown token, short payment): it becomes a tool
+ * result with `isError: true` and this message, never a JSON-RPC error.
+ */
+export class ToolError extends Error {
+  override readonly name = 'ToolError'
+}
