@@ -2,14 +2,19 @@ import type { DevnetDeployment } from '../core/devnet/deploy.ts'
 import { parseConfig } from './load.ts'
 import type { BrunoConfig, GroupName } from './schema.ts'
 
-/** The environment variable the devnet's config names for its RPC URL. */
+/** The environment variables the devnet's config names for its RPC URL and its runner's key. */
 export const DEVNET_RPC_ENV = 'BRUNO_DEVNET_RPC_URL'
+export const DEVNET_RUNNER_KEY_ENV = 'BRUNO_DEVNET_RUNNER_KEY'
 
 export interface DevnetConfigOptions {
   readonly port?: number
   readonly groups?: readonly GroupName[]
   /** Receives the payments; defaults to anvil's account #9, which nothing else uses. */
   readonly payee?: `0x${string}`
+  /** The SQLite file; defaults to one in memory (the devnet itself forgets everything on exit). */
+  readonly storePath?: string
+  /** How often the runner looks for work, in ms. */
+  readonly pollMs?: number
 }
 
 /**
@@ -21,9 +26,11 @@ export interface DevnetConfigOptions {
  */
 export function devnetConfig(deployment: DevnetDeployment, env: NodeJS.ProcessEnv, options: DevnetConfigOptions = {}): BrunoConfig {
   env[DEVNET_RPC_ENV] = deployment.rpcUrl
+  env[DEVNET_RUNNER_KEY_ENV] = deployment.runner.operator.privateKey
   return parseConfig(
     {
       server: { host: '127.0.0.1', port: options.port ?? 3030 },
+      store: { path: options.storePath ?? ':memory:' },
       ...(options.groups ? { groups: options.groups } : {}),
       networks: [
         {
@@ -47,6 +54,12 @@ export function devnetConfig(deployment: DevnetDeployment, env: NodeJS.ProcessEn
           },
           calibur: '0x000000005c84F8Fd50b21CAC312528A64437030e',
           payee: options.payee ?? '0xa0Ee7A142d267C1f36714E4a8F75612F20a79720',
+          runner: {
+            contract: deployment.runner.contract,
+            key: { env: DEVNET_RUNNER_KEY_ENV },
+            pollMs: options.pollMs ?? 200,
+            stuckAfterMs: 5_000,
+          },
         },
       ],
     },

@@ -54,6 +54,30 @@ export const MarginsConfig = Type.Object(
   { additionalProperties: false, default: {} },
 )
 
+export const RunnerConfig = Type.Object(
+  {
+    contract: AddressString,
+    key: Type.Object(
+      { env: Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$', description: 'environment variable holding the runner\'s private key (0x-hex)' }) },
+      { additionalProperties: false },
+    ),
+    confirmations: Type.Integer({ minimum: 1, maximum: 64, default: 1, description: 'blocks on top of inclusion before a submission is done' }),
+    pollMs: Type.Integer({ minimum: 50, maximum: 60_000, default: 1_000, description: 'how often the runner looks for work' }),
+    stuckAfterMs: Type.Integer({ minimum: 1_000, default: 30_000, description: 'a sent transaction not included after this is replaced with a higher fee' }),
+    feeBumpBps: Type.Integer({ minimum: 1_000, maximum: 100_000, default: 1_250, description: 'fee increase of a replacement, at least 10% (1000)' }),
+    gasLimitBps: Type.Integer({ minimum: 10_000, maximum: 30_000, default: 12_000, description: 'gas limit = measured gas × this / 10000' }),
+  },
+  { additionalProperties: false },
+)
+
+export const RelayConfig = Type.Object(
+  {
+    quoteTtlSec: Type.Integer({ minimum: 5, maximum: 3_600, default: 120, description: 'how long a quote is valid' }),
+    submissionTtlSec: Type.Integer({ minimum: 10, maximum: 86_400, default: 600, description: 'default deadline of a submission' }),
+  },
+  { additionalProperties: false, default: {} },
+)
+
 export const NetworkConfig = Type.Object(
   {
     name: Type.String({ pattern: '^[a-z][a-z0-9-]{0,31}$', description: 'the `chain` argument every tool takes' }),
@@ -65,6 +89,8 @@ export const NetworkConfig = Type.Object(
     calibur: AddressString,
     payee: AddressString,
     margins: MarginsConfig,
+    runner: RunnerConfig,
+    relay: RelayConfig,
   },
   { additionalProperties: false },
 )
@@ -94,9 +120,18 @@ export const ServerConfig = Type.Object(
   { additionalProperties: false, default: {} },
 )
 
+export const StoreConfig = Type.Object(
+  {
+    kind: Type.Literal('sqlite', { default: 'sqlite' }),
+    path: Type.String({ minLength: 1, default: '.bruno/bruno.sqlite', description: 'SQLite file; ":memory:" keeps nothing across restarts' }),
+  },
+  { additionalProperties: false, default: {} },
+)
+
 export const BrunoConfig = Type.Object(
   {
     server: ServerConfig,
+    store: StoreConfig,
     groups: Type.Array(GroupName, {
       minItems: 1,
       uniqueItems: true,
@@ -114,3 +149,5 @@ export type NetworkConfig = Static<typeof NetworkConfig>
 export type ServerConfig = Static<typeof ServerConfig>
 export type GroupName = Static<typeof GroupName>
 export type BrunoConfig = Static<typeof BrunoConfig>
+export type RunnerConfig = Static<typeof RunnerConfig>
+export type StoreConfig = Static<typeof StoreConfig>

@@ -3,6 +3,7 @@ import fp from 'fastify-plugin'
 import { Type, type TSchema } from '@sinclair/typebox'
 import type { BrunoConfig } from '../config/schema.ts'
 import { Networks } from './chain/networks.ts'
+import { openRelay, type RelayService } from './relay/service.ts'
 import { mcpRoutes } from './mcp/routes.ts'
 import { originGuard } from './originGuard.ts'
 import { ToolRegistry } from './registry.ts'
@@ -12,6 +13,7 @@ import type { ServerInfo } from './mcp/dispatcher.ts'
 export interface BrunoCore {
   readonly config: BrunoConfig
   readonly networks: Networks
+  readonly relay: RelayService
   readonly registry: ToolRegistry
   readonly serverInfo: ServerInfo
   /** The `chain` argument schema: an enum of the configured networks' names. */
@@ -68,16 +70,21 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   }
   await app.register(mcpRoutes)
   await app.ready()
+  // The relay runs where its group is served: only then can a submission arrive.
+  if (config.groups.includes('bruno')) app.bruno.relay.startRunners()
   return app
 }
 
 const core: FastifyPluginAsync<AppOptions> = async (app, options) => {
   const networks = new Networks(options.config, options.env)
+  const relay = openRelay(options.config, networks, options.env ?? process.env, app.log)
+  app.addHook('onClose', () => relay.close())
   const names = networks.names.map((name) => Type.Literal(name))
   const chainArgument = Type.Union(names, { description: 'the network to act on, by its configured name' })
   app.decorate('bruno', {
     config: options.config,
     networks,
+    relay,
     registry: new ToolRegistry(),
     serverInfo: options.serverInfo,
     chainArgument,

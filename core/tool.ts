@@ -1,9 +1,11 @@
 import type { Static, TObject } from '@sinclair/typebox'
 import type { Networks } from './chain/networks.ts'
+import type { RelayService } from './relay/service.ts'
 
 /** What a tool handler may use of core. Handlers stay thin: parse, call core, shape the result. */
 export interface ToolContext {
   readonly networks: Networks
+  readonly relay: RelayService
 }
 
 /** Behaviour hints published with a tool (MCP `ToolAnnotations`). */

@@ -4,7 +4,9 @@ import {
   type Hash,
   type Hex,
   createPublicClient,
+  createTestClient,
   createWalletClient,
+  encodeDeployData,
   getAddress,
   http,
   maxUint256,
@@ -14,6 +16,7 @@ import {
 } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { foundry } from 'viem/chains'
+import { caliburCompatibleArtifact, runnerArtifact } from '../../contracts/artifacts.ts'
 import {
   fiatTokenV2_2Artifact,
   linkBytecode,
@@ -44,7 +47,14 @@ export type DevnetDeployment = {
   }
   /** anvil's accounts #1–#3, each holding 10,000 USDC (and anvil's 10,000 ETH). */
   demoAccounts: { address: Address; privateKey: Hex }[]
+  /** Our Calibur-compatible delegate, at Calibur's own address (so its EIP-712 salt is Calibur's). */
+  calibur: Address
+  /** Our Runner contract and the EOA it accepts calls from: anvil's account #4 (10,000 ETH). */
+  runner: { contract: Address; operator: { address: Address; privateKey: Hex } }
 }
+
+// Calibur's address on every chain it is deployed to: the devnet places its stand-in there.
+const caliburAddress = '0x000000005c84F8Fd50b21CAC312528A64437030e' as const
 
 // anvil's well-known dev keys (mnemonic "test test … junk"): #0 deploys, #1–#3 are the demo users.
 const deployerKey = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80' as const
@@ -53,6 +63,8 @@ const demoKeys = [
   '0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a',
   '0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6',
 ] as const
+// anvil #4: the runner, which nothing else on the devnet touches.
+const operatorKey = '0x47e179ec197488593b187f80a00eb0da91f1b9d0b13f8733639f19c30a34926a' as const
 
 const usdcDecimals = 6
 // USDC per 1 ETH, the pool's opening price.
@@ -68,7 +80,8 @@ const demoUsdc = parseUnits('10000', usdcDecimals)
 /**
  * Deploys USDC (FiatTokenV2_2), WETH9 and Uniswap V3 (factory, position manager, SwapRouter02,
  * QuoterV2) on a fresh anvil, opens a USDC/WETH 0.05% pool at 3,000 USDC per ETH with full-range
- * liquidity, and gives anvil's accounts #1–#3 10,000 USDC each. Deterministic: the same fresh
+ * liquidity, gives anvil's accounts #1–#3 10,000 USDC each, places our Calibur-compatible delegate
+ * at Calibur's address and deploys our Runner for anvil's account #4. Deterministic: the same fresh
  * chain always yields the same addresses.
  *
  * @example
@@ -167,6 +180,22 @@ export async function deployDevnet(rpcUrl: string): Promise<DevnetDeployment> {
   const demoAccounts = demoKeys.map((privateKey) => ({ address: privateKeyToAccount(privateKey).address, privateKey }))
   for (const { address } of demoAccounts) await call(usdc, usdcAbi, 'mint', [address, demoUsdc])
 
+  // 6. The Calibur stand-in at Calibur's address. Its constructor takes that address for the salt;
+  //    running the creation code in an eth_call yields the runtime code with that immutable filled in,
+  //    without a transaction, and anvil_setCode places it.
+  const caliburRuntime = await client.call({
+    data: encodeDeployData({ ...caliburCompatibleArtifact, args: [caliburAddress] }),
+  })
+  if (!caliburRuntime.data) throw new Error('deployDevnet: CaliburCompatible\'s constructor returned no code')
+  await createTestClient({ mode: 'anvil', chain, transport }).setCode({
+    address: caliburAddress,
+    bytecode: caliburRuntime.data,
+  })
+
+  // 7. The Runner, operated by anvil #4.
+  const operator = privateKeyToAccount(operatorKey)
+  const runner = await deploy('Runner', runnerArtifact, [operator.address])
+
   return {
     chainId,
     rpcUrl,
@@ -175,6 +204,8 @@ export async function deployDevnet(rpcUrl: string): Promise<DevnetDeployment> {
     weth,
     uniswap: { factory, positionManager, swapRouter02, quoterV2, usdcWethPool, usdcWethFee: poolFee },
     demoAccounts,
+    calibur: caliburAddress,
+    runner: { contract: runner, operator: { address: operator.address, privateKey: operatorKey } },
   }
 }
 

@@ -9,9 +9,9 @@ import type { RegistryView } from '../registry.ts'
  * 404 with no MCP body.
  */
 export const mcpRoutes: FastifyPluginAsync = async (app) => {
-  const { registry, networks, serverInfo } = app.bruno
+  const { registry, networks, relay, serverInfo } = app.bruno
   const dispatcher = new McpDispatcher(serverInfo)
-  const context = { networks }
+  const context = { networks, relay }
 
   const answer = async (view: RegistryView | undefined, request: FastifyRequest, reply: FastifyReply) => {
     if (!view) return reply.code(404).send()
@@ -19,6 +19,9 @@ export const mcpRoutes: FastifyPluginAsync = async (app) => {
     reply.code(status)
     return payload === undefined ? reply.send() : reply.type('application/json').send(payload)
   }
+
+  // MCP bodies are JSON; Fastify's default text/plain parser would let a plain-text body through.
+  app.removeContentTypeParser('text/plain')
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const status = error.statusCode ?? 500

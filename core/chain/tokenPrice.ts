@@ -1,0 +1,102 @@
+import { encodeAbiParameters, getAddress, getCreate2Address, keccak256, type Address, type Hex } from 'viem'
+import type { Network } from './networks.ts'
+
+/** A ratio of two integers, kept exact until it is printed or applied. */
+export interface Fraction {
+  readonly numerator: bigint
+  readonly denominator: bigint
+}
+
+const Q192 = 1n << 192n
+
+/** keccak256 of the Uniswap V3 pool's creation code: what the periphery computes pool addresses with. */
+export const POOL_INIT_CODE_HASH: Hex = '0xe34f199b19b2b4f47f68442619d555527d244f78a3297ea89325f843f87b8b54'
+
+/**
+ * A Uniswap V3 pool's address, computed as the factory creates it (CREATE2): no chain read.
+ *
+ * @example
+ * poolAddress(factory, usdc, weth, 500) // the USDC/WETH 0.05% pool, whichever token is given first
+ */
+export function poolAddress(factory: Address, tokenA: Address, tokenB: Address, fee: number): Address {
+  const [token0, token1] = BigInt(tokenA) < BigInt(tokenB) ? [tokenA, tokenB] : [tokenB, tokenA]
+  const salt = keccak256(encodeAbiParameters([{ type: 'address' }, { type: 'address' }, { type: 'uint24' }], [token0, token1, fee]))
+  return getCreate2Address({ from: factory, salt, bytecodeHash: POOL_INIT_CODE_HASH })
+}
+
+const poolAbi = [
+  {
+    type: 'function',
+    name: 'slot0',
+    stateMutability: 'view',
+    inputs: [],
+    outputs: [
+      { name: 'sqrtPriceX96', type: 'uint160' },
+      { name: 'tick', type: 'int24' },
+      { name: 'observationIndex', type: 'uint16' },
+      { name: 'observationCardinality', type: 'uint16' },
+      { name: 'observationCardinalityNext', type: 'uint16' },
+      { name: 'feeProtocol', type: 'uint8' },
+      { name: 'unlocked', type: 'bool' },
+    ],
+  },
+] as const
+
+/** One pool a token's configured path crosses. */
+export interface PriceHop {
+  readonly tokenIn: Address
+  readonly fee: number
+  readonly tokenOut: Address
+}
+
+/**
+ * The spot price along hops, in base units of the last token per base unit of the first, from
+ * each pool's `sqrtPriceX96`. A pool stores √(token1/token0)·2⁹⁶, token0 being the pair's lower
+ * address: a hop selling token0 multiplies by sqrtP²/2¹⁹², one selling token1 by the inverse.
+ *
+ * @example
+ * pathPrice([{ tokenIn: usdc, tokenOut: weth, sqrtPriceX96: 1446501726624926496477173928747177n }])
+ * // ≈ 333_333_333.3 wei per USDC base unit when USDC is token0
+ */
+export function pathPrice(hops: readonly (Pick<PriceHop, 'tokenIn' | 'tokenOut'> & { readonly sqrtPriceX96: bigint })[]): Fraction {
+  let numerator = 1n
+  let denominator = 1n
+  for (const { tokenIn, tokenOut, sqrtPriceX96 } of hops) {
+    const squared = sqrtPriceX96 * sqrtPriceX96
+    const sellsToken0 = BigInt(tokenIn) < BigInt(tokenOut)
+    numerator *= sellsToken0 ? squared : Q192
+    denominator *= sellsToken0 ? Q192 : squared
+  }
+  return { numerator, denominator }
+}
+
+/** The configured hops from `token` to WETH, or `undefined` when the token has no swap path. */
+export function priceHops(network: Network, token: Address): PriceHop[] | undefined {
+  const configured = network.config.tokens.find((candidate) => getAddress(candidate.address) === token)
+  if (!configured?.swapPath) return undefined
+  let tokenIn = token
+  return configured.swapPath.map(({ fee, tokenOut }) => {
+    const hop = { tokenIn, fee, tokenOut: getAddress(tokenOut) }
+    tokenIn = hop.tokenOut
+    return hop
+  })
+}
+
+/**
+ * Wei per base unit of a token, along its configured path, from the pools' slot0. WETH is 1:1.
+ * Pool addresses are computed, so the reads are one slot0 per hop, in one JSON-RPC batch.
+ *
+ * @example
+ * const price = await readWeiPerBaseUnit(network, usdc)
+ * const usdcForGas = (costWei * price.denominator + price.numerator - 1n) / price.numerator
+ */
+export async function readWeiPerBaseUnit(network: Network, token: Address): Promise<Fraction> {
+  if (token === getAddress(network.config.weth)) return { numerator: 1n, denominator: 1n }
+  const hops = priceHops(network, token)
+  if (!hops) throw new Error(`no swap path configured for ${token}`)
+  const factory = getAddress(network.config.uniswap.factory)
+  const slots = await Promise.all(
+    hops.map((hop) => network.client.readContract({ address: poolAddress(factory, hop.tokenIn, hop.tokenOut, hop.fee), abi: poolAbi, functionName: 'slot0' })),
+  )
+  return pathPrice(hops.map((hop, index) => ({ ...hop, sqrtPriceX96: slots[index]![0] })))
+}

@@ -1,0 +1,44 @@
+import { erc20Abi, formatUnits, getAddress, isAddressEqual, slice, type Address } from 'viem'
+import { caliburCompatibleAbi } from '../../contracts/abi.ts'
+import type { Network } from '../chain/networks.ts'
+import type { AccountView } from './schemas.ts'
+
+const DELEGATION_PREFIX = '0xef0100'
+
+/**
+ * What Bruno sees of an account: whether it is EIP-7702-delegated and to what (Calibur?), its
+ * Calibur batch nonce (key 0), its EOA nonce, and its ETH and configured-token balances — read in
+ * one JSON-RPC batch.
+ *
+ * @example
+ * await readAccount(network, '0x7099…79C8') // { delegated: true, isCalibur: true, caliburNonce: '3', eth: '0', tokens: [{ symbol: 'USDC', … }] }
+ */
+export async function readAccount(network: Network, address: Address): Promise<AccountView> {
+  const { client, config } = network
+  const [code, nonce, eth, ...balances] = await Promise.all([
+    client.getCode({ address }),
+    client.getTransactionCount({ address }),
+    client.getBalance({ address }),
+    ...config.tokens.map((token) => client.readContract({ address: getAddress(token.address), abi: erc20Abi, functionName: 'balanceOf', args: [address] })),
+  ])
+  const delegate = code && code.length === 48 && code.toLowerCase().startsWith(DELEGATION_PREFIX) ? getAddress(slice(code, 3)) : undefined
+  const isCalibur = delegate !== undefined && isAddressEqual(delegate, getAddress(config.calibur))
+  const caliburNonce = isCalibur
+    ? await client.readContract({ address, abi: caliburCompatibleAbi, functionName: 'getSeq', args: [0n] })
+    : undefined
+  return {
+    address,
+    delegated: delegate !== undefined,
+    ...(delegate ? { delegate } : {}),
+    isCalibur,
+    ...(caliburNonce !== undefined ? { caliburNonce: caliburNonce.toString() } : {}),
+    nonce,
+    eth: eth.toString(),
+    tokens: config.tokens.map((token, index) => ({
+      symbol: token.symbol,
+      address: getAddress(token.address),
+      balance: balances[index]!.toString(),
+      formatted: formatUnits(balances[index]!, token.decimals),
+    })),
+  }
+}

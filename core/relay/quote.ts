@@ -1,0 +1,99 @@
+import { formatUnits, getAddress, type Address, type SignedAuthorization as ViemAuthorization } from 'viem'
+import { requireToken } from '../arguments.ts'
+import { readWeiPerBaseUnit, type Fraction } from '../chain/tokenPrice.ts'
+import { ToolError } from '../tool.ts'
+import type { RelayContext } from './context.ts'
+import { revertReason } from './revertReason.ts'
+import { encodeRunnerCall } from './runnerCall.ts'
+import type { Quote, QuoteRequest, RelayCall, SignedAuthorization } from './schemas.ts'
+
+/**
+ * Gas of FiatToken v2's `transferWithAuthorization` inside the Runner, which a quote cannot
+ * measure before the transfer is signed (the signature depends on the quoted amount). Measured
+ * against the real token with a cold nonce slot and a fresh payee balance; a test keeps it above that.
+ */
+export const AUTHORIZATION_TRANSFER_GAS = 90_000n
+
+/** A payment token the relay accepts: configured, and priced along a swap path (or WETH itself). */
+export function paymentToken(context: RelayContext, token: string): { address: Address; symbol: string; decimals: number } {
+  const { config } = context.network
+  const found = requireToken(config, token)
+  const weth = getAddress(config.weth)
+  if (!found.configured || (!found.configured.swapPath && found.address !== weth)) {
+    const accepted = config.tokens.filter((candidate) => candidate.swapPath || getAddress(candidate.address) === weth).map((candidate) => candidate.symbol)
+    throw new ToolError(`${token} is not accepted as payment on ${config.name}: pay in one of ${accepted.join(', ')}`)
+  }
+  return { address: found.address, symbol: found.configured.symbol, decimals: found.configured.decimals }
+}
+
+/** viem's form of a signed 7702 authorization. */
+export function viemAuthorizations(list: readonly SignedAuthorization[] | undefined): ViemAuthorization[] | undefined {
+  return list?.map((item) => ({ address: getAddress(item.address), chainId: item.chainId, nonce: item.nonce, r: item.r as `0x${string}`, s: item.s as `0x${string}`, yParity: item.yParity }))
+}
+
+/**
+ * Measures the whole runner transaction for a call (the Runner's `relay` around it, with the
+ * authorizations), prices it at current fees plus the configured margin, and converts it to the
+ * payment token at the configured pool's price, rounded up.
+ *
+ * @example
+ * await quoteCall(context, { call: { to: account, data }, token: 'USDC' }) // { amount: '151234', payee, validUntil, … }
+ */
+export async function quoteCall(context: RelayContext, request: QuoteRequest): Promise<Quote> {
+  const { config } = context.network
+  const token = paymentToken(context, request.token)
+  const payee = getAddress(config.payee)
+  const measured = await measureRunnerCost(context, request.call, request.authorizationList, token)
+  const gas = measured.gas + (request.payment === 'authorization' ? AUTHORIZATION_TRANSFER_GAS : 0n)
+  const costWei = gas * measured.feePerGas
+  const withMargin = ceilDiv(costWei * BigInt(10_000 + config.margins.quoteBps), 10_000n)
+  const amount = weiToToken(withMargin, measured.price)
+  return {
+    token: token.address,
+    symbol: token.symbol,
+    amount: amount.toString(),
+    amountFormatted: formatUnits(amount, token.decimals),
+    payee,
+    validUntil: Math.floor(Date.now() / 1000) + config.relay.quoteTtlSec,
+    gas: gas.toString(),
+    feePerGas: measured.feePerGas.toString(),
+    costWei: costWei.toString(),
+  }
+}
+
+/**
+ * Simulates the runner transaction (amount 0: the call is measured, not its payment) against the
+ * latest state, and reads fees and the token's price in the same JSON-RPC batch.
+ */
+export async function measureRunnerCost(
+  context: RelayContext,
+  call: RelayCall,
+  authorizationList: readonly SignedAuthorization[] | undefined,
+  token: { address: Address; symbol: string; decimals: number },
+): Promise<{ gas: bigint; feePerGas: bigint; price: Fraction }> {
+  const { network, operator } = context
+  const payee = getAddress(network.config.payee)
+  const data = encodeRunnerCall(call, { token: token.address, amount: '0' }, payee)
+  const authorizations = viemAuthorizations(authorizationList)
+  const [gas, fees, price] = await Promise.all([
+    network.client
+      .estimateGas({ account: operator, to: getAddress(network.config.runner.contract), data, ...(authorizations ? { authorizationList: authorizations } : {}) })
+      .catch((error: unknown) => {
+        const reason = revertReason(error, token.decimals, token.symbol)
+        if (reason) throw new ToolError(`the call cannot be relayed: ${reason}`)
+        throw error
+      }),
+    network.client.estimateFeesPerGas(),
+    readWeiPerBaseUnit(network, token.address),
+  ])
+  return { gas, feePerGas: fees.maxFeePerGas, price }
+}
+
+/** Token base units worth `wei`, rounded up: the relay never under-charges by rounding. */
+export function weiToToken(wei: bigint, weiPerBaseUnit: Fraction): bigint {
+  return ceilDiv(wei * weiPerBaseUnit.denominator, weiPerBaseUnit.numerator)
+}
+
+function ceilDiv(a: bigint, b: bigint): bigint {
+  return (a + b - 1n) / b
+}

@@ -1,0 +1,163 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { Address, BaseUnits, HexData } from '../schemas.ts'
+
+/**
+ * The relay's shapes, shared by REST, JSON-RPC and MCP: each transport validates with these and
+ * publishes these. One schema per shape.
+ */
+
+const Hash32 = Type.String({ pattern: '^0x[0-9a-fA-F]{64}$', description: '0x-prefixed 32 bytes' })
+
+/** The call the runner makes: always value 0 (the runner never spends its own ETH as call value). */
+export const RelayCall = Type.Object(
+  {
+    to: Address,
+    data: HexData,
+    value: Type.Optional(Type.Literal('0', { description: 'must be "0" when given: the runner sends no ETH with a call' })),
+  },
+  { additionalProperties: false, description: 'the call Bruno\'s runner makes (for a Calibur batch: what calibur_execute returns)' },
+)
+
+/** A signed EIP-7702 authorization, as wallets and viem produce it. */
+export const SignedAuthorization = Type.Object(
+  {
+    chainId: Type.Integer({ minimum: 0 }),
+    address: Address,
+    nonce: Type.Integer({ minimum: 0 }),
+    r: Hash32,
+    s: Hash32,
+    yParity: Type.Union([Type.Literal(0), Type.Literal(1)]),
+  },
+  { additionalProperties: false, description: 'a signed EIP-7702 authorization: the account delegates to `address`' },
+)
+
+export const AuthorizationList = Type.Array(SignedAuthorization, {
+  maxItems: 4,
+  description: 'EIP-7702 authorizations sent with the call, in the same transaction (e.g. to delegate an account to Calibur first)',
+})
+
+/** The call pays: the payee's balance of `token` rises by at least `amount` during the call. */
+export const CallPayment = Type.Object(
+  {
+    token: Address,
+    amount: BaseUnits,
+  },
+  { additionalProperties: false, description: 'the call itself pays the payee at least `amount` of `token` (e.g. a Calibur batch\'s payment leg)' },
+)
+
+/** A signed EIP-3009 transferWithAuthorization to the payee, made by the runner before the call. */
+export const SignedTransferPayment = Type.Object(
+  {
+    token: Address,
+    authorization: Type.Object(
+      {
+        from: Address,
+        to: Address,
+        value: BaseUnits,
+        validAfter: BaseUnits,
+        validBefore: BaseUnits,
+        nonce: Hash32,
+      },
+      { additionalProperties: false, description: 'the TransferWithAuthorization message, as signed' },
+    ),
+    signature: Type.String({ pattern: '^0x[0-9a-fA-F]{130}$', description: '65-byte signature (r‖s‖v) of the typed data' }),
+  },
+  { additionalProperties: false, description: 'a signed EIP-3009 transfer of `token` to the payee (payment_authorization prepares it)' },
+)
+
+export const Payment = Type.Union([CallPayment, SignedTransferPayment])
+
+export const QuoteRequest = Type.Object(
+  {
+    call: RelayCall,
+    authorizationList: Type.Optional(AuthorizationList),
+    token: Type.String({ minLength: 1, maxLength: 42, description: 'the token to pay in: a configured symbol or its address' }),
+    payment: Type.Optional(Type.Union([Type.Literal('call'), Type.Literal('authorization')], { description: 'how it will be paid (default "call")' })),
+  },
+  { additionalProperties: false },
+)
+
+export const Quote = Type.Object(
+  {
+    token: Address,
+    symbol: Type.String(),
+    amount: BaseUnits,
+    amountFormatted: Type.String({ description: 'amount in whole token units' }),
+    payee: Address,
+    validUntil: Type.Integer({ description: 'unix seconds after which the price may no longer be accepted' }),
+    gas: BaseUnits,
+    feePerGas: BaseUnits,
+    costWei: BaseUnits,
+  },
+  { additionalProperties: false },
+)
+
+export const SubmitRequest = Type.Object(
+  {
+    call: RelayCall,
+    authorizationList: Type.Optional(AuthorizationList),
+    payment: Payment,
+    deadline: Type.Optional(Type.Integer({ minimum: 0, description: 'unix seconds: not sent after this (default: now + the configured submission ttl)' })),
+  },
+  { additionalProperties: false },
+)
+
+export const Stage = Type.Union([
+  Type.Literal('waiting'),
+  Type.Literal('sending'),
+  Type.Literal('confirming'),
+  Type.Literal('done'),
+  Type.Literal('failed'),
+])
+
+export const SubmissionView = Type.Object(
+  {
+    id: Type.String(),
+    chain: Type.String(),
+    stage: Stage,
+    createdAt: Type.Integer({ description: 'unix ms' }),
+    deadline: Type.Integer({ description: 'unix seconds' }),
+    transaction: Type.Optional(
+      Type.Object(
+        {
+          hash: Hash32,
+          nonce: Type.Integer(),
+          blockNumber: Type.Optional(BaseUnits),
+          gasUsed: Type.Optional(BaseUnits),
+          fee: Type.Optional(Type.String({ description: 'wei the runner paid' })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    reason: Type.Optional(Type.String({ description: 'why it failed, or why it is still waiting' })),
+  },
+  { additionalProperties: false },
+)
+
+export const AccountView = Type.Object(
+  {
+    address: Address,
+    delegated: Type.Boolean(),
+    delegate: Type.Optional(Address),
+    isCalibur: Type.Boolean(),
+    caliburNonce: Type.Optional(Type.String({ description: 'the signed-batch nonce to use next (key 0): decimal' })),
+    nonce: Type.Integer({ description: 'the account\'s EOA transaction count' }),
+    eth: BaseUnits,
+    tokens: Type.Array(
+      Type.Object({ symbol: Type.String(), address: Address, balance: BaseUnits, formatted: Type.String() }, { additionalProperties: false }),
+    ),
+  },
+  { additionalProperties: false },
+)
+
+export type RelayCall = Static<typeof RelayCall>
+export type SignedAuthorization = Static<typeof SignedAuthorization>
+export type CallPayment = Static<typeof CallPayment>
+export type SignedTransferPayment = Static<typeof SignedTransferPayment>
+export type Payment = Static<typeof Payment>
+export type QuoteRequest = Static<typeof QuoteRequest>
+export type Quote = Static<typeof Quote>
+export type SubmitRequest = Static<typeof SubmitRequest>
+export type Stage = Static<typeof Stage>
+export type SubmissionView = Static<typeof SubmissionView>
+export type AccountView = Static<typeof AccountView>

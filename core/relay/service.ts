@@ -1,0 +1,70 @@
+import type { FastifyBaseLogger } from 'fastify'
+import { getAddress, isHex, type Address } from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
+import type { BrunoConfig } from '../../config/schema.ts'
+import type { Networks } from '../chain/networks.ts'
+import { readAccount } from './account.ts'
+import type { RelayContext } from './context.ts'
+import { quoteCall } from './quote.ts'
+import { RunnerLoop } from './runner.ts'
+import type { AccountView, Quote, QuoteRequest, SubmissionView, SubmitRequest } from './schemas.ts'
+import { submissionStatus } from './status.ts'
+import { SqliteSubmissionStore, type SubmissionStore } from './store.ts'
+import { submitCall } from './submit.ts'
+
+/**
+ * The relay's operations, one semantics for every transport (MCP tools, REST, JSON-RPC): each
+ * takes the chain by its configured name. Owns the store and the chains' runner loops.
+ *
+ * @example
+ * const relay = openRelay(config, networks, process.env, log)
+ * const { id } = await relay.submit('base', { call, payment })
+ */
+export interface RelayService {
+  account(chain: string, address: Address): Promise<AccountView>
+  quote(chain: string, request: QuoteRequest): Promise<Quote>
+  submit(chain: string, request: SubmitRequest): Promise<SubmissionView>
+  /** `undefined` for an id the store does not have. */
+  status(id: string): Promise<SubmissionView | undefined>
+  /** Starts every chain's runner loop. */
+  startRunners(): void
+  close(): Promise<void>
+}
+
+export function openRelay(config: BrunoConfig, networks: Networks, env: NodeJS.ProcessEnv, log: FastifyBaseLogger): RelayService {
+  const store: SubmissionStore = new SqliteSubmissionStore(config.store.path)
+  const runners = new Map<string, RunnerLoop>()
+  const contexts = new Map<string, RelayContext>()
+  for (const network of config.networks) {
+    const key = env[network.runner.key.env]
+    if (!key || !isHex(key) || key.length !== 66) {
+      throw new Error(`networks.${network.name}.runner.key: environment variable ${network.runner.key.env} must hold a 32-byte hex private key`)
+    }
+    const account = privateKeyToAccount(key)
+    const context: RelayContext = {
+      network: networks.get(network.name),
+      store,
+      operator: getAddress(account.address),
+      wake: () => runners.get(network.name)?.wake(),
+    }
+    contexts.set(network.name, context)
+    runners.set(network.name, new RunnerLoop(context, account, log))
+  }
+  const context = (chain: string) => contexts.get(chain)!
+  let started = false
+  return {
+    account: (chain, address) => readAccount(context(chain).network, address),
+    quote: (chain, request) => quoteCall(context(chain), request),
+    submit: (chain, request) => submitCall(context(chain), request),
+    status: (id) => submissionStatus(store, id),
+    startRunners() {
+      if (started) return
+      started = true
+      for (const runner of runners.values()) runner.start()
+    },
+    async close() {
+      await Promise.all([...runners.values()].map((runner) => runner.stop()))
+      await store.close()
+    },
+  }
+}

@@ -1,0 +1,29 @@
+import { Type, type TSchema } from '@sinclair/typebox'
+import { SubmissionView, SubmitRequest } from '../../core/relay/schemas.ts'
+import { defineTool } from '../../core/tool.ts'
+
+/**
+ * `submit`: hands a paid call to Bruno's runner; answers at once with an id.
+ *
+ * @example
+ * registry.addGroup({ name: 'bruno', …, tools: [submit(app.bruno.chainArgument), …] })
+ */
+export const submit = (chain: TSchema) =>
+  defineTool({
+    name: 'submit',
+    title: 'Submit a paid call',
+    description:
+      'Gives Bruno\'s runner a call to send, with its payment, and answers at once with an id (poll `status`). ' +
+      'The runner sends the call from Bruno\'s Runner contract, never from your account: `call` must be what ' +
+      'calibur_execute returned (your account\'s signed Calibur batch), or a call that acts by signature. A builder\'s ' +
+      'transactionRequest or a helper\'s calls never go here as they are: wrap them with calibur_batch first. ' +
+      'payment is either {token, amount} — the call itself pays the payee at least amount (the batch\'s payment leg) — ' +
+      'or {token, authorization, signature} — a signed EIP-3009 transfer to the payee from payment_authorization. ' +
+      'Checked before it is accepted: the whole transaction is simulated (the call must succeed and the payee must ' +
+      'gain at least the amount) and the amount must cover the gas at current fees. authorizationList takes signed ' +
+      'EIP-7702 authorizations sent in the same transaction (to delegate an account to Calibur and run its batch at once).',
+    input: Type.Object({ chain, ...SubmitRequest.properties }, { additionalProperties: false }),
+    output: SubmissionView,
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+    handler: async ({ chain: name, ...request }, { relay }) => relay.submit(name as string, request),
+  })

@@ -1,0 +1,23 @@
+import type { FastifyPluginAsync } from 'fastify'
+import { erc20Approve } from './approve.ts'
+import { erc20Transfer } from './transfer.ts'
+import { wethUnwrap } from './unwrap.ts'
+
+const instructions = `erc20 tools encode calls and send nothing. erc20_approve, erc20_transfer and weth_unwrap each return \`calls\` ([{to, value, data}]) that must run FROM the user's account — pass them to calibur_batch, alone or with other calls in order, or have the account's wallet send them — never from Bruno. Tokens are configured symbols (e.g. "USDC") or addresses; amounts are whole units ("12.5").`
+
+/**
+ * The erc20 group: encoders for the account's own token calls (approve, transfer, unwrap WETH).
+ * Not wrapped in fastify-plugin: a group stays encapsulated and only talks to the registry.
+ *
+ * @example
+ * await app.register(erc20Group)
+ */
+export const erc20Group: FastifyPluginAsync = async (app) => {
+  const { registry, chainArgument } = app.bruno
+  registry.addGroup({
+    name: 'erc20',
+    order: 40,
+    instructions,
+    tools: [erc20Approve(chainArgument), erc20Transfer(chainArgument), wethUnwrap(chainArgument)],
+  })
+}

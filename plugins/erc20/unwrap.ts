@@ -1,0 +1,65 @@
+import { Type, type TSchema } from '@sinclair/typebox'
+import { encodeFunctionData, formatEther, getAddress, type Address } from 'viem'
+import { toBaseUnits } from '../../core/arguments.ts'
+import { Address as AddressSchema, BaseUnits, Call, Calls, TokenAmount } from '../../core/schemas.ts'
+import { defineTool, ToolError } from '../../core/tool.ts'
+import { weth9Abi } from './abi.ts'
+
+/**
+ * The call `withdraw(wad)` on WETH9: the account turns `amount` wei of its WETH into native ETH.
+ *
+ * @example
+ * encodeWethWithdraw({ weth: '0xC02aaA39b223FE8D0A0e5C4F27eAD9083C756Cc2', amount: 10n ** 17n })
+ * // { to: '0xC02a…6Cc2', value: '0', data: '0x2e1a7d4d…' }
+ */
+export function encodeWethWithdraw({ weth, amount }: { weth: Address; amount: bigint }): Call {
+  return { to: weth, value: '0', data: encodeFunctionData({ abi: weth9Abi, functionName: 'withdraw', args: [amount] }) }
+}
+
+/**
+ * `weth_unwrap`: encodes a WETH withdrawal to native ETH on the network's configured WETH.
+ *
+ * @example
+ * registry.addGroup({ name: 'erc20', order: 40, instructions, tools: [wethUnwrap(app.bruno.chainArgument)] })
+ */
+export const wethUnwrap = (chain: TSchema) =>
+  defineTool({
+    name: 'weth_unwrap',
+    title: 'Encode a WETH unwrap',
+    description:
+      'Encodes WETH9 withdraw(amount) on the network\'s WETH, which turns the caller\'s WETH into as much native ETH; ' +
+      'sends nothing. The call must run FROM the user\'s account (pass `calls` to calibur_batch, or have the account\'s ' +
+      'wallet send it), never from Bruno: the account that makes the call burns its WETH and receives the ETH. ' +
+      '`amount`: ETH units ("0.25"), more than 0, at most the account\'s WETH balance (else the call reverts). ' +
+      'Returns `calls` ([{to, value, data}]), the WETH address and the amount in wei.',
+    input: Type.Object(
+      {
+        chain,
+        amount: TokenAmount,
+      },
+      { additionalProperties: false },
+    ),
+    output: Type.Object(
+      {
+        calls: Calls,
+        weth: AddressSchema,
+        amount: Type.String({ description: 'the WETH unwrapped (= ETH received), in ETH units' }),
+        amountWei: BaseUnits,
+      },
+      { additionalProperties: false },
+    ),
+    annotations: { readOnlyHint: true, openWorldHint: false },
+    handler: async (args, { networks }) => {
+      // The schema admits only configured network names.
+      const network = networks.get(args.chain as string)
+      const weth = getAddress(network.config.weth)
+      const amount = toBaseUnits(args.amount, 18, 'WETH')
+      if (amount === 0n) throw new ToolError('amount is 0: unwrapping nothing does nothing')
+      return {
+        calls: [encodeWethWithdraw({ weth, amount })],
+        weth,
+        amount: formatEther(amount),
+        amountWei: amount.toString(),
+      }
+    },
+  })
