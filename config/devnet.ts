@@ -15,6 +15,8 @@ export interface DevnetConfigOptions {
   readonly storePath?: string
   /** How often the runner looks for work, in ms. */
   readonly pollMs?: number
+  /** How long a sent transaction may wait for inclusion before it is replaced, in ms. */
+  readonly stuckAfterMs?: number
 }
 
 /**
@@ -58,7 +60,7 @@ export function devnetConfig(deployment: DevnetDeployment, env: NodeJS.ProcessEn
             contract: deployment.runner.contract,
             key: { env: DEVNET_RUNNER_KEY_ENV },
             pollMs: options.pollMs ?? 200,
-            stuckAfterMs: 5_000,
+            stuckAfterMs: options.stuckAfterMs ?? 5_000,
           },
         },
       ],

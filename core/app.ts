@@ -6,6 +6,7 @@ import { Networks } from './chain/networks.ts'
 import { openRelay, type RelayService } from './relay/service.ts'
 import { mcpRoutes } from './mcp/routes.ts'
 import { originGuard } from './originGuard.ts'
+import { relayBindings } from './rest/routes.ts'
 import { ToolRegistry } from './registry.ts'
 import type { ServerInfo } from './mcp/dispatcher.ts'
 
@@ -69,6 +70,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     await app.register(group)
   }
   await app.register(mcpRoutes)
+  // REST and JSON-RPC bindings of the relay, served where the relay is (the bruno group).
+  if (config.groups.includes('bruno')) await app.register(relayBindings)
   await app.ready()
   // The relay runs where its group is served: only then can a submission arrive.
   if (config.groups.includes('bruno')) app.bruno.relay.startRunners()

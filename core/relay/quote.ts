@@ -15,7 +15,7 @@ import type { Quote, QuoteRequest, RelayCall, SignedAuthorization } from './sche
 export const AUTHORIZATION_TRANSFER_GAS = 90_000n
 
 /** A payment token the relay accepts: configured, and priced along a swap path (or WETH itself). */
-export function paymentToken(context: RelayContext, token: string): { address: Address; symbol: string; decimals: number } {
+export function paymentToken(context: Pick<RelayContext, 'network'>, token: string): { address: Address; symbol: string; decimals: number } {
   const { config } = context.network
   const found = requireToken(config, token)
   const weth = getAddress(config.weth)

@@ -160,7 +160,8 @@ export class RunnerLoop {
     }
     let current: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }
     try {
-      ;[, current] = await Promise.all([client.estimateGas(call), client.estimateFeesPerGas()])
+      // Against the latest block: the pending state already holds the stuck transaction itself.
+      ;[, current] = await Promise.all([client.estimateGas({ ...call, blockTag: 'latest' }), client.estimateFeesPerGas()])
     } catch (error) {
       // Re-simulated like every send: a replacement that would now revert is not sent.
       this.#log.warn({ submission: id, err: error }, 'stuck transaction not replaced: it would no longer succeed')

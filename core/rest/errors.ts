@@ -1,0 +1,99 @@
+import type { TSchema } from '@sinclair/typebox'
+import type { TypeCheck } from '@sinclair/typebox/compiler'
+import type { ValueError } from '@sinclair/typebox/errors'
+import { BaseError } from 'viem'
+import { ChainUnavailableError } from '../chain/guardedTransport.ts'
+import { ErrorCode } from '../mcp/jsonrpc.ts'
+import { ToolError } from '../tool.ts'
+
+/**
+ * How the REST and JSON-RPC bindings fail, in one table: each kind has its HTTP status and REST
+ * `error.code` (REST) and its JSON-RPC error code (`POST /rpc`). Application codes sit outside
+ * JSON-RPC's reserved -32768..-32000 range.
+ */
+export const Failures = {
+  invalid_request: { status: 400, rpcCode: ErrorCode.InvalidParams },
+  unknown_chain: { status: 404, rpcCode: ErrorCode.InvalidParams },
+  not_found: { status: 404, rpcCode: 1002 },
+  refused: { status: 422, rpcCode: 1001 },
+  chain_unavailable: { status: 503, rpcCode: 1003 },
+  internal: { status: 500, rpcCode: ErrorCode.InternalError },
+  // Refused by the HTTP layer before any binding reads the request.
+  parse_error: { status: 400, rpcCode: ErrorCode.ParseError },
+  payload_too_large: { status: 413, rpcCode: ErrorCode.InvalidRequest },
+  unsupported_media_type: { status: 415, rpcCode: ErrorCode.InvalidRequest },
+} as const
+
+export type FailureKind = keyof typeof Failures
+
+/** A failure the bindings answer with: its kind (REST `error.code`), status, JSON-RPC code, message. */
+export interface Failure {
+  readonly kind: FailureKind
+  readonly status: number
+  readonly rpcCode: number
+  readonly message: string
+}
+
+/** A request the bindings refuse before (or instead of) calling an operation. */
+export class BindingError extends Error {
+  override readonly name = 'BindingError'
+  constructor(
+    readonly kind: FailureKind,
+    message: string,
+  ) {
+    super(message)
+  }
+}
+
+/**
+ * The one mapping of what an operation (or a binding's own check) threw to what the caller gets.
+ * A `ToolError` is a refusal (the same reason MCP's `isError` result carries); an unreachable
+ * chain is 503 naming the chain (never its URL); a viem error keeps only its short message (no
+ * request details); the HTTP layer's own refusals (too large, wrong Content-Type, not JSON) keep
+ * their status; anything else is an internal fault, logged by the caller, its message hidden.
+ *
+ * @example
+ * failureOf(new ToolError('refused: …')) // { kind: 'refused', status: 422, rpcCode: 1001, message: 'refused: …' }
+ */
+export function failureOf(error: unknown): Failure {
+  const make = (kind: FailureKind, message: string): Failure => ({ kind, ...Failures[kind], message })
+  if (error instanceof BindingError) return make(error.kind, error.message)
+  if (error instanceof ToolError) return make('refused', error.message)
+  for (let current = error; current instanceof Error; current = current.cause) {
+    if (current instanceof ChainUnavailableError) return make('chain_unavailable', current.message)
+  }
+  if (error instanceof BaseError) return make('refused', error.shortMessage)
+  const status = (error as { statusCode?: unknown } | undefined)?.statusCode
+  if (status === 413) return make('payload_too_large', 'the body is larger than the configured limit')
+  if (status === 415) return make('unsupported_media_type', 'Content-Type must be application/json')
+  if (typeof status === 'number' && status >= 400 && status < 500) return make('parse_error', 'the body is empty or not valid JSON')
+  return make('internal', 'Internal error')
+}
+
+/**
+ * `value` checked against a TypeBox schema (the same compiled check every transport uses), or an
+ * `invalid_request` naming the first offending field. For a union (the payment forms) it names the
+ * field of the form that came closest.
+ *
+ * @example
+ * requireValid(submitCheck, body, 'body') // throws BindingError('invalid_request', 'body.payment.amount: Expected string to match …')
+ */
+export function requireValid<T extends TSchema>(check: TypeCheck<T>, value: unknown, where: string): void {
+  if (check.Check(value)) return
+  const first = check.Errors(value).First()
+  throw new BindingError('invalid_request', first ? describe(closest(first), where) : `${where}: invalid`)
+}
+
+function closest(error: ValueError): ValueError {
+  let best: ValueError[] | undefined
+  for (const variant of error.errors ?? []) {
+    const found = [...variant]
+    if (found.length > 0 && (!best || found.length < best.length)) best = found
+  }
+  return best ? closest(best[0]!) : error
+}
+
+function describe(error: ValueError, where: string): string {
+  const field = `${where}${error.path.replaceAll('/', '.')}`.replace(/^\./, '') || 'body'
+  return `${field}: ${error.message}`
+}

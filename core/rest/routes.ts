@@ -1,0 +1,127 @@
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import { ErrorCode, type RequestId } from '../mcp/jsonrpc.ts'
+import { failureOf, type Failure } from './errors.ts'
+import { boundOperations, type BoundOperations } from './operations.ts'
+
+/**
+ * The relay's REST and JSON-RPC bindings: the same operations as the `bruno` MCP tools, the same
+ * schemas, the same refusals (mapped once, in `failureOf`). Registered by the app where the
+ * `bruno` group is served (only there does a runner send submissions). Encapsulated: its error
+ * handlers and content-type parsers stay here.
+ *
+ * @example
+ * await app.register(relayBindings)
+ */
+export const relayBindings: FastifyPluginAsync = async (app) => {
+  const operations = boundOperations(app.bruno)
+  await app.register(restRoutes, { operations })
+  await app.register(rpcRoutes, { operations })
+}
+
+type Options = { operations: BoundOperations }
+
+function logFailure(request: FastifyRequest, error: unknown, failure: Failure): void {
+  if (failure.kind === 'internal') request.log.error({ err: error }, 'relay binding failed')
+  else request.log.info({ kind: failure.kind, reason: failure.message }, 'relay request refused')
+}
+
+/**
+ * REST, under `/<chain>/v1/`. Success: 200 with the operation's JSON (202 for submit). Failure:
+ * `{ "error": { "code": <kind>, "message": … } }` with the kind's status.
+ */
+const restRoutes: FastifyPluginAsync<Options> = async (app, { operations }) => {
+  app.removeContentTypeParser('text/plain')
+  app.setErrorHandler((error, request, reply) => {
+    const failure = failureOf(error)
+    logFailure(request, error, failure)
+    return reply.code(failure.status).send({ error: { code: failure.kind, message: failure.message } })
+  })
+
+  type Chain = { Params: { chain: string } }
+  app.get<{ Params: { chain: string; address: string } }>('/:chain/v1/account/:address', (request) =>
+    operations.account(request.params.chain, { address: request.params.address }, 'path'),
+  )
+  app.post<Chain>('/:chain/v1/quote', (request) => operations.quote(request.params.chain, request.body, 'body'))
+  app.post<Chain>('/:chain/v1/submit', async (request, reply) => {
+    const accepted = await operations.submit(request.params.chain, request.body, 'body')
+    return reply.code(202).header('location', `/v1/status/${encodeURIComponent(accepted.id)}`).send(accepted)
+  })
+  app.get<{ Params: { chain: string; id: string } }>('/:chain/v1/status/:id', (request) =>
+    operations.status({ id: request.params.id }, 'path', request.params.chain),
+  )
+  app.get<{ Params: { id: string } }>('/v1/status/:id', (request) => operations.status({ id: request.params.id }, 'path'))
+}
+
+const MAX_BATCH = 32
+
+type RpcMethod = (params: Record<string, unknown>) => Promise<unknown>
+
+/**
+ * JSON-RPC 2.0 at `POST /rpc`: by-name params, batches (up to 32), notifications (run, not
+ * answered). Every answer to a readable request is HTTP 200, errors included; a body that is not
+ * JSON is 400 (-32700), too large 413, another Content-Type 415; only notifications: 202, no body.
+ */
+const rpcRoutes: FastifyPluginAsync<Options> = async (app, { operations }) => {
+  const methods: Readonly<Record<string, RpcMethod>> = {
+    bruno_getAccount: ({ chain, ...request }) => operations.account(chain, request, 'params'),
+    bruno_quote: ({ chain, ...request }) => operations.quote(chain, request, 'params'),
+    bruno_sendTransaction: ({ chain, ...request }) => operations.submit(chain, request, 'params'),
+    bruno_getStatus: (params) => operations.status(params, 'params'),
+  }
+
+  app.removeContentTypeParser('text/plain')
+  app.setErrorHandler((error, request, reply) => {
+    const failure = failureOf(error)
+    logFailure(request, error, failure)
+    return reply.code(failure.status).send(rpcError(null, failure.rpcCode, failure.message))
+  })
+
+  const answer = async (message: unknown, request: FastifyRequest): Promise<object | undefined> => {
+    if (!isObject(message) || message.jsonrpc !== '2.0' || typeof message.method !== 'string' || !validId(message.id)) {
+      const id = isObject(message) && validId(message.id) ? ((message.id ?? null) as RequestId | null) : null
+      return rpcError(id, ErrorCode.InvalidRequest, 'Invalid Request: expected {"jsonrpc":"2.0","method":…,"params":{…},"id":…}')
+    }
+    const notification = !('id' in message)
+    const id = (message.id ?? null) as RequestId | null
+    const method = Object.hasOwn(methods, message.method) ? methods[message.method] : undefined
+    let reply: object
+    if (!method) reply = rpcError(id, ErrorCode.MethodNotFound, `Method not found: ${message.method}`)
+    else if (message.params !== undefined && !isObject(message.params)) {
+      reply = rpcError(id, ErrorCode.InvalidParams, 'params: Expected an object (params are passed by name)')
+    } else {
+      try {
+        reply = { jsonrpc: '2.0', id, result: await method((message.params ?? {}) as Record<string, unknown>) }
+      } catch (error) {
+        const failure = failureOf(error)
+        logFailure(request, error, failure)
+        reply = rpcError(id, failure.rpcCode, failure.message, failure.kind)
+      }
+    }
+    return notification ? undefined : reply
+  }
+
+  app.post('/rpc', async (request: FastifyRequest, reply: FastifyReply) => {
+    const { body } = request
+    if (Array.isArray(body)) {
+      if (body.length === 0 || body.length > MAX_BATCH) {
+        return reply.send(rpcError(null, ErrorCode.InvalidRequest, `Invalid Request: a batch holds 1 to ${MAX_BATCH} requests`))
+      }
+      const answers = (await Promise.all(body.map((message) => answer(message, request)))).filter((found) => found !== undefined)
+      return answers.length === 0 ? reply.code(202).send() : reply.send(answers)
+    }
+    const answered = await answer(body, request)
+    return answered === undefined ? reply.code(202).send() : reply.send(answered)
+  })
+}
+
+function rpcError(id: RequestId | null, code: number, message: string, kind?: string): object {
+  return { jsonrpc: '2.0', id, error: kind === undefined ? { code, message } : { code, message, data: { code: kind } } }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+function validId(id: unknown): boolean {
+  return id === undefined || id === null || typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id))
+}

@@ -1,0 +1,251 @@
+import t, { type Test } from 'tap'
+import {
+  createPublicClient,
+  createWalletClient,
+  erc20Abi,
+  formatUnits,
+  getAddress,
+  http,
+  pad,
+  parseUnits,
+  type Address,
+  type Hex,
+  type PrivateKeyAccount,
+} from 'viem'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { foundry } from 'viem/chains'
+import { mintUsdc } from '../core/devnet/fund.ts'
+import type { Network } from '../core/chain/networks.ts'
+import { readWeiPerBaseUnit } from '../core/chain/tokenPrice.ts'
+import { encodeRunnerCall } from '../core/relay/runnerCall.ts'
+import { encodeTransfer } from '../plugins/erc20/transfer.ts'
+import { encodeSignedExecute } from '../plugins/calibur/executeCalldata.ts'
+import { caliburTypedData } from '../plugins/calibur/typedData.ts'
+import { startDevnetBruno } from './fixtures/devnetBruno.ts'
+import { RawMcpClient } from './fixtures/mcpHttp.ts'
+
+// Flows 1 and 3 of DESIGN §7 through MCP, as an agent runs them: helpers' calls → calibur_batch →
+// the account's key signs the typed data as it came → calibur_execute → submit → status until done.
+
+const bruno = await startDevnetBruno(t, { groups: ['bruno', 'calibur', 'erc20', 'uniswap'] })
+const { deployment } = bruno
+const chain = { ...foundry, id: deployment.chainId }
+const transport = http(deployment.rpcUrl)
+const client = createPublicClient({ chain, transport, pollingInterval: 50 })
+const mcp = new RawMcpClient(`${bruno.mcpUrl}/bruno,calibur,erc20,uniswap`)
+const network = bruno.config.networks[0]!
+const payee = getAddress(network.payee)
+const usdc = deployment.usdc
+const runner = deployment.runner.operator.address
+// The deployer (anvil #0) sends the type-4 delegations: 7702 lets anyone carry an account's authorization.
+const sponsor = createWalletClient({ account: privateKeyToAccount(deployment.deployer.privateKey), chain, transport })
+const delegatedCode = `0xef0100${deployment.calibur.slice(2).toLowerCase()}`
+
+const usdcOf = (address: Address) => client.readContract({ address: usdc, abi: erc20Abi, functionName: 'balanceOf', args: [address] })
+
+async function delegate(account: PrivateKeyAccount): Promise<void> {
+  const authorization = await sponsor.signAuthorization({ account, contractAddress: deployment.calibur })
+  const hash = await sponsor.sendTransaction({ to: sponsor.account.address, authorizationList: [authorization] })
+  const receipt = await client.waitForTransactionReceipt({ hash })
+  if (receipt.status !== 'success') throw new Error('delegation reverted')
+}
+
+async function untilSettled(id: string): Promise<any> {
+  let status = await mcp.call('status', { id })
+  for (let i = 0; i < 150 && status.stage !== 'done' && status.stage !== 'failed'; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    status = await mcp.call('status', { id })
+  }
+  return status
+}
+
+// The signer sees the typed data exactly as the tool returned it (JSON, decimal strings).
+const sign = (account: PrivateKeyAccount, typedData: unknown) => account.signTypedData(typedData as never)
+
+// What the runner paid, in USDC base units at the pool's price now (for the report).
+async function costInUsdc(wei: bigint): Promise<string> {
+  const price = await readWeiPerBaseUnit({ name: 'local', config: network, client } as Network, usdc)
+  return formatUnits((wei * price.denominator) / price.numerator, 6)
+}
+
+/** Runs a prepared batch to done; returns what the runner's transaction did. */
+async function relayBatch(t: Test, account: PrivateKeyAccount, batch: any) {
+  const signature = await sign(account, batch.typedData)
+  const executed = await mcp.call('calibur_execute', { chain: 'local', typedData: batch.typedData, signature })
+  t.equal(executed.call.to, account.address, 'the runner calls the account')
+  t.same(executed.payment, { token: usdc, amount: batch.payment.amount }, 'the payment is the batch\'s leg')
+  t.match(executed.next, /submit/)
+  // What submit measures: the exact runner transaction, simulated. The batch's estimate must cover it.
+  const submitGas = await client.estimateGas({
+    account: runner,
+    to: deployment.runner.contract,
+    data: encodeRunnerCall(executed.call, executed.payment, payee),
+  })
+  t.ok(BigInt(batch.gas.estimated) >= submitGas, `the estimate ${batch.gas.estimated} covers submit's measurement ${submitGas}`)
+  const accepted = await mcp.call('submit', { chain: 'local', call: executed.call, payment: executed.payment })
+  const status = await untilSettled(accepted.id)
+  t.equal(status.stage, 'done', status.reason)
+  const receipt = await client.getTransactionReceipt({ hash: status.transaction.hash })
+  t.equal(receipt.status, 'success')
+  const fee = receipt.gasUsed * receipt.effectiveGasPrice
+  t.comment(
+    `gas: estimated ${batch.gas.estimated} (owner path ${batch.gas.ownerPath}), submit measured ${submitGas}, used ${receipt.gasUsed}; ` +
+      `payment leg ${batch.payment.amountFormatted} USDC vs actual cost ${await costInUsdc(fee)} USDC`,
+  )
+  t.ok(BigInt(batch.gas.estimated) >= receipt.gasUsed, 'the estimate covers the gas used')
+  return { status, receipt, fee, executed, signature }
+}
+
+t.test('the calibur group is listed with its two tools', async (t) => {
+  const names = (await mcp.listTools()).map((tool) => tool.name)
+  t.ok(names.includes('calibur_batch') && names.includes('calibur_execute'))
+  t.ok(names.indexOf('calibur_batch') > names.indexOf('status'), 'after the bruno group')
+})
+
+const demo = privateKeyToAccount(deployment.demoAccounts[0]!.privateKey)
+let doneBatch: any
+let doneSignature: Hex
+
+t.test('flow 1: a delegated account sends 1 USDC to a friend through a signed Calibur batch', async (t) => {
+  await delegate(demo)
+  t.equal(await client.getCode({ address: demo.address }), delegatedCode)
+  const friend = privateKeyToAccount(generatePrivateKey()).address
+
+  for (const round of ['first use of nonce key 0', 'key 0 warm']) {
+    const transfer = await mcp.call('erc20_transfer', { chain: 'local', token: 'USDC', to: friend, amount: '1' })
+    const batch = await mcp.call('calibur_batch', { chain: 'local', account: demo.address, calls: transfer.calls, token: 'USDC' })
+    t.equal(batch.calls.length, 2, `${round}: the call and the payment leg`)
+    t.same(batch.calls[0], transfer.calls[0])
+    t.same(batch.approvalsAdded, [])
+    t.equal(batch.payment.payee, payee)
+    t.match(batch.summary, /USDC/)
+    t.equal(batch.typedData.domain.verifyingContract, demo.address)
+
+    const before = { payee: await usdcOf(payee), friend: await usdcOf(friend), account: await usdcOf(demo.address), runner: await client.getBalance({ address: runner }) }
+    const { fee, signature } = await relayBatch(t, demo, batch)
+    const amount = BigInt(batch.payment.amount)
+    t.ok((await usdcOf(payee)) - before.payee >= amount, 'the payee gained at least the payment')
+    t.equal(before.runner - (await client.getBalance({ address: runner })), fee, 'the runner spent only the gas')
+    t.equal((await usdcOf(friend)) - before.friend, 1_000_000n, 'the friend got exactly 1 USDC')
+    t.equal(before.account - (await usdcOf(demo.address)), 1_000_000n + amount, 'the account paid 1 USDC and the payment')
+    doneBatch = batch
+    doneSignature = signature
+  }
+})
+
+t.test('flow 3: a USDC-only account with no ETH swaps USDC to ETH, paying in USDC', async (t) => {
+  const account = privateKeyToAccount(generatePrivateKey())
+  await mintUsdc(deployment.rpcUrl, deployment, account.address, 50_000_000n)
+  await delegate(account)
+  t.equal(await client.getBalance({ address: account.address }), 0n, 'no ETH')
+
+  const swap = await mcp.call('uniswap_swap_to_eth', { chain: 'local', token: 'USDC', amountIn: '10', recipient: account.address })
+  const batch = await mcp.call('calibur_batch', { chain: 'local', account: account.address, calls: swap.calls, approvals: swap.approvals, token: 'USDC' })
+  t.same(batch.approvalsAdded, swap.approvals, 'the router had no allowance: approve added')
+  t.equal(batch.calls.length, 3, 'approve, swap, payment')
+  t.same(batch.calls[1], swap.calls[0])
+  await relayBatch(t, account, batch)
+  const eth = await client.getBalance({ address: account.address })
+  t.ok(eth >= BigInt(swap.minimumOut.wei), `the account got ${formatUnits(eth, 18)} ETH, at least the minimum ${swap.minimumOut.eth}`)
+  t.equal(await usdcOf(account.address), 50_000_000n - 10_000_000n - BigInt(batch.payment.amount))
+})
+
+t.test('delegating first: a fresh EOA delegates to Calibur and runs its batch in one transaction', async (t) => {
+  const account = privateKeyToAccount(generatePrivateKey())
+  const friend = privateKeyToAccount(generatePrivateKey()).address
+  await mintUsdc(deployment.rpcUrl, deployment, account.address, 20_000_000n)
+  const transfer = encodeTransfer({ token: usdc, to: friend, amount: 1_000_000n })
+
+  // calibur_batch reads the account's domain and nonce from its code: not there yet.
+  const refused = await mcp.callTool('calibur_batch', { chain: 'local', account: account.address, calls: [transfer], token: 'USDC' })
+  t.equal(refused.isError, true)
+  t.match(refused.content[0].text, /not delegated to Calibur.*authorizationList/)
+
+  // The runner sends the transaction, so the authorization's nonce is the account's current one.
+  const signed = await account.signAuthorization({ contractAddress: deployment.calibur, chainId: deployment.chainId, nonce: 0 })
+  const authorizationList = [{ chainId: signed.chainId, address: signed.address, nonce: signed.nonce, r: signed.r, s: signed.s, yParity: signed.yParity! }]
+  // The wallet builds the batch from the domain's facts: salt = Calibur's address, verifyingContract = the account.
+  const domain = { chainId: deployment.chainId, account: account.address, salt: pad(deployment.calibur, { size: 32 }) }
+  const deadline = BigInt(Math.floor(Date.now() / 1000) + 600)
+  const executeFor = async (amount: bigint) => {
+    const typedData = caliburTypedData({ domain, batch: { calls: [transfer, encodeTransfer({ token: usdc, to: payee, amount })], revertOnFailure: true }, nonce: 0n, deadline })
+    return { to: account.address, data: encodeSignedExecute({ message: typedData.message, signature: await sign(account, typedData) }) }
+  }
+  // Quoted with a provisional leg (quote measures the call with its authorization), then signed with the quoted amount.
+  const quote = await mcp.call('quote', { chain: 'local', call: await executeFor(1n), authorizationList, token: 'USDC' })
+  const amount = BigInt(quote.amount)
+  const accepted = await mcp.call('submit', { chain: 'local', call: await executeFor(amount), authorizationList, payment: { token: usdc, amount: quote.amount } })
+  const status = await untilSettled(accepted.id)
+  t.equal(status.stage, 'done', status.reason)
+  const receipt = await client.getTransactionReceipt({ hash: status.transaction.hash })
+  t.comment(`gas: delegation + batch quoted ${quote.gas}, used ${receipt.gasUsed}; paid ${quote.amountFormatted} USDC`)
+  t.equal(await client.getCode({ address: account.address }), delegatedCode, 'delegated to Calibur by that transaction')
+  t.equal(await usdcOf(friend), 1_000_000n)
+  t.equal(await usdcOf(account.address), 20_000_000n - 1_000_000n - amount)
+})
+
+t.test('refusals: nothing reaches the runner', async (t) => {
+  const account = privateKeyToAccount(deployment.demoAccounts[1]!.privateKey)
+  await delegate(account)
+  const nonceBefore = await client.getTransactionCount({ address: runner })
+  const transfer = await mcp.call('erc20_transfer', { chain: 'local', token: 'USDC', to: demo.address, amount: '1' })
+  const batch = await mcp.call('calibur_batch', { chain: 'local', account: account.address, calls: transfer.calls, token: 'USDC' })
+  const signature = await sign(account, batch.typedData)
+  const execute = (typedData: unknown, signature: string) => mcp.callTool('calibur_execute', { chain: 'local', typedData, signature })
+
+  // A signature whose r is not on the curve (all zero) recovers to nothing.
+  let result = await execute(batch.typedData, `0x${'00'.repeat(64)}1b`)
+  t.equal(result.isError, true)
+  t.match(result.content[0].text, /bad signature|recovers to/)
+  t.comment(result.content[0].text)
+
+  result = await execute(batch.typedData, await sign(demo, batch.typedData))
+  t.equal(result.isError, true)
+  t.match(result.content[0].text, new RegExp(`recovers to ${demo.address}, not the account`))
+
+  // The message changed after signing: the signature no longer recovers to the account.
+  const tampered = structuredClone(batch.typedData)
+  tampered.message.batchedCall.calls[0].data = transfer.calls[0].data.replace(/0f4240$/, '0f4241')
+  result = await execute(tampered, signature)
+  t.equal(result.isError, true)
+  t.match(result.content[0].text, /not the account/)
+
+  // The done batch of flow 1, again.
+  result = await execute(doneBatch.typedData, doneSignature)
+  t.equal(result.isError, true)
+  t.match(result.content[0].text, /used already/)
+
+  // A batch whose deadline passes before it is executed.
+  const soon = Math.floor(Date.now() / 1000) + 2
+  const expiring = await mcp.call('calibur_batch', { chain: 'local', account: account.address, calls: transfer.calls, token: 'USDC', deadline: soon })
+  const expiringSignature = await sign(account, expiring.typedData)
+  await new Promise((resolve) => setTimeout(resolve, (soon + 1) * 1000 - Date.now()))
+  result = await execute(expiring.typedData, expiringSignature)
+  t.equal(result.isError, true)
+  t.match(result.content[0].text, /deadline .* has passed/)
+
+  result = await mcp.callTool('calibur_batch', { chain: 'local', account: account.address, calls: [{ ...transfer.calls[0], chainId: 1 }], token: 'USDC' })
+  t.match(result.content[0].text, /is for chain 1/)
+  result = await mcp.callTool('calibur_batch', { chain: 'local', account: account.address, calls: transfer.calls, token: 'USDC', deadline: 1 })
+  t.match(result.content[0].text, /has passed/)
+
+  // A batch that cannot run: refused with the token's reason before anything is signed.
+  const tooMuch = await mcp.call('erc20_transfer', { chain: 'local', token: 'USDC', to: demo.address, amount: '1000000' })
+  result = await mcp.callTool('calibur_batch', { chain: 'local', account: account.address, calls: tooMuch.calls, token: 'USDC' })
+  t.equal(result.isError, true)
+  t.match(result.content[0].text, /the batch would fail: .*exceeds balance/)
+
+  // The batch without its payment leg.
+  const unpaid = structuredClone(batch.typedData)
+  unpaid.message.batchedCall.calls.pop()
+  result = await execute(unpaid, signature)
+  t.match(result.content[0].text, /no payment leg/)
+
+  t.equal(await client.getTransactionCount({ address: runner }), nonceBefore, 'the runner sent nothing')
+
+  // The good one still goes through, and a builder's transactionRequest fields are accepted.
+  const request = { ...transfer.calls[0], value: '0x0', chainId: deployment.chainId, gas: '0x5208', from: account.address, nonce: 7, type: 'eip1559' }
+  const fromBuilder = await mcp.call('calibur_batch', { chain: 'local', account: account.address, calls: [request], token: 'USDC' })
+  t.same(fromBuilder.calls[0], transfer.calls[0], 'the builder\'s extra fields are dropped')
+  t.equal(parseUnits(batch.payment.amountFormatted, 6).toString(), batch.payment.amount)
+})

@@ -1,0 +1,157 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import Database from 'better-sqlite3'
+import t from 'tap'
+import { createPublicClient, createTestClient, encodeFunctionData, erc20Abi, getAddress, http, type Hex } from 'viem'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { devnetConfig } from '../config/devnet.ts'
+import { startAnvil } from '../core/devnet/anvil.ts'
+import { deployDevnet } from '../core/devnet/deploy.ts'
+import { mintUsdc } from '../core/devnet/fund.ts'
+import { startDevnetBruno } from './fixtures/devnetBruno.ts'
+import { RawMcpClient } from './fixtures/mcpHttp.ts'
+import { signTransfer } from './fixtures/signedTransfer.ts'
+
+// The runner under a process kill and a stuck transaction. Blocks are mined by hand (automine
+// off), so transactions stay "sending" for as long as a test needs them to.
+
+async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, timeoutMs = 20_000): Promise<T> {
+  const start = Date.now()
+  for (;;) {
+    const value = await read()
+    if (done(value)) return value
+    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value)}`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
+/** A fresh USDC-only account and a paid no-op call for it (the call reads a balance). */
+function paidSubmission(usdc: Hex) {
+  const key = generatePrivateKey()
+  const account = privateKeyToAccount(key).address
+  const call = { to: usdc, data: encodeFunctionData({ abi: erc20Abi, functionName: 'balanceOf', args: [account] }) }
+  return { key, account, call }
+}
+
+t.test('SIGKILL with one submission waiting and ten sending: after a restart all are done, each sent once', async (t) => {
+  const anvil = await startAnvil()
+  t.teardown(() => anvil.stop())
+  const deployment = await deployDevnet(anvil.rpcUrl)
+  const client = createPublicClient({ transport: http(anvil.rpcUrl) })
+  const testClient = createTestClient({ mode: 'anvil', transport: http(anvil.rpcUrl) })
+  const env = { ...process.env }
+  const dir = mkdtempSync(join(tmpdir(), 'bruno-restart-'))
+  const storePath = join(dir, 'bruno.sqlite')
+  const config = devnetConfig(deployment, env, { port: 0, groups: ['bruno'], storePath, pollMs: 100 })
+  const configPath = join(dir, 'bruno.json')
+  writeFileSync(configPath, JSON.stringify(config))
+  const payee = getAddress(config.networks[0]!.payee)
+  const token = { address: deployment.usdc, name: 'USD Coin', version: '2', chainId: deployment.chainId }
+
+  const senders = Array.from({ length: 11 }, () => paidSubmission(deployment.usdc))
+  for (const sender of senders) await mintUsdc(anvil.rpcUrl, deployment, sender.account, 5_000_000n)
+  const firstBlock = await client.getBlockNumber()
+  await testClient.setAutomine(false)
+
+  const children: ChildProcess[] = []
+  t.teardown(() => children.forEach((child) => child.kill('SIGKILL')))
+  const serve = async (): Promise<{ child: ChildProcess; mcp: RawMcpClient }> => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'core/cli.ts', 'serve', '--config', configPath], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+    children.push(child)
+    child.stderr!.resume()
+    const url = await new Promise<string>((resolve, reject) => {
+      let out = ''
+      child.stdout!.on('data', (chunk) => {
+        out += chunk
+        const found = /Bruno is serving MCP at (\S+)/.exec(out)
+        if (found) resolve(found[1]!)
+      })
+      child.once('exit', (code) => reject(new Error(`bruno exited with ${code} before serving: ${out}`)))
+    })
+    return { child, mcp: new RawMcpClient(`${url}/bruno`) }
+  }
+
+  const submit = async (mcp: RawMcpClient, sender: (typeof senders)[number]) => {
+    const quote = await mcp.call('quote', { chain: 'local', call: sender.call, token: 'USDC', payment: 'authorization' })
+    const fee = await signTransfer(sender.key, token, payee, BigInt(quote.amount))
+    return (await mcp.call('submit', { chain: 'local', call: sender.call, payment: { token: deployment.usdc, authorization: fee.message, signature: fee.signature } })).id as string
+  }
+
+  const first = await serve()
+  const sendingIds: string[] = []
+  for (const sender of senders.slice(0, 10)) sendingIds.push(await submit(first.mcp, sender))
+  for (const id of sendingIds) await waitFor(() => first.mcp.call('status', { id }), (status) => status.stage === 'sending', `${id} sending`)
+  const waitingId = await submit(first.mcp, senders[10]!)
+  first.child.kill('SIGKILL')
+  await new Promise((resolve) => first.child.once('exit', resolve))
+
+  const db = new Database(storePath, { readonly: true })
+  const stages = db.prepare('SELECT id, stage FROM submissions').all() as { id: string; stage: string }[]
+  db.close()
+  t.equal(stages.length, 11, 'every accepted submission was stored')
+  t.equal(stages.find((row) => row.id === waitingId)?.stage, 'waiting', 'one was waiting when the process died')
+  t.equal(stages.filter((row) => row.stage === 'sending').length, 10, 'ten were sending (signed, stored, broadcast, not mined)')
+
+  const second = await serve()
+  await waitFor(() => second.mcp.call('status', { id: waitingId }), (status) => status.stage === 'sending', 'the waiting one sent after the restart')
+  await testClient.setAutomine(true)
+  await testClient.mine({ blocks: 1 })
+  const finals = await Promise.all(
+    [...sendingIds, waitingId].map((id) => waitFor(() => second.mcp.call('status', { id }), (status) => status.stage === 'done' || status.stage === 'failed', `${id} done`)),
+  )
+  t.same(finals.map((status) => status.stage), Array(11).fill('done'), 'all eleven are done')
+  const hashes = new Set(finals.map((status) => status.transaction.hash))
+  t.equal(hashes.size, 11, 'eleven distinct transactions')
+  t.same(finals.map((status) => status.transaction.nonce).sort((a, b) => a - b), [...Array(11).keys()], 'nonces 0..10, none reused, none skipped')
+
+  const operator = deployment.runner.operator.address
+  let sent = 0
+  let reverted = 0
+  for (let number = firstBlock + 1n; number <= (await client.getBlockNumber()); number++) {
+    const block = await client.getBlock({ blockNumber: number, includeTransactions: true })
+    for (const transaction of block.transactions) {
+      if (transaction.from.toLowerCase() !== operator.toLowerCase()) continue
+      sent++
+      if ((await client.getTransactionReceipt({ hash: transaction.hash })).status !== 'success') reverted++
+    }
+  }
+  t.equal(sent, 11, 'the runner sent each submission exactly once')
+  t.equal(reverted, 0, 'and paid for no reverted transaction')
+})
+
+t.test('a stuck transaction is replaced: same nonce, higher fee, and only the replacement is mined', async (t) => {
+  const bruno = await startDevnetBruno(t, { groups: ['bruno'], stuckAfterMs: 1_000, pollMs: 100 })
+  const { deployment } = bruno
+  const client = createPublicClient({ transport: http(deployment.rpcUrl) })
+  const testClient = createTestClient({ mode: 'anvil', transport: http(deployment.rpcUrl) })
+  const mcp = new RawMcpClient(`${bruno.mcpUrl}/bruno`)
+  const payee = getAddress(bruno.config.networks[0]!.payee)
+  const token = { address: deployment.usdc, name: 'USD Coin', version: '2', chainId: deployment.chainId }
+  const sender = paidSubmission(deployment.usdc)
+  await mintUsdc(deployment.rpcUrl, deployment, sender.account, 5_000_000n)
+  const nonceBefore = await client.getTransactionCount({ address: deployment.runner.operator.address })
+  await testClient.setAutomine(false)
+
+  const quote = await mcp.call('quote', { chain: 'local', call: sender.call, token: 'USDC', payment: 'authorization' })
+  const fee = await signTransfer(sender.key, token, payee, BigInt(quote.amount))
+  const { id } = await mcp.call('submit', { chain: 'local', call: sender.call, payment: { token: deployment.usdc, authorization: fee.message, signature: fee.signature } })
+  const sending = await waitFor(() => mcp.call('status', { id }), (status) => status.stage === 'sending', 'sending')
+  const stuckHash = sending.transaction.hash
+  const stuck = await client.getTransaction({ hash: stuckHash })
+  const replaced = await waitFor(() => mcp.call('status', { id }), (status) => status.transaction?.hash !== stuckHash, 'a replacement', 10_000)
+  t.equal(replaced.transaction.nonce, sending.transaction.nonce, 'the replacement takes the same nonce')
+  const replacement = await client.getTransaction({ hash: replaced.transaction.hash })
+  t.ok(replacement.maxFeePerGas! >= (stuck.maxFeePerGas! * 11_250n) / 10_000n, 'the max fee rose by the configured bump')
+  t.ok(replacement.maxPriorityFeePerGas! > stuck.maxPriorityFeePerGas!, 'and so did the tip')
+
+  await testClient.setAutomine(true)
+  await testClient.mine({ blocks: 1 })
+  const done = await waitFor(() => mcp.call('status', { id }), (status) => status.stage === 'done', 'done')
+  t.equal(done.transaction.hash, replaced.transaction.hash, 'the replacement was mined')
+  const receipt = await client.getTransactionReceipt({ hash: done.transaction.hash })
+  t.equal(receipt.status, 'success')
+  t.equal(await client.getTransactionCount({ address: deployment.runner.operator.address }), nonceBefore + 1, 'one transaction for that nonce')
+  await t.rejects(client.getTransactionReceipt({ hash: stuckHash }), 'the stuck transaction was never mined')
+})
