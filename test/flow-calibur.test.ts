@@ -144,13 +144,62 @@ t.test('flow 3: a USDC-only account with no ETH swaps USDC to ETH, paying in USD
   t.same(batch.approvalsAdded, swap.approvals, 'the router had no allowance: approve added')
   t.equal(batch.calls.length, 3, 'approve, swap, payment')
   t.same(batch.calls[1], swap.calls[0])
+  t.match(batch.summary, /approve 0x.{4}….{4} for 10 USDC/)
   await relayBatch(t, account, batch)
   const eth = await client.getBalance({ address: account.address })
   t.ok(eth >= BigInt(swap.minimumOut.wei), `the account got ${formatUnits(eth, 18)} ETH, at least the minimum ${swap.minimumOut.eth}`)
   t.equal(await usdcOf(account.address), 50_000_000n - 10_000_000n - BigInt(batch.payment.amount))
 })
 
-t.test('delegating first: a fresh EOA delegates to Calibur and runs its batch in one transaction', async (t) => {
+t.test('delegating first, through the tools: calibur_batch and calibur_execute take the account\'s authorization', async (t) => {
+  const account = privateKeyToAccount(generatePrivateKey())
+  const friend = privateKeyToAccount(generatePrivateKey()).address
+  await mintUsdc(deployment.rpcUrl, deployment, account.address, 20_000_000n)
+  const transfer = await mcp.call('erc20_transfer', { chain: 'local', token: 'USDC', to: friend, amount: '1' })
+  const authorize = async (signer: PrivateKeyAccount, nonce: number) => {
+    const signed = await signer.signAuthorization({ contractAddress: deployment.calibur, chainId: deployment.chainId, nonce })
+    return [{ chainId: signed.chainId, address: signed.address, nonce: signed.nonce, r: signed.r, s: signed.s, yParity: signed.yParity! }]
+  }
+  const batchWith = (authorizationList: unknown) =>
+    mcp.callTool('calibur_batch', { chain: 'local', account: account.address, calls: transfer.calls, token: 'USDC', authorizationList })
+
+  // Refused: the nonce the account would use were it sending itself, and someone else's authorization.
+  let result = await batchWith(await authorize(account, 1))
+  t.equal(result.isError, true)
+  t.match(result.content[0].text, /carries nonce 1; the account's EOA nonce is 0/)
+  result = await batchWith(await authorize(demo, 0))
+  t.match(result.content[0].text, /is signed by .*, not by the account/)
+
+  const authorizationList = await authorize(account, 0)
+  const batch = await mcp.call('calibur_batch', { chain: 'local', account: account.address, calls: transfer.calls, token: 'USDC', authorizationList })
+  t.same(batch.authorizationList, authorizationList)
+  t.equal(batch.typedData.domain.salt, pad(deployment.calibur, { size: 32 }).toLowerCase(), 'the salt Calibur will have')
+  t.match(batch.summary, /delegated to Calibur in the same transaction/)
+  const signature = await sign(account, batch.typedData)
+  const executed = await mcp.call('calibur_execute', { chain: 'local', typedData: batch.typedData, signature, authorizationList })
+  t.same(executed.authorizationList, authorizationList)
+  t.match(executed.next, /authorizationList/)
+  const submitGas = await client.estimateGas({
+    account: runner,
+    to: deployment.runner.contract,
+    data: encodeRunnerCall(executed.call, executed.payment, payee),
+    authorizationList: authorizationList as never,
+  })
+  t.ok(BigInt(batch.gas.estimated) >= submitGas, `the estimate ${batch.gas.estimated} covers submit's measurement ${submitGas}`)
+  const accepted = await mcp.call('submit', { chain: 'local', call: executed.call, payment: executed.payment, authorizationList: executed.authorizationList })
+  const status = await untilSettled(accepted.id)
+  t.equal(status.stage, 'done', status.reason)
+  const receipt = await client.getTransactionReceipt({ hash: status.transaction.hash })
+  t.comment(
+    `gas: delegation + batch estimated ${batch.gas.estimated} (owner path ${batch.gas.ownerPath}), submit measured ${submitGas}, ` +
+      `used ${receipt.gasUsed}; payment leg ${batch.payment.amountFormatted} USDC vs actual cost ${await costInUsdc(receipt.gasUsed * receipt.effectiveGasPrice)} USDC`,
+  )
+  t.equal(await client.getCode({ address: account.address }), delegatedCode, 'delegated to Calibur by that transaction')
+  t.equal(await usdcOf(friend), 1_000_000n)
+  t.equal(await usdcOf(account.address), 20_000_000n - 1_000_000n - BigInt(batch.payment.amount))
+})
+
+t.test('delegating first, the wallet\'s way: typed data from the pure encoders, quoted, one transaction', async (t) => {
   const account = privateKeyToAccount(generatePrivateKey())
   const friend = privateKeyToAccount(generatePrivateKey()).address
   await mintUsdc(deployment.rpcUrl, deployment, account.address, 20_000_000n)
@@ -248,4 +297,16 @@ t.test('refusals: nothing reaches the runner', async (t) => {
   const fromBuilder = await mcp.call('calibur_batch', { chain: 'local', account: account.address, calls: [request], token: 'USDC' })
   t.same(fromBuilder.calls[0], transfer.calls[0], 'the builder\'s extra fields are dropped')
   t.equal(parseUnits(batch.payment.amountFormatted, 6).toString(), batch.payment.amount)
+
+  // An allowance that suffices adds no approve; one that is short does.
+  const spender = '0x2222222222222222222222222222222222222222'
+  const wallet = createWalletClient({ account, chain, transport })
+  await client.waitForTransactionReceipt({ hash: await wallet.writeContract({ address: usdc, abi: erc20Abi, functionName: 'approve', args: [spender, 5n] }) })
+  const enough = await mcp.call('calibur_batch', { chain: 'local', account: account.address, calls: transfer.calls, approvals: [{ token: usdc, spender, amount: '5' }], token: 'USDC' })
+  t.same(enough.approvalsAdded, [])
+  t.equal(enough.calls.length, 2)
+  const short = await mcp.call('calibur_batch', { chain: 'local', account: account.address, calls: transfer.calls, approvals: [{ token: usdc, spender, amount: '6' }], token: 'USDC' })
+  t.same(short.approvalsAdded, [{ token: usdc, spender, amount: '6' }])
+  t.equal(short.calls.length, 3)
+  t.match(short.summary, /approve 0x2222…2222 for 0.000006 USDC/)
 })

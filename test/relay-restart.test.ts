@@ -12,6 +12,7 @@ import { deployDevnet } from '../core/devnet/deploy.ts'
 import { mintUsdc } from '../core/devnet/fund.ts'
 import { startDevnetBruno } from './fixtures/devnetBruno.ts'
 import { RawMcpClient } from './fixtures/mcpHttp.ts'
+import { runnerLedger } from './fixtures/runnerLedger.ts'
 import { signTransfer } from './fixtures/signedTransfer.ts'
 
 // The runner under a process kill and a stuck transaction. Blocks are mined by hand (automine
@@ -39,7 +40,6 @@ t.test('SIGKILL with one submission waiting and ten sending: after a restart all
   const anvil = await startAnvil()
   t.teardown(() => anvil.stop())
   const deployment = await deployDevnet(anvil.rpcUrl)
-  const client = createPublicClient({ transport: http(anvil.rpcUrl) })
   const testClient = createTestClient({ mode: 'anvil', transport: http(anvil.rpcUrl) })
   const env = { ...process.env }
   const dir = mkdtempSync(join(tmpdir(), 'bruno-restart-'))
@@ -52,7 +52,6 @@ t.test('SIGKILL with one submission waiting and ten sending: after a restart all
 
   const senders = Array.from({ length: 11 }, () => paidSubmission(deployment.usdc))
   for (const sender of senders) await mintUsdc(anvil.rpcUrl, deployment, sender.account, 5_000_000n)
-  const firstBlock = await client.getBlockNumber()
   await testClient.setAutomine(false)
 
   const children: ChildProcess[] = []
@@ -106,17 +105,7 @@ t.test('SIGKILL with one submission waiting and ten sending: after a restart all
   t.equal(hashes.size, 11, 'eleven distinct transactions')
   t.same(finals.map((status) => status.transaction.nonce).sort((a, b) => a - b), [...Array(11).keys()], 'nonces 0..10, none reused, none skipped')
 
-  const operator = deployment.runner.operator.address
-  let sent = 0
-  let reverted = 0
-  for (let number = firstBlock + 1n; number <= (await client.getBlockNumber()); number++) {
-    const block = await client.getBlock({ blockNumber: number, includeTransactions: true })
-    for (const transaction of block.transactions) {
-      if (transaction.from.toLowerCase() !== operator.toLowerCase()) continue
-      sent++
-      if ((await client.getTransactionReceipt({ hash: transaction.hash })).status !== 'success') reverted++
-    }
-  }
+  const { sent, reverted } = await runnerLedger(anvil.rpcUrl, deployment.runner.operator.address)
   t.equal(sent, 11, 'the runner sent each submission exactly once')
   t.equal(reverted, 0, 'and paid for no reverted transaction')
 })

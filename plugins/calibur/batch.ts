@@ -1,0 +1,480 @@
+import { Type, type TSchema } from '@sinclair/typebox'
+import { erc20Abi, formatUnits, getAddress, isAddressEqual, type Address, type Client, type Hex, type StateOverride } from 'viem'
+import { readContract } from 'viem/actions'
+import { recoverAuthorizationAddress } from 'viem/utils'
+import { requireAddress } from '../../core/arguments.ts'
+import type { Network } from '../../core/chain/networks.ts'
+import { readWeiPerBaseUnit } from '../../core/chain/tokenPrice.ts'
+import { paymentToken, viemAuthorizations, weiToToken } from '../../core/relay/quote.ts'
+import { revertReason } from '../../core/relay/revertReason.ts'
+import { AuthorizationList, type SignedAuthorization } from '../../core/relay/schemas.ts'
+import { encodeRunnerCall } from '../../core/relay/runnerCall.ts'
+import { Address as AddressSchema, Approvals, BaseUnits, Call, Calls, HexData, type Approval } from '../../core/schemas.ts'
+import { defineTool, ToolError } from '../../core/tool.ts'
+import { encodeApprove } from '../erc20/approve.ts'
+import { encodeTransfer } from '../erc20/transfer.ts'
+import { caliburAbi } from './abi.ts'
+import { encodeOwnerExecute, encodeSignedExecute } from './executeCalldata.ts'
+import { caliburNonce } from './nonce.ts'
+import { readCaliburDomain } from './readDomain.ts'
+import {
+  caliburDomainFromEip712Domain,
+  caliburTypedData,
+  type CaliburCall,
+  type CaliburDomain,
+  type CaliburTypedData,
+  type SignedBatchedCallMessage,
+} from './typedData.ts'
+
+const Hash32 = Type.String({ pattern: '^0x[0-9a-fA-F]{64}$', description: '0x-prefixed 32 bytes' })
+
+const TypeField = Type.Object({ name: Type.String({ maxLength: 64 }), type: Type.String({ maxLength: 64 }) }, { additionalProperties: false })
+const TypeFields = Type.Array(TypeField, { maxItems: 8 })
+
+/**
+ * Calibur's typed data as calibur_batch returns it and calibur_execute takes it back: standard
+ * `{domain, types, primaryType, message}` (the shape of `caliburTypedData`), every uint256 of the
+ * message a decimal string, so it passes through JSON and a wallet's sign-typed-data tool unchanged.
+ */
+export const CaliburTypedDataSchema = Type.Object(
+  {
+    domain: Type.Object(
+      {
+        name: Type.Literal('Calibur'),
+        version: Type.Literal('1.0.0'),
+        chainId: Type.Integer({ minimum: 1 }),
+        verifyingContract: { ...AddressSchema, description: 'the account itself' },
+        salt: Hash32,
+      },
+      { additionalProperties: false },
+    ),
+    types: Type.Object(
+      { EIP712Domain: TypeFields, SignedBatchedCall: TypeFields, BatchedCall: TypeFields, Call: TypeFields },
+      { additionalProperties: false },
+    ),
+    primaryType: Type.Literal('SignedBatchedCall'),
+    message: Type.Object(
+      {
+        batchedCall: Type.Object(
+          { calls: Type.Array(Call, { minItems: 1, maxItems: 64 }), revertOnFailure: Type.Boolean() },
+          { additionalProperties: false },
+        ),
+        nonce: BaseUnits,
+        keyHash: Hash32,
+        executor: AddressSchema,
+        deadline: BaseUnits,
+      },
+      { additionalProperties: false },
+    ),
+  },
+  {
+    additionalProperties: false,
+    description: 'EIP-712 typed data of a Calibur SignedBatchedCall: pass it unchanged to a wallet\'s sign-typed-data tool',
+  },
+)
+
+// Fields of a builder's transactionRequest that mean nothing inside a batch: the account's own
+// call carries no gas, fee, nonce or sender of its own. Accepted so a builder's output can be
+// passed as it is, and ignored.
+const Ignored = (what: string) =>
+  Type.Optional(Type.Union([Type.String({ maxLength: 80 }), Type.Integer(), Type.Null()], { description: `${what}: ignored` }))
+
+const BatchCall = Type.Object(
+  {
+    to: AddressSchema,
+    value: Type.Optional(
+      Type.String({ pattern: '^(0x[0-9a-fA-F]{1,64}|[0-9]{1,78})$', description: 'wei sent with the call: decimal or 0x-hex string (default 0)' }),
+    ),
+    data: Type.Optional({ ...HexData, description: 'calldata (default 0x)' }),
+    chainId: Type.Optional(
+      Type.Union([Type.Integer({ minimum: 0 }), Type.String({ pattern: '^(0x[0-9a-fA-F]{1,16}|[0-9]{1,20})$' })], {
+        description: 'a builder\'s chainId: must be the chain\'s, else the call is refused',
+      }),
+    ),
+    gas: Ignored('gas'),
+    gasLimit: Ignored('gasLimit'),
+    gasPrice: Ignored('gasPrice'),
+    maxFeePerGas: Ignored('maxFeePerGas'),
+    maxPriorityFeePerGas: Ignored('maxPriorityFeePerGas'),
+    from: Ignored('from (the batch always runs from `account`)'),
+    nonce: Ignored('nonce'),
+    type: Ignored('type'),
+  },
+  { additionalProperties: false, description: 'a call the account makes: {to, value, data}, or a builder\'s transactionRequest' },
+)
+
+/**
+ * Gas the signed path through the Runner costs beyond the owner path measured from the account
+ * itself (Calibur's signature check and nonce write, the Runner's operator check, balance reads
+ * and the CALL to the account), calldata aside (counted exactly from the encodings). Measured on
+ * the devnet for a batch of two USDC transfers: 29,425 with a warm nonce key (seq > 0).
+ */
+export const SIGNED_PATH_GAS = 30_000n
+/** The nonce key's first use (seq 0): its sequence slot is written from zero. Measured: 17,100. */
+export const FIRST_USE_OF_KEY_GAS = 17_500n
+/** Hashing the batch for the signature grows with the calls and their bytes (allowance, not measured exactly). */
+const PER_CALL_GAS = 1_000n
+const PER_DATA_BYTE_GAS = 1n
+/** Stands in for the signature when encoding the runner's calldata to count it: 65 nonzero bytes, the most it can cost. */
+const PLACEHOLDER_SIGNATURE: Hex = `0x${'ff'.repeat(65)}`
+/**
+ * Intrinsic gas of one EIP-7702 authorization in the runner's transaction (PER_EMPTY_ACCOUNT_COST;
+ * 12,500 of it is refunded when the account exists, which the estimate does not count on).
+ */
+export const AUTHORIZATION_GAS = 25_000n
+const DELEGATION_PREFIX = '0xef0100'
+
+/**
+ * For a batch whose account is delegated to Calibur by an EIP-7702 authorization sent in the same
+ * runner transaction (submit's authorizationList): checks that the list is the account's one
+ * authorization to the network's Calibur, for this chain (or any), signed by the account, at the
+ * account's current EOA nonce (the runner, not the account, sends the transaction), and returns
+ * the state override that shows the account delegated, to read its domain and nonce and measure
+ * the batch as they will be. No list: `undefined`.
+ *
+ * @example
+ * await delegationOverride(network, account, [signedAuthorization])
+ * // [{ address: account, code: '0xef0100000000005c84f8fd50b21cac312528a64437030e' }]
+ */
+export async function delegationOverride(
+  network: Network,
+  account: Address,
+  authorizationList: readonly SignedAuthorization[] | undefined,
+): Promise<StateOverride | undefined> {
+  if (!authorizationList || authorizationList.length === 0) return undefined
+  const { config } = network
+  const calibur = getAddress(config.calibur)
+  const [item] = authorizationList
+  if (authorizationList.length > 1 || !item) throw new ToolError('authorizationList: give only the account\'s own authorization to Calibur')
+  if (!isAddressEqual(getAddress(item.address), calibur)) {
+    throw new ToolError(`authorizationList[0] delegates to ${item.address}, not to Calibur (${calibur})`)
+  }
+  if (item.chainId !== 0 && item.chainId !== config.chainId) {
+    throw new ToolError(`authorizationList[0] is for chain ${item.chainId}, not ${config.name} (${config.chainId})`)
+  }
+  let signer: Address
+  try {
+    signer = await recoverAuthorizationAddress({ authorization: viemAuthorizations([item])![0]! })
+  } catch {
+    throw new ToolError('authorizationList[0] has a bad signature: it recovers to no address')
+  }
+  if (!isAddressEqual(signer, account)) throw new ToolError(`authorizationList[0] is signed by ${signer}, not by the account ${account}`)
+  const [nonce, code] = await Promise.all([network.client.getTransactionCount({ address: account }), network.client.getCode({ address: account })])
+  if (item.nonce !== nonce) {
+    throw new ToolError(
+      `authorizationList[0] carries nonce ${item.nonce}; the account's EOA nonce is ${nonce}. Bruno's runner sends the ` +
+        'transaction, not the account, so the authorization must carry the account\'s current nonce',
+    )
+  }
+  if (code && code !== '0x' && !code.toLowerCase().startsWith(DELEGATION_PREFIX)) throw new ToolError(`${account} is a contract: it cannot be delegated`)
+  return [{ address: account, code: `${DELEGATION_PREFIX}${calibur.slice(2).toLowerCase()}` as Hex }]
+}
+
+/**
+ * The account's Calibur domain and the next seq of a nonce key, as read now — or, with a
+ * delegation override, as they will read once the authorization has delegated the account.
+ *
+ * @example
+ * await readCaliburState(network, account, 0n, undefined) // { domain: { chainId, account, salt }, seq: 3n }
+ */
+export async function readCaliburState(
+  network: Network,
+  account: Address,
+  key: bigint,
+  stateOverride: StateOverride | undefined,
+): Promise<{ domain: CaliburDomain; seq: bigint }> {
+  const { client } = network
+  const [domain, seq] = await Promise.all([
+    stateOverride
+      ? readContract(client as Client, { address: account, abi: caliburAbi, functionName: 'eip712Domain', stateOverride }).then(caliburDomainFromEip712Domain)
+      : readCaliburDomain(client, account),
+    readContract(client as Client, { address: account, abi: caliburAbi, functionName: 'getSeq', args: [key], ...(stateOverride ? { stateOverride } : {}) }),
+  ])
+  if (domain.account !== account) throw new ToolError(`${account}'s EIP-712 domain names ${domain.account} as its verifyingContract, not the account itself`)
+  if (domain.chainId !== network.config.chainId) throw new ToolError(`${account}'s Calibur domain is for chain ${domain.chainId}, not ${network.config.chainId}`)
+  return { domain, seq }
+}
+
+/** What a batch costs the runner, as calibur_batch measures it before the batch is signed. */
+export interface BatchMeasurement {
+  /** The owner path's gas, `execute(BatchedCall)` from = to = the account (eth_estimateGas). */
+  readonly ownerGas: bigint
+  /** The estimated gas of the runner transaction carrying the signed batch. */
+  readonly gas: bigint
+}
+
+/**
+ * Estimates the runner transaction for a signed Calibur batch before it is signed. The signed
+ * path cannot be simulated without the signature, so the owner path is (`execute(BatchedCall)`,
+ * from = to = the account: the same calls, the same state), and what the signed path adds is
+ * counted on top: the calldata difference between the runner's `relay(account, execute(signed…))`
+ * and the owner call (exact, from the encodings, the signature's bytes counted at their dearest),
+ * the signed path's and the Runner's own work (`SIGNED_PATH_GAS`, plus `FIRST_USE_OF_KEY_GAS` when
+ * the nonce key is used for the first time, plus an allowance for hashing each call), the
+ * authorization's intrinsic gas when the account is delegated in the same transaction (simulated
+ * then with `stateOverride` showing it delegated), and never less than the EIP-7623 calldata floor.
+ *
+ * @example
+ * await measureSignedBatch(network, account, calls, message, usdc, payee, 1234n)
+ * // { ownerGas: 56987n, gas: 92612n }
+ */
+export async function measureSignedBatch(
+  network: Network,
+  account: Address,
+  message: SignedBatchedCallMessage,
+  token: { address: Address; symbol: string; decimals: number },
+  payee: Address,
+  amount: bigint,
+  stateOverride?: StateOverride,
+): Promise<BatchMeasurement> {
+  const { calls } = message.batchedCall
+  const ownerData = encodeOwnerExecute(message.batchedCall)
+  let ownerGas: bigint
+  try {
+    ownerGas = await network.client.estimateGas({ account, to: account, data: ownerData, ...(stateOverride ? { stateOverride } : {}) })
+  } catch (error) {
+    const reason = revertReason(error, token.decimals, token.symbol)
+    if (reason) throw new ToolError(`the batch would fail: ${reason}`)
+    throw error
+  }
+  const runnerData = encodeRunnerCall(
+    { to: account, data: encodeSignedExecute({ message, signature: PLACEHOLDER_SIGNATURE }) },
+    { token: token.address, amount: amount.toString() },
+    payee,
+  )
+  const firstUse = (BigInt(message.nonce) & ((1n << 64n) - 1n)) === 0n
+  const dataBytes = calls.reduce((total, call) => total + BigInt((call.data.length - 2) / 2), 0n)
+  const gas =
+    ownerGas +
+    calldataGas(runnerData) -
+    calldataGas(ownerData) +
+    SIGNED_PATH_GAS +
+    (firstUse ? FIRST_USE_OF_KEY_GAS : 0n) +
+    PER_CALL_GAS * BigInt(calls.length) +
+    PER_DATA_BYTE_GAS * dataBytes +
+    (stateOverride ? AUTHORIZATION_GAS : 0n)
+  const floor = 21_000n + 10n * calldataTokens(runnerData)
+  return { ownerGas, gas: gas > floor ? gas : floor }
+}
+
+// Calldata's intrinsic gas: 4 per zero byte, 16 per other byte.
+function calldataGas(data: Hex): bigint {
+  let gas = 0n
+  for (let index = 2; index < data.length; index += 2) gas += data.slice(index, index + 2) === '00' ? 4n : 16n
+  return gas
+}
+
+// EIP-7623 tokens: one per zero byte, four per other byte.
+function calldataTokens(data: Hex): bigint {
+  return calldataGas(data) / 4n
+}
+
+function ceilDiv(a: bigint, b: bigint): bigint {
+  return (a + b - 1n) / b
+}
+
+/** A call's value as a decimal string, from decimal or 0x-hex. */
+function valueOf(value: string | undefined): string {
+  if (value === undefined) return '0'
+  return BigInt(value).toString()
+}
+
+function chainIdOf(value: number | string): number {
+  return typeof value === 'number' ? value : Number(BigInt(value))
+}
+
+// An approval's amount in whole units for a configured token, else in base units of the address.
+function describeAmount(network: Network, approval: Approval): string {
+  const configured = network.config.tokens.find((token) => isAddressEqual(getAddress(token.address), getAddress(approval.token)))
+  if (!configured) return `${approval.amount} base units of ${approval.token}`
+  return `${formatUnits(BigInt(approval.amount), configured.decimals)} ${configured.symbol}`
+}
+
+function short(address: Address): string {
+  return `${address.slice(0, 6)}…${address.slice(-4)}`
+}
+
+/**
+ * `calibur_batch`: wraps an account's calls (any helper's `calls`, a builder's transactionRequest)
+ * into a Calibur signed batch that pays Bruno in its last call, measured and priced, as typed
+ * data for the account's wallet to sign.
+ *
+ * @example
+ * registry.addGroup({ name: 'calibur', order: 20, instructions, tools: [caliburBatch(app.bruno.chainArgument), …] })
+ */
+export const caliburBatch = (chain: TSchema) =>
+  defineTool({
+    name: 'calibur_batch',
+    title: 'Prepare a Calibur batch for signing',
+    description:
+      'Wraps calls the account makes into one Calibur signed batch (EIP-7702) that pays Bruno in the same ' +
+      'transaction, and returns its EIP-712 typed data. `account` must be delegated to Calibur, or be delegated in the ' +
+      'same transaction: then pass its wallet\'s signed EIP-7702 authorization to Calibur (nonce = the account\'s current ' +
+      'EOA nonce: Bruno\'s runner sends the transaction) as authorizationList, here, to calibur_execute and to submit. ' +
+      '(Or pay with a signed USDC transfer instead: payment_authorization.) `calls`: ' +
+      'helpers\' calls ([{to, value, data}]) or a builder\'s transactionRequest (gas, gasLimit, fees, from, nonce and ' +
+      'type are ignored; a chainId other than the chain\'s is refused; value decimal or 0x-hex). Ask builders for ' +
+      'transactions with the account as fromAddress and as recipient, never Bruno. `approvals` ({token, spender, ' +
+      'amount} in base units): each allowance of the account is read and an approve(spender, amount) is put first ' +
+      'only where it is short. The batch ends with a payment leg, token.transfer(payee, amount): the whole runner ' +
+      'transaction is estimated from the owner path (execute(BatchedCall) simulated from the account itself) plus ' +
+      'what the signed path and the Runner add (exact calldata, ~30k gas, ~17.5k more on a nonce key\'s first use), ' +
+      'priced at current fees plus the configured margin, in `token` at the configured pool\'s price. Pass `typedData` ' +
+      'UNCHANGED to the account\'s wallet sign-typed-data tool (eth_signTypedData_v4), signed by the account\'s own key; ' +
+      'smart-wallet signers (ERC-1271 / ERC-6492) cannot sign a Calibur batch. Then give typedData and the signature ' +
+      'to calibur_execute, and its result to submit. A builder\'s call never goes to submit as it is. `deadline` (unix ' +
+      's) defaults to now + the configured submission ttl; `nonceKey` (default 0) picks an independent nonce sequence.',
+    input: Type.Object(
+      {
+        chain,
+        account: { ...AddressSchema, description: 'the Calibur-delegated account that makes the calls and signs' },
+        calls: Type.Array(BatchCall, { minItems: 1, maxItems: 32, description: 'the account\'s calls, in order' }),
+        approvals: Type.Optional({ ...Approvals, maxItems: 16 }),
+        token: Type.String({ minLength: 1, maxLength: 42, description: 'the token to pay Bruno in: a configured symbol (e.g. "USDC") or its address' }),
+        deadline: Type.Optional(Type.Integer({ minimum: 1, description: 'unix seconds after which the signed batch is refused' })),
+        nonceKey: Type.Optional(Type.String({ pattern: '^[0-9]{1,58}$', description: 'the Calibur nonce key (upper 192 bits of the nonce), decimal; default 0' })),
+        authorizationList: Type.Optional({
+          ...AuthorizationList,
+          maxItems: 1,
+          description:
+            'for an account not yet delegated: its signed EIP-7702 authorization to Calibur (nonce = the account\'s current ' +
+            'EOA nonce), which submit will send in the same transaction; the batch is read and measured as if delegated',
+        }),
+      },
+      { additionalProperties: false },
+    ),
+    output: Type.Object(
+      {
+        typedData: CaliburTypedDataSchema,
+        summary: Type.String({ description: 'the batch in plain words' }),
+        payment: Type.Object(
+          {
+            token: AddressSchema,
+            symbol: Type.String(),
+            amount: BaseUnits,
+            amountFormatted: Type.String({ description: 'amount in whole token units' }),
+            payee: AddressSchema,
+          },
+          { additionalProperties: false, description: 'the batch\'s last call pays this to the payee' },
+        ),
+        calls: { ...Calls, description: 'the batch\'s calls as signed: approvals added, the given calls, the payment leg' },
+        approvalsAdded: { ...Approvals, description: 'the approvals put first because the allowance was short' },
+        authorizationList: Type.Optional({ ...AuthorizationList, description: 'the authorization given: pass it on to calibur_execute and submit' }),
+        nonce: BaseUnits,
+        deadline: Type.Integer({ description: 'unix seconds' }),
+        gas: Type.Object(
+          {
+            estimated: { ...BaseUnits, description: 'estimated gas of the runner transaction' },
+            ownerPath: { ...BaseUnits, description: 'gas of the owner path, measured' },
+            feePerGas: BaseUnits,
+            marginBps: Type.Integer(),
+          },
+          { additionalProperties: false },
+        ),
+      },
+      { additionalProperties: false },
+    ),
+    annotations: { readOnlyHint: true, openWorldHint: true },
+    handler: async (args, { networks }) => {
+      // The schema admits only configured network names.
+      const network = networks.get(args.chain as string)
+      const { client, config } = network
+      const account = requireAddress(args.account, 'account')
+      const token = paymentToken({ network }, args.token)
+      const payee = getAddress(config.payee)
+      const calibur = getAddress(config.calibur)
+
+      const calls: CaliburCall[] = args.calls.map((call, index) => {
+        if (call.chainId !== undefined && chainIdOf(call.chainId) !== config.chainId) {
+          throw new ToolError(`calls[${index}] is for chain ${chainIdOf(call.chainId)}, not ${config.name} (${config.chainId}): ask the builder for this chain`)
+        }
+        return { to: requireAddress(call.to, `calls[${index}].to`), value: valueOf(call.value), data: (call.data ?? '0x') as Hex }
+      })
+
+      const stateOverride = await delegationOverride(network, account, args.authorizationList)
+      if (!stateOverride) {
+        const code = await client.getCode({ address: account })
+        if (!code || code.toLowerCase() !== `${DELEGATION_PREFIX}${calibur.slice(2)}`.toLowerCase()) {
+          const what = !code || code === '0x' ? 'has no code' : code.toLowerCase().startsWith(DELEGATION_PREFIX) ? `is delegated to 0x${code.slice(8)}` : 'is a contract'
+          throw new ToolError(
+            `${account} ${what}: it is not delegated to Calibur (${calibur}). Delegate it first: have its wallet sign an EIP-7702 ` +
+              'authorization to Calibur (nonce = its current EOA nonce) and pass it here as authorizationList (then to ' +
+              'calibur_execute and submit), or pay with a signed USDC transfer (payment_authorization)',
+          )
+        }
+      }
+      const key = BigInt(args.nonceKey ?? '0')
+      const now = Math.floor(Date.now() / 1000)
+      const deadline = args.deadline ?? now + config.relay.submissionTtlSec
+      if (deadline <= now) throw new ToolError(`the deadline ${deadline} has passed (now ${now})`)
+
+      const approvals = (args.approvals ?? []).map((approval, index) => ({
+        token: requireAddress(approval.token, `approvals[${index}].token`),
+        spender: requireAddress(approval.spender, `approvals[${index}].spender`),
+        amount: BigInt(approval.amount),
+      }))
+      const [{ domain, seq }, allowances, fees, price] = await Promise.all([
+        readCaliburState(network, account, key, stateOverride),
+        Promise.all(
+          approvals.map((approval) =>
+            client.readContract({ address: approval.token, abi: erc20Abi, functionName: 'allowance', args: [account, approval.spender] }),
+          ),
+        ),
+        client.estimateFeesPerGas(),
+        readWeiPerBaseUnit(network, token.address),
+      ])
+      const nonce = caliburNonce(key, seq)
+      const added: Approval[] = []
+      const approveCalls: CaliburCall[] = []
+      approvals.forEach((approval, index) => {
+        if (allowances[index]! >= approval.amount) return
+        added.push({ token: approval.token, spender: approval.spender, amount: approval.amount.toString() })
+        approveCalls.push(encodeApprove(approval) as CaliburCall)
+      })
+
+      const feePerGas = fees.maxFeePerGas
+      const marginBps = config.margins.quoteBps
+      const priced = (gas: bigint) => {
+        const amount = weiToToken(ceilDiv(gas * feePerGas * BigInt(10_000 + marginBps), 10_000n), price)
+        return amount > 0n ? amount : 1n
+      }
+      const typedDataFor = (amount: bigint): CaliburTypedData =>
+        caliburTypedData({
+          domain,
+          batch: { calls: [...approveCalls, ...calls, encodeTransfer({ token: token.address, to: payee, amount }) as CaliburCall], revertOnFailure: true },
+          nonce,
+          deadline: BigInt(deadline),
+        })
+      // Measured twice: with a provisional leg of one base unit, then with the leg it priced (which
+      // also checks the account can pay it). The larger price is kept.
+      const provisional = await measureSignedBatch(network, account, typedDataFor(1n).message, token, payee, 1n, stateOverride)
+      let amount = priced(provisional.gas)
+      const measured = await measureSignedBatch(network, account, typedDataFor(amount).message, token, payee, amount, stateOverride)
+      if (priced(measured.gas) > amount) amount = priced(measured.gas)
+      const typedData = typedDataFor(amount)
+      const finalCalls = typedData.message.batchedCall.calls
+
+      const amountFormatted = formatUnits(amount, token.decimals)
+      const approvalWords = added.length
+        ? added.map((approval) => `approve ${short(approval.spender as Address)} for ${describeAmount(network, approval)}`).join('; ')
+        : 'none needed'
+      const summary =
+        `${finalCalls.length} calls from ${account}, all or nothing: approvals added: ${approvalWords}; ` +
+        `your ${calls.length} call${calls.length === 1 ? '' : 's'} (to ${calls.map((call) => short(call.to)).join(', ')}); ` +
+        `then ${amountFormatted} ${token.symbol} to Bruno's payee ${payee} for the gas. ` +
+        `Valid until ${new Date(deadline * 1000).toISOString()} (unix ${deadline}); nonce key ${key}, seq ${seq}.` +
+        (stateOverride ? ' The account is delegated to Calibur in the same transaction (authorizationList).' : '')
+      return {
+        typedData: typedData as never,
+        summary,
+        payment: { token: token.address, symbol: token.symbol, amount: amount.toString(), amountFormatted, payee },
+        calls: finalCalls,
+        approvalsAdded: added,
+        ...(stateOverride ? { authorizationList: args.authorizationList } : {}),
+        nonce: nonce.toString(),
+        deadline,
+        gas: { estimated: measured.gas.toString(), ownerPath: measured.ownerGas.toString(), feePerGas: feePerGas.toString(), marginBps },
+      }
+    },
+  })
+

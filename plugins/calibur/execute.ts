@@ -1,0 +1,162 @@
+import { Type, type TSchema } from '@sinclair/typebox'
+import { decodeFunctionData, formatUnits, getAddress, isAddressEqual, zeroAddress, zeroHash, type Hex } from 'viem'
+import { requireAddress } from '../../core/arguments.ts'
+import type { Network } from '../../core/chain/networks.ts'
+import { paymentToken } from '../../core/relay/quote.ts'
+import { AuthorizationList, CallPayment, RelayCall } from '../../core/relay/schemas.ts'
+import { Address as AddressSchema } from '../../core/schemas.ts'
+import { defineTool, ToolError } from '../../core/tool.ts'
+import { erc20Abi } from '../erc20/abi.ts'
+import { CaliburTypedDataSchema, delegationOverride, readCaliburState } from './batch.ts'
+import { encodeSignedExecute, recoverCaliburSigner } from './executeCalldata.ts'
+import { splitCaliburNonce } from './nonce.ts'
+import { caliburTypedData, caliburTypes, type CaliburTypedData } from './typedData.ts'
+
+/**
+ * `calibur_execute`: takes back a batch calibur_batch prepared, whole, with the account's
+ * signature; checks it as Calibur will (domain, signer, nonce, deadline) and returns the call and
+ * payment for submit.
+ *
+ * @example
+ * registry.addGroup({ name: 'calibur', order: 20, instructions, tools: [caliburExecute(app.bruno.chainArgument), …] })
+ */
+export const caliburExecute = (chain: TSchema) =>
+  defineTool({
+    name: 'calibur_execute',
+    title: 'Turn a signed Calibur batch into a call for submit',
+    description:
+      'Takes the typedData calibur_batch returned (whole and unchanged) and the account\'s signature of it (65 bytes, ' +
+      'from the wallet\'s sign-typed-data tool), and checks what Calibur will check, refusing with the reason: the ' +
+      'domain is Calibur\'s for that account and chain as read now (verifyingContract = the account, salt), the ' +
+      'signature recovers to the account itself (not another key, not a smart wallet), the nonce is the account\'s ' +
+      'current one (not used already), and the deadline is ahead. The batch\'s last call must be the payment leg ' +
+      '(token.transfer(payee, amount) on an accepted token). Returns `call` (the account\'s signed execute, for the ' +
+      'runner to send) and `payment` {token, amount}: pass both to submit as they are. When calibur_batch was given an ' +
+      'authorizationList (the account is delegated in the same transaction), pass it here too: it is checked again and ' +
+      'returned for submit.',
+    input: Type.Object(
+      {
+        chain,
+        typedData: CaliburTypedDataSchema,
+        signature: Type.String({ pattern: '^0x[0-9a-fA-F]{130}$', description: '65-byte signature (r‖s‖v) of typedData by the account\'s key' }),
+        authorizationList: Type.Optional({
+          ...AuthorizationList,
+          maxItems: 1,
+          description: 'the account\'s EIP-7702 authorization to Calibur, when calibur_batch was given one (the account is delegated in the same transaction)',
+        }),
+      },
+      { additionalProperties: false },
+    ),
+    output: Type.Object(
+      {
+        call: RelayCall,
+        payment: CallPayment,
+        authorizationList: Type.Optional({ ...AuthorizationList, description: 'pass it to submit with call and payment' }),
+        account: AddressSchema,
+        paymentFormatted: Type.String({ description: 'the payment in whole token units, with its symbol' }),
+        next: Type.String({ description: 'what to do with this result' }),
+      },
+      { additionalProperties: false },
+    ),
+    annotations: { readOnlyHint: true, openWorldHint: true },
+    handler: async (args, { networks }) => {
+      // The schema admits only configured network names.
+      const network = networks.get(args.chain as string)
+      const { config } = network
+      const given = args.typedData
+      const account = requireAddress(given.domain.verifyingContract, 'typedData.domain.verifyingContract')
+      const signature = args.signature as Hex
+      if (given.domain.chainId !== config.chainId) {
+        throw new ToolError(`the batch is signed for chain ${given.domain.chainId}, not ${config.name} (${config.chainId})`)
+      }
+      if (JSON.stringify(given.types) !== JSON.stringify(caliburTypes)) {
+        throw new ToolError('typedData.types are not Calibur\'s: pass the typedData calibur_batch returned, unchanged')
+      }
+      const { message } = given
+      if (!isAddressEqual(getAddress(message.executor), zeroAddress) && !isAddressEqual(getAddress(message.executor), getAddress(config.runner.contract))) {
+        throw new ToolError(`the batch may only be executed by ${message.executor}, not by Bruno's runner`)
+      }
+      if (message.keyHash.toLowerCase() !== zeroHash) {
+        throw new ToolError('the batch names a registered key (keyHash is not zero): Bruno relays batches signed by the account\'s own (root) key only')
+      }
+      const deadline = BigInt(message.deadline)
+      const now = BigInt(Math.floor(Date.now() / 1000))
+      if (deadline !== 0n && deadline <= now) {
+        throw new ToolError(`the batch's deadline ${deadline} has passed (now ${now}): prepare it again with calibur_batch and sign anew`)
+      }
+      const { key, seq } = splitCaliburNonce(BigInt(message.nonce))
+      const payment = paymentLeg(network, message.batchedCall.calls)
+
+      const stateOverride = await delegationOverride(network, account, args.authorizationList)
+      const { domain, seq: current } = await readCaliburState(network, account, key, stateOverride)
+      if (domain.salt.toLowerCase() !== given.domain.salt.toLowerCase()) {
+        throw new ToolError(`the batch's domain salt ${given.domain.salt} is not the account's now (${domain.salt}): prepare it again with calibur_batch`)
+      }
+      if (seq < current) {
+        throw new ToolError(`the batch's nonce (key ${key}, seq ${seq}) was used already (the account is at seq ${current}): this batch ran, or another took its place`)
+      }
+      if (seq > current) {
+        throw new ToolError(`the batch's nonce (key ${key}, seq ${seq}) skips ahead of the account's (seq ${current}): it cannot run until the batches before it do`)
+      }
+
+      // Rebuilt from the account's domain as read now: what Calibur will hash.
+      const typedData: CaliburTypedData = caliburTypedData({
+        domain,
+        batch: message.batchedCall,
+        nonce: BigInt(message.nonce),
+        deadline,
+        executor: message.executor as Hex,
+        keyHash: message.keyHash as Hex,
+      })
+      let signer
+      try {
+        signer = await recoverCaliburSigner(typedData, signature)
+      } catch (error) {
+        throw new ToolError(`bad signature: it is not a valid secp256k1 signature of the batch (${(error as Error).message.split('\n')[0]})`)
+      }
+      if (!isAddressEqual(signer, account)) {
+        throw new ToolError(
+          `the signature recovers to ${signer}, not the account ${account}: the account's own key must sign this typedData, unchanged ` +
+            '(smart-wallet signers, ERC-1271 / ERC-6492, cannot sign a Calibur batch)',
+        )
+      }
+      const paymentFormatted = `${formatUnits(payment.amount, payment.decimals)} ${payment.symbol}`
+      const withAuthorization = stateOverride !== undefined
+      return {
+        call: { to: account, data: encodeSignedExecute({ message: typedData.message, signature }) },
+        payment: { token: payment.token, amount: payment.amount.toString() },
+        ...(withAuthorization ? { authorizationList: args.authorizationList } : {}),
+        account,
+        paymentFormatted,
+        next:
+          `call submit with {chain: "${network.name}", call, payment${withAuthorization ? ', authorizationList' : ''}} as given here; ` +
+          'then poll status with the id it returns until done',
+      }
+    },
+  })
+
+/** The batch's payment leg: its last call, `transfer(payee, amount)` on an accepted payment token. */
+function paymentLeg(network: Network, calls: readonly { to: string; value: string; data: string }[]) {
+  const last = calls[calls.length - 1]
+  const refuse = (why: string) =>
+    new ToolError(`the batch has no payment leg: ${why}. Its last call must be token.transfer(payee, amount) to ${getAddress(network.config.payee)}, as calibur_batch makes it`)
+  if (!last) throw refuse('it has no calls')
+  let token
+  try {
+    token = paymentToken({ network }, getAddress(last.to))
+  } catch {
+    throw refuse(`its last call goes to ${last.to}, not an accepted payment token`)
+  }
+  if (last.value !== '0') throw refuse('its last call sends ETH')
+  let decoded
+  try {
+    decoded = decodeFunctionData({ abi: erc20Abi, data: last.data as Hex })
+  } catch {
+    throw refuse('its last call is not a token transfer')
+  }
+  if (decoded.functionName !== 'transfer') throw refuse(`its last call is ${decoded.functionName}, not transfer`)
+  const [to, amount] = decoded.args
+  if (!isAddressEqual(to, getAddress(network.config.payee))) throw refuse(`its last transfer pays ${to}, not the payee`)
+  if (amount === 0n) throw refuse('its last transfer pays nothing')
+  return { token: token.address, symbol: token.symbol, decimals: token.decimals, amount }
+}

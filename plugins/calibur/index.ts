@@ -1,0 +1,25 @@
+import type { FastifyPluginAsync } from 'fastify'
+import { caliburBatch } from './batch.ts'
+import { caliburExecute } from './execute.ts'
+
+const instructions =
+  'calibur — batches for an account delegated to Calibur (EIP-7702; `account` says isCalibur). Put the account\'s ' +
+  'calls (helpers\' `calls`, builders\' transactions made with the account as fromAddress and recipient, never Bruno) ' +
+  'and their `approvals` into calibur_batch: it adds the approvals that are short and a payment leg that pays Bruno in ' +
+  'a token (e.g. USDC), measured and priced. Pass its `typedData` UNCHANGED to the account\'s wallet sign-typed-data ' +
+  'tool (the account\'s own key; smart-wallet signers, ERC-1271 / ERC-6492, cannot sign it), then give typedData and ' +
+  'the signature to calibur_execute, and its {call, payment} to submit; poll status until done. Never send a ' +
+  'builder\'s or helper\'s call to submit as it is.'
+
+/**
+ * The calibur group: calibur_batch (calls → typed data to sign) and calibur_execute (signed batch →
+ * the call and payment for submit). Not wrapped in fastify-plugin: a group stays encapsulated and
+ * only talks to the registry.
+ *
+ * @example
+ * await app.register(caliburGroup)
+ */
+export const caliburGroup: FastifyPluginAsync = async (app) => {
+  const { registry, chainArgument } = app.bruno
+  registry.addGroup({ name: 'calibur', order: 20, instructions, tools: [caliburBatch(chainArgument), caliburExecute(chainArgument)] })
+}
