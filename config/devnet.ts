@@ -17,6 +17,8 @@ export interface DevnetConfigOptions {
   readonly pollMs?: number
   /** How long a sent transaction may wait for inclusion before it is replaced, in ms. */
   readonly stuckAfterMs?: number
+  /** `GET /readyz`'s block-age limit; 0 (the default) checks only that the chain answers. */
+  readonly maxBlockAgeSec?: number
 }
 
 /**
@@ -55,6 +57,8 @@ export function devnetConfig(deployment: DevnetDeployment, env: NodeJS.ProcessEn
             quoterV2: deployment.uniswap.quoterV2,
           },
           calibur: '0x000000005c84F8Fd50b21CAC312528A64437030e',
+          // anvil mines only when a transaction arrives: an idle devnet's latest block ages forever.
+          maxBlockAgeSec: options.maxBlockAgeSec ?? 0,
           payee: options.payee ?? '0xa0Ee7A142d267C1f36714E4a8F75612F20a79720',
           runner: {
             contract: deployment.runner.contract,

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises'
 import { Value } from '@sinclair/typebox/value'
 import { getAddress } from 'viem'
 import { isLoopbackHost } from '../core/originGuard.ts'
-import { BrunoConfig } from './schema.ts'
+import { BrunoConfig, PostgresStoreConfig, SqliteStoreConfig } from './schema.ts'
 
 /** A config that cannot be served. The message names the field, never a value (values may be secrets). */
 export class ConfigError extends Error {
@@ -34,14 +34,15 @@ export async function loadConfig(path: string, env: NodeJS.ProcessEnv = process.
 /** Checks a parsed config: its shape (the TypeBox schema), then what a schema cannot say. */
 export function parseConfig(raw: unknown, env: NodeJS.ProcessEnv = process.env): BrunoConfig {
   const config = Value.Default(BrunoConfig, Value.Clone(raw))
-  const first = Value.Errors(BrunoConfig, config).First()
+  const first = storeError(config) ?? Value.Errors(BrunoConfig, config).First()
   if (first) throw new ConfigError(`config ${fieldName(first.path)}: ${first.message}`)
   checkSemantics(config as BrunoConfig, env)
   return config as BrunoConfig
 }
 
 function checkSemantics(config: BrunoConfig, env: NodeJS.ProcessEnv): void {
-  const { server } = config
+  const { server, store } = config
+  if (store.kind === 'postgres' && !env[store.url.env]) throw new ConfigError(`config store.url: environment variable ${store.url.env} is not set`)
   if (!isLoopbackHost(server.host) && server.allowedHosts.length === 0) {
     throw new ConfigError('config server.allowedHosts: required when server.host is not a loopback address (name the hosts Bruno is served as, or "*" behind a proxy that checks Host)')
   }
@@ -65,6 +66,18 @@ function checkSemantics(config: BrunoConfig, env: NodeJS.ProcessEnv): void {
       }
     })
   })
+}
+
+/**
+ * A store that matches neither kind would only be "Expected union value": checked against the
+ * kind it names instead, the error says which field is wrong.
+ */
+function storeError(config: unknown): { path: string; message: string } | undefined {
+  const store = (config as { store?: { kind?: unknown } } | null | undefined)?.store
+  if (typeof store !== 'object' || store === null) return undefined
+  if (store.kind !== 'sqlite' && store.kind !== 'postgres') return { path: '/store/kind', message: "Expected 'sqlite' or 'postgres'" }
+  const error = Value.Errors(store.kind === 'postgres' ? PostgresStoreConfig : SqliteStoreConfig, store).First()
+  return error && { path: `/store${error.path}`, message: error.message }
 }
 
 /** `/networks/0/rpcUrl/env` → `networks[0].rpcUrl.env` */

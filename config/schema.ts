@@ -66,6 +66,11 @@ export const RunnerConfig = Type.Object(
     stuckAfterMs: Type.Integer({ minimum: 1_000, default: 30_000, description: 'a sent transaction not included after this is replaced with a higher fee' }),
     feeBumpBps: Type.Integer({ minimum: 1_000, maximum: 100_000, default: 1_250, description: 'fee increase of a replacement, at least 10% (1000)' }),
     gasLimitBps: Type.Integer({ minimum: 10_000, maximum: 30_000, default: 12_000, description: 'gas limit = measured gas × this / 10000' }),
+    minBalanceWei: Type.String({
+      pattern: '^[0-9]{1,30}$',
+      default: '10000000000000000',
+      description: 'preflight fails below this runner ETH balance, in wei (a decimal string: wei overflow JSON numbers); default 0.01 ETH',
+    }),
   },
   { additionalProperties: false },
 )
@@ -83,6 +88,7 @@ export const NetworkConfig = Type.Object(
     name: Type.String({ pattern: '^[a-z][a-z0-9-]{0,31}$', description: 'the `chain` argument every tool takes' }),
     chainId: Type.Integer({ minimum: 1 }),
     rpcUrl: EnvReference,
+    rpcTimeoutMs: Type.Integer({ minimum: 100, maximum: 120_000, default: 10_000, description: 'an RPC request that takes longer fails (and is retried once)' }),
     weth: AddressString,
     tokens: Type.Array(TokenConfig, { minItems: 1 }),
     uniswap: UniswapConfig,
@@ -91,17 +97,35 @@ export const NetworkConfig = Type.Object(
     margins: MarginsConfig,
     runner: RunnerConfig,
     relay: RelayConfig,
+    maxBlockAgeSec: Type.Integer({
+      minimum: 0,
+      default: 60,
+      description: 'GET /readyz reports the chain not ready when its latest block is older than this; 0 only checks that the RPC answers',
+    }),
   },
   { additionalProperties: false },
 )
 
-export const GroupName = Type.Union([
-  Type.Literal('bruno'),
-  Type.Literal('calibur'),
-  Type.Literal('3009'),
-  Type.Literal('erc20'),
-  Type.Literal('uniswap'),
-])
+/**
+ * A group's name: a built-in one (bruno, calibur, 3009, erc20, uniswap) or one a `plugins` entry
+ * installs. Names are checked against the installed groups at start; lowercase, as they appear
+ * in paths (`/mcp/erc20,uniswap`).
+ */
+export const GroupName = Type.String({ pattern: '^[a-z0-9][a-z0-9_-]{0,31}$', description: 'a group\'s name, e.g. "erc20"' })
+
+/** A group from outside Bruno, installed by a `plugins` entry (see PLUGINS.md). */
+export const PluginEntry = Type.Object(
+  {
+    from: Type.String({
+      minLength: 1,
+      maxLength: 512,
+      description: 'a package name (installed beside the config file or beside Bruno), or a path relative to the config file ("./groups/hello")',
+    }),
+    options: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'the group\'s options, checked by its own schema' })),
+    order: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, description: 'overrides the order the group declares (its place in tools/list)' })),
+  },
+  { additionalProperties: false },
+)
 
 export const ServerConfig = Type.Object(
   {
@@ -120,13 +144,26 @@ export const ServerConfig = Type.Object(
   { additionalProperties: false, default: {} },
 )
 
-export const StoreConfig = Type.Object(
+/** The embedded store: one process owns the file (and so every runner key). */
+export const SqliteStoreConfig = Type.Object(
   {
     kind: Type.Literal('sqlite', { default: 'sqlite' }),
     path: Type.String({ minLength: 1, default: '.bruno/bruno.sqlite', description: 'SQLite file; ":memory:" keeps nothing across restarts' }),
   },
-  { additionalProperties: false, default: {} },
+  { additionalProperties: false },
 )
+
+/** A shared PostgreSQL: several replicas serve one deployment (DEPLOYMENT.md, "Scaling out"). */
+export const PostgresStoreConfig = Type.Object(
+  {
+    kind: Type.Literal('postgres'),
+    // A connection URL carries a password: like an RPC URL, only the variable's name is configured.
+    url: EnvReference,
+  },
+  { additionalProperties: false },
+)
+
+export const StoreConfig = Type.Union([SqliteStoreConfig, PostgresStoreConfig], { default: {} })
 
 export const BrunoConfig = Type.Object(
   {
@@ -135,9 +172,10 @@ export const BrunoConfig = Type.Object(
     groups: Type.Array(GroupName, {
       minItems: 1,
       uniqueItems: true,
-      default: ['erc20', 'uniswap'],
-      description: 'the groups this deployment serves',
+      default: ['bruno', 'calibur', '3009', 'erc20', 'uniswap'],
+      description: 'the groups this deployment serves, built-in or installed by `plugins`',
     }),
+    plugins: Type.Array(PluginEntry, { default: [], description: 'groups from outside Bruno, installed (and served where `groups` enables them)' }),
     networks: Type.Array(NetworkConfig, { minItems: 1 }),
   },
   { additionalProperties: false },
@@ -148,6 +186,9 @@ export type TokenConfig = Static<typeof TokenConfig>
 export type NetworkConfig = Static<typeof NetworkConfig>
 export type ServerConfig = Static<typeof ServerConfig>
 export type GroupName = Static<typeof GroupName>
+export type PluginEntry = Static<typeof PluginEntry>
 export type BrunoConfig = Static<typeof BrunoConfig>
 export type RunnerConfig = Static<typeof RunnerConfig>
 export type StoreConfig = Static<typeof StoreConfig>
+export type SqliteStoreConfig = Static<typeof SqliteStoreConfig>
+export type PostgresStoreConfig = Static<typeof PostgresStoreConfig>

@@ -1,24 +1,34 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
 import { Type, type TSchema } from '@sinclair/typebox'
+import { loadGroups } from '../config/loadGroups.ts'
 import type { BrunoConfig } from '../config/schema.ts'
 import { Networks } from './chain/networks.ts'
+import { groupPlugin } from './groupPlugin.ts'
 import { openRelay, type RelayService } from './relay/service.ts'
 import { mcpRoutes } from './mcp/routes.ts'
+import { Metrics } from './metrics.ts'
+import { operatorRoutes } from './operators/routes.ts'
 import { originGuard } from './originGuard.ts'
+import type { PluginDefinition } from './plugin.ts'
 import { relayBindings } from './rest/routes.ts'
 import { ToolRegistry } from './registry.ts'
+import { createServices, type BrunoServices } from './services.ts'
 import type { ServerInfo } from './mcp/dispatcher.ts'
 
-/** What core offers every plugin: the config, the networks, the registry, the `chain` argument. */
+/** Core's state, for core's own routes. Groups see only `services`, through the plugin API (core/plugin.ts). */
 export interface BrunoCore {
   readonly config: BrunoConfig
   readonly networks: Networks
   readonly relay: RelayService
   readonly registry: ToolRegistry
   readonly serverInfo: ServerInfo
+  /** The app's Prometheus metrics (`GET /metrics`). */
+  readonly metrics: Metrics
   /** The `chain` argument schema: an enum of the configured networks' names. */
   readonly chainArgument: TSchema
+  /** All that groups and their tools may use of core (core/plugin.ts). */
+  readonly services: BrunoServices
 }
 
 declare module 'fastify' {
@@ -29,8 +39,10 @@ declare module 'fastify' {
 
 export interface AppOptions {
   readonly config: BrunoConfig
-  /** The group plugins by name; only the config's enabled groups are registered. */
-  readonly groups: Readonly<Record<string, FastifyPluginAsync>>
+  /** The groups Bruno ships (plugins/index.ts); the config's `plugins` install more. Only the enabled ones are served. */
+  readonly groups: readonly PluginDefinition[]
+  /** The config file's directory: `plugins` paths are relative to it. Default: the working directory. */
+  readonly configDir?: string
   readonly logger: FastifyBaseLogger
   readonly serverInfo: ServerInfo
   readonly env?: NodeJS.ProcessEnv
@@ -46,10 +58,11 @@ export interface AppOptions {
  */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { config } = options
+  // Before anything opens: a group that cannot be installed stops the start cleanly.
+  const groups = await loadGroups(config, options.groups, options.configDir ?? process.cwd())
   const app = Fastify({
     loggerInstance: options.logger,
     bodyLimit: config.server.bodyLimit,
-    disableRequestLogging: false,
     requestIdHeader: 'x-request-id',
     genReqId: () => crypto.randomUUID(),
   })
@@ -64,12 +77,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         .send('{"jsonrpc":"2.0","error":{"code":-32600,"message":"Forbidden: Host or Origin not allowed"}}')
     }
   })
-  for (const name of config.groups) {
-    const group = options.groups[name]
-    if (!group) throw new Error(`groups: no plugin provides group "${name}"`)
-    await app.register(group)
-  }
+  for (const group of groups) await app.register(groupPlugin(group))
   await app.register(mcpRoutes)
+  await app.register(operatorRoutes)
   // REST and JSON-RPC bindings of the relay, served where the relay is (the bruno group).
   if (config.groups.includes('bruno')) await app.register(relayBindings)
   await app.ready()
@@ -79,8 +89,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 }
 
 const core: FastifyPluginAsync<AppOptions> = async (app, options) => {
-  const networks = new Networks(options.config, options.env)
-  const relay = openRelay(options.config, networks, options.env ?? process.env, app.log)
+  const metrics = new Metrics()
+  const networks = new Networks(options.config, options.env, metrics)
+  const relay = openRelay(options.config, networks, options.env ?? process.env, app.log, metrics)
+  metrics.runnerBalances(() => relay.runnerBalances())
   app.addHook('onClose', () => relay.close())
   const names = networks.names.map((name) => Type.Literal(name))
   const chainArgument = Type.Union(names, { description: 'the network to act on, by its configured name' })
@@ -89,7 +101,9 @@ const core: FastifyPluginAsync<AppOptions> = async (app, options) => {
     networks,
     relay,
     registry: new ToolRegistry(),
+    metrics,
     serverInfo: options.serverInfo,
     chainArgument,
+    services: createServices(networks, relay, chainArgument),
   })
 }

@@ -1,3 +1,4 @@
+import { dirname, resolve as resolvePath } from 'node:path'
 import { parseArgs } from 'node:util'
 import { DEVNET_RPC_ENV, devnetConfig } from '../config/devnet.ts'
 import { loadConfig } from '../config/load.ts'
@@ -6,19 +7,34 @@ import { builtinGroups } from '../plugins/index.ts'
 import { startAnvil } from './devnet/anvil.ts'
 import { deployDevnet } from './devnet/deploy.ts'
 import { createLogger } from './logger.ts'
+import type { Command } from './commands/command.ts'
+import { preflightCommand } from './commands/preflight.ts'
+import { setupCommand } from './commands/setup.ts'
+import { preflightServe } from './preflight/preflightServe.ts'
+import { configuredSecrets } from './secrets.ts'
 import { startServer } from './server.ts'
 
+const commands: readonly Command[] = [preflightCommand, setupCommand]
+
 const USAGE = `Usage: bruno [serve] [options]
+       bruno <command> [options]     (bruno <command> --help lists its flags)
+
+Commands:
+  serve        (the default) serve Bruno; the options below
+${commands.map((command) => `  ${command.name.padEnd(12)} ${command.summary}`).join('\n')}
 
 Serves Bruno over MCP (POST /mcp and /mcp/<groups>).
 With no --config, starts the embedded devnet: a local anvil chain with USDC, WETH, a Uniswap V3
 pool and SwapRouter02 deployed, and serves Bruno on it.
+Before listening, runs \`bruno preflight\`'s checks and refuses to start on a failing chain.
 
 Options:
   --config <file>      deployment config (JSON); see DEPLOYMENT.md. Omit for the devnet.
   --host <address>     override server.host
   --port <number>      override server.port (0 = any free port)
   --log-level <level>  trace | debug | info | warn | error (default: info)
+  --skip-preflight <chain>  serve this chain even if its preflight checks fail (repeatable)
+  --no-preflight       start without running the preflight checks
   -h, --help           show this help
 `
 
@@ -27,9 +43,13 @@ interface ServeOptions {
   readonly host?: string
   readonly port?: string
   readonly 'log-level'?: string
+  readonly 'skip-preflight'?: string[]
+  readonly 'no-preflight'?: boolean
 }
 
 async function main(argv: string[]): Promise<number> {
+  const command = commands.find((candidate) => candidate.name === argv[0])
+  if (command) return command.run(argv.slice(1), { env: process.env, stdout: process.stdout, stderr: process.stderr })
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -38,6 +58,8 @@ async function main(argv: string[]): Promise<number> {
       host: { type: 'string' },
       port: { type: 'string' },
       'log-level': { type: 'string' },
+      'skip-preflight': { type: 'string', multiple: true },
+      'no-preflight': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   })
@@ -45,8 +67,7 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(USAGE)
     return 0
   }
-  const command = positionals[0] ?? 'serve'
-  if (command !== 'serve' || positionals.length > 1) {
+  if ((positionals[0] ?? 'serve') !== 'serve' || positionals.length > 1) {
     process.stderr.write(`bruno: unknown command "${positionals.join(' ')}"\n\n${USAGE}`)
     return 2
   }
@@ -73,9 +94,18 @@ async function serve(options: ServeOptions): Promise<number> {
       ...(options.port ? { port: Number(options.port) } : {}),
     },
   }
-  const secrets = config.networks.flatMap((network) => env[network.rpcUrl.env] ?? [])
-  const logger = createLogger({ secrets, level: options['log-level'] ?? 'info', destination: process.stderr })
-  const server = await startServer({ config, groups: builtinGroups, logger, env })
+  const logger = createLogger({ secrets: configuredSecrets(config, env), level: options['log-level'] ?? 'info', destination: process.stderr })
+  if (!options['no-preflight']) {
+    const refusal = await preflightServe(config, env, options['skip-preflight'] ?? [], logger)
+    if (refusal) {
+      process.stderr.write(refusal)
+      for (const close of stops) await close()
+      return 1
+    }
+  }
+  // A config's `plugins` paths are relative to the config file.
+  const configDir = options.config ? dirname(resolvePath(options.config)) : process.cwd()
+  const server = await startServer({ config, groups: builtinGroups, configDir, logger, env })
   stops.unshift(() => server.close())
   process.stdout.write(banner(server.url, config, !options.config))
 
@@ -101,6 +131,7 @@ function banner(url: string, config: BrunoConfig, devnet: boolean): string {
     '',
     'Client configuration (.mcp.json, Claude Code / Cursor style):',
     clientConfig,
+    `or write it into each agent's project config: npm run bruno -- setup --url ${url}`,
     '',
     'Ctrl-C stops Bruno' + (devnet ? ' and the devnet.' : '.'),
     '',

@@ -1,5 +1,6 @@
 import type { TObject } from '@sinclair/typebox'
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
+import { checkPromptsAndResources, composePromptsAndResources, type PromptsAndResources } from './promptsAndResources.ts'
 import type { GroupDefinition, ToolDefinition } from './tool.ts'
 
 const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/
@@ -24,7 +25,7 @@ export interface ToolListing {
 }
 
 /** What one MCP path serves: its groups, in the fixed group order, and what they compose. */
-export interface RegistryView {
+export interface RegistryView extends PromptsAndResources {
   /** The canonical group list, e.g. `erc20,uniswap`. */
   readonly key: string
   readonly groups: readonly GroupDefinition[]
@@ -58,6 +59,7 @@ export class ToolRegistry {
       const clash = this.#tools.get(tool.definition.name)
       if (clash) throw new Error(`group "${group.name}": tool "${tool.definition.name}" is already registered by group "${clash.group}"`)
     }
+    checkPromptsAndResources(group, this.#groups.values())
     this.#groups.set(group.name, group)
     for (const tool of added) this.#tools.set(tool.definition.name, tool)
     this.#views.clear()
@@ -98,7 +100,7 @@ function composeView(key: string, groups: readonly GroupDefinition[], all: Reado
     for (const tool of group.tools) tools.set(tool.name, all.get(tool.name)!)
   }
   const instructions = [PREAMBLE, ...groups.map((group) => group.instructions.trim())].join('\n\n')
-  return { key, groups, tools, toolsJson: JSON.stringify([...tools.values()].map((tool) => tool.listing)), instructions }
+  return { key, groups, tools, toolsJson: JSON.stringify([...tools.values()].map((tool) => tool.listing)), instructions, ...composePromptsAndResources(groups) }
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs'
-import type { FastifyBaseLogger, FastifyInstance, FastifyPluginAsync } from 'fastify'
-import type { BrunoConfig } from '../config/schema.ts'
-import { buildApp } from './app.ts'
+import type { FastifyInstance } from 'fastify'
+import { buildApp, type AppOptions } from './app.ts'
 import type { ServerInfo } from './mcp/dispatcher.ts'
 
 /** Bruno's name and version as `serverInfo` reports them, from package.json. */
@@ -24,12 +23,7 @@ export interface RunningServer {
  * const server = await startServer({ config, groups: builtinGroups, logger })
  * console.log(`${server.url}/mcp`)
  */
-export async function startServer(options: {
-  config: BrunoConfig
-  groups: Readonly<Record<string, FastifyPluginAsync>>
-  logger: FastifyBaseLogger
-  env?: NodeJS.ProcessEnv
-}): Promise<RunningServer> {
+export async function startServer(options: Omit<AppOptions, 'serverInfo'>): Promise<RunningServer> {
   const app = await buildApp({ ...options, serverInfo })
   const { host, port } = options.config.server
   await app.listen({ host, port })

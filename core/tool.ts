@@ -1,12 +1,14 @@
 import type { Static, TObject } from '@sinclair/typebox'
-import type { Networks } from './chain/networks.ts'
-import type { RelayService } from './relay/service.ts'
+import type { PromptDefinition } from './prompt.ts'
+import type { ResourceDefinition, ResourceTemplateDefinition } from './resource.ts'
+import type { BrunoServices } from './services.ts'
+import type { ToolTaskSupport } from './task.ts'
 
-/** What a tool handler may use of core. Handlers stay thin: parse, call core, shape the result. */
-export interface ToolContext {
-  readonly networks: Networks
-  readonly relay: RelayService
-}
+/**
+ * What a tool handler may use of core: the services a group's `setup` receives (core/plugin.ts).
+ * Handlers stay thin: parse, call core, shape the result.
+ */
+export type ToolContext = BrunoServices
 
 /** Behaviour hints published with a tool (MCP `ToolAnnotations`). */
 export interface ToolAnnotations {
@@ -36,6 +38,8 @@ export interface ToolDefinition<I extends TObject = TObject, O extends TObject =
   readonly output: O
   readonly annotations?: ToolAnnotations
   readonly handler: (args: Static<I>, context: ToolContext) => Promise<Static<O>>
+  /** Work that goes on after the answer: a caller declaring the Tasks extension gets a task to poll. */
+  readonly task?: ToolTaskSupport<Static<O>>
 }
 
 /** Identity with inference: lets a tool's handler see its own argument and result types. */
@@ -54,6 +58,10 @@ export interface GroupDefinition {
   // Tools differ in their schemas; the registry only needs their common shape.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   readonly tools: readonly ToolDefinition<any, any>[]
+  /** Workflows a user picks (MCP prompts), listed where the group and the prompt's `requires` are served. */
+  readonly prompts?: readonly PromptDefinition[]
+  readonly resources?: readonly ResourceDefinition[]
+  readonly resourceTemplates?: readonly ResourceTemplateDefinition[]
 }
 
 /**

@@ -1,6 +1,8 @@
 import { createPublicClient, getAddress, http, isAddress, type Address, type Chain, type PublicClient } from 'viem'
 import type { BrunoConfig, NetworkConfig, TokenConfig } from '../../config/schema.ts'
+import type { Metrics } from '../metrics.ts'
 import { guardedTransport } from './guardedTransport.ts'
+import { observedTransport } from './observedTransport.ts'
 
 /** One configured network: its config and a read client. */
 export interface Network {
@@ -20,8 +22,9 @@ export class Networks {
   readonly names: readonly string[]
   readonly #byName: ReadonlyMap<string, Network>
 
-  constructor(config: BrunoConfig, env: NodeJS.ProcessEnv = process.env) {
-    this.#byName = new Map(config.networks.map((network) => [network.name, openNetwork(network, env)]))
+  /** With `metrics`, every RPC request's duration and failures are recorded per chain and method. */
+  constructor(config: BrunoConfig, env: NodeJS.ProcessEnv = process.env, metrics?: Metrics) {
+    this.#byName = new Map(config.networks.map((network) => [network.name, openNetwork(network, env, metrics)]))
     this.names = config.networks.map((network) => network.name)
   }
 
@@ -33,7 +36,7 @@ export class Networks {
   }
 }
 
-function openNetwork(config: NetworkConfig, env: NodeJS.ProcessEnv): Network {
+function openNetwork(config: NetworkConfig, env: NodeJS.ProcessEnv, metrics: Metrics | undefined): Network {
   const url = env[config.rpcUrl.env]
   if (!url) throw new Error(`networks.${config.name}.rpcUrl: environment variable ${config.rpcUrl.env} is not set`)
   const chain: Chain = {
@@ -42,9 +45,10 @@ function openNetwork(config: NetworkConfig, env: NodeJS.ProcessEnv): Network {
     nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
     rpcUrls: { default: { http: [] } },
   }
+  const rpc = http(url, { timeout: config.rpcTimeoutMs, retryCount: 1, batch: { wait: 0 } })
   const client = createPublicClient({
     chain,
-    transport: guardedTransport(config.name, http(url, { timeout: 10_000, retryCount: 1, batch: { wait: 0 } })),
+    transport: guardedTransport(config.name, metrics ? observedTransport(config.name, rpc, metrics) : rpc),
   })
   return { name: config.name, config, client }
 }

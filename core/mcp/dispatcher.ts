@@ -1,8 +1,10 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { IncomingHttpHeaders } from 'node:http'
-import type { RegistryView } from '../registry.ts'
+import type { RegisteredTool, RegistryView } from '../registry.ts'
 import type { ToolContext } from '../tool.ts'
 import { callTool, type ToolOutcome } from './callTool.ts'
+import { complete } from './complete.ts'
+import { getPrompt } from './getPrompt.ts'
 import { ErrorCode, JsonRpcError, errorPayload, resultPayload, type RequestId } from './jsonrpc.ts'
 import {
   DISCOVER_TTL_MS,
@@ -14,6 +16,8 @@ import {
   SUPPORTED_VERSIONS,
   decodeHeaderValue,
 } from './protocol.ts'
+import { readResource } from './readResource.ts'
+import { TASKS_EXTENSION, declaresTasks, findTask, taskFields, taskTools } from './tasks.ts'
 
 /** What the HTTP layer sends: a status and, unless 202, a JSON body. */
 export interface McpReply {
@@ -46,7 +50,7 @@ const LATEST_LEGACY = LEGACY_VERSIONS[0]
 export class McpDispatcher {
   readonly #serverInfo: ServerInfo
   readonly #metaJson: string
-  readonly #cache = new WeakMap<RegistryView, { modernList: string; legacyList: string; discover: string; initialize: Map<string, string> }>()
+  readonly #cache = new WeakMap<RegistryView, CachedAnswers>()
 
   constructor(serverInfo: ServerInfo) {
     this.#serverInfo = serverInfo
@@ -72,11 +76,46 @@ export class McpDispatcher {
 
   async #answer(era: Era, view: RegistryView, request: Request, context: ToolContext, log: FastifyBaseLogger): Promise<string> {
     const cached = this.#cached(view)
+    const capabilities = cached.capabilities
     switch (request.method) {
       case 'tools/list':
-        return resultPayload(request.id, era === 'modern' ? cached.modernList : cached.legacyList)
+        return resultPayload(request.id, cached.lists.tools[era])
       case 'tools/call':
-        return resultPayload(request.id, this.#callResult(era, await this.#callTool(view, request, context, log)))
+        return resultPayload(request.id, await this.#toolsCall(era, view, request, context, log))
+      case 'prompts/list':
+        if (capabilities.prompts) return resultPayload(request.id, cached.lists.prompts[era])
+        break
+      case 'prompts/get':
+        if (capabilities.prompts) return resultPayload(request.id, this.#result(era, getPrompt(view, request.params, context)))
+        break
+      case 'resources/list':
+        if (capabilities.resources) return resultPayload(request.id, cached.lists.resources[era])
+        break
+      case 'resources/templates/list':
+        if (capabilities.resources) return resultPayload(request.id, cached.lists.templates[era])
+        break
+      case 'resources/read':
+        if (capabilities.resources) return resultPayload(request.id, await this.#readResource(era, view, request, context))
+        break
+      case 'completion/complete':
+        if (capabilities.completions) return resultPayload(request.id, this.#result(era, { completion: complete(view, request.params, context) }))
+        break
+      // The Tasks extension exists only in the modern era (SEP-2663: a 2025 client's declaration enables nothing).
+      case 'tasks/get':
+        if (era === 'modern' && cached.taskTools.length > 0) {
+          const { taskId, state } = await findTask(view, request.params, context)
+          return resultPayload(request.id, this.#result(era, taskFields(taskId, state, true)))
+        }
+        break
+      case 'tasks/update':
+      case 'tasks/cancel':
+        // Acknowledged and otherwise ignored: a submission asks no input, and one the runner holds
+        // cannot be withdrawn (its signed payment is already out of the account's hands).
+        if (era === 'modern' && cached.taskTools.length > 0) {
+          await findTask(view, request.params, context)
+          return resultPayload(request.id, this.#result(era, {}))
+        }
+        break
       case 'server/discover':
         if (era === 'modern') return resultPayload(request.id, cached.discover)
         break
@@ -90,12 +129,44 @@ export class McpDispatcher {
     throw new JsonRpcError(ErrorCode.MethodNotFound, `Method not found: ${request.method}`, era === 'modern' ? 404 : 200)
   }
 
-  async #callTool(view: RegistryView, request: Request, context: ToolContext, log: FastifyBaseLogger): Promise<ToolOutcome> {
+  /**
+   * A tool call's result; for a modern caller that declares the Tasks extension, a tool with task
+   * support answers with a `CreateTaskResult` instead (its refusals stay ordinary results: no task
+   * exists for them).
+   */
+  async #toolsCall(era: Era, view: RegistryView, request: Request, context: ToolContext, log: FastifyBaseLogger): Promise<string> {
     const { name, arguments: args = {} } = request.params
     if (typeof name !== 'string') throw new JsonRpcError(ErrorCode.InvalidParams, 'Invalid params: "name" must be a string', 200)
     const tool = view.tools.get(name)
     if (!tool) throw new JsonRpcError(ErrorCode.InvalidParams, `Unknown tool: ${name}`, 200)
-    return callTool(tool, args, context, log.child({ tool: name }))
+    // The request's own logger: callTool names the tool in the one line it writes, and a child
+    // logger per call costs a fifth of a tools/call's CPU (bench/RESULTS.md).
+    const outcome = await callTool(tool, args, context, log)
+    const task = tool.definition.task
+    if (era === 'modern' && task && !outcome.isError && declaresTasks(request.params)) {
+      return this.#createTaskResult(tool, task.idOf(outcome.structuredContent), context)
+    }
+    return this.#callResult(era, outcome)
+  }
+
+  async #createTaskResult(tool: RegisteredTool, taskId: string, context: ToolContext): Promise<string> {
+    // The task is the stored work the output names: it resolves in tasks/get from now on.
+    const state = await tool.definition.task!.state(taskId, context)
+    if (!state) throw new Error(`tool ${tool.definition.name} answered with a task it cannot find: ${taskId}`)
+    return this.#result('modern', taskFields(taskId, state, false), 'task')
+  }
+
+  async #readResource(era: Era, view: RegistryView, request: Request, context: ToolContext): Promise<string> {
+    const { contents, cache } = await readResource(view, request.params, context, era)
+    return this.#result(era, { contents, ...(era === 'modern' ? { ttlMs: cache.ttlMs, cacheScope: cache.scope } : {}) })
+  }
+
+  /** A result object as the era shapes it: the modern one adds `resultType` and serverInfo. */
+  #result(era: Era, result: object, resultType: 'complete' | 'task' = 'complete'): string {
+    const json = JSON.stringify(result)
+    if (era === 'legacy') return json
+    const fields = json.length > 2 ? `${json.slice(1, -1)},` : ''
+    return `{"resultType":"${resultType}",${fields}"_meta":${this.#metaJson}}`
   }
 
   #callResult(era: Era, outcome: ToolOutcome): string {
@@ -109,22 +180,32 @@ export class McpDispatcher {
     const version = typeof requested === 'string' && LEGACY.has(requested) ? requested : LATEST_LEGACY
     let answer = answers.get(version)
     if (!answer) {
-      answer = JSON.stringify({ protocolVersion: version, capabilities: capabilities(), serverInfo: this.#serverInfo, instructions: view.instructions })
+      answer = JSON.stringify({ protocolVersion: version, capabilities: capabilitiesOf(view, 'legacy'), serverInfo: this.#serverInfo, instructions: view.instructions })
       answers.set(version, answer)
     }
     return answer
   }
 
-  #cached(view: RegistryView) {
+  #cached(view: RegistryView): CachedAnswers {
     let cached = this.#cache.get(view)
     if (!cached) {
+      const list = (key: string, json: string) => ({
+        modern: `{"resultType":"complete","${key}":${json},"ttlMs":${LIST_TTL_MS},"cacheScope":"public","_meta":${this.#metaJson}}`,
+        legacy: `{"${key}":${json}}`,
+      })
       cached = {
-        modernList: `{"resultType":"complete","tools":${view.toolsJson},"ttlMs":${LIST_TTL_MS},"cacheScope":"public","_meta":${this.#metaJson}}`,
-        legacyList: `{"tools":${view.toolsJson}}`,
+        capabilities: capabilitiesOf(view, 'legacy'),
+        taskTools: taskTools(view),
+        lists: {
+          tools: list('tools', view.toolsJson),
+          prompts: list('prompts', view.promptsJson),
+          resources: list('resources', view.resourcesJson),
+          templates: list('resourceTemplates', view.templatesJson),
+        },
         discover: JSON.stringify({
           resultType: 'complete',
           supportedVersions: SUPPORTED_VERSIONS,
-          capabilities: capabilities(),
+          capabilities: capabilitiesOf(view, 'modern'),
           instructions: view.instructions,
           ttlMs: DISCOVER_TTL_MS,
           cacheScope: 'public',
@@ -138,8 +219,36 @@ export class McpDispatcher {
   }
 }
 
-function capabilities() {
-  return { tools: { listChanged: false } }
+interface CachedAnswers {
+  /** What the path serves besides tools (the legacy form: no extensions). */
+  readonly capabilities: Capabilities
+  readonly taskTools: readonly RegisteredTool[]
+  /** Each list's result, serialized once per era. */
+  readonly lists: Record<'tools' | 'prompts' | 'resources' | 'templates', Record<Era, string>>
+  readonly discover: string
+  readonly initialize: Map<string, string>
+}
+
+interface Capabilities {
+  tools: { listChanged: false }
+  prompts?: { listChanged: false }
+  resources?: { listChanged: false }
+  completions?: Record<string, never>
+  extensions?: Record<string, Record<string, never>>
+}
+
+/**
+ * What a path advertises: tools always; prompts, resources and completions only where it serves
+ * some; the Tasks extension only in the modern era (2025 capabilities have no `extensions`) and
+ * only where a tool can answer with a task.
+ */
+function capabilitiesOf(view: RegistryView, era: Era): Capabilities {
+  const capabilities: Capabilities = { tools: { listChanged: false } }
+  if (view.prompts.size > 0) capabilities.prompts = { listChanged: false }
+  if (view.resources.size > 0 || view.templates.length > 0) capabilities.resources = { listChanged: false }
+  if (view.prompts.size > 0 || view.templates.length > 0) capabilities.completions = {}
+  if (era === 'modern' && taskTools(view).length > 0) capabilities.extensions = { [TASKS_EXTENSION]: {} }
+  return capabilities
 }
 
 /** The request, or `'notification'` for a message without an id (answered 202, whatever it says). */

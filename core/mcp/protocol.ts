@@ -11,14 +11,17 @@ export const META = {
   serverInfo: 'io.modelcontextprotocol/serverInfo',
 } as const
 
-/** Methods whose `Mcp-Name` header mirrors a body field. */
-export const NAMED_METHODS: Readonly<Record<string, 'name' | 'uri'>> = {
+/** Methods whose `Mcp-Name` header mirrors a body field (the Tasks extension's methods name the task). */
+export const NAMED_METHODS: Readonly<Record<string, 'name' | 'uri' | 'taskId'>> = {
   'tools/call': 'name',
   'prompts/get': 'name',
   'resources/read': 'uri',
+  'tasks/get': 'taskId',
+  'tasks/update': 'taskId',
+  'tasks/cancel': 'taskId',
 }
 
-/** How long a client may keep a `tools/list` (tools change only with a deployment). */
+/** How long a client may keep a `tools/list`, `prompts/list`, `resources/list` or `resources/templates/list` (they change only with a deployment). */
 export const LIST_TTL_MS = 86_400_000
 /** How long a client may keep `server/discover`. */
 export const DISCOVER_TTL_MS = 3_600_000

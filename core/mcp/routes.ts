@@ -9,13 +9,13 @@ import type { RegistryView } from '../registry.ts'
  * 404 with no MCP body.
  */
 export const mcpRoutes: FastifyPluginAsync = async (app) => {
-  const { registry, networks, relay, serverInfo } = app.bruno
+  const { registry, services: context, serverInfo } = app.bruno
   const dispatcher = new McpDispatcher(serverInfo)
-  const context = { networks, relay }
 
   const answer = async (view: RegistryView | undefined, request: FastifyRequest, reply: FastifyReply) => {
     if (!view) return reply.code(404).send()
     const { status, payload } = await dispatcher.dispatch(view, request.body, request.headers, context, request.log)
+    app.bruno.metrics.countMcp(request.body, payload)
     reply.code(status)
     return payload === undefined ? reply.send() : reply.type('application/json').send(payload)
   }
@@ -34,7 +34,10 @@ export const mcpRoutes: FastifyPluginAsync = async (app) => {
           : status < 500
             ? [ErrorCode.ParseError, 'Parse error: the body is not valid JSON']
             : [ErrorCode.InternalError, 'Internal error']
-    return reply.code(status).type('application/json').send(errorPayload(undefined, { code, message }))
+    const payload = errorPayload(undefined, { code, message })
+    // Refused before the body was read (too large, not JSON): counted as an error.
+    app.bruno.metrics.countMcp(undefined, payload)
+    return reply.code(status).type('application/json').send(payload)
   })
 
   const notAllowed = async (_request: FastifyRequest, reply: FastifyReply) => reply.code(405).header('allow', 'POST').send()

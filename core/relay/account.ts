@@ -1,5 +1,6 @@
 import { erc20Abi, formatUnits, getAddress, isAddressEqual, slice, type Address } from 'viem'
 import { caliburCompatibleAbi } from '../../contracts/abi.ts'
+import { expectChainId } from '../chain/expectChainId.ts'
 import type { Network } from '../chain/networks.ts'
 import type { AccountView } from './schemas.ts'
 
@@ -15,7 +16,8 @@ const DELEGATION_PREFIX = '0xef0100'
  */
 export async function readAccount(network: Network, address: Address): Promise<AccountView> {
   const { client, config } = network
-  const [code, nonce, eth, ...balances] = await Promise.all([
+  const [, code, nonce, eth, ...balances] = await Promise.all([
+    expectChainId(network),
     client.getCode({ address }),
     client.getTransactionCount({ address }),
     client.getBalance({ address }),

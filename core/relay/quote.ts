@@ -1,5 +1,6 @@
 import { formatUnits, getAddress, type Address, type SignedAuthorization as ViemAuthorization } from 'viem'
 import { requireToken } from '../arguments.ts'
+import { expectChainId } from '../chain/expectChainId.ts'
 import { readWeiPerBaseUnit, type Fraction } from '../chain/tokenPrice.ts'
 import { ToolError } from '../tool.ts'
 import type { RelayContext } from './context.ts'
@@ -46,8 +47,7 @@ export async function quoteCall(context: RelayContext, request: QuoteRequest): P
   const measured = await measureRunnerCost(context, request.call, request.authorizationList, token)
   const gas = measured.gas + (request.payment === 'authorization' ? AUTHORIZATION_TRANSFER_GAS : 0n)
   const costWei = gas * measured.feePerGas
-  const withMargin = ceilDiv(costWei * BigInt(10_000 + config.margins.quoteBps), 10_000n)
-  const amount = weiToToken(withMargin, measured.price)
+  const amount = chargeForGas(gas, measured.feePerGas, config.margins.quoteBps, measured.price)
   return {
     token: token.address,
     symbol: token.symbol,
@@ -77,7 +77,15 @@ export async function measureRunnerCost(
   const authorizations = viemAuthorizations(authorizationList)
   const [gas, fees, price] = await Promise.all([
     network.client
-      .estimateGas({ account: operator, to: getAddress(network.config.runner.contract), data, ...(authorizations ? { authorizationList: authorizations } : {}) })
+      // The latest block, as the design asks: some nodes estimate against the pending block, where
+      // the runner's own queued transactions would change the answer.
+      .estimateGas({
+        account: operator,
+        to: getAddress(network.config.runner.contract),
+        data,
+        blockTag: 'latest',
+        ...(authorizations ? { authorizationList: authorizations } : {}),
+      })
       .catch((error: unknown) => {
         const reason = revertReason(error, token.decimals, token.symbol)
         if (reason) throw new ToolError(`the call cannot be relayed: ${reason}`)
@@ -85,8 +93,20 @@ export async function measureRunnerCost(
       }),
     network.client.estimateFeesPerGas(),
     readWeiPerBaseUnit(network, token.address),
+    expectChainId(network),
   ])
   return { gas, feePerGas: fees.maxFeePerGas, price }
+}
+
+/**
+ * What the relay charges for `gas`, in token base units: the gas at `feePerGas`, plus `marginBps`,
+ * converted at the token's price, rounded up. Quotes and payment legs are sized by this one rule.
+ *
+ * @example
+ * chargeForGas(100_000n, 2_000_000_000n, 2_000, { numerator: 333_333_333n, denominator: 1n }) // 720_001n (0.720001 USDC)
+ */
+export function chargeForGas(gas: bigint, feePerGas: bigint, marginBps: number, weiPerBaseUnit: Fraction): bigint {
+  return weiToToken(ceilDiv(gas * feePerGas * BigInt(10_000 + marginBps), 10_000n), weiPerBaseUnit)
 }
 
 /** Token base units worth `wei`, rounded up: the relay never under-charges by rounding. */

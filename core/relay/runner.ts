@@ -1,10 +1,14 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { getAddress, keccak256, type Hex, type PrivateKeyAccount, type TransactionReceipt } from 'viem'
 import type { RelayContext } from './context.ts'
+import { localOwnership, type RunnerOwnership } from './ownership.ts'
 import { viemAuthorizations } from './quote.ts'
 import { revertReason } from './revertReason.ts'
 import { encodeRunnerCall } from './runnerCall.ts'
 import type { SentTransaction, Submission } from './store.ts'
+
+/** The longest wait between two passes while the chain keeps failing. */
+const MAX_BACKOFF_MS = 30_000
 
 /**
  * The runner of one chain: picks waiting submissions, re-simulates each before sending (a
@@ -13,6 +17,9 @@ import type { SentTransaction, Submission } from './store.ts'
  * to inclusion and confirmations, and replaces a stuck one (same nonce, higher fee).
  *
  * After a restart it rebroadcasts the stored bytes of what was in flight, so nothing is sent twice.
+ * It acts only while it owns the runner key (`ownership`: replicas sharing a PostgreSQL store take
+ * turns); on taking ownership it starts over as after a restart, since another process may have
+ * sent with the key until then.
  *
  * @example
  * const runner = new RunnerLoop(context, privateKeyToAccount(key), log)
@@ -22,16 +29,22 @@ export class RunnerLoop {
   readonly #context: RelayContext
   readonly #account: PrivateKeyAccount
   readonly #log: FastifyBaseLogger
+  readonly #ownership: RunnerOwnership
   #nextNonce: number | undefined
   #timer: NodeJS.Timeout | undefined
   #pass: Promise<void> | undefined
   #again = false
   #restarted = true
+  #stopped = false
+  #failures = 0
+  /** unix ms before which no pass runs (backoff after failures) */
+  #retryAt = 0
 
-  constructor(context: RelayContext, account: PrivateKeyAccount, log: FastifyBaseLogger) {
+  constructor(context: RelayContext, account: PrivateKeyAccount, log: FastifyBaseLogger, ownership: RunnerOwnership = localOwnership()) {
     this.#context = context
     this.#account = account
     this.#log = log.child({ chain: context.network.name, component: 'runner' })
+    this.#ownership = ownership
   }
 
   start(): void {
@@ -40,13 +53,19 @@ export class RunnerLoop {
   }
 
   async stop(): Promise<void> {
+    this.#stopped = true
     clearInterval(this.#timer)
     this.#timer = undefined
     await this.#pass
+    await this.#ownership.release()
   }
 
   /** Runs a pass now, or right after the one under way. */
   wake(): void {
+    // Stopped: a late wake (a submission still being answered) must not take the key back.
+    if (this.#stopped) return
+    // After failed passes (the chain unreachable), wait out the backoff before the next one.
+    if (Date.now() < this.#retryAt) return
     if (this.#pass) {
       this.#again = true
       return
@@ -63,14 +82,25 @@ export class RunnerLoop {
   async #run(): Promise<void> {
     try {
       await this.#tick()
+      this.#failures = 0
+      this.#retryAt = 0
     } catch (error) {
-      // A pass that fails (the chain unreachable) is retried at the next poll.
-      this.#log.warn({ err: error }, 'runner pass failed')
+      // A pass that fails (the chain unreachable) is retried with exponential backoff.
+      this.#failures++
+      const retryInMs = Math.min(this.#context.network.config.runner.pollMs * 2 ** this.#failures, MAX_BACKOFF_MS)
+      this.#retryAt = Date.now() + retryInMs
+      this.#log.warn({ err: error, failures: this.#failures, retryInMs }, 'runner pass failed')
     }
   }
 
   async #tick(): Promise<void> {
     const { store, network } = this.#context
+    if (!this.#ownership.held()) {
+      if (!(await this.#ownership.acquire())) return
+      // Taken over (or first start): re-read the nonces and rebroadcast what is in flight.
+      this.#nextNonce = undefined
+      this.#restarted = true
+    }
     const active = await store.active(network.name)
     if (this.#nextNonce === undefined) {
       const [pending, stored] = await Promise.all([
@@ -81,13 +111,28 @@ export class RunnerLoop {
     }
     const restarted = this.#restarted
     this.#restarted = false
+    // New submissions first, so that a send never waits behind the reads of those in flight. The
+    // network's fees are read once per pass, beside the first simulation.
+    let fees: Promise<Fees> | undefined
+    const passFees = () => (fees ??= network.client.estimateFeesPerGas())
     for (const submission of active) {
-      if (submission.stage === 'waiting') await this.#send(submission)
-      else await this.#follow(submission, restarted)
+      // Lost mid-pass (the lock's session ended): the new owner carries on from the store.
+      if (!this.#ownership.held()) return
+      if (submission.stage === 'waiting') await this.#send(submission, passFees)
     }
+    if (!this.#ownership.held()) return
+    // Then every transaction in flight at once: their reads leave in one JSON-RPC batch, and the
+    // latest block is read once per pass (uncached: a stale one would hold `done` back).
+    let latest: Promise<bigint> | undefined
+    const latestBlock = () => (latest ??= network.client.getBlockNumber({ cacheTime: 0 }))
+    const following = await Promise.allSettled(
+      active.filter((submission) => submission.stage !== 'waiting').map((submission) => this.#follow(submission, restarted, latestBlock)),
+    )
+    const failed = following.find((outcome) => outcome.status === 'rejected')
+    if (failed) throw failed.reason
   }
 
-  async #send(submission: Submission): Promise<void> {
+  async #send(submission: Submission, passFees: () => Promise<Fees>): Promise<void> {
     const { network, store } = this.#context
     const { config, client } = network
     if (Math.floor(Date.now() / 1000) > submission.deadline) {
@@ -107,7 +152,7 @@ export class RunnerLoop {
     let gas: bigint
     let fees: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }
     try {
-      ;[gas, fees] = await Promise.all([client.estimateGas(call), client.estimateFeesPerGas()])
+      ;[gas, fees] = await Promise.all([client.estimateGas(call), passFees()])
     } catch (error) {
       const reason = revertReason(error, token?.decimals ?? 18, token?.symbol ?? 'tokens')
       if (!reason) throw error
@@ -122,7 +167,7 @@ export class RunnerLoop {
     this.#log.info({ submission: submission.id, hash: transaction.hash, nonce }, 'sent')
   }
 
-  async #follow(submission: Submission, restarted: boolean): Promise<void> {
+  async #follow(submission: Submission, restarted: boolean, latestBlock: () => Promise<bigint>): Promise<void> {
     const { network, store } = this.#context
     const transaction = submission.transaction!
     const receipt = await this.#receipt(transaction.hashes)
@@ -133,7 +178,7 @@ export class RunnerLoop {
         await store.update(submission.id, { ...included, stage: 'failed', reason: 'the transaction reverted on-chain' })
         return
       }
-      const latest = await network.client.getBlockNumber()
+      const latest = await latestBlock()
       const confirmed = latest - receipt.blockNumber + 1n >= BigInt(network.config.runner.confirmations)
       const transactionOfReceipt = receipt.transactionHash === transaction.hash ? {} : { transaction: { ...transaction, hash: receipt.transactionHash } }
       await store.update(submission.id, { ...included, ...transactionOfReceipt, stage: confirmed ? 'done' : 'confirming' })
@@ -221,6 +266,8 @@ export class RunnerLoop {
     return receipts.find((receipt) => receipt !== undefined)
   }
 }
+
+type Fees = { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }
 
 function max(...values: bigint[]): bigint {
   return values.reduce((a, b) => (a > b ? a : b))

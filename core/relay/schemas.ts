@@ -116,6 +116,7 @@ export const SubmissionView = Type.Object(
     chain: Type.String(),
     stage: Stage,
     createdAt: Type.Integer({ description: 'unix ms' }),
+    updatedAt: Type.Integer({ description: 'unix ms of the last change of stage, transaction or reason' }),
     deadline: Type.Integer({ description: 'unix seconds' }),
     transaction: Type.Optional(
       Type.Object(

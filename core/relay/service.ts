@@ -3,13 +3,16 @@ import { getAddress, isHex, type Address } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import type { BrunoConfig } from '../../config/schema.ts'
 import type { Networks } from '../chain/networks.ts'
+import type { Metrics } from '../metrics.ts'
 import { readAccount } from './account.ts'
 import type { RelayContext } from './context.ts'
 import { quoteCall } from './quote.ts'
+import { observedStore } from './observedStore.ts'
 import { RunnerLoop } from './runner.ts'
 import type { AccountView, Quote, QuoteRequest, SubmissionView, SubmitRequest } from './schemas.ts'
 import { submissionStatus } from './status.ts'
-import { SqliteSubmissionStore, type SubmissionStore } from './store.ts'
+import { openStore } from './openStore.ts'
+import type { SubmissionStore } from './store.ts'
 import { submitCall } from './submit.ts'
 
 /**
@@ -26,13 +29,19 @@ export interface RelayService {
   submit(chain: string, request: SubmitRequest): Promise<SubmissionView>
   /** `undefined` for an id the store does not have. */
   status(id: string): Promise<SubmissionView | undefined>
+  /** Whether the store answers (the health check). */
+  ping(): Promise<boolean>
+  /** Each chain's runner EOA ETH balance; a chain that does not answer is left out. */
+  runnerBalances(): Promise<{ chain: string; wei: bigint }[]>
   /** Starts every chain's runner loop. */
   startRunners(): void
   close(): Promise<void>
 }
 
-export function openRelay(config: BrunoConfig, networks: Networks, env: NodeJS.ProcessEnv, log: FastifyBaseLogger): RelayService {
-  const store: SubmissionStore = new SqliteSubmissionStore(config.store.path)
+/** With `metrics`, every submission's stage changes are counted and its time to `done` recorded. */
+export function openRelay(config: BrunoConfig, networks: Networks, env: NodeJS.ProcessEnv, log: FastifyBaseLogger, metrics?: Metrics): RelayService {
+  const storage = openStore(config.store, env)
+  const store: SubmissionStore = metrics ? observedStore(storage.store, metrics) : storage.store
   const runners = new Map<string, RunnerLoop>()
   const contexts = new Map<string, RelayContext>()
   for (const network of config.networks) {
@@ -48,7 +57,8 @@ export function openRelay(config: BrunoConfig, networks: Networks, env: NodeJS.P
       wake: () => runners.get(network.name)?.wake(),
     }
     contexts.set(network.name, context)
-    runners.set(network.name, new RunnerLoop(context, account, log))
+    const ownership = storage.ownership(network, { operator: context.operator, wake: context.wake }, log.child({ chain: network.name, component: 'runner' }))
+    runners.set(network.name, new RunnerLoop(context, account, log, ownership))
   }
   const context = (chain: string) => contexts.get(chain)!
   let started = false
@@ -57,6 +67,18 @@ export function openRelay(config: BrunoConfig, networks: Networks, env: NodeJS.P
     quote: (chain, request) => quoteCall(context(chain), request),
     submit: (chain, request) => submitCall(context(chain), request),
     status: (id) => submissionStatus(store, id),
+    ping: () => store.ping().catch(() => false),
+    async runnerBalances() {
+      const balances = await Promise.all(
+        [...contexts.values()].map(({ network, operator }) =>
+          network.client.getBalance({ address: operator }).then(
+            (wei) => ({ chain: network.name, wei }),
+            () => undefined,
+          ),
+        ),
+      )
+      return balances.filter((balance) => balance !== undefined)
+    },
     startRunners() {
       if (started) return
       started = true

@@ -21,6 +21,7 @@ export function submissionView(submission: Submission): SubmissionView {
     chain: submission.chain,
     stage: submission.stage,
     createdAt: submission.createdAt,
+    updatedAt: submission.updatedAt,
     deadline: submission.deadline,
     ...(transaction
       ? {

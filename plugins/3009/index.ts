@@ -1,4 +1,4 @@
-import type { FastifyPluginAsync } from 'fastify'
+import { definePlugin } from '../../core/plugin.ts'
 import { paymentAuthorization } from './paymentAuthorization.ts'
 
 const instructions =
@@ -8,13 +8,13 @@ const instructions =
   '{token, authorization, signature}. The transfer goes to Bruno\'s payee in the same transaction as the call.'
 
 /**
- * The `3009` group: `payment_authorization`. Not wrapped in fastify-plugin: a group stays
- * encapsulated and only talks to the registry.
+ * The `3009` group: `payment_authorization`.
  *
  * @example
- * await app.register(paymentAuthorizationGroup)
+ * await buildApp({ config, groups: [paymentAuthorizationGroup], logger, serverInfo }) // serves it where config.groups names '3009'
  */
-export const paymentAuthorizationGroup: FastifyPluginAsync = async (app) => {
-  const { registry, chainArgument } = app.bruno
-  registry.addGroup({ name: '3009', order: 30, instructions, tools: [paymentAuthorization(chainArgument)] })
-}
+export const paymentAuthorizationGroup = definePlugin({
+  name: '3009',
+  order: 30,
+  setup: ({ chainArgument }) => ({ instructions, tools: [paymentAuthorization(chainArgument)] }),
+})

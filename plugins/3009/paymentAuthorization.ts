@@ -1,9 +1,6 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 import { getAddress } from 'viem'
-import { requireAddress, requireToken } from '../../core/arguments.ts'
-import { SignedTransferPayment } from '../../core/relay/schemas.ts'
-import { Address, BaseUnits, TokenArgument } from '../../core/schemas.ts'
-import { defineTool, ToolError } from '../../core/tool.ts'
+import { Address, BaseUnits, defineTool, requireAddress, requireToken, SignedTransferPayment, TokenArgument, ToolError } from '../../core/plugin.ts'
 import { readTokenDomain } from './readTokenDomain.ts'
 import { randomAuthorizationNonce, transferWithAuthorizationTypedData } from './typedData.ts'
 

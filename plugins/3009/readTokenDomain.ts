@@ -8,7 +8,7 @@ import {
   type Client,
 } from 'viem'
 import { getChainId, readContract } from 'viem/actions'
-import { ToolError } from '../../core/tool.ts'
+import { ToolError } from '../../core/plugin.ts'
 import { eip3009Abi } from './abi.ts'
 import { transferWithAuthorizationTypes } from './typedData.ts'
 

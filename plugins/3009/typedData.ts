@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { bytesToHex, isHex, maxUint256, parseSignature, size, type Address, type Hex, type TypedData } from 'viem'
-import { requireAddress } from '../../core/arguments.ts'
-import { ToolError } from '../../core/tool.ts'
+import { requireAddress, ToolError } from '../../core/plugin.ts'
 
 /**
  * EIP-3009's `TransferWithAuthorization` type and the token domain's type (no salt), listed in

@@ -1,8 +1,5 @@
 import { Type, type TSchema } from '@sinclair/typebox'
-import { requireAddress } from '../../core/arguments.ts'
-import { AccountView } from '../../core/relay/schemas.ts'
-import { Address } from '../../core/schemas.ts'
-import { defineTool } from '../../core/tool.ts'
+import { AccountView, Address, defineTool, requireAddress } from '../../core/plugin.ts'
 
 /**
  * `account`: what Bruno sees of an account — delegated (to Calibur?), Calibur nonce, balances.

@@ -1,6 +1,13 @@
-import type { FastifyPluginAsync } from 'fastify'
+import { definePlugin } from '../../core/plugin.ts'
 import { account } from './account.ts'
+import { delegateAndRun } from './prompts/delegateAndRun.ts'
+import { payGasInToken } from './prompts/payGasInToken.ts'
+import { runBuilderCall } from './prompts/runBuilderCall.ts'
+import { swapToEth } from './prompts/swapToEth.ts'
 import { quote } from './quote.ts'
+import { networkConfigResource } from './resources/networkConfig.ts'
+import { specResource } from './resources/spec.ts'
+import { submissionResource } from './resources/submission.ts'
 import { status } from './status.ts'
 import { submit } from './submit.ts'
 
@@ -10,8 +17,18 @@ const instructions =
   'to done. Bruno never holds a key: your wallet signs what the other groups prepare, and the payment is made inside ' +
   'the same transaction as the call.'
 
-/** The `bruno` group: account, quote, submit, status. */
-export const brunoGroup: FastifyPluginAsync = async (app) => {
-  const { registry, chainArgument } = app.bruno
-  registry.addGroup({ name: 'bruno', order: 10, instructions, tools: [account(chainArgument), quote(chainArgument), submit(chainArgument), status] })
-}
+/**
+ * The `bruno` group: account, quote, submit, status; the relay's resources (each network's
+ * config, the spec, submissions); the workflow prompts, each served where its other groups are.
+ */
+export const brunoGroup = definePlugin({
+  name: 'bruno',
+  order: 10,
+  setup: async ({ chainArgument, networks }) => ({
+    instructions,
+    tools: [account(chainArgument), quote(chainArgument), submit(chainArgument), status],
+    prompts: [payGasInToken, swapToEth, runBuilderCall, delegateAndRun],
+    resources: [...networks.names.map((name) => networkConfigResource(networks.get(name).config)), await specResource()],
+    resourceTemplates: [submissionResource],
+  }),
+})

@@ -1,6 +1,5 @@
 import { Type, type TSchema } from '@sinclair/typebox'
-import { Quote, QuoteRequest } from '../../core/relay/schemas.ts'
-import { defineTool } from '../../core/tool.ts'
+import { defineTool, Quote, QuoteRequest } from '../../core/plugin.ts'
 
 /**
  * `quote`: what Bruno charges, in a token, to send a call.

@@ -1,6 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import { SubmissionView } from '../../core/relay/schemas.ts'
-import { ToolError, defineTool } from '../../core/tool.ts'
+import { defineTool, SubmissionView, ToolError } from '../../core/plugin.ts'
 
 /**
  * `status`: a submission's stage, its transaction once sent, the reason when it failed.

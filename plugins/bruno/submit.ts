@@ -1,6 +1,6 @@
 import { Type, type TSchema } from '@sinclair/typebox'
-import { SubmissionView, SubmitRequest } from '../../core/relay/schemas.ts'
-import { defineTool } from '../../core/tool.ts'
+import { defineTool, SubmissionView, SubmitRequest } from '../../core/plugin.ts'
+import { submissionTask } from './submissionTask.ts'
 
 /**
  * `submit`: hands a paid call to Bruno's runner; answers at once with an id.
@@ -26,4 +26,5 @@ export const submit = (chain: TSchema) =>
     output: SubmissionView,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     handler: async ({ chain: name, ...request }, { relay }) => relay.submit(name as string, request),
+    task: submissionTask,
   })

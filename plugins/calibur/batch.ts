@@ -2,15 +2,7 @@ import { Type, type TSchema } from '@sinclair/typebox'
 import { erc20Abi, formatUnits, getAddress, isAddressEqual, type Address, type Client, type Hex, type StateOverride } from 'viem'
 import { readContract } from 'viem/actions'
 import { recoverAuthorizationAddress } from 'viem/utils'
-import { requireAddress } from '../../core/arguments.ts'
-import type { Network } from '../../core/chain/networks.ts'
-import { readWeiPerBaseUnit } from '../../core/chain/tokenPrice.ts'
-import { paymentToken, viemAuthorizations, weiToToken } from '../../core/relay/quote.ts'
-import { revertReason } from '../../core/relay/revertReason.ts'
-import { AuthorizationList, type SignedAuthorization } from '../../core/relay/schemas.ts'
-import { encodeRunnerCall } from '../../core/relay/runnerCall.ts'
-import { Address as AddressSchema, Approvals, BaseUnits, Call, Calls, HexData, type Approval } from '../../core/schemas.ts'
-import { defineTool, ToolError } from '../../core/tool.ts'
+import { Address as AddressSchema, Approvals, AuthorizationList, BaseUnits, Call, Calls, defineTool, encodeRunnerCall, HexData, requireAddress, revertReason, ToolError, viemAuthorizations, type Approval, type Network, type SignedAuthorization } from '../../core/plugin.ts'
 import { encodeApprove } from '../erc20/approve.ts'
 import { encodeTransfer } from '../erc20/transfer.ts'
 import { caliburAbi } from './abi.ts'
@@ -269,10 +261,6 @@ function calldataTokens(data: Hex): bigint {
   return calldataGas(data) / 4n
 }
 
-function ceilDiv(a: bigint, b: bigint): bigint {
-  return (a + b - 1n) / b
-}
-
 /** A call's value as a decimal string, from decimal or 0x-hex. */
 function valueOf(value: string | undefined): string {
   if (value === undefined) return '0'
@@ -375,12 +363,12 @@ export const caliburBatch = (chain: TSchema) =>
       { additionalProperties: false },
     ),
     annotations: { readOnlyHint: true, openWorldHint: true },
-    handler: async (args, { networks }) => {
+    handler: async (args, { networks, payment }) => {
       // The schema admits only configured network names.
       const network = networks.get(args.chain as string)
       const { client, config } = network
       const account = requireAddress(args.account, 'account')
-      const token = paymentToken({ network }, args.token)
+      const token = payment.token(network.name, args.token)
       const payee = getAddress(config.payee)
       const calibur = getAddress(config.calibur)
 
@@ -413,15 +401,14 @@ export const caliburBatch = (chain: TSchema) =>
         spender: requireAddress(approval.spender, `approvals[${index}].spender`),
         amount: BigInt(approval.amount),
       }))
-      const [{ domain, seq }, allowances, fees, price] = await Promise.all([
+      const [{ domain, seq }, allowances, pricer] = await Promise.all([
         readCaliburState(network, account, key, stateOverride),
         Promise.all(
           approvals.map((approval) =>
             client.readContract({ address: approval.token, abi: erc20Abi, functionName: 'allowance', args: [account, approval.spender] }),
           ),
         ),
-        client.estimateFeesPerGas(),
-        readWeiPerBaseUnit(network, token.address),
+        payment.pricer(network.name, token.address),
       ])
       const nonce = caliburNonce(key, seq)
       const added: Approval[] = []
@@ -432,10 +419,9 @@ export const caliburBatch = (chain: TSchema) =>
         approveCalls.push(encodeApprove(approval) as CaliburCall)
       })
 
-      const feePerGas = fees.maxFeePerGas
-      const marginBps = config.margins.quoteBps
+      const { feePerGas, marginBps } = pricer
       const priced = (gas: bigint) => {
-        const amount = weiToToken(ceilDiv(gas * feePerGas * BigInt(10_000 + marginBps), 10_000n), price)
+        const amount = pricer.amountFor(gas)
         return amount > 0n ? amount : 1n
       }
       const typedDataFor = (amount: bigint): CaliburTypedData =>

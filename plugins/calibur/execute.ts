@@ -1,11 +1,6 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 import { decodeFunctionData, formatUnits, getAddress, isAddressEqual, zeroAddress, zeroHash, type Hex } from 'viem'
-import { requireAddress } from '../../core/arguments.ts'
-import type { Network } from '../../core/chain/networks.ts'
-import { paymentToken } from '../../core/relay/quote.ts'
-import { AuthorizationList, CallPayment, RelayCall } from '../../core/relay/schemas.ts'
-import { Address as AddressSchema } from '../../core/schemas.ts'
-import { defineTool, ToolError } from '../../core/tool.ts'
+import { Address as AddressSchema, AuthorizationList, CallPayment, defineTool, RelayCall, requireAddress, ToolError, type Network, type PaymentServices } from '../../core/plugin.ts'
 import { erc20Abi } from '../erc20/abi.ts'
 import { CaliburTypedDataSchema, delegationOverride, readCaliburState } from './batch.ts'
 import { encodeSignedExecute, recoverCaliburSigner } from './executeCalldata.ts'
@@ -59,7 +54,7 @@ export const caliburExecute = (chain: TSchema) =>
       { additionalProperties: false },
     ),
     annotations: { readOnlyHint: true, openWorldHint: true },
-    handler: async (args, { networks }) => {
+    handler: async (args, { networks, payment: payments }) => {
       // The schema admits only configured network names.
       const network = networks.get(args.chain as string)
       const { config } = network
@@ -85,7 +80,7 @@ export const caliburExecute = (chain: TSchema) =>
         throw new ToolError(`the batch's deadline ${deadline} has passed (now ${now}): prepare it again with calibur_batch and sign anew`)
       }
       const { key, seq } = splitCaliburNonce(BigInt(message.nonce))
-      const payment = paymentLeg(network, message.batchedCall.calls)
+      const payment = paymentLeg(network, payments, message.batchedCall.calls)
 
       const stateOverride = await delegationOverride(network, account, args.authorizationList)
       const { domain, seq: current } = await readCaliburState(network, account, key, stateOverride)
@@ -136,14 +131,14 @@ export const caliburExecute = (chain: TSchema) =>
   })
 
 /** The batch's payment leg: its last call, `transfer(payee, amount)` on an accepted payment token. */
-function paymentLeg(network: Network, calls: readonly { to: string; value: string; data: string }[]) {
+function paymentLeg(network: Network, payments: PaymentServices, calls: readonly { to: string; value: string; data: string }[]) {
   const last = calls[calls.length - 1]
   const refuse = (why: string) =>
     new ToolError(`the batch has no payment leg: ${why}. Its last call must be token.transfer(payee, amount) to ${getAddress(network.config.payee)}, as calibur_batch makes it`)
   if (!last) throw refuse('it has no calls')
   let token
   try {
-    token = paymentToken({ network }, getAddress(last.to))
+    token = payments.token(network.name, getAddress(last.to))
   } catch {
     throw refuse(`its last call goes to ${last.to}, not an accepted payment token`)
   }

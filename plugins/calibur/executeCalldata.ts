@@ -1,5 +1,5 @@
 import { encodeAbiParameters, encodeFunctionData, recoverTypedDataAddress, size, type Address, type Hex } from 'viem'
-import { ToolError } from '../../core/tool.ts'
+import { ToolError } from '../../core/plugin.ts'
 import { caliburAbi } from './abi.ts'
 import { uint256Of, type CaliburBatch, type CaliburTypedData, type SignedBatchedCallMessage } from './typedData.ts'
 

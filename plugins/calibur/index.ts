@@ -1,4 +1,4 @@
-import type { FastifyPluginAsync } from 'fastify'
+import { definePlugin } from '../../core/plugin.ts'
 import { caliburBatch } from './batch.ts'
 import { caliburExecute } from './execute.ts'
 
@@ -13,13 +13,13 @@ const instructions =
 
 /**
  * The calibur group: calibur_batch (calls → typed data to sign) and calibur_execute (signed batch →
- * the call and payment for submit). Not wrapped in fastify-plugin: a group stays encapsulated and
- * only talks to the registry.
+ * the call and payment for submit).
  *
  * @example
- * await app.register(caliburGroup)
+ * await buildApp({ config, groups: [caliburGroup], logger, serverInfo }) // serves it where config.groups names 'calibur'
  */
-export const caliburGroup: FastifyPluginAsync = async (app) => {
-  const { registry, chainArgument } = app.bruno
-  registry.addGroup({ name: 'calibur', order: 20, instructions, tools: [caliburBatch(chainArgument), caliburExecute(chainArgument)] })
-}
+export const caliburGroup = definePlugin({
+  name: 'calibur',
+  order: 20,
+  setup: ({ chainArgument }) => ({ instructions, tools: [caliburBatch(chainArgument), caliburExecute(chainArgument)] }),
+})

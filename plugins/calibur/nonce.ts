@@ -1,5 +1,5 @@
 import { maxUint256 } from 'viem'
-import { ToolError } from '../../core/tool.ts'
+import { ToolError } from '../../core/plugin.ts'
 
 // A Calibur nonce is `key << 64 | seq`: the upper 192 bits pick one of many independent
 // sequences (so unrelated batches need not wait on each other), the lower 64 bits are that

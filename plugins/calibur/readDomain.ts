@@ -7,7 +7,7 @@ import {
   type Client,
 } from 'viem'
 import { readContract } from 'viem/actions'
-import { ToolError } from '../../core/tool.ts'
+import { ToolError } from '../../core/plugin.ts'
 import { caliburAbi } from './abi.ts'
 import { caliburDomainFromEip712Domain, type CaliburDomain } from './typedData.ts'
 

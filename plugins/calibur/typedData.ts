@@ -1,5 +1,5 @@
 import { getAddress, isAddress, isHex, maxUint256, size, zeroAddress, zeroHash, type Address, type Hex, type TypedData } from 'viem'
-import { ToolError } from '../../core/tool.ts'
+import { ToolError } from '../../core/plugin.ts'
 
 /**
  * Calibur's EIP-712 types, `EIP712Domain` (salt included) listed first: several signers refuse

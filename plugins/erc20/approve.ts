@@ -1,8 +1,6 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 import { encodeFunctionData, formatUnits, maxUint256, type Address } from 'viem'
-import { requireAddress, toBaseUnits } from '../../core/arguments.ts'
-import { Address as AddressSchema, BaseUnits, Call, Calls, TokenAmount, TokenArgument, TokenInfo } from '../../core/schemas.ts'
-import { defineTool } from '../../core/tool.ts'
+import { Address as AddressSchema, BaseUnits, Call, Calls, defineTool, requireAddress, toBaseUnits, TokenAmount, TokenArgument, TokenInfo } from '../../core/plugin.ts'
 import { erc20Abi } from './abi.ts'
 import { erc20Token } from './token.ts'
 

@@ -1,4 +1,4 @@
-import type { FastifyPluginAsync } from 'fastify'
+import { definePlugin } from '../../core/plugin.ts'
 import { erc20Approve } from './approve.ts'
 import { erc20Transfer } from './transfer.ts'
 import { wethUnwrap } from './unwrap.ts'
@@ -7,17 +7,12 @@ const instructions = `erc20 tools encode calls and send nothing. erc20_approve, 
 
 /**
  * The erc20 group: encoders for the account's own token calls (approve, transfer, unwrap WETH).
- * Not wrapped in fastify-plugin: a group stays encapsulated and only talks to the registry.
  *
  * @example
- * await app.register(erc20Group)
+ * await buildApp({ config, groups: [erc20Group], logger, serverInfo }) // serves it where config.groups names 'erc20'
  */
-export const erc20Group: FastifyPluginAsync = async (app) => {
-  const { registry, chainArgument } = app.bruno
-  registry.addGroup({
-    name: 'erc20',
-    order: 40,
-    instructions,
-    tools: [erc20Approve(chainArgument), erc20Transfer(chainArgument), wethUnwrap(chainArgument)],
-  })
-}
+export const erc20Group = definePlugin({
+  name: 'erc20',
+  order: 40,
+  setup: ({ chainArgument }) => ({ instructions, tools: [erc20Approve(chainArgument), erc20Transfer(chainArgument), wethUnwrap(chainArgument)] }),
+})

@@ -5,9 +5,7 @@ import {
   ContractFunctionRevertedError,
   ContractFunctionZeroDataError,
 } from 'viem'
-import type { Network } from '../../core/chain/networks.ts'
-import { configuredTokenInfo, requireToken, type ResolvedToken } from '../../core/arguments.ts'
-import { ToolError } from '../../core/tool.ts'
+import { configuredTokenInfo, requireToken, ToolError, type Network, type ResolvedToken } from '../../core/plugin.ts'
 import { erc20Abi } from './abi.ts'
 
 /**

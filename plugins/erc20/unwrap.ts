@@ -1,8 +1,6 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 import { encodeFunctionData, formatEther, getAddress, type Address } from 'viem'
-import { toBaseUnits } from '../../core/arguments.ts'
-import { Address as AddressSchema, BaseUnits, Call, Calls, TokenAmount } from '../../core/schemas.ts'
-import { defineTool, ToolError } from '../../core/tool.ts'
+import { Address as AddressSchema, BaseUnits, Call, Calls, defineTool, toBaseUnits, TokenAmount, ToolError } from '../../core/plugin.ts'
 import { weth9Abi } from './abi.ts'
 
 /**

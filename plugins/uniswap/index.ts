@@ -1,4 +1,4 @@
-import type { FastifyPluginAsync } from 'fastify'
+import { definePlugin } from '../../core/plugin.ts'
 import { uniswapPrice } from './price.ts'
 import { uniswapSwapToEth } from './swapToEth.ts'
 
@@ -6,17 +6,12 @@ const instructions = `uniswap tools read Uniswap V3 and send nothing. uniswap_sw
 
 /**
  * The uniswap group: a token-to-ETH swap encoder and the spot price along configured paths.
- * Not wrapped in fastify-plugin: a group stays encapsulated and only talks to the registry.
  *
  * @example
- * await app.register(uniswapGroup)
+ * await buildApp({ config, groups: [uniswapGroup], logger, serverInfo }) // serves it where config.groups names 'uniswap'
  */
-export const uniswapGroup: FastifyPluginAsync = async (app) => {
-  const { registry, chainArgument } = app.bruno
-  registry.addGroup({
-    name: 'uniswap',
-    order: 50,
-    instructions,
-    tools: [uniswapSwapToEth(chainArgument), uniswapPrice(chainArgument)],
-  })
-}
+export const uniswapGroup = definePlugin({
+  name: 'uniswap',
+  order: 50,
+  setup: ({ chainArgument }) => ({ instructions, tools: [uniswapSwapToEth(chainArgument), uniswapPrice(chainArgument)] }),
+})

@@ -1,9 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { encodePacked, formatUnits, getAddress, type Address, type Hex } from 'viem'
-import type { NetworkConfig } from '../../config/schema.ts'
-import { configuredTokenInfo, requireToken, type ResolvedToken } from '../../core/arguments.ts'
-import { Address as AddressSchema, HexData } from '../../core/schemas.ts'
-import { ToolError } from '../../core/tool.ts'
+import { Address as AddressSchema, configuredTokenInfo, HexData, requireToken, ToolError, type NetworkConfig, type ResolvedToken } from '../../core/plugin.ts'
 
 /** One pool a swap crosses: `tokenIn` in, `tokenOut` out, through the pool of that pair and fee. */
 export interface SwapHop {

@@ -1,9 +1,6 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 import { formatUnits, getAddress, zeroAddress } from 'viem'
-import type { Network } from '../../core/chain/networks.ts'
-import { pathPrice, type Fraction } from '../../core/chain/tokenPrice.ts'
-import { Address as AddressSchema, BaseUnits, TokenArgument, TokenInfo } from '../../core/schemas.ts'
-import { defineTool, ToolError } from '../../core/tool.ts'
+import { Address as AddressSchema, BaseUnits, defineTool, pathPrice, TokenArgument, TokenInfo, ToolError, type Fraction, type Network } from '../../core/plugin.ts'
 import { uniswapV3FactoryAbi, uniswapV3PoolAbi } from './abi.ts'
 import { describePath, swapRoute, SwapPath, type SwapHop } from './path.ts'
 

@@ -1,9 +1,6 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 import { BaseError, ContractFunctionRevertedError, encodeFunctionData, formatEther, formatUnits, getAddress, type Address, type Hex } from 'viem'
-import { requireAddress, toBaseUnits } from '../../core/arguments.ts'
-import type { Network } from '../../core/chain/networks.ts'
-import { Address as AddressSchema, Approvals, BaseUnits, Call, Calls, TokenAmount, TokenArgument, TokenInfo } from '../../core/schemas.ts'
-import { defineTool, ToolError } from '../../core/tool.ts'
+import { Address as AddressSchema, Approvals, BaseUnits, Call, Calls, defineTool, requireAddress, toBaseUnits, TokenAmount, TokenArgument, TokenInfo, ToolError, type Network } from '../../core/plugin.ts'
 import { quoterV2Abi, swapRouter02Abi } from './abi.ts'
 import { describePath, swapRoute, SwapPath } from './path.ts'
 

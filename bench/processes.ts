@@ -1,0 +1,133 @@
+import { fork, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { fileURLToPath } from 'node:url'
+import type { ParentMessage, ProcessStats } from './child.ts'
+import type { LoadMessage, LoadResult, LoadSpec } from './load.ts'
+import type { RoundTrip } from './proxy.ts'
+
+const here = (path: string) => fileURLToPath(new URL(path, import.meta.url))
+const STARTUP_MS = 60_000
+
+/** A forked child running TypeScript through tsx, with IPC. */
+function forkTs(script: string, args: readonly string[], env: NodeJS.ProcessEnv, profileDir?: string): ChildProcess {
+  const profile = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []
+  return fork(here(script), args, { execArgv: ['--import', 'tsx', ...profile], env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+}
+
+/** The next IPC message of `type` from a child, or an error if it exits first or takes too long. */
+function nextMessage<T>(child: ChildProcess, type: string, timeoutMs = STARTUP_MS): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => done(new Error(`no "${type}" from the child within ${timeoutMs} ms`)), timeoutMs)
+    const onMessage = (message: { type: string; message?: string }) => {
+      if (message.type === type) done(undefined, message as T)
+      else if (message.type === 'error') done(new Error(message.message))
+    }
+    const onExit = (code: number | null) => done(new Error(`the child exited (${code}) before "${type}"`))
+    const done = (error?: Error, value?: T) => {
+      clearTimeout(timer)
+      child.off('message', onMessage)
+      child.off('exit', onExit)
+      if (error) reject(error)
+      else resolve(value as T)
+    }
+    child.on('message', onMessage)
+    child.once('exit', onExit)
+  })
+}
+
+async function stopChild(child: ChildProcess, message?: ParentMessage): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return
+  const exited = once(child, 'exit')
+  if (message && child.connected) child.send(message)
+  else child.kill('SIGTERM')
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000)
+  await exited
+  clearTimeout(timer)
+}
+
+/** A server child: its URL, its CPU and memory on request (over IPC, outside the HTTP path). */
+export interface ServerChild {
+  readonly url: string
+  readonly pid: number
+  stats(): Promise<ProcessStats>
+  stop(): Promise<void>
+}
+
+/** Where server children write CPU profiles (`node --cpu-prof`), when set. */
+let profileDir: string | undefined
+export function profileServersInto(dir: string | undefined): void {
+  profileDir = dir
+}
+
+/**
+ * Starts `bench/servers/<name>.ts` and waits until it listens.
+ *
+ * @example
+ * const bruno = await startServerChild('bruno')
+ * const { cpu, rss } = await bruno.stats()
+ */
+export async function startServerChild(name: string, args: readonly string[] = [], env: NodeJS.ProcessEnv = process.env): Promise<ServerChild> {
+  const child = forkTs(`./servers/${name}.ts`, args, env, profileDir)
+  const { url } = await nextMessage<{ url: string }>(child, 'ready')
+  return {
+    url,
+    pid: child.pid!,
+    stats: () => {
+      const reply = nextMessage<ProcessStats>(child, 'stats', 10_000)
+      child.send({ type: 'stats' } satisfies ParentMessage)
+      return reply
+    },
+    stop: () => stopChild(child, { type: 'stop' }),
+  }
+}
+
+/**
+ * Runs one load in a fresh load-generator child: warm-up, then `between()` (the orchestrator's
+ * snapshot of the server), then the measured period.
+ */
+export async function runLoad(spec: LoadSpec, between: () => Promise<void>): Promise<LoadResult> {
+  const child = forkTs('./load.ts', [], process.env)
+  try {
+    await nextMessage(child, 'ready')
+    const timeoutMs = (spec.warmupSec + spec.durationSec) * 1000 + 120_000
+    const warm = nextMessage(child, 'warm', timeoutMs)
+    child.send({ type: 'run', spec } satisfies LoadMessage)
+    await warm
+    await between()
+    const result = nextMessage<LoadResult>(child, 'result', timeoutMs)
+    child.send({ type: 'go' } satisfies LoadMessage)
+    return await result
+  } finally {
+    await stopChild(child)
+  }
+}
+
+/** The counting proxy (bench/proxy.ts) in its own process: round trips to the node, on request. */
+export interface ProxyChild {
+  readonly url: string
+  count(): Promise<number>
+  since(mark: number): Promise<RoundTrip[]>
+  stop(): Promise<void>
+}
+
+export async function startProxyChild(target: string): Promise<ProxyChild> {
+  const child = forkTs('./proxyChild.ts', [target], process.env)
+  const { url } = await nextMessage<{ url: string }>(child, 'ready')
+  // One question at a time: the answers carry no id.
+  let queue: Promise<unknown> = Promise.resolve()
+  const ask = <T>(message: object, type: string): Promise<T> => {
+    const next = queue.then(() => {
+      const reply = nextMessage<T>(child, type, 10_000)
+      child.send(message)
+      return reply
+    })
+    queue = next.catch(() => undefined)
+    return next
+  }
+  return {
+    url,
+    count: async () => (await ask<{ count: number }>({ type: 'count' }, 'count')).count,
+    since: async (mark) => (await ask<{ trips: RoundTrip[] }>({ type: 'since', mark }, 'since')).trips,
+    stop: () => stopChild(child, { type: 'stop' }),
+  }
+}

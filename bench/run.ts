@@ -1,0 +1,160 @@
+import { execFileSync } from 'node:child_process'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { cpus, loadavg, totalmem, platform, release } from 'node:os'
+import { fileURLToPath } from 'node:url'
+import { profileServersInto } from './processes.ts'
+import { runCallMemory, runMcpCases, type CaseResult, type McpResults, type MemoryResult } from './mcp.ts'
+import { runRelayBench, type RelayResults } from './relay.ts'
+
+/**
+ * `npm run bench [-- --smoke] [-- --only mcp|relay]`: every case in one run, each server alone in
+ * a child process on loopback, the load generator (autocannon) in another; prints a table and
+ * writes bench/out/results-<date>.json. `--smoke` runs each case for about a second.
+ */
+
+const args = process.argv.slice(2)
+const smoke = args.includes('--smoke')
+const only = args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined
+const log = (line: string) => process.stdout.write(`${line}\n`)
+const stamp = new Date().toISOString().replace(/[:.]/g, '-')
+if (args.includes('--profile')) {
+  const dir = fileURLToPath(new URL(`./out/profiles-${stamp}/`, import.meta.url))
+  profileServersInto(dir)
+  process.stdout.write(`CPU profiles of every server child: ${dir} (summary: npx tsx bench/profile.ts ${dir})\n`)
+}
+
+const shape = smoke ? { connections: 10, warmupSec: 0.5, durationSec: 1 } : { connections: 10, warmupSec: 3, durationSec: 10 }
+const relayOptions = smoke
+  ? { accounts: 20, totalSubmissions: 40, arrivalMs: 50, blockTimeSec: 2 }
+  : { accounts: 200, totalSubmissions: 1_000, arrivalMs: 50, blockTimeSec: 2 }
+const memoryCalls = smoke ? 2_000 : 10_000
+
+function machine() {
+  const cores = cpus()
+  let commit = 'unknown'
+  try {
+    const git = (...gitArgs: string[]) => execFileSync('git', gitArgs, { cwd: fileURLToPath(new URL('..', import.meta.url)), encoding: 'utf8' }).trim()
+    commit = git('rev-parse', '--short', 'HEAD') + (git('status', '--porcelain', '--untracked-files=no') ? '-dirty' : '')
+  } catch {}
+  return {
+    cpu: cores[0]?.model ?? 'unknown',
+    cores: cores.length,
+    memoryGb: Math.round(totalmem() / 2 ** 30),
+    os: `${platform()} ${release()}`,
+    node: process.version,
+    commit,
+    /** The 1-minute load average when the run started: other work on the machine skews every figure. */
+    loadAverage: Math.round(loadavg()[0]! * 100) / 100,
+  }
+}
+
+function pad(text: string, width: number, right = false): string {
+  return right ? text.padStart(width) : text.padEnd(width)
+}
+
+export function mcpTable(mcp: McpResults): string {
+  const raw = mcp.cases.find((c) => c.server === 'raw')!
+  const sdk = mcp.cases.find((c) => c.server === 'sdk')!
+  const header = ['case', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'RSS MB', 'bytes', 'non-2xx', 'mismatch', 'vs raw', 'vs SDK', 'valid']
+  const rows = mcp.cases.map((c: CaseResult) => [
+    c.name,
+    String(c.rps),
+    c.latencyMs.p50.toFixed(3),
+    c.latencyMs.p99.toFixed(3),
+    c.cpuUsPerRequest.toFixed(1),
+    c.rssMb.toFixed(1),
+    String(c.responseBytes),
+    String(c.non2xx),
+    String(c.mismatches),
+    `${Math.round((c.rps / raw.rps) * 100)}%`,
+    `${(c.rps / sdk.rps).toFixed(1)}×`,
+    c.valid ? 'yes' : 'NO',
+  ])
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)))
+  const line = (cells: string[]) => `| ${cells.map((cell, i) => pad(cell, widths[i]!, i > 0 && i < 11)).join(' | ')} |`
+  return [line(header), `|${widths.map((w, i) => (i > 0 && i < 11 ? `${'-'.repeat(w + 1)}:` : '-'.repeat(w + 2))).join('|')}|`, ...rows.map(line)].join('\n')
+}
+
+function relayLines(relay: RelayResults): string {
+  const { roundTrips: r, timed: t, statusRead: s, memory: m } = relay
+  const methods = (trips: string[][]) => trips.map((trip) => (trip.length > 1 ? `[${trip.join(', ')}]` : trip[0])).join(' → ')
+  return [
+    `| operation | RPC round trips | what |`,
+    `|---|---:|---|`,
+    `| quote | ${r.quote.roundTrips} | ${methods(r.quote.methods)} |`,
+    `| submit | ${r.submit.roundTrips} | ${methods(r.submit.methods)} |`,
+    `| runner send (per submission, pass of ${r.runnerSend.batch}) | ${r.runnerSend.roundTrips} | ${methods(r.runnerSend.methods.slice(0, Math.ceil(r.runnerSend.roundTrips)))} (+${r.runnerSend.nonceRead} nonce read per pass when the nonce is unknown) |`,
+    `| runner follow to done (per submission, pass of ${r.runnerFollow.batch}) | ${r.runnerFollow.roundTrips} | ${methods(r.runnerFollow.methods.slice(0, 3))}… |`,
+    '',
+    `${t.submissions} submissions from ${t.submissions} accounts (flow 2), ${t.arrivalPerSec}/s, a block every ${t.blockTimeSec} s:`,
+    `- done ${t.done}, failed ${t.failed}; submit → done p50 ${t.submitToDoneMs.p50} ms, p99 ${t.submitToDoneMs.p99} ms, max ${t.submitToDoneMs.max} ms`,
+    `- blocks from arrival to inclusion: max ${t.blocksToInclusion.max} (${Object.entries(t.blocksToInclusion.histogram).map(([k, v]) => `${k}: ${v}`).join(', ')}); every one within 3 blocks: ${t.withinThreeBlocks ? 'yes' : 'NO'}`,
+    `- submissions per block: max ${t.perBlock.max}, mean ${t.perBlock.mean} over ${t.perBlock.blocks} blocks`,
+    `- RPC round trips per submission over the run (quote + submit + runner): ${t.roundTripsPerSubmission}`,
+    `- status read (store): ${s.memoryUs} µs in memory, ${s.fileUs} µs from a file (${s.stored} stored, ${s.reads} reads)`,
+    `- Bruno RSS: ${m.rssBeforeMb} MB before, ${m.rssAfterTimedMb} MB after ${t.submissions}, ${m.rssAfterAllMb} MB after ${m.submissions} submissions (growth ${m.growthMb} MB)`,
+  ].join('\n')
+}
+
+function memoryLine(memory: MemoryResult): string {
+  return `Bruno RSS before/after ${memory.calls} tools/call: ${memory.rssBeforeMb} MB → ${memory.rssAfterMb} MB (growth ${memory.growthMb} MB; heap ${memory.heapBeforeMb} → ${memory.heapAfterMb} MB)`
+}
+
+const started = performance.now()
+const host = machine()
+log(`Bruno bench${smoke ? ' (smoke)' : ''}: ${host.cpu}, ${host.cores} cores, Node ${host.node}, commit ${host.commit}, load average ${host.loadAverage}`)
+let mcp: McpResults | undefined
+let memory: MemoryResult | undefined
+let relay: RelayResults | undefined
+if (only !== 'relay') {
+  log(`MCP cases: ${shape.connections} connections, ${shape.warmupSec} s warm-up, ${shape.durationSec} s measured`)
+  mcp = await runMcpCases(shape, log)
+  log(`Memory: ${memoryCalls} tools/call`)
+  memory = await runCallMemory(memoryCalls, shape.connections)
+}
+if (only !== 'mcp') {
+  log(`Relay on the local chain`)
+  relay = await runRelayBench(relayOptions, log)
+}
+const seconds = Math.round((performance.now() - started) / 1000)
+const loadAverageAtEnd = Math.round(loadavg()[0]! * 100) / 100
+
+const targets = {
+  ...(mcp
+    ? {
+        'tools/call ≥ 55% of raw Fastify': mcp.ratios.callVsRaw >= 0.55,
+        'tools/call ≥ 5× the SDK v2 server': mcp.ratios.callVsSdk >= 5,
+        'tools/list faster than tools/call': mcp.ratios.listVsCall > 1,
+        'every MCP case valid': mcp.cases.every((c) => c.valid),
+      }
+    : {}),
+  ...(relay
+    ? {
+        'quote ≤ 3 round trips': relay.roundTrips.quote.roundTrips <= 3,
+        'submit ≤ 4 round trips': relay.roundTrips.submit.roundTrips <= 4,
+        'runner send ≤ 3 round trips': relay.roundTrips.runnerSend.roundTrips <= 3,
+        [`${relay.timed.submissions} submissions each done within 3 blocks`]: relay.timed.withinThreeBlocks,
+      }
+    : {}),
+}
+
+log('')
+if (mcp) {
+  log(mcpTable(mcp))
+  log('')
+  log(`tools/call: ${Math.round(mcp.ratios.callVsRaw * 100)}% of raw Fastify, ${mcp.ratios.callVsSdk}× the SDK v2 server; tools/list ${mcp.ratios.listVsCall}× tools/call`)
+  log(memoryLine(memory!))
+  log('')
+}
+if (relay) {
+  log(relayLines(relay))
+  log('')
+}
+for (const [target, met] of Object.entries(targets)) log(`${met ? 'met ' : 'MISSED'}  ${target}`)
+log(`(${seconds} s; load average ${host.loadAverage} at the start, ${loadAverageAtEnd} at the end)`)
+
+const out = fileURLToPath(new URL('./out/', import.meta.url))
+mkdirSync(out, { recursive: true })
+const file = `${out}results-${stamp}${smoke ? '-smoke' : ''}.json`
+writeFileSync(file, `${JSON.stringify({ date: new Date().toISOString(), smoke, seconds, machine: { ...host, loadAverageAtEnd }, shape, mcp, memory, relay, targets }, null, 2)}\n`)
+log(`wrote ${file}`)

@@ -1,0 +1,38 @@
+import pino from 'pino'
+import { devnetConfig } from '../../config/devnet.ts'
+import type { BrunoConfig } from '../../config/schema.ts'
+import type { DevnetDeployment } from '../../core/devnet/deploy.ts'
+import { createLogger } from '../../core/logger.ts'
+import { configuredSecrets } from '../../core/secrets.ts'
+import { startServer } from '../../core/server.ts'
+import { builtinGroups } from '../../plugins/index.ts'
+import { offlineConfig } from '../../test/fixtures/bruno.ts'
+import { serveBenchIpc } from '../child.ts'
+
+// Bruno as `npm start` serves it (logger at info, request logging on), logs to /dev/null so that
+// their cost is counted but no terminal's is. Two configs:
+// - offline (default): the chain-free config of the tests; erc20 encoders of configured tokens need no chain;
+// - devnet: BENCH_DEVNET holds the deployment (JSON) and BENCH_RPC_URL the RPC URL to use for it
+//   (the bench's counting proxy in front of anvil).
+
+const env = { ...process.env }
+const level = env.BENCH_LOG_LEVEL ?? 'info'
+let config: BrunoConfig
+let secrets: string[] = []
+if (env.BENCH_DEVNET) {
+  const deployment = JSON.parse(env.BENCH_DEVNET) as DevnetDeployment
+  const rpcUrl = env.BENCH_RPC_URL ?? deployment.rpcUrl
+  config = devnetConfig({ ...deployment, rpcUrl }, env, { port: 0, pollMs: 200, groups: ['bruno', 'calibur', '3009', 'erc20', 'uniswap'] })
+  secrets = configuredSecrets(config, env)
+} else {
+  config = offlineConfig(env)
+}
+delete env.BENCH_DEVNET
+
+const destination = pino.destination({ dest: env.BENCH_LOG_FILE ?? '/dev/null', sync: false })
+const logger = createLogger({ secrets, level, destination })
+const server = await startServer({ config, groups: builtinGroups, logger, env })
+serveBenchIpc(server.url, async () => {
+  await server.close()
+  destination.flushSync()
+})

@@ -1,0 +1,133 @@
+import { existsSync, readFileSync, statSync } from 'node:fs'
+import { register } from 'node:module'
+import { dirname, isAbsolute, join, resolve } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { Value } from '@sinclair/typebox/value'
+import type { ServedGroup } from '../core/groupPlugin.ts'
+import type { PluginDefinition } from '../core/plugin.ts'
+import { ConfigError } from './load.ts'
+import { GroupName, type BrunoConfig, type PluginEntry } from './schema.ts'
+
+const BRUNO_ROOT = fileURLToPath(new URL('..', import.meta.url))
+
+/**
+ * The groups a deployment serves: the built-in ones and those its `plugins` install, each
+ * group's options checked by its own schema, restricted to the enabled `groups`. Refuses, naming
+ * the group, a plugin that cannot be loaded, a duplicate group name, invalid options, an enabled
+ * group nothing installs and two enabled groups with the same order. Installed groups that are
+ * not enabled are loaded and checked, never set up.
+ *
+ * @example
+ * const groups = await loadGroups(config, builtinGroups, dirname(configPath))
+ * groups.map((group) => group.definition.name) // ['bruno', 'erc20', 'hello']
+ */
+export async function loadGroups(config: BrunoConfig, builtins: readonly PluginDefinition[], configDir: string): Promise<ServedGroup[]> {
+  const installed = new Map<string, ServedGroup>()
+  const install = (group: ServedGroup) => {
+    const name = group.definition.name
+    const other = installed.get(name)
+    if (other) throw new ConfigError(`config ${group.source} (group "${name}"): a group named "${name}" is already installed (${other.source})`)
+    installed.set(name, group)
+  }
+  for (const definition of builtins) install({ definition, options: groupOptions(definition, undefined, 'built in'), order: definition.order, source: 'built in' })
+  for (const [index, entry] of config.plugins.entries()) {
+    const source = `plugins[${index}]`
+    const definition = await importGroup(entry, configDir, source)
+    install({ definition, options: groupOptions(definition, entry.options, source), order: entry.order ?? definition.order, source })
+  }
+
+  const served = config.groups.map((name) => {
+    const group = installed.get(name)
+    if (!group) throw new ConfigError(`config groups: no group "${name}" is installed (installed: ${[...installed.keys()].join(', ')})`)
+    return group
+  })
+  const byOrder = new Map<number, ServedGroup>()
+  for (const group of served) {
+    const other = byOrder.get(group.order)
+    if (other) {
+      throw new ConfigError(
+        `config groups: group "${group.definition.name}" (${group.source}) has order ${group.order}, as group "${other.definition.name}" ` +
+          `(${other.source}) has: give one of them another "order" in its plugins entry`,
+      )
+    }
+    byOrder.set(group.order, group)
+  }
+  return served
+}
+
+/** The config's options for a group, defaults filled, checked by the group's schema; never quoted (they may hold secrets). */
+function groupOptions(definition: PluginDefinition, given: Record<string, unknown> | undefined, source: string): unknown {
+  const at = `config ${source} (group "${definition.name}")`
+  if (!definition.options) {
+    if (given && Object.keys(given).length > 0) throw new ConfigError(`${at}: options: the group takes no options`)
+    return {}
+  }
+  const options = Value.Default(definition.options, Value.Clone(given ?? {}))
+  const first = Value.Errors(definition.options, options).First()
+  if (first) throw new ConfigError(`${at}: options${first.path.replaceAll('/', '.')}: ${first.message}`)
+  return options
+}
+
+/** Imports a `plugins` entry's module and checks that its default export is a group. */
+async function importGroup(entry: PluginEntry, configDir: string, source: string): Promise<PluginDefinition> {
+  const entryFile = groupEntryFile(entry.from, configDir, source)
+  allowBrunoPluginImports()
+  let loaded: { default?: unknown }
+  try {
+    loaded = (await import(pathToFileURL(entryFile).href)) as { default?: unknown }
+  } catch (error) {
+    throw new ConfigError(`config ${source}.from: "${entry.from}" cannot be loaded: ${(error as Error).message}`)
+  }
+  const definition = loaded.default as Partial<PluginDefinition> | undefined
+  if (typeof definition?.name !== 'string' || !Number.isInteger(definition.order) || typeof definition.setup !== 'function') {
+    throw new ConfigError(`config ${source}.from: "${entry.from}" does not default-export a group (export default definePlugin({ name, order, setup }))`)
+  }
+  if (!Value.Check(GroupName, definition.name)) throw new ConfigError(`config ${source}.from: "${entry.from}" names its group "${definition.name}", which is not a group name (${GroupName.pattern})`)
+  return definition as PluginDefinition
+}
+
+/**
+ * The file a `from` names: a path (relative to the config file) to a module or to a package
+ * directory, or a package name looked up in node_modules from the config file's directory up,
+ * then from Bruno's.
+ */
+function groupEntryFile(from: string, configDir: string, source: string): string {
+  if (from.startsWith('.') || isAbsolute(from)) {
+    const path = resolve(configDir, from)
+    if (!existsSync(path)) throw new ConfigError(`config ${source}.from: "${from}" does not exist (paths are relative to the config file)`)
+    return statSync(path).isDirectory() ? packageEntryFile(path, from, source) : path
+  }
+  for (const start of [configDir, BRUNO_ROOT]) {
+    for (let dir = resolve(start); ; dir = dirname(dir)) {
+      const candidate = join(dir, 'node_modules', from)
+      if (existsSync(join(candidate, 'package.json'))) return packageEntryFile(candidate, from, source)
+      if (dirname(dir) === dir) break
+    }
+  }
+  throw new ConfigError(`config ${source}.from: no package "${from}" is installed beside the config file or beside Bruno`)
+}
+
+type Exports = string | { readonly [condition: string]: Exports } | undefined
+
+/** A package directory's main module: its `exports` (".", then "import" or "default"), else `main`, else index.js. */
+function packageEntryFile(dir: string, from: string, source: string): string {
+  let manifest: { exports?: Exports; main?: string }
+  try {
+    manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as typeof manifest
+  } catch {
+    throw new ConfigError(`config ${source}.from: "${from}" has no readable package.json`)
+  }
+  const root = typeof manifest.exports === 'object' && '.' in manifest.exports ? manifest.exports['.'] : manifest.exports
+  let target = root
+  while (typeof target === 'object') target = target.import ?? target.default
+  return join(dir, target ?? manifest.main ?? 'index.js')
+}
+
+let apiResolvable = false
+
+/** Lets every group's `import … from 'bruno/plugin'` reach this Bruno's API (core/pluginApiHook.ts), once per process. */
+function allowBrunoPluginImports(): void {
+  if (apiResolvable) return
+  register(new URL('../core/pluginApiHook.ts', import.meta.url), { data: { url: new URL('../core/plugin.ts', import.meta.url).href } })
+  apiResolvable = true
+}

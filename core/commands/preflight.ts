@@ -1,0 +1,63 @@
+import { parseArgs } from 'node:util'
+import { formatPreflight, preflight } from '../preflight/preflight.ts'
+import type { Command } from './command.ts'
+import { configOrDevnet } from './configOrDevnet.ts'
+
+const usage = `Usage: bruno preflight [options]
+
+Checks that each configured chain can be served, and names every check with pass or FAIL and why:
+  chain id         the RPC answers with the configured chainId
+  uniswap          code at the factory, SwapRouter02 and QuoterV2
+  calibur          code at the Calibur address, and that it is Calibur 1.0.0 (eip712Domain); on a
+                   local chain (chainId 31337) that it is our CaliburCompatible build
+  runner contract  runner.contract holds the committed Runner artifact's code with the runner
+                   key's address as operator
+  runner balance   the runner holds at least runner.minBalanceWei
+  token <SYMBOL>   code, decimals() as configured, name() and the EIP-712 domain
+  pool <A→B fee>   each swapPath hop's pool exists and has liquidity
+Exits 1 if any check fails. \`bruno serve\` runs the same checks before it starts.
+
+Options:
+  --config <file>   deployment config (JSON), as for serve. Omit for the embedded devnet.
+  --chain <name>    check only this chain (repeatable)
+  -h, --help        show this help
+`
+
+/**
+ * `bruno preflight`: runs the preflight checks and prints the report; exit code 1 on a failure.
+ *
+ * @example
+ * // npx tsx core/cli.ts preflight --config /etc/bruno/bruno.json
+ */
+export const preflightCommand: Command = {
+  name: 'preflight',
+  summary: 'check each configured chain (RPC, contracts, runner funds, tokens, pools); exit 1 on a failure',
+  usage,
+  async run(argv, io) {
+    const { values } = parseArgs({
+      args: [...argv],
+      options: {
+        config: { type: 'string' },
+        chain: { type: 'string', multiple: true },
+        help: { type: 'boolean', short: 'h' },
+      },
+    })
+    if (values.help) {
+      io.stdout.write(usage)
+      return 0
+    }
+    const target = await configOrDevnet(values.config, io.env)
+    try {
+      const unknown = values.chain?.filter((name) => !target.config.networks.some((network) => network.name === name)) ?? []
+      if (unknown.length > 0) {
+        io.stderr.write(`bruno preflight: no configured chain named ${unknown.map((name) => `"${name}"`).join(', ')}\n`)
+        return 2
+      }
+      const results = await preflight(target.config, io.env, values.chain)
+      io.stdout.write(formatPreflight(results))
+      return results.every((result) => result.ok) ? 0 : 1
+    } finally {
+      await target.stop()
+    }
+  },
+}

@@ -1,0 +1,34 @@
+import type { FastifyPluginAsync } from 'fastify'
+import { ConfigError } from '../config/load.ts'
+import type { PluginDefinition } from './plugin.ts'
+
+/** A group this deployment serves: its plugin, its options (validated, defaults filled), its order. */
+export interface ServedGroup {
+  readonly definition: PluginDefinition
+  readonly options: unknown
+  readonly order: number
+  /** Where it came from, for messages: `built in` or the config entry, e.g. `plugins[0]`. */
+  readonly source: string
+}
+
+/**
+ * Wraps a group into a Fastify plugin: it runs the group's `setup` with core's services and adds
+ * what it returns to the registry. Not wrapped in fastify-plugin: a group stays encapsulated and
+ * only talks to the registry. A group that cannot be served (its setup refuses, a tool name, a
+ * prompt or an order clashes) stops the app with a ConfigError naming it.
+ *
+ * @example
+ * await app.register(groupPlugin({ definition: erc20Group, options: {}, order: 40, source: 'built in' }))
+ */
+export function groupPlugin(group: ServedGroup): FastifyPluginAsync {
+  const { definition, source } = group
+  return async (app) => {
+    const { registry, services } = app.bruno
+    try {
+      const contribution = await definition.setup(services, group.options as never)
+      registry.addGroup({ ...contribution, name: definition.name, order: group.order })
+    } catch (error) {
+      throw new ConfigError(`config groups: group "${definition.name}" (${source}) cannot be served: ${(error as Error).message}`)
+    }
+  }
+}

@@ -1,0 +1,63 @@
+import type { FastifyPluginAsync } from 'fastify'
+import { ChainUnavailableError } from '../chain/guardedTransport.ts'
+
+/** One chain's line in `GET /readyz`. */
+export interface ChainReadiness {
+  readonly chain: string
+  readonly ready: boolean
+  readonly blockNumber?: string
+  /** Seconds since the latest block's timestamp. */
+  readonly blockAgeSec?: number
+  readonly reason?: string
+}
+
+/**
+ * The operator endpoints, beside MCP:
+ * - `GET /healthz`: 200 while the process is up and its store answers, else 503;
+ * - `GET /readyz`: 200 when every chain's latest block is younger than its `maxBlockAgeSec`,
+ *   else 503; the body lists each chain's block age;
+ * - `GET /metrics`: Prometheus text format.
+ * Bodies name chains by their configured names, never an RPC URL.
+ *
+ * @example
+ * await app.register(operatorRoutes)
+ * // curl -s 127.0.0.1:3030/readyz → {"ready":true,"chains":[{"chain":"base","ready":true,"blockNumber":"…","blockAgeSec":1}]}
+ */
+export const operatorRoutes: FastifyPluginAsync = async (app) => {
+  const { relay, networks, metrics } = app.bruno
+
+  app.get('/healthz', async (_request, reply) => {
+    const store = await relay.ping()
+    return reply.code(store ? 200 : 503).send({ ok: store, store: store ? 'ok' : 'not answering' })
+  })
+
+  app.get('/readyz', async (request, reply) => {
+    const chains = await Promise.all(
+      networks.names.map(async (name): Promise<ChainReadiness> => {
+        const { client, config } = networks.get(name)
+        try {
+          const block = await client.getBlock({ blockTag: 'latest' })
+          const blockAgeSec = Math.max(0, Math.floor(Date.now() / 1000) - Number(block.timestamp))
+          const fresh = config.maxBlockAgeSec === 0 || blockAgeSec <= config.maxBlockAgeSec
+          return {
+            chain: name,
+            ready: fresh,
+            blockNumber: block.number.toString(),
+            blockAgeSec,
+            ...(fresh ? {} : { reason: `the latest block is ${blockAgeSec}s old (maxBlockAgeSec ${config.maxBlockAgeSec})` }),
+          }
+        } catch (error) {
+          // Only our own message is quoted: an RPC library's may carry the URL.
+          request.log.warn({ chain: name, err: error }, 'readyz: chain not answering')
+          return { chain: name, ready: false, reason: error instanceof ChainUnavailableError ? error.message : `chain "${name}" did not answer` }
+        }
+      }),
+    )
+    const ready = chains.every((chain) => chain.ready)
+    return reply.code(ready ? 200 : 503).send({ ready, chains })
+  })
+
+  app.get('/metrics', async (_request, reply) => {
+    return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics())
+  })
+}

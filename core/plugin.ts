@@ -1,0 +1,92 @@
+/**
+ * Bruno's plugin API (`bruno/plugin`): all of core a group may use, built in or a third party's.
+ * A group is `definePlugin({ name, order, options, setup })`; core calls `setup` with the
+ * services (networks and their viem clients, the relay's operations, payment sizing) and the
+ * group's options from the config, and serves what it returns. Nothing else of core is reachable
+ * from a group: the built-in groups (plugins/*) import this file and nothing else of core.
+ * PLUGINS.md says how to write, test and publish one.
+ *
+ * @example
+ * import { definePlugin, defineTool, Type } from 'bruno/plugin'
+ *
+ * export default definePlugin({
+ *   name: 'hello',
+ *   order: 60,
+ *   options: Type.Object({ greeting: Type.String({ default: 'Hello' }) }, { additionalProperties: false }),
+ *   setup: (services, options) => ({
+ *     instructions: 'hello — greets.',
+ *     tools: [defineTool({
+ *       name: 'hello_greet', description: 'Greets a chain.',
+ *       input: Type.Object({ chain: services.chainArgument }, { additionalProperties: false }),
+ *       output: Type.Object({ text: Type.String() }, { additionalProperties: false }),
+ *       handler: async ({ chain }) => ({ text: `${options.greeting}, ${chain}` }),
+ *     })],
+ *   }),
+ * })
+ */
+import type { Static, TObject } from '@sinclair/typebox'
+import type { BrunoServices } from './services.ts'
+import type { GroupDefinition } from './tool.ts'
+
+// The schema builder, re-exported so a group builds its schemas with the TypeBox Bruno validates them with.
+export { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox'
+
+export { defineTool, ToolError, type GroupDefinition, type ToolAnnotations, type ToolContext, type ToolDefinition } from './tool.ts'
+export type { BrunoServices, NetworkDirectory, PaymentServices, RelayOperations } from './services.ts'
+export type { Network, TokenRef } from './chain/networks.ts'
+export type { GasPricer, PaymentToken } from './relay/gasPricer.ts'
+export type { NetworkConfig, TokenConfig } from '../config/schema.ts'
+export { definePrompt, PromptArgumentError, type Completer, type PromptArgumentDefinition, type PromptDefinition } from './prompt.ts'
+export { completeChain, completePaymentToken } from './chain/completers.ts'
+export type { CacheHint, ResourceDefinition, ResourceTemplateDefinition } from './resource.ts'
+export type { TaskState, ToolTaskSupport } from './task.ts'
+
+// Shapes every group shares, and the relay's, for tools that hand their output on to `quote`/`submit`.
+export { Address, Approval, Approvals, BaseUnits, Call, Calls, HexData, TokenAmount, TokenArgument, TokenInfo } from './schemas.ts'
+export {
+  AccountView,
+  AuthorizationList,
+  CallPayment,
+  Payment,
+  Quote,
+  QuoteRequest,
+  RelayCall,
+  SignedAuthorization,
+  SignedTransferPayment,
+  SubmissionView,
+  SubmitRequest,
+} from './relay/schemas.ts'
+
+// Argument checks (each refusal a ToolError) and the relay's encodings, for groups that build payments.
+export { configuredTokenInfo, requireAddress, requireToken, toBaseUnits, type ResolvedToken } from './arguments.ts'
+export { pathPrice, type Fraction } from './chain/tokenPrice.ts'
+export { encodeRunnerCall } from './relay/runnerCall.ts'
+export { revertReason } from './relay/revertReason.ts'
+export { viemAuthorizations } from './relay/quote.ts'
+
+/** What a group's `setup` returns: its group definition, less the name and order the plugin declares. */
+export type GroupContribution = Omit<GroupDefinition, 'name' | 'order'>
+
+/**
+ * A group as a plugin declares it. `options` (a TypeBox object schema) validates and defaults the
+ * config's `plugins[].options` before `setup` sees them; an invalid value stops Bruno at start.
+ */
+export interface PluginDefinition<O extends TObject = TObject> {
+  /** The group's name: the `groups` entry that enables it and its `/mcp/<name>` path. */
+  readonly name: string
+  /** Where its tools stand in every `tools/list` (built-ins: bruno 10 … uniswap 50). */
+  readonly order: number
+  readonly options?: O
+  /** Builds the group's tools (and prompts, resources) once, at start, for this deployment. */
+  setup(services: BrunoServices, options: Static<O>): GroupContribution | Promise<GroupContribution>
+}
+
+/**
+ * Declares a group. An identity with inference: `setup` sees its options' static type.
+ *
+ * @example
+ * export default definePlugin({ name: 'hello', order: 60, setup: () => ({ instructions: 'hello — …', tools: [] }) })
+ */
+export function definePlugin<O extends TObject = TObject>(plugin: PluginDefinition<O>): PluginDefinition<O> {
+  return plugin
+}

@@ -1,0 +1,127 @@
+import { erc20Abi, formatEther, getAddress, isHex, type Address } from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
+import { caliburCompatibleAbi } from '../../contracts/abi.ts'
+import { caliburCompatibleArtifact, runnerArtifact } from '../../contracts/artifacts.ts'
+import { readTokenDomain } from '../../plugins/3009/readTokenDomain.ts'
+import type { Network } from '../chain/networks.ts'
+import { poolAddress } from '../chain/tokenPrice.ts'
+import { ToolError } from '../tool.ts'
+import { CheckFailed, runCheck, type PreflightCheck } from './check.ts'
+import { creationRuntime } from './creationRuntime.ts'
+
+/** anvil's (and so the devnet's) chain id: there Calibur's address must hold our own delegate. */
+const LOCAL_CHAIN_ID = 31_337
+
+const poolAbi = [{ type: 'function', name: 'liquidity', stateMutability: 'view', inputs: [], outputs: [{ name: '', type: 'uint128' }] }] as const
+
+/**
+ * Checks that one configured chain can be served: the RPC's chain id, Uniswap's contracts, Calibur,
+ * the Runner and its operator, the runner's ETH, each token, each swap-path pool. Every check is
+ * named in the result, passed or failed with its reason; after a wrong chain id nothing else is
+ * checked, since every other answer would be about another chain.
+ *
+ * @example
+ * const checks = await preflightChain(networks.get('base'), process.env)
+ * const ok = checks.every((check) => check.ok)
+ */
+export async function preflightChain(network: Network, env: NodeJS.ProcessEnv): Promise<PreflightCheck[]> {
+  const { client, config } = network
+  const chainId = await runCheck('chain id', async () => {
+    const answered = await client.getChainId()
+    if (answered !== config.chainId) throw new CheckFailed(`the RPC answers chain id ${answered}, the config says ${config.chainId}`)
+    return `${answered}`
+  })
+  if (!chainId.ok) return [chainId]
+
+  const codeAt = async (address: Address) => {
+    const code = await client.getCode({ address })
+    return code && code !== '0x' ? code : undefined
+  }
+  const symbolOf = (address: Address) => config.tokens.find((token) => getAddress(token.address) === address)?.symbol ?? address
+
+  const checks: Promise<PreflightCheck>[] = [
+    runCheck('uniswap', async () => {
+      const { factory, swapRouter02, quoterV2 } = config.uniswap
+      const named = { factory, swapRouter02, quoterV2 }
+      for (const [name, address] of Object.entries(named)) {
+        if (!(await codeAt(getAddress(address)))) throw new CheckFailed(`no code at uniswap.${name} ${getAddress(address)}`)
+      }
+      return 'code at factory, swapRouter02 and quoterV2'
+    }),
+
+    runCheck('calibur', async () => {
+      const calibur = getAddress(config.calibur)
+      const code = await codeAt(calibur)
+      if (!code) throw new CheckFailed(`no code at ${calibur}`)
+      // The chain computes our delegate's runtime for this address (its immutable): a chain that
+      // cannot run our build's creation code simply has none of ours there.
+      const ours = await creationRuntime(client, caliburCompatibleArtifact, [calibur]).catch(() => undefined)
+      if (code === ours) return `our Calibur-compatible delegate at ${calibur}`
+      if (config.chainId === LOCAL_CHAIN_ID) throw new CheckFailed(`the code at ${calibur} is not our CaliburCompatible build for that address`)
+      const [, name, version] = await client.readContract({ address: calibur, abi: caliburCompatibleAbi, functionName: 'eip712Domain' })
+      if (name !== 'Calibur' || version !== '1.0.0') throw new CheckFailed(`${calibur}'s eip712Domain() is "${name}" version "${version}", not Calibur 1.0.0`)
+      return `Calibur ${version} at ${calibur}`
+    }),
+
+    runCheck('runner contract', async () => {
+      const contract = getAddress(config.runner.contract)
+      const operator = runnerAddress(env[config.runner.key.env], config.runner.key.env)
+      const code = await codeAt(contract)
+      if (!code) throw new CheckFailed(`no code at runner.contract ${contract}`)
+      if (code === (await creationRuntime(client, runnerArtifact, [operator]))) return `the Runner artifact's code at ${contract}, operator ${operator}`
+      const actual = await client.readContract({ address: contract, abi: runnerArtifact.abi, functionName: 'operator' }).catch(() => undefined)
+      if (actual && getAddress(actual) !== operator) throw new CheckFailed(`${contract}'s operator() is ${getAddress(actual)}, not the runner key's address ${operator}`)
+      throw new CheckFailed(`the code at ${contract} is not the committed Runner artifact's`)
+    }),
+
+    runCheck('runner balance', async () => {
+      const operator = runnerAddress(env[config.runner.key.env], config.runner.key.env)
+      const floor = BigInt(config.runner.minBalanceWei)
+      const balance = await client.getBalance({ address: operator })
+      const stated = `${formatEther(balance)} ETH at ${operator} (floor ${formatEther(floor)} ETH, runner.minBalanceWei)`
+      if (balance < floor) throw new CheckFailed(stated)
+      return stated
+    }),
+
+    ...config.tokens.map((token) =>
+      runCheck(`token ${token.symbol}`, async () => {
+        const address = getAddress(token.address)
+        if (!(await codeAt(address))) throw new CheckFailed(`no code at ${address}`)
+        const [decimals, name] = await Promise.all([
+          client.readContract({ address, abi: erc20Abi, functionName: 'decimals' }),
+          client.readContract({ address, abi: erc20Abi, functionName: 'name' }),
+        ])
+        if (decimals !== token.decimals) throw new CheckFailed(`${address}'s decimals() is ${decimals}, the config says ${token.decimals}`)
+        // A token without an EIP-712 domain (WETH9) still pays through a Calibur batch; only
+        // payment_authorization needs the domain, so its absence is reported, not failed.
+        const domain = await readTokenDomain(client, address).catch((error: unknown) => {
+          if (error instanceof ToolError) return error.message
+          throw error
+        })
+        const eip712 = typeof domain === 'string' ? `no EIP-3009 domain (${domain})` : `EIP-712 domain "${domain.name}" version "${domain.version}"`
+        return `"${name}", ${decimals} decimals, ${eip712}`
+      }),
+    ),
+
+    ...config.tokens.flatMap((token) => {
+      let tokenIn = getAddress(token.address)
+      return (token.swapPath ?? []).map((hop) => {
+        const [from, to] = [tokenIn, getAddress(hop.tokenOut)]
+        tokenIn = to
+        return runCheck(`pool ${symbolOf(from)}→${symbolOf(to)} ${hop.fee / 10_000}%`, async () => {
+          const pool = poolAddress(getAddress(config.uniswap.factory), from, to, hop.fee)
+          if (!(await codeAt(pool))) throw new CheckFailed(`no pool at ${pool} (the factory has not created it)`)
+          const liquidity = await client.readContract({ address: pool, abi: poolAbi, functionName: 'liquidity' })
+          if (liquidity === 0n) throw new CheckFailed(`the pool at ${pool} has no liquidity in range`)
+          return `${pool}, liquidity ${liquidity}`
+        })
+      })
+    }),
+  ]
+  return [chainId, ...(await Promise.all(checks))]
+}
+
+function runnerAddress(key: string | undefined, envName: string): Address {
+  if (!key || !isHex(key) || key.length !== 66) throw new CheckFailed(`environment variable ${envName} must hold a 32-byte hex private key`)
+  return getAddress(privateKeyToAccount(key).address)
+}

@@ -1,0 +1,38 @@
+import type { FastifyBaseLogger } from 'fastify'
+import type { Address } from 'viem'
+import type { StoreConfig } from '../../config/schema.ts'
+import { localOwnership, type RunnerOwnership } from './ownership.ts'
+import { PostgresRunnerLock } from './postgresRunnerLock.ts'
+import { PostgresSubmissionStore } from './postgresStore.ts'
+import { SqliteSubmissionStore } from './sqliteStore.ts'
+import type { SubmissionStore } from './store.ts'
+
+/** The configured store, and how runner keys are owned with it. */
+export interface RelayStorage {
+  readonly store: SubmissionStore
+  /**
+   * Who sends for `runner.operator` on a chain: this process alone (SQLite), or one replica at a
+   * time (PostgreSQL), whose runner is woken (`runner.wake`) by submissions any replica accepts.
+   */
+  ownership(chain: { name: string; chainId: number }, runner: { operator: Address; wake: () => void }, log: FastifyBaseLogger): RunnerOwnership
+}
+
+/**
+ * Opens the store the config names. The PostgreSQL URL is read from the environment variable the
+ * config names (the loader has checked it is set), and goes nowhere else.
+ *
+ * @example
+ * const { store, ownership } = openStore(config.store, process.env)
+ * new RunnerLoop(context, account, log, ownership(network, { operator: account.address, wake }, log))
+ */
+export function openStore(config: StoreConfig, env: NodeJS.ProcessEnv): RelayStorage {
+  if (config.kind === 'sqlite') return { store: new SqliteSubmissionStore(config.path), ownership: () => localOwnership() }
+  const url = env[config.url.env]
+  if (!url) throw new Error(`store.url: environment variable ${config.url.env} is not set`)
+  return {
+    store: new PostgresSubmissionStore(url),
+    // One key, one lock, whichever chains or deployments share the database.
+    ownership: (chain, runner, log) =>
+      new PostgresRunnerLock(url, { name: `bruno-runner:${chain.chainId}:${runner.operator.toLowerCase()}`, chain: chain.name, onSubmission: runner.wake }, log),
+  }
+}

@@ -1,0 +1,123 @@
+import type { FastifyBaseLogger } from 'fastify'
+import pg from 'pg'
+import { keccak256, stringToHex } from 'viem'
+import type { RunnerOwnership } from './ownership.ts'
+
+/** How often the holder proves its session alive, and how long it waits for the answer. */
+const HEARTBEAT_MS = 1_000
+const HEARTBEAT_TIMEOUT_MS = 2_000
+/**
+ * The server ends a lock session silent for this long (a frozen process, a dead host, a network
+ * partition), which frees the lock for another replica. It exceeds the holder's own give-up time
+ * (the last heartbeat + HEARTBEAT_MS + HEARTBEAT_TIMEOUT_MS), so the holder stops sending first.
+ */
+const SESSION_IDLE_TIMEOUT_MS = 5_000
+
+/** The channel `PostgresSubmissionStore` announces each new submission on (payload: its chain's name). */
+export const SUBMISSION_CHANNEL = 'bruno_submission'
+
+/**
+ * A 64-bit advisory lock key for a name (the first 8 bytes of its keccak-256, signed, as the
+ * decimal string `pg` passes for a BIGINT).
+ *
+ * @example
+ * advisoryLockKey('bruno-runner:8453:0x15d34aaf54267db7d7c367839aaf71a00a2c6a65') // '-3510410603068101228'
+ */
+export function advisoryLockKey(name: string): string {
+  return BigInt.asIntN(64, BigInt(keccak256(stringToHex(name)).slice(0, 18))).toString()
+}
+
+/**
+ * Runner-key ownership among replicas sharing one PostgreSQL: a session-level advisory lock held
+ * on a connection of its own. The lock lives exactly as long as that session: when the process
+ * dies its connection closes and the server frees the lock at once; a holder that goes silent
+ * (frozen, partitioned, its host gone) has its session ended by `idle_session_timeout` (PostgreSQL
+ * 14+), and stops sending by itself when its heartbeat goes unanswered. A waiting replica tries
+ * the lock on every runner pass, so it takes over within one poll of the holder's end.
+ *
+ * The same session listens for new submissions (`SUBMISSION_CHANNEL`): while it holds the key,
+ * one accepted by any replica for its chain calls `onSubmission` (the runner's wake) at once.
+ *
+ * The connection must reach PostgreSQL itself or a session-mode pooler: a transaction-mode pooler
+ * (PgBouncer's default) would hand the session, and the lock, to other clients.
+ *
+ * @example
+ * const lock = new PostgresRunnerLock(url, { name: `bruno-runner:${chainId}:${operator}`, chain: 'base', onSubmission: wake }, log)
+ * if (await lock.acquire()) { … send … }
+ */
+export class PostgresRunnerLock implements RunnerOwnership {
+  readonly #url: string
+  readonly #key: string
+  readonly #log: FastifyBaseLogger
+  readonly #chain: string
+  readonly #onSubmission: () => void
+  #client: pg.Client | undefined
+  #heartbeat: NodeJS.Timeout | undefined
+  #held = false
+
+  /** `name` identifies the key (the lock's key is derived from it); `chain` is the chain's configured name. */
+  constructor(url: string, lock: { name: string; chain: string; onSubmission: () => void }, log: FastifyBaseLogger) {
+    this.#url = url
+    this.#key = advisoryLockKey(lock.name)
+    this.#chain = lock.chain
+    this.#onSubmission = lock.onSubmission
+    this.#log = log
+  }
+
+  async acquire(): Promise<boolean> {
+    if (this.#held) return true
+    const client = this.#client ?? (await this.#connect())
+    const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [this.#key])
+    // The session may have been lost while the answer was on its way: then the lock went with it.
+    this.#held = rows[0]?.locked === true && this.#client === client
+    if (this.#held) this.#log.info('runner key lock taken: this process sends for the key')
+    return this.#held
+  }
+
+  held(): boolean {
+    return this.#held
+  }
+
+  async release(): Promise<void> {
+    const client = this.#client
+    this.#drop()
+    // Ending the session releases its advisory locks.
+    await client?.end().catch(() => {})
+  }
+
+  async #connect(): Promise<pg.Client> {
+    const client = new pg.Client({ connectionString: this.#url, application_name: 'bruno-runner-lock', keepAlive: true, query_timeout: HEARTBEAT_TIMEOUT_MS })
+    // Unhandled, a dropped connection's 'error' would end the process; here it ends the ownership.
+    client.on('error', (error) => this.#lost(client, error))
+    client.on('end', () => this.#lost(client))
+    client.on('notification', (message) => {
+      if (this.#held && message.payload === this.#chain) this.#onSubmission()
+    })
+    try {
+      await client.connect()
+      await client.query(`SET idle_session_timeout = ${SESSION_IDLE_TIMEOUT_MS}`)
+      await client.query(`LISTEN ${SUBMISSION_CHANNEL}`)
+    } catch (error) {
+      await client.end().catch(() => {})
+      throw error
+    }
+    this.#client = client
+    this.#heartbeat = setInterval(() => client.query('SELECT 1').catch((error: unknown) => this.#lost(client, error)), HEARTBEAT_MS)
+    return client
+  }
+
+  #lost(client: pg.Client, error?: unknown): void {
+    if (client !== this.#client) return
+    const held = this.#held
+    this.#drop()
+    client.end().catch(() => {})
+    if (held) this.#log.warn({ err: error }, 'runner key lock lost: this process stops sending until it takes the lock again')
+  }
+
+  #drop(): void {
+    clearInterval(this.#heartbeat)
+    this.#heartbeat = undefined
+    this.#client = undefined
+    this.#held = false
+  }
+}

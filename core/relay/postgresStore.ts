@@ -1,0 +1,126 @@
+import pg from 'pg'
+import type { Submission, SubmissionPatch, SubmissionStore } from './store.ts'
+import { fromRow, patchColumns, type SubmissionRow } from './storeRow.ts'
+import { advisoryLockKey, SUBMISSION_CHANNEL } from './postgresRunnerLock.ts'
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS submissions (
+  id TEXT PRIMARY KEY,
+  chain TEXT NOT NULL,
+  stage TEXT NOT NULL,
+  created_at BIGINT NOT NULL,
+  updated_at BIGINT NOT NULL,
+  deadline BIGINT NOT NULL,
+  request TEXT NOT NULL,
+  tx TEXT,
+  tx_nonce BIGINT,
+  block_number TEXT,
+  gas_used TEXT,
+  fee TEXT,
+  reason TEXT
+);
+CREATE INDEX IF NOT EXISTS submissions_active ON submissions (chain, stage, created_at);
+`
+
+/**
+ * The shared store: one PostgreSQL database that several Bruno replicas use at once. Every write
+ * is one autocommitted statement, durable when it resolves (PostgreSQL's default
+ * `synchronous_commit = on`). The table is created on first use. A submission accepted by any
+ * replica is announced to the one sending for its chain (LISTEN/NOTIFY), which need not wait
+ * for its next poll.
+ *
+ * Replicas share submissions only; which of them sends for a runner key is decided by
+ * `PostgresRunnerLock`, not by this store.
+ *
+ * @example
+ * const store = new PostgresSubmissionStore(process.env.BRUNO_PG_URL!)
+ * await store.insert(submission)
+ */
+export class PostgresSubmissionStore implements SubmissionStore {
+  readonly #pool: pg.Pool
+  #schema: Promise<void> | undefined
+
+  constructor(url: string) {
+    this.#pool = new pg.Pool({ connectionString: url, application_name: 'bruno', max: 10 })
+    // An idle pooled connection that the server drops emits 'error' on the pool; unhandled, it
+    // would end the process. The pool replaces it on the next query, which reports any lasting fault.
+    this.#pool.on('error', () => {})
+  }
+
+  /** Also notifies `SUBMISSION_CHANNEL` with the chain's name, on commit: the replica sending for it wakes at once. */
+  async insert(submission: Submission): Promise<void> {
+    await this.#query(
+      `WITH inserted AS (
+         INSERT INTO submissions (id, chain, stage, created_at, updated_at, deadline, request) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING chain
+       )
+       SELECT pg_notify('${SUBMISSION_CHANNEL}', chain) FROM inserted`,
+      [submission.id, submission.chain, submission.stage, submission.createdAt, submission.updatedAt, submission.deadline, JSON.stringify(submission.request)],
+    )
+  }
+
+  async get(id: string): Promise<Submission | undefined> {
+    const row = (await this.#query<SubmissionRow>('SELECT * FROM submissions WHERE id = $1', [id]))[0]
+    return row && fromRow(row)
+  }
+
+  async active(chain: string): Promise<Submission[]> {
+    // COLLATE "C": ids compare byte by byte, as SQLite compares them, whatever the database's locale.
+    const rows = await this.#query<SubmissionRow>(
+      `SELECT * FROM submissions WHERE chain = $1 AND stage IN ('waiting', 'sending', 'confirming') ORDER BY created_at, id COLLATE "C"`,
+      [chain],
+    )
+    return rows.map(fromRow)
+  }
+
+  async update(id: string, patch: SubmissionPatch): Promise<void> {
+    const columns = patchColumns(patch, Date.now())
+    // Column names come from patchColumns' fixed set; only values are parameters.
+    const names = Object.keys(columns)
+    const sets = names.map((name, index) => `${name} = $${index + 2}`).join(', ')
+    await this.#query(`UPDATE submissions SET ${sets} WHERE id = $1`, [id, ...names.map((name) => columns[name])])
+  }
+
+  async highestNonce(chain: string): Promise<number | undefined> {
+    const row = (await this.#query<{ nonce: string | null }>('SELECT MAX(tx_nonce) AS nonce FROM submissions WHERE chain = $1', [chain]))[0]
+    return row?.nonce == null ? undefined : Number(row.nonce)
+  }
+
+  async ping(): Promise<boolean> {
+    return (await this.#query<{ ok: number }>('SELECT 1 AS ok'))[0]?.ok === 1
+  }
+
+  async close(): Promise<void> {
+    await this.#pool.end()
+  }
+
+  async #query<R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> {
+    await this.#ensureSchema()
+    return (await this.#pool.query<R>(text, values)).rows
+  }
+
+  /** Creates the table once per process; retried on the next query if the database was down. */
+  #ensureSchema(): Promise<void> {
+    this.#schema ??= this.#createSchema().catch((error: unknown) => {
+      this.#schema = undefined
+      throw error
+    })
+    return this.#schema
+  }
+
+  async #createSchema(): Promise<void> {
+    const client = await this.#pool.connect()
+    try {
+      // Replicas starting together would race on CREATE TABLE IF NOT EXISTS (a duplicate-key
+      // error on the catalog): a transaction-scoped advisory lock lets one create, then the rest see it.
+      await client.query('BEGIN')
+      await client.query('SELECT pg_advisory_xact_lock($1)', [advisoryLockKey('bruno:schema')])
+      await client.query(SCHEMA)
+      await client.query('COMMIT')
+      client.release()
+    } catch (error) {
+      // Destroyed rather than returned to the pool: closing the connection also rolls back.
+      client.release(true)
+      throw error
+    }
+  }
+}

@@ -1,0 +1,54 @@
+import type { Stage, SubmitRequest } from './schemas.ts'
+import type { SentTransaction, Submission, SubmissionPatch } from './store.ts'
+
+/**
+ * A submission as both stores keep it: one row, the request and the transaction as JSON text.
+ * PostgreSQL returns BIGINT columns as strings (they may exceed 2⁵³), so the numbers are read
+ * with `Number`: unix milliseconds and seconds are far below that.
+ */
+export interface SubmissionRow {
+  id: string
+  chain: string
+  stage: Stage
+  created_at: number | string
+  updated_at: number | string
+  deadline: number | string
+  request: string
+  tx: string | null
+  block_number: string | null
+  gas_used: string | null
+  fee: string | null
+  reason: string | null
+}
+
+/** The columns a patch sets, by name; `updated_at` is always one of them. */
+export function patchColumns(patch: SubmissionPatch, now: number): Record<string, string | number> {
+  const columns: Record<string, string | number> = { updated_at: now }
+  if (patch.stage !== undefined) columns.stage = patch.stage
+  if (patch.transaction !== undefined) {
+    columns.tx = JSON.stringify(patch.transaction)
+    columns.tx_nonce = patch.transaction.nonce
+  }
+  if (patch.blockNumber !== undefined) columns.block_number = patch.blockNumber
+  if (patch.gasUsed !== undefined) columns.gas_used = patch.gasUsed
+  if (patch.fee !== undefined) columns.fee = patch.fee
+  if (patch.reason !== undefined) columns.reason = patch.reason
+  return columns
+}
+
+export function fromRow(row: SubmissionRow): Submission {
+  return {
+    id: row.id,
+    chain: row.chain,
+    stage: row.stage,
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+    deadline: Number(row.deadline),
+    request: JSON.parse(row.request) as SubmitRequest,
+    ...(row.tx ? { transaction: JSON.parse(row.tx) as SentTransaction } : {}),
+    ...(row.block_number ? { blockNumber: row.block_number } : {}),
+    ...(row.gas_used ? { gasUsed: row.gas_used } : {}),
+    ...(row.fee ? { fee: row.fee } : {}),
+    ...(row.reason ? { reason: row.reason } : {}),
+  }
+}

@@ -1,0 +1,50 @@
+import { getAddress } from 'viem'
+import type { NetworkConfig, ResourceDefinition } from '../../../core/plugin.ts'
+
+/**
+ * `bruno://<chain>/config`: what a client needs to know of a network's deployment — tokens, payee,
+ * Calibur and Runner addresses, margins, relay windows. Built field by field from the config, so
+ * nothing secret (the RPC URL's variable, the runner key's variable) can slip in with a new field.
+ *
+ * @example
+ * networkConfigResource(config.networks[0]).uri // 'bruno://base/config'
+ */
+export function networkConfigResource(network: NetworkConfig): ResourceDefinition {
+  const text = JSON.stringify(publicConfig(network), null, 2)
+  return {
+    uri: `bruno://${network.name}/config`,
+    name: `${network.name}-config`,
+    title: `Bruno on ${network.name}`,
+    description: `The ${network.name} deployment: tokens Bruno is paid in, payee, Calibur and Runner addresses, margins, quote and submission windows.`,
+    mimeType: 'application/json',
+    // Changes only with a deployment (the config is read at start).
+    cache: { ttlMs: 3_600_000, scope: 'public' },
+    read: async () => text,
+  }
+}
+
+function publicConfig(network: NetworkConfig) {
+  return {
+    chain: network.name,
+    chainId: network.chainId,
+    payee: getAddress(network.payee),
+    calibur: getAddress(network.calibur),
+    runner: { contract: getAddress(network.runner.contract), confirmations: network.runner.confirmations },
+    weth: getAddress(network.weth),
+    tokens: network.tokens.map((token) => ({
+      symbol: token.symbol,
+      address: getAddress(token.address),
+      decimals: token.decimals,
+      // A token with a swap path is one Bruno can price, so one it can be paid in.
+      payable: token.swapPath !== undefined,
+      ...(token.swapPath ? { swapPath: token.swapPath.map((hop) => ({ fee: hop.fee, tokenOut: getAddress(hop.tokenOut) })) } : {}),
+    })),
+    uniswap: {
+      factory: getAddress(network.uniswap.factory),
+      swapRouter02: getAddress(network.uniswap.swapRouter02),
+      quoterV2: getAddress(network.uniswap.quoterV2),
+    },
+    margins: { quoteBps: network.margins.quoteBps, defaultSlippageBps: network.margins.defaultSlippageBps },
+    relay: { quoteTtlSec: network.relay.quoteTtlSec, submissionTtlSec: network.relay.submissionTtlSec },
+  }
+}

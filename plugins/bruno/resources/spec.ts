@@ -1,0 +1,26 @@
+import { readFile } from 'node:fs/promises'
+import type { ResourceDefinition } from '../../../core/plugin.ts'
+
+/** SPEC.md, the relay's client contract, beside the repository's root. */
+const SPEC_FILE = new URL('../../../SPEC.md', import.meta.url)
+
+/**
+ * `bruno://spec`: the client contract (SPEC.md), read once at start so a deployment serves the
+ * contract it was built with; a missing file stops the start.
+ *
+ * @example
+ * const spec = await specResource()
+ * spec.mimeType // 'text/markdown'
+ */
+export async function specResource(): Promise<ResourceDefinition> {
+  const text = await readFile(SPEC_FILE, 'utf8')
+  return {
+    uri: 'bruno://spec',
+    name: 'spec',
+    title: 'Bruno — the contract',
+    description: 'The relay\'s client contract (SPEC.md): the MCP binding, every tool\'s inputs, outputs and errors, the REST and JSON-RPC bindings.',
+    mimeType: 'text/markdown',
+    cache: { ttlMs: 86_400_000, scope: 'public' },
+    read: async () => text,
+  }
+}

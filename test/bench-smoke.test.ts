@@ -1,0 +1,34 @@
+import { execFile } from 'node:child_process'
+import { readFileSync, rmSync } from 'node:fs'
+import { promisify } from 'node:util'
+import t from 'tap'
+
+// `npm run bench -- --smoke` end to end: every server child starts, answers the expected bytes
+// under load, and the relay's flow runs to done. Figures are not asserted (this machine runs other
+// tests meanwhile): only validity, and the round-trip counts, which do not depend on load.
+
+const run = promisify(execFile)
+const { stdout } = await run(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--smoke'], { timeout: 170_000, maxBuffer: 16 * 2 ** 20 })
+const file = /wrote (\S+\.json)/.exec(stdout)?.[1]
+t.ok(file, 'the run wrote its JSON file')
+const results = JSON.parse(readFileSync(file!, 'utf8'))
+rmSync(file!)
+
+t.test('every MCP case answered the expected bytes, all 2xx', async (t) => {
+  t.equal(results.mcp.cases.length, 7)
+  for (const c of results.mcp.cases) {
+    t.ok(c.valid, `${c.name}: ${c.non2xx} non-2xx, ${c.errors} errors, ${c.mismatches} mismatches`)
+    t.ok(c.requests > 0 && c.cpuUsPerRequest > 0 && c.latencyMs.p50 > 0, `${c.name} measured`)
+  }
+  t.equal(results.memory.calls, 2000)
+})
+
+t.test('the relay: round trips within their targets, every submission done', async (t) => {
+  const { roundTrips, timed, memory } = results.relay
+  t.ok(roundTrips.quote.roundTrips <= 3, `quote: ${roundTrips.quote.roundTrips}`)
+  t.ok(roundTrips.submit.roundTrips <= 4, `submit: ${roundTrips.submit.roundTrips}`)
+  t.ok(roundTrips.runnerSend.roundTrips <= 3, `runner send: ${roundTrips.runnerSend.roundTrips}`)
+  t.equal(timed.done, timed.submissions, 'every timed submission done')
+  t.equal(timed.failed, 0)
+  t.equal(memory.submissions, 40)
+})

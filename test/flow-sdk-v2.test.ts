@@ -1,0 +1,90 @@
+import t from 'tap'
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
+import { createPublicClient, createWalletClient, encodeFunctionData, erc20Abi, getAddress, http, type Address } from 'viem'
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
+import { foundry } from 'viem/chains'
+import { mintUsdc } from '../core/devnet/fund.ts'
+import { startDevnetBruno } from './fixtures/devnetBruno.ts'
+
+// Flows 1 and 2 exactly as an agent runs them: the official SDK v2 client on
+// /mcp/bruno,calibur,3009, the wallet a local key that signs the typed data as it came.
+
+const bruno = await startDevnetBruno(t, { groups: ['bruno', 'calibur', '3009', 'erc20'] })
+const { deployment } = bruno
+const chain = { ...foundry, id: deployment.chainId }
+const client = createPublicClient({ chain, transport: http(deployment.rpcUrl) })
+const payee = getAddress(bruno.config.networks[0]!.payee)
+const usdcOf = (address: Address) => client.readContract({ address: deployment.usdc, abi: erc20Abi, functionName: 'balanceOf', args: [address] })
+
+const agent = new Client({ name: 'bruno-agent-test', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } })
+await agent.connect(new StreamableHTTPClientTransport(new URL(`${bruno.mcpUrl}/bruno,calibur,3009`)))
+t.teardown(() => agent.close())
+
+/** Calls a tool as an agent does; a refusal fails the test with its text. */
+async function use(name: string, args: Record<string, unknown>): Promise<any> {
+  const result = await agent.callTool({ name, arguments: args })
+  if (result.isError) throw new Error(`${name} refused: ${(result.content as { text: string }[])[0]!.text}`)
+  return result.structuredContent
+}
+
+async function untilSettled(id: string): Promise<any> {
+  let status = await use('status', { id })
+  for (let i = 0; i < 150 && status.stage !== 'done' && status.stage !== 'failed'; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    status = await use('status', { id })
+  }
+  return status
+}
+
+t.test('the path lists exactly its three groups\' tools', async (t) => {
+  const { tools } = await agent.listTools()
+  t.same(
+    tools.map((tool) => tool.name),
+    ['account', 'quote', 'submit', 'status', 'calibur_batch', 'calibur_execute', 'payment_authorization'],
+  )
+})
+
+t.test('flow 1 over SDK v2: calibur_batch → wallet signs → calibur_execute → submit → done', async (t) => {
+  const owner: PrivateKeyAccount = privateKeyToAccount(deployment.demoAccounts[1]!.privateKey)
+  const sponsor = createWalletClient({ account: privateKeyToAccount(deployment.deployer.privateKey), chain, transport: http(deployment.rpcUrl) })
+  const authorization = await sponsor.signAuthorization({ account: owner, contractAddress: deployment.calibur })
+  await client.waitForTransactionReceipt({ hash: await sponsor.sendTransaction({ to: sponsor.account.address, authorizationList: [authorization] }) })
+
+  const seen = await use('account', { chain: 'local', address: owner.address })
+  t.equal(seen.isCalibur, true)
+  const friend = privateKeyToAccount(generatePrivateKey()).address
+  // A builder MCP's transactionRequest, as it would hand it over: its gas fields are ignored.
+  const builderCall = {
+    to: deployment.usdc,
+    value: '0x0',
+    data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [friend, 2_000_000n] }),
+    from: owner.address,
+    gasLimit: '0x5208',
+    chainId: deployment.chainId,
+  }
+  const batch = await use('calibur_batch', { chain: 'local', account: owner.address, calls: [builderCall], token: 'USDC' })
+  const signature = await owner.signTypedData(batch.typedData)
+  const executed = await use('calibur_execute', { chain: 'local', typedData: batch.typedData, signature })
+  const [ownerBefore, payeeBefore] = await Promise.all([usdcOf(owner.address), usdcOf(payee)])
+  const accepted = await use('submit', { chain: 'local', call: executed.call, payment: executed.payment })
+  const status = await untilSettled(accepted.id)
+  t.equal(status.stage, 'done', status.reason)
+  t.equal(await usdcOf(friend), 2_000_000n, 'the builder\'s call ran from the account')
+  t.equal((await usdcOf(payee)) - payeeBefore, BigInt(batch.payment.amount), 'the payee got the batch\'s payment leg')
+  t.equal(ownerBefore - (await usdcOf(owner.address)), 2_000_000n + BigInt(batch.payment.amount), 'the account paid the call and the leg, nothing else')
+})
+
+t.test('flow 2 over SDK v2: quote → payment_authorization → wallet signs → submit → done', async (t) => {
+  const payer = privateKeyToAccount(generatePrivateKey())
+  await mintUsdc(deployment.rpcUrl, deployment, payer.address, 3_000_000n)
+  const call = { to: deployment.usdc, data: encodeFunctionData({ abi: erc20Abi, functionName: 'balanceOf', args: [payer.address] }) }
+  const quote = await use('quote', { chain: 'local', call, token: 'USDC', payment: 'authorization' })
+  const prepared = await use('payment_authorization', { chain: 'local', from: payer.address, token: 'USDC', amount: quote.amount })
+  t.equal(prepared.typedData.message.to, payee, 'the transfer is to Bruno\'s payee')
+  const signature = await payer.signTypedData(prepared.typedData)
+  const accepted = await use('submit', { chain: 'local', call, payment: { ...prepared.payment, signature } })
+  const status = await untilSettled(accepted.id)
+  t.equal(status.stage, 'done', status.reason)
+  t.equal(await usdcOf(payer.address), 3_000_000n - BigInt(quote.amount), 'the payer paid exactly the quote')
+  t.equal(await client.getBalance({ address: payer.address }), 0n, 'and never held ETH')
+})

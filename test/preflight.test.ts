@@ -1,0 +1,183 @@
+import { execFile, spawn } from 'node:child_process'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import t from 'tap'
+import { createTestClient, http, parseEther } from 'viem'
+import { devnetConfig } from '../config/devnet.ts'
+import { startAnvil } from '../core/devnet/anvil.ts'
+import { deployDevnet } from '../core/devnet/deploy.ts'
+import { preflight } from '../core/preflight/preflight.ts'
+
+// Preflight on a real devnet: green as deployed, and red — naming the check — when the Runner's or
+// Calibur's code is removed or the runner has no ETH. Then the CLI: exit codes, and serve refusing
+// to start on a failing chain unless told to skip it. No output may carry the RPC URL.
+
+const anvil = await startAnvil()
+t.teardown(() => anvil.stop())
+const deployment = await deployDevnet(anvil.rpcUrl)
+const env: NodeJS.ProcessEnv = { ...process.env }
+const config = devnetConfig(deployment, env, { port: 0 })
+const chain = createTestClient({ mode: 'anvil', transport: http(anvil.rpcUrl) })
+const runnerKey = deployment.runner.operator.privateKey
+
+/** Runs `change`, then the test body, then puts the chain back as it was. */
+async function withChange(change: () => Promise<unknown>, body: () => Promise<void>) {
+  const snapshot = await chain.snapshot()
+  await change()
+  try {
+    await body()
+  } finally {
+    await chain.revert({ id: snapshot })
+  }
+}
+
+async function checks() {
+  const [local] = await preflight(config, env)
+  return local!
+}
+
+t.test('the devnet as deployed passes every check', async (t) => {
+  const local = await checks()
+  t.ok(local.ok, JSON.stringify(local.checks.filter((check) => !check.ok)))
+  t.same(
+    local.checks.map((check) => check.name),
+    ['chain id', 'uniswap', 'calibur', 'runner contract', 'runner balance', 'token USDC', 'token WETH', 'pool USDC→WETH 0.05%'],
+  )
+  const byName = Object.fromEntries(local.checks.map((check) => [check.name, check.detail]))
+  t.match(byName.calibur, /our Calibur-compatible delegate/)
+  t.match(byName['runner contract'], deployment.runner.operator.address)
+  t.match(byName['token USDC'], /"USD Coin", 6 decimals, EIP-712 domain "USD Coin" version "2"/)
+  t.match(byName['token WETH'], /no EIP-3009 domain/)
+})
+
+t.test('no Runner code: "runner contract" fails', async (t) => {
+  await withChange(
+    () => chain.setCode({ address: deployment.runner.contract, bytecode: '0x' }),
+    async () => {
+      const local = await checks()
+      t.notOk(local.ok)
+      t.same(local.checks.filter((check) => !check.ok).map((check) => check.name), ['runner contract'])
+      t.match(local.checks.find((check) => check.name === 'runner contract')!.detail, /no code at runner\.contract/)
+    },
+  )
+})
+
+t.test('a Runner for another operator: "runner contract" names the operator', async (t) => {
+  const other = await import('viem/accounts').then(({ privateKeyToAccount, generatePrivateKey }) => privateKeyToAccount(generatePrivateKey()))
+  const { runnerArtifact } = await import('../contracts/artifacts.ts')
+  const { creationRuntime } = await import('../core/preflight/creationRuntime.ts')
+  const { createPublicClient } = await import('viem')
+  const code = await creationRuntime(createPublicClient({ transport: http(anvil.rpcUrl) }), runnerArtifact, [other.address])
+  await withChange(
+    () => chain.setCode({ address: deployment.runner.contract, bytecode: code! }),
+    async () => {
+      const local = await checks()
+      t.match(local.checks.find((check) => check.name === 'runner contract'), { ok: false, detail: new RegExp(`operator\\(\\) is ${other.address}`) })
+    },
+  )
+})
+
+t.test('no code at Calibur\'s address: "calibur" fails', async (t) => {
+  await withChange(
+    () => chain.setCode({ address: deployment.calibur, bytecode: '0x' }),
+    async () => {
+      const local = await checks()
+      t.same(local.checks.filter((check) => !check.ok).map((check) => check.name), ['calibur'])
+      t.match(local.checks.find((check) => check.name === 'calibur')!.detail, /no code at 0x000000005c84F8Fd50b21CAC312528A64437030e/)
+    },
+  )
+})
+
+t.test('an unfunded runner: "runner balance" fails, naming the floor', async (t) => {
+  await withChange(
+    () => chain.setBalance({ address: deployment.runner.operator.address, value: 0n }),
+    async () => {
+      const local = await checks()
+      t.same(local.checks.filter((check) => !check.ok).map((check) => check.name), ['runner balance'])
+      t.match(local.checks.find((check) => check.name === 'runner balance')!.detail, /^0 ETH at .* \(floor 0\.01 ETH, runner\.minBalanceWei\)/)
+    },
+  )
+  await withChange(
+    () => chain.setBalance({ address: deployment.runner.operator.address, value: parseEther('0.01') }),
+    async () => {
+      t.ok((await checks()).ok, 'exactly the floor passes')
+    },
+  )
+})
+
+t.test('the wrong chain id: only "chain id" is reported', async (t) => {
+  const [local] = await preflight({ ...config, networks: [{ ...config.networks[0]!, chainId: 8453 }] }, env)
+  t.same(local!.checks, [{ name: 'chain id', ok: false, detail: 'the RPC answers chain id 31337, the config says 8453' }])
+})
+
+// The CLI, as an operator runs it: a config file naming environment variables.
+const configDir = await mkdtemp(join(tmpdir(), 'bruno-preflight-'))
+t.teardown(() => rm(configDir, { recursive: true, force: true }))
+const configFile = join(configDir, 'bruno.json')
+await writeFile(configFile, JSON.stringify(config))
+const cli = ['--import=tsx', join(import.meta.dirname, '../core/cli.ts')]
+const run = promisify(execFile)
+const cliEnv = { ...process.env, BRUNO_DEVNET_RPC_URL: anvil.rpcUrl, BRUNO_DEVNET_RUNNER_KEY: runnerKey }
+
+async function brunoCli(...args: string[]) {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [...cli, ...args], { env: cliEnv, cwd: join(import.meta.dirname, '..') })
+    return { code: 0, stdout, stderr }
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string }
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr }
+  }
+}
+
+t.test('bruno preflight: exit 0 and every check named; exit 1 naming the failure', async (t) => {
+  const green = await brunoCli('preflight', '--config', configFile)
+  t.equal(green.code, 0, green.stderr)
+  t.match(green.stdout, /local \(chainId 31337\): ok/)
+  t.match(green.stdout, /\[pass\] runner contract: /)
+  await withChange(
+    () => chain.setBalance({ address: deployment.runner.operator.address, value: 0n }),
+    async () => {
+      const red = await brunoCli('preflight', '--config', configFile)
+      t.equal(red.code, 1)
+      t.match(red.stdout, /\[FAIL\] runner balance: 0 ETH/)
+      for (const output of [green.stdout, green.stderr, red.stdout, red.stderr]) {
+        t.notOk(output.includes(anvil.rpcUrl), 'no RPC URL in the output')
+        t.notOk(output.includes(runnerKey.slice(2)), 'no runner key in the output')
+      }
+    },
+  )
+  t.match((await brunoCli('preflight', '--help')).stdout, /--config[\s\S]*--chain[\s\S]*--help/)
+})
+
+t.test('bruno serve refuses a failing chain, and serves it with --skip-preflight', async (t) => {
+  await withChange(
+    () => chain.setCode({ address: deployment.runner.contract, bytecode: '0x' }),
+    async () => {
+      const refused = await brunoCli('--config', configFile)
+      t.equal(refused.code, 1)
+      t.match(refused.stderr, /\[FAIL\] runner contract: no code/)
+      t.match(refused.stderr, /Bruno did not start/)
+      t.notOk(refused.stderr.includes(anvil.rpcUrl))
+
+      const served = spawn(process.execPath, [...cli, '--config', configFile, '--skip-preflight', 'local'], { env: cliEnv, cwd: join(import.meta.dirname, '..') })
+      let stdout = ''
+      let stderr = ''
+      served.stderr.on('data', (chunk) => (stderr += chunk))
+      const serving = await new Promise<boolean>((resolve) => {
+        served.stdout.on('data', (chunk) => {
+          stdout += chunk
+          if (stdout.includes('Bruno is serving')) resolve(true)
+        })
+        served.once('exit', () => resolve(false))
+      })
+      const exited = new Promise((resolve) => served.once('exit', resolve))
+      served.kill('SIGTERM')
+      await exited
+      t.ok(serving, `served despite the failing check: ${stderr.slice(-500)}`)
+      t.match(stderr, /"check":"runner contract".*served anyway/)
+      t.notOk(stderr.includes(anvil.rpcUrl), 'no RPC URL in the logs')
+    },
+  )
+})

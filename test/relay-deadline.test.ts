@@ -1,0 +1,51 @@
+import t from 'tap'
+import { createPublicClient, createTestClient, encodeFunctionData, erc20Abi, getAddress, http } from 'viem'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { mintUsdc } from '../core/devnet/fund.ts'
+import { startDevnetBruno } from './fixtures/devnetBruno.ts'
+import { RawMcpClient } from './fixtures/mcpHttp.ts'
+import { signTransfer } from './fixtures/signedTransfer.ts'
+
+// A submission that stops working after it was accepted is never sent: it waits, with the reason,
+// and fails at its deadline. Here two submissions carry the same signed transfer; the runner sends
+// the first, and the second's payment can then only revert.
+
+t.test('a submission that would revert waits with its reason, then fails at its deadline, unsent', async (t) => {
+  const bruno = await startDevnetBruno(t, { groups: ['bruno'], pollMs: 100 })
+  const { deployment } = bruno
+  const client = createPublicClient({ transport: http(deployment.rpcUrl) })
+  const testClient = createTestClient({ mode: 'anvil', transport: http(deployment.rpcUrl) })
+  const mcp = new RawMcpClient(`${bruno.mcpUrl}/bruno`)
+  const payee = getAddress(bruno.config.networks[0]!.payee)
+  const key = generatePrivateKey()
+  const account = privateKeyToAccount(key).address
+  await mintUsdc(deployment.rpcUrl, deployment, account, 5_000_000n)
+  const call = { to: deployment.usdc, data: encodeFunctionData({ abi: erc20Abi, functionName: 'balanceOf', args: [account] }) }
+  const quote = await mcp.call('quote', { chain: 'local', call, token: 'USDC', payment: 'authorization' })
+  const fee = await signTransfer(key, { address: deployment.usdc, name: 'USD Coin', version: '2', chainId: deployment.chainId }, payee, BigInt(quote.amount))
+  const payment = { token: deployment.usdc, authorization: fee.message, signature: fee.signature }
+
+  // Blocks wait for us: the first submission is sent but not mined when the second is accepted.
+  await testClient.setAutomine(false)
+  const first = await mcp.call('submit', { chain: 'local', call, payment })
+  for (let i = 0; i < 100 && (await mcp.call('status', { id: first.id })).stage !== 'sending'; i++) await new Promise((resolve) => setTimeout(resolve, 50))
+  const deadline = Math.floor(Date.now() / 1000) + 3
+  const second = await mcp.call('submit', { chain: 'local', call, payment, deadline })
+  t.equal(second.stage, 'waiting', 'accepted: against the latest block, the transfer is still unused')
+  await testClient.setAutomine(true)
+  await testClient.mine({ blocks: 1 })
+
+  let status = second
+  const reasonsWhileWaiting = new Set<string>()
+  for (let i = 0; i < 200 && status.stage !== 'failed' && status.stage !== 'done'; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    status = await mcp.call('status', { id: second.id })
+    if (status.stage === 'waiting' && status.reason) reasonsWhileWaiting.add(status.reason)
+  }
+  t.same([...reasonsWhileWaiting], ['the call reverted: FiatTokenV2: authorization is used or canceled'], 'while waiting, it says why')
+  t.equal(status.stage, 'failed')
+  t.match(status.reason, /^not sent before its deadline: .*authorization is used or canceled/)
+  t.equal(status.transaction, undefined, 'it was never sent')
+  t.equal((await mcp.call('status', { id: first.id })).stage, 'done', 'the first one went through')
+  t.equal(await client.getTransactionCount({ address: deployment.runner.operator.address }), 1, 'the runner sent one transaction')
+})
