@@ -33,7 +33,8 @@ export function devnetConfig(deployment: DevnetDeployment, env: NodeJS.ProcessEn
   env[DEVNET_RUNNER_KEY_ENV] = deployment.runner.operator.privateKey
   return parseConfig(
     {
-      server: { host: '127.0.0.1', port: options.port ?? 3030 },
+      // One developer, many agents and scripts on loopback: no per-client limit to speak of.
+      server: { host: '127.0.0.1', port: options.port ?? 3030, rateLimit: { max: 1_000_000 } },
       store: { path: options.storePath ?? ':memory:' },
       ...(options.groups ? { groups: options.groups } : {}),
       networks: [

@@ -140,6 +140,13 @@ export const ServerConfig = Type.Object(
       description: 'Origin values accepted besides loopback ones on a loopback bind; "*" accepts any',
     }),
     bodyLimit: Type.Integer({ minimum: 1024, maximum: 16 * 1024 * 1024, description: 'bytes; a larger body is 413', default: 1_048_576 }),
+    rateLimit: Type.Object(
+      {
+        max: Type.Integer({ minimum: 1, default: 600, description: 'requests one client (by IP) may make per window; more is 429' }),
+        windowMs: Type.Integer({ minimum: 1_000, default: 60_000 }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
   },
   { additionalProperties: false, default: {} },
 )

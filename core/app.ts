@@ -1,5 +1,7 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
+import { parseBoundedJson } from './boundedJson.ts'
+import { limitRequests } from './rateLimit.ts'
 import { Type, type TSchema } from '@sinclair/typebox'
 import { loadGroups } from '../config/loadGroups.ts'
 import type { BrunoConfig } from '../config/schema.ts'
@@ -67,6 +69,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     genReqId: () => crypto.randomUUID(),
   })
 
+  // Every JSON body, on every route, is bounded (depth, __proto__) before it is parsed.
+  app.removeContentTypeParser('application/json')
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    try {
+      done(null, parseBoundedJson(body as string))
+    } catch (error) {
+      done(error as Error, undefined)
+    }
+  })
+  await limitRequests(app, config.server)
   await app.register(fp(core, { name: 'bruno-core' }), options)
   const guard = originGuard(config.server)
   app.addHook('onRequest', async (request, reply) => {

@@ -8,7 +8,7 @@ import { modernMeta } from './fixtures/mcpHttp.ts'
 // answers with a documented status and, where there is a body, valid JSON-RPC; never a 5xx.
 
 const env = { ...process.env }
-const bruno = await startBruno(t, offlineConfig(env, { server: { host: '127.0.0.1', port: 0, bodyLimit: 65_536 } }), env)
+const bruno = await startBruno(t, offlineConfig(env), env)
 const RUNS = Number(process.env.BRUNO_FUZZ_RUNS ?? 2_000)
 
 const TOOL_NAMES = ['erc20_approve', 'erc20_transfer', 'weth_unwrap', 'uniswap_swap_to_eth', 'uniswap_price', 'no_such_tool']

@@ -1,4 +1,6 @@
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import { UnsafeJsonError } from '../boundedJson.ts'
+import { RateLimitedError } from '../rateLimit.ts'
 import { McpDispatcher } from './dispatcher.ts'
 import { ErrorCode, errorPayload } from './jsonrpc.ts'
 import type { RegistryView } from '../registry.ts'
@@ -27,7 +29,9 @@ export const mcpRoutes: FastifyPluginAsync = async (app) => {
     const status = error.statusCode ?? 500
     if (status >= 500) request.log.error({ err: error }, 'MCP route failed')
     const [code, message] =
-      status === 413
+      error instanceof UnsafeJsonError || error instanceof RateLimitedError
+        ? [ErrorCode.InvalidRequest, error.message]
+        : status === 413
         ? [ErrorCode.InvalidRequest, 'Request body too large']
         : status === 415
           ? [ErrorCode.InvalidRequest, 'Content-Type must be application/json']

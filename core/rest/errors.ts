@@ -2,7 +2,9 @@ import type { TSchema } from '@sinclair/typebox'
 import type { TypeCheck } from '@sinclair/typebox/compiler'
 import type { ValueError } from '@sinclair/typebox/errors'
 import { BaseError } from 'viem'
+import { UnsafeJsonError } from '../boundedJson.ts'
 import { ChainUnavailableError } from '../chain/guardedTransport.ts'
+import { RateLimitedError } from '../rateLimit.ts'
 import { ErrorCode } from '../mcp/jsonrpc.ts'
 import { ToolError } from '../tool.ts'
 
@@ -22,6 +24,7 @@ export const Failures = {
   parse_error: { status: 400, rpcCode: ErrorCode.ParseError },
   payload_too_large: { status: 413, rpcCode: ErrorCode.InvalidRequest },
   unsupported_media_type: { status: 415, rpcCode: ErrorCode.InvalidRequest },
+  rate_limited: { status: 429, rpcCode: ErrorCode.InvalidRequest },
 } as const
 
 export type FailureKind = keyof typeof Failures
@@ -66,6 +69,8 @@ export function failureOf(error: unknown): Failure {
   const status = (error as { statusCode?: unknown } | undefined)?.statusCode
   if (status === 413) return make('payload_too_large', 'the body is larger than the configured limit')
   if (status === 415) return make('unsupported_media_type', 'Content-Type must be application/json')
+  if (error instanceof UnsafeJsonError) return make('invalid_request', error.message)
+  if (error instanceof RateLimitedError) return make('rate_limited', error.message)
   if (typeof status === 'number' && status >= 400 && status < 500) return make('parse_error', 'the body is empty or not valid JSON')
   return make('internal', 'Internal error')
 }
