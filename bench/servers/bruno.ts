@@ -1,8 +1,7 @@
-import pino from 'pino'
 import { devnetConfig } from '../../config/devnet.ts'
 import type { BrunoConfig } from '../../config/schema.ts'
 import type { DevnetDeployment } from '../../core/devnet/deploy.ts'
-import { createLogger } from '../../core/logger.ts'
+import { bufferedLogDestination, createLogger } from '../../core/logger.ts'
 import { configuredSecrets } from '../../core/secrets.ts'
 import { startServer } from '../../core/server.ts'
 import { builtinGroups } from '../../plugins/index.ts'
@@ -29,7 +28,8 @@ if (env.BENCH_DEVNET) {
 }
 delete env.BENCH_DEVNET
 
-const destination = pino.destination({ dest: env.BENCH_LOG_FILE ?? '/dev/null', sync: false })
+// As the CLI writes its log: buffered (see bufferedLogDestination), here into /dev/null.
+const destination = bufferedLogDestination(env.BENCH_LOG_FILE ?? '/dev/null')
 const logger = createLogger({ secrets, level, destination })
 const server = await startServer({ config, groups: builtinGroups, logger, env })
 serveBenchIpc(server.url, async () => {

@@ -46,10 +46,8 @@ export const mcpRoutes: FastifyPluginAsync = async (app) => {
 
   const notAllowed = async (_request: FastifyRequest, reply: FastifyReply) => reply.code(405).header('allow', 'POST').send()
 
-  app.post('/mcp', (request, reply) => answer(registry.view(), request, reply))
-  app.post<{ Params: { groups: string } }>('/mcp/:groups', (request, reply) =>
-    answer(registry.view(request.params.groups.split(',')), request, reply),
-  )
+  app.post('/mcp', (request, reply) => answer(registry.viewOfPath(), request, reply))
+  app.post<{ Params: { groups: string } }>('/mcp/:groups', (request, reply) => answer(registry.viewOfPath(request.params.groups), request, reply))
   for (const url of ['/mcp', '/mcp/:groups']) {
     app.get(url, notAllowed)
     app.delete(url, notAllowed)

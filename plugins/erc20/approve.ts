@@ -1,9 +1,12 @@
 import { Type, type TSchema } from '@sinclair/typebox'
-import { encodeFunctionData, formatUnits, maxUint256, type Address } from 'viem'
+import { encodeFunctionData, prepareEncodeFunctionData, formatUnits, maxUint256, type Address } from 'viem'
 import { Address as AddressSchema, BaseUnits, Call, Calls, defineTool, requireAddress, toBaseUnits, TokenAmount, TokenArgument, TokenInfo } from '../../core/plugin.ts'
 import { erc20Abi } from './abi.ts'
 import { erc20Token } from './token.ts'
 
+
+// The selector is computed once, not hashed again on every call.
+const approveFunction = prepareEncodeFunctionData({ abi: erc20Abi, functionName: 'approve' })
 /**
  * The call `approve(spender, amount)` on `token`: the account lets `spender` move up to `amount`
  * (base units) of its tokens.
@@ -13,7 +16,7 @@ import { erc20Token } from './token.ts'
  * // { to: '0xA0b8…eB48', value: '0', data: '0x095ea7b3…' }
  */
 export function encodeApprove({ token, spender, amount }: { token: Address; spender: Address; amount: bigint }): Call {
-  return { to: token, value: '0', data: encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [spender, amount] }) }
+  return { to: token, value: '0', data: encodeFunctionData({ ...approveFunction, args: [spender, amount] }) }
 }
 
 /**

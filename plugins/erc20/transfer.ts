@@ -1,9 +1,12 @@
 import { Type, type TSchema } from '@sinclair/typebox'
-import { encodeFunctionData, formatUnits, type Address } from 'viem'
+import { encodeFunctionData, prepareEncodeFunctionData, formatUnits, type Address } from 'viem'
 import { Address as AddressSchema, BaseUnits, Call, Calls, defineTool, requireAddress, toBaseUnits, TokenAmount, TokenArgument, TokenInfo, ToolError } from '../../core/plugin.ts'
 import { erc20Abi } from './abi.ts'
 import { erc20Token } from './token.ts'
 
+
+// The selector is computed once, not hashed again on every call.
+const transferFunction = prepareEncodeFunctionData({ abi: erc20Abi, functionName: 'transfer' })
 /**
  * The call `transfer(to, amount)` on `token`: the account sends `amount` (base units) of its tokens.
  *
@@ -12,7 +15,7 @@ import { erc20Token } from './token.ts'
  * // { to: '0xA0b8…eB48', value: '0', data: '0xa9059cbb…' }
  */
 export function encodeTransfer({ token, to, amount }: { token: Address; to: Address; amount: bigint }): Call {
-  return { to: token, value: '0', data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to, amount] }) }
+  return { to: token, value: '0', data: encodeFunctionData({ ...transferFunction, args: [to, amount] }) }
 }
 
 /**

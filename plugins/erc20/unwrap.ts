@@ -1,8 +1,11 @@
 import { Type, type TSchema } from '@sinclair/typebox'
-import { encodeFunctionData, formatEther, getAddress, type Address } from 'viem'
+import { encodeFunctionData, prepareEncodeFunctionData, formatEther, getAddress, type Address } from 'viem'
 import { Address as AddressSchema, BaseUnits, Call, Calls, defineTool, toBaseUnits, TokenAmount, ToolError } from '../../core/plugin.ts'
 import { weth9Abi } from './abi.ts'
 
+
+// The selector is computed once, not hashed again on every call.
+const withdrawFunction = prepareEncodeFunctionData({ abi: weth9Abi, functionName: 'withdraw' })
 /**
  * The call `withdraw(wad)` on WETH9: the account turns `amount` wei of its WETH into native ETH.
  *
@@ -11,7 +14,7 @@ import { weth9Abi } from './abi.ts'
  * // { to: '0xC02a…6Cc2', value: '0', data: '0x2e1a7d4d…' }
  */
 export function encodeWethWithdraw({ weth, amount }: { weth: Address; amount: bigint }): Call {
-  return { to: weth, value: '0', data: encodeFunctionData({ abi: weth9Abi, functionName: 'withdraw', args: [amount] }) }
+  return { to: weth, value: '0', data: encodeFunctionData({ ...withdrawFunction, args: [amount] }) }
 }
 
 /**
