@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util'
 import { getAddress } from 'viem'
-import { encodeTransfer } from '../plugins/erc20/transfer.ts'
+import { encodeTransfer } from '../core/erc20Calls.ts'
 import type { LoadResult } from './load.ts'
 import { runLoad, startServerChild, type ServerChild } from './processes.ts'
 

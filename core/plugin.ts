@@ -61,6 +61,7 @@ export {
 export { configuredTokenInfo, requireAddress, requireToken, toBaseUnits, type ResolvedToken } from './arguments.ts'
 export { pathPrice, type Fraction } from './chain/tokenPrice.ts'
 export { encodeRunnerCall } from './relay/runnerCall.ts'
+export { encodeApprove, encodeTransfer } from './erc20Calls.ts'
 export { revertReason } from './relay/revertReason.ts'
 export { viemAuthorizations } from './relay/quote.ts'
 

@@ -14,6 +14,7 @@ import { RawMcpClient } from './fixtures/mcpHttp.ts'
 import { postgresDatabase, postgresSkip } from './fixtures/postgres.ts'
 import { runnerLedger } from './fixtures/runnerLedger.ts'
 import { signTransfer } from './fixtures/signedTransfer.ts'
+import { waitFor } from './fixtures/waitFor.ts'
 
 // Two Bruno processes on one PostgreSQL and one runner key: submissions posted to either are each
 // sent once, with no nonce used twice; when the replica that owns the key is killed (SIGKILL), the
@@ -39,15 +40,6 @@ interface Replica {
   readonly exited: Promise<unknown>
 }
 
-async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, timeoutMs = 120_000): Promise<T> {
-  const start = Date.now()
-  for (;;) {
-    const value = await read()
-    if (done(value)) return value
-    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value)}`)
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-}
 
 /** Runs `work` over `items`, `limit` at a time, in order of start. */
 async function eachLimited<T>(items: readonly T[], limit: number, work: (item: T, index: number) => Promise<void>): Promise<void> {
@@ -156,7 +148,7 @@ t.test('two replicas on one PostgreSQL and one runner key', { skip: postgresSkip
     ids[index] = await submit(replicas[index % 2]!, sender)
   })
   const accepted = Date.now() - started
-  await waitFor(doneCount, (count) => count === FIRST, `${FIRST} done`)
+  await waitFor(doneCount, (count) => count === FIRST, `${FIRST} done`, 120_000, 100)
   t.comment(`round one: ${FIRST} submissions over two replicas, accepted in ${accepted} ms, all done in ${Date.now() - started} ms`)
   t.equal(owners(replicas).length, 1, 'one replica alone took the runner key')
   await check(t, replicas[0]!, ids)
@@ -182,7 +174,7 @@ t.test('two replicas on one PostgreSQL and one runner key', { skip: postgresSkip
     'the survivor to take the runner key',
     30_000,
   )
-  await waitFor(doneCount, (count) => count === FIRST + SECOND, `${FIRST + SECOND} done`)
+  await waitFor(doneCount, (count) => count === FIRST + SECOND, `${FIRST + SECOND} done`, 120_000, 100)
   t.comment(
     `round two: ${SECOND} submissions, the owner killed after ${half} with ${unfinishedAtKill} not yet done; ` +
       `the survivor took the key ${takeover!.time! - killedAt} ms after the kill; all done ${Date.now() - started} ms after the round began`,

@@ -14,19 +14,11 @@ import { startDevnetBruno } from './fixtures/devnetBruno.ts'
 import { RawMcpClient } from './fixtures/mcpHttp.ts'
 import { runnerLedger } from './fixtures/runnerLedger.ts'
 import { signTransfer } from './fixtures/signedTransfer.ts'
+import { waitFor } from './fixtures/waitFor.ts'
 
 // The runner under a process kill and a stuck transaction. Blocks are mined by hand (automine
 // off), so transactions stay "sending" for as long as a test needs them to.
 
-async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, timeoutMs = 20_000): Promise<T> {
-  const start = Date.now()
-  for (;;) {
-    const value = await read()
-    if (done(value)) return value
-    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value)}`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-}
 
 /** A fresh USDC-only account and a paid no-op call for it (the call reads a balance). */
 function paidSubmission(usdc: Hex) {

@@ -3,9 +3,9 @@ import { createPublicClient, encodeFunctionData, erc20Abi, getAddress, http, par
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { mintUsdc } from '../core/devnet/fund.ts'
 import { eip3009Abi } from '../plugins/3009/abi.ts'
-import { randomAuthorizationNonce, transferWithAuthorizationTypedData } from '../plugins/3009/typedData.ts'
 import { startDevnetBruno } from './fixtures/devnetBruno.ts'
 import { RawMcpClient } from './fixtures/mcpHttp.ts'
+import { signTransfer } from './fixtures/signedTransfer.ts'
 
 // Flow 2 through the bruno group: an account with only USDC (no ETH, no delegate) sends USDC to a
 // friend by signature, and pays Bruno with a signed EIP-3009 transfer in the same transaction.
@@ -18,13 +18,7 @@ const payee = getAddress(bruno.config.networks[0]!.payee)
 const usdc = deployment.usdc
 const token = { address: usdc, name: 'USD Coin', version: '2', chainId: deployment.chainId }
 
-async function signedTransfer(key: Hex, to: Hex, value: bigint) {
-  const account = privateKeyToAccount(key)
-  const now = BigInt(Math.floor(Date.now() / 1000))
-  const typedData = transferWithAuthorizationTypedData({ token, from: account.address, to, value, validAfter: 0n, validBefore: now + 3600n, nonce: randomAuthorizationNonce() })
-  const signature = await account.signTypedData(typedData as never)
-  return { message: typedData.message, signature }
-}
+const signedTransfer = (key: Hex, to: Hex, value: bigint) => signTransfer(key, token, to, value)
 
 const balance = (address: Hex) => client.readContract({ address: usdc, abi: erc20Abi, functionName: 'balanceOf', args: [address] })
 

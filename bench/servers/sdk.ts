@@ -2,10 +2,8 @@ import { createMcpFastifyApp } from '@modelcontextprotocol/fastify'
 import { createMcpHandler, fromJsonSchema, McpServer } from '@modelcontextprotocol/server'
 import { Type } from '@sinclair/typebox'
 import { Networks } from '../../core/chain/networks.ts'
-import { formatUnits } from 'viem'
-import { requireAddress, toBaseUnits } from '../../core/arguments.ts'
-import { erc20Token } from '../../plugins/erc20/token.ts'
-import { encodeTransfer, erc20Transfer } from '../../plugins/erc20/transfer.ts'
+import type { ToolContext } from '../../core/tool.ts'
+import { erc20Transfer } from '../../plugins/erc20/transfer.ts'
 import { offlineConfig } from '../../test/fixtures/bruno.ts'
 import { serveBenchIpc } from '../child.ts'
 
@@ -21,21 +19,9 @@ const tool = erc20Transfer(Type.Union([Type.Literal('local')]))
 const inputSchema = fromJsonSchema<Record<string, unknown>>(JSON.parse(JSON.stringify(tool.input)))
 const outputSchema = fromJsonSchema<Record<string, unknown>>(JSON.parse(JSON.stringify(tool.output)))
 
-/** What erc20_transfer's handler does, step for step, with the same helpers. */
-async function transfer(args: Record<string, unknown>) {
-  const network = networks.get(args.chain as string)
-  const to = requireAddress(args.to as string, 'to')
-  const token = await erc20Token(network, args.token as string)
-  const amount = toBaseUnits(args.amount as string, token.decimals, token.symbol ?? token.address)
-  if (amount === 0n) throw new Error('amount is 0: a transfer of nothing does nothing')
-  return {
-    calls: [encodeTransfer({ token: token.address, to, amount })],
-    token,
-    to,
-    amount: formatUnits(amount, token.decimals),
-    amountBaseUnits: amount.toString(),
-  }
-}
+/** erc20_transfer's own handler: the baseline runs exactly Bruno's tool code, only the MCP layer differs. */
+const context = { networks } as unknown as ToolContext
+const transfer = (args: Record<string, unknown>) => tool.handler(args as Parameters<typeof tool.handler>[0], context)
 
 const handler = createMcpHandler(
   () => {

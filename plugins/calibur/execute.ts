@@ -1,7 +1,6 @@
 import { Type, type TSchema } from '@sinclair/typebox'
-import { decodeFunctionData, formatUnits, getAddress, isAddressEqual, zeroAddress, zeroHash, type Hex } from 'viem'
+import { decodeFunctionData, erc20Abi, formatUnits, getAddress, isAddressEqual, zeroAddress, zeroHash, type Hex } from 'viem'
 import { Address as AddressSchema, AuthorizationList, CallPayment, defineTool, RelayCall, requireAddress, ToolError, type Network, type PaymentServices } from '../../core/plugin.ts'
-import { erc20Abi } from '../erc20/abi.ts'
 import { CaliburTypedDataSchema, delegationOverride, readCaliburState } from './batch.ts'
 import { encodeSignedExecute, recoverCaliburSigner } from './executeCalldata.ts'
 import { splitCaliburNonce } from './nonce.ts'

@@ -1,23 +1,8 @@
 import { Type, type TSchema } from '@sinclair/typebox'
-import { encodeFunctionData, prepareEncodeFunctionData, formatUnits, maxUint256, type Address } from 'viem'
-import { Address as AddressSchema, BaseUnits, Call, Calls, defineTool, requireAddress, toBaseUnits, TokenAmount, TokenArgument, TokenInfo } from '../../core/plugin.ts'
-import { erc20Abi } from './abi.ts'
+import { formatUnits, maxUint256 } from 'viem'
+import { Address as AddressSchema, BaseUnits, Calls, defineTool, encodeApprove, requireAddress, toBaseUnits, TokenAmount, TokenArgument, TokenInfo } from '../../core/plugin.ts'
 import { erc20Token } from './token.ts'
 
-
-// The selector is computed once, not hashed again on every call.
-const approveFunction = prepareEncodeFunctionData({ abi: erc20Abi, functionName: 'approve' })
-/**
- * The call `approve(spender, amount)` on `token`: the account lets `spender` move up to `amount`
- * (base units) of its tokens.
- *
- * @example
- * encodeApprove({ token: '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48', spender: '0x68b3465833fb72A70ecDF485E0e4C7bD8665Fc45', amount: 12_500_000n })
- * // { to: '0xA0b8…eB48', value: '0', data: '0x095ea7b3…' }
- */
-export function encodeApprove({ token, spender, amount }: { token: Address; spender: Address; amount: bigint }): Call {
-  return { to: token, value: '0', data: encodeFunctionData({ ...approveFunction, args: [spender, amount] }) }
-}
 
 /**
  * `erc20_approve`: encodes an allowance for the account to grant.

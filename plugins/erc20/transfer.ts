@@ -1,22 +1,8 @@
 import { Type, type TSchema } from '@sinclair/typebox'
-import { encodeFunctionData, prepareEncodeFunctionData, formatUnits, type Address } from 'viem'
-import { Address as AddressSchema, BaseUnits, Call, Calls, defineTool, requireAddress, toBaseUnits, TokenAmount, TokenArgument, TokenInfo, ToolError } from '../../core/plugin.ts'
-import { erc20Abi } from './abi.ts'
+import { formatUnits } from 'viem'
+import { Address as AddressSchema, BaseUnits, Calls, defineTool, encodeTransfer, requireAddress, toBaseUnits, TokenAmount, TokenArgument, TokenInfo, ToolError } from '../../core/plugin.ts'
 import { erc20Token } from './token.ts'
 
-
-// The selector is computed once, not hashed again on every call.
-const transferFunction = prepareEncodeFunctionData({ abi: erc20Abi, functionName: 'transfer' })
-/**
- * The call `transfer(to, amount)` on `token`: the account sends `amount` (base units) of its tokens.
- *
- * @example
- * encodeTransfer({ token: '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48', to: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8', amount: 1_000_000n })
- * // { to: '0xA0b8…eB48', value: '0', data: '0xa9059cbb…' }
- */
-export function encodeTransfer({ token, to, amount }: { token: Address; to: Address; amount: bigint }): Call {
-  return { to: token, value: '0', data: encodeFunctionData({ ...transferFunction, args: [to, amount] }) }
-}
 
 /**
  * `erc20_transfer`: encodes a token transfer for the account to make.
