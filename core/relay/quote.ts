@@ -6,7 +6,7 @@ import { ToolError } from '../tool.ts'
 import type { RelayContext } from './context.ts'
 import { revertReason } from './revertReason.ts'
 import { encodeRunnerCall } from './runnerCall.ts'
-import type { Quote, QuoteRequest, RelayCall, SignedAuthorization } from './schemas.ts'
+import type { Payment, Quote, QuoteRequest, RelayCall, SignedAuthorization } from './schemas.ts'
 
 /**
  * Gas of FiatToken v2's `transferWithAuthorization` inside the Runner, which a quote cannot
@@ -62,18 +62,22 @@ export async function quoteCall(context: RelayContext, request: QuoteRequest): P
 }
 
 /**
- * Simulates the runner transaction (amount 0: the call is measured, not its payment) against the
- * latest state, and reads fees and the token's price in the same JSON-RPC batch.
+ * Simulates a runner transaction against the latest state, and reads fees and the token's price
+ * in the same JSON-RPC batch. Without `payment` the call is measured with amount 0 (a quote: the
+ * payment is not known yet); with it, the exact transaction submit will have sent. A revert is a
+ * `ToolError` reading `${refusal}: <reason>`.
  */
 export async function measureRunnerCost(
   context: RelayContext,
   call: RelayCall,
   authorizationList: readonly SignedAuthorization[] | undefined,
   token: { address: Address; symbol: string; decimals: number },
+  payment: Payment = { token: token.address, amount: '0' },
+  refusal = 'the call cannot be relayed',
 ): Promise<{ gas: bigint; feePerGas: bigint; price: Fraction }> {
   const { network, operator } = context
   const payee = getAddress(network.config.payee)
-  const data = encodeRunnerCall(call, { token: token.address, amount: '0' }, payee)
+  const data = encodeRunnerCall(call, payment, payee)
   const authorizations = viemAuthorizations(authorizationList)
   const [gas, fees, price] = await Promise.all([
     network.client
@@ -88,7 +92,7 @@ export async function measureRunnerCost(
       })
       .catch((error: unknown) => {
         const reason = revertReason(error, token.decimals, token.symbol)
-        if (reason) throw new ToolError(`the call cannot be relayed: ${reason}`)
+        if (reason) throw new ToolError(`${refusal}: ${reason}`)
         throw error
       }),
     network.client.estimateFeesPerGas(),

@@ -2,9 +2,8 @@ import { randomUUID } from 'node:crypto'
 import { formatUnits, getAddress, isAddressEqual } from 'viem'
 import { ToolError } from '../tool.ts'
 import type { RelayContext } from './context.ts'
-import { AUTHORIZATION_TRANSFER_GAS, measureRunnerCost, paymentToken, viemAuthorizations, weiToToken } from './quote.ts'
-import { revertReason } from './revertReason.ts'
-import { encodeRunnerCall, paymentAmount } from './runnerCall.ts'
+import { measureRunnerCost, paymentToken, weiToToken } from './quote.ts'
+import { paymentAmount } from './runnerCall.ts'
 import type { SubmissionView, SubmitRequest } from './schemas.ts'
 import { submissionView } from './status.ts'
 
@@ -30,24 +29,10 @@ export async function submitCall(context: RelayContext, request: SubmitRequest):
   if (deadline <= now) throw new ToolError(`the deadline ${deadline} has passed (now ${now})`)
 
   const amount = paymentAmount(request.payment)
-  const authorizations = viemAuthorizations(request.authorizationList)
-  const [, measured] = await Promise.all([
-    network.client
-      .call({
-        account: context.operator,
-        to: getAddress(config.runner.contract),
-        data: encodeRunnerCall(request.call, request.payment, payee, amount),
-        ...(authorizations ? { authorizationList: authorizations } : {}),
-      })
-      .catch((error: unknown) => {
-        const reason = revertReason(error, token.decimals, token.symbol)
-        if (reason) throw new ToolError(`refused: ${reason}`)
-        throw error
-      }),
-    measureRunnerCost(context, request.call, request.authorizationList, token),
-  ])
-  const gas = measured.gas + ('authorization' in request.payment ? AUTHORIZATION_TRANSFER_GAS : 0n)
-  const required = weiToToken(gas * measured.feePerGas, measured.price)
+  // One simulation of the exact transaction: it checks the call succeeds and the payee gains at
+  // least the amount, and its gas (the signed transfer's included) prices the check below.
+  const measured = await measureRunnerCost(context, request.call, request.authorizationList, token, request.payment, 'refused')
+  const required = weiToToken(measured.gas * measured.feePerGas, measured.price)
   if (amount < required) {
     throw new ToolError(
       `refused: the payment of ${formatUnits(amount, token.decimals)} ${token.symbol} is below the gas cost now, ` +
