@@ -59,7 +59,7 @@ export {
 
 // Argument checks (each refusal a ToolError) and the relay's encodings, for groups that build payments.
 export { configuredTokenInfo, requireAddress, requireToken, toBaseUnits, type ResolvedToken } from './arguments.ts'
-export { pathPrice, type Fraction } from './chain/tokenPrice.ts'
+export { pathPrice, uniswapV3PoolAbi, type Fraction } from './chain/tokenPrice.ts'
 export { encodeRunnerCall } from './relay/runnerCall.ts'
 export { encodeApprove, encodeTransfer } from './erc20Calls.ts'
 export { revertReason } from './relay/revertReason.ts'

@@ -24,7 +24,14 @@ export function poolAddress(factory: Address, tokenA: Address, tokenB: Address, 
   return getCreate2Address({ from: factory, salt, bytecodeHash: POOL_INIT_CODE_HASH })
 }
 
-const poolAbi = [
+/**
+ * A Uniswap V3 pool's current price (`slot0`) and in-range liquidity: what the relay prices with,
+ * preflight checks and `uniswap_price` reports.
+ *
+ * @example
+ * const [sqrtPriceX96, tick] = await client.readContract({ address: pool, abi: uniswapV3PoolAbi, functionName: 'slot0' })
+ */
+export const uniswapV3PoolAbi = [
   {
     type: 'function',
     name: 'slot0',
@@ -39,6 +46,13 @@ const poolAbi = [
       { name: 'feeProtocol', type: 'uint8' },
       { name: 'unlocked', type: 'bool' },
     ],
+  },
+  {
+    type: 'function',
+    name: 'liquidity',
+    stateMutability: 'view',
+    inputs: [],
+    outputs: [{ name: '', type: 'uint128' }],
   },
 ] as const
 
@@ -96,7 +110,7 @@ export async function readWeiPerBaseUnit(network: Network, token: Address): Prom
   if (!hops) throw new Error(`no swap path configured for ${token}`)
   const factory = getAddress(network.config.uniswap.factory)
   const slots = await Promise.all(
-    hops.map((hop) => network.client.readContract({ address: poolAddress(factory, hop.tokenIn, hop.tokenOut, hop.fee), abi: poolAbi, functionName: 'slot0' })),
+    hops.map((hop) => network.client.readContract({ address: poolAddress(factory, hop.tokenIn, hop.tokenOut, hop.fee), abi: uniswapV3PoolAbi, functionName: 'slot0' })),
   )
   return pathPrice(hops.map((hop, index) => ({ ...hop, sqrtPriceX96: slots[index]![0] })))
 }

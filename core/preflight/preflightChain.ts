@@ -4,7 +4,7 @@ import { caliburCompatibleAbi } from '../../contracts/abi.ts'
 import { caliburCompatibleArtifact, runnerArtifact } from '../../contracts/artifacts.ts'
 import { readTokenDomain } from '../../plugins/3009/readTokenDomain.ts'
 import type { Network } from '../chain/networks.ts'
-import { poolAddress } from '../chain/tokenPrice.ts'
+import { poolAddress, uniswapV3PoolAbi } from '../chain/tokenPrice.ts'
 import { ToolError } from '../tool.ts'
 import { CheckFailed, runCheck, type PreflightCheck } from './check.ts'
 import { creationRuntime } from './creationRuntime.ts'
@@ -12,7 +12,6 @@ import { creationRuntime } from './creationRuntime.ts'
 /** anvil's (and so the devnet's) chain id: there Calibur's address must hold our own delegate. */
 const LOCAL_CHAIN_ID = 31_337
 
-const poolAbi = [{ type: 'function', name: 'liquidity', stateMutability: 'view', inputs: [], outputs: [{ name: '', type: 'uint128' }] }] as const
 
 /**
  * Checks that one configured chain can be served: the RPC's chain id, Uniswap's contracts, Calibur,
@@ -111,7 +110,7 @@ export async function preflightChain(network: Network, env: NodeJS.ProcessEnv): 
         return runCheck(`pool ${symbolOf(from)}→${symbolOf(to)} ${hop.fee / 10_000}%`, async () => {
           const pool = poolAddress(getAddress(config.uniswap.factory), from, to, hop.fee)
           if (!(await codeAt(pool))) throw new CheckFailed(`no pool at ${pool} (the factory has not created it)`)
-          const liquidity = await client.readContract({ address: pool, abi: poolAbi, functionName: 'liquidity' })
+          const liquidity = await client.readContract({ address: pool, abi: uniswapV3PoolAbi, functionName: 'liquidity' })
           if (liquidity === 0n) throw new CheckFailed(`the pool at ${pool} has no liquidity in range`)
           return `${pool}, liquidity ${liquidity}`
         })

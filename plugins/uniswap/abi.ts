@@ -87,34 +87,3 @@ export const uniswapV3FactoryAbi = [
     outputs: [{ name: 'pool', type: 'address' }],
   },
 ] as const
-
-/**
- * A Uniswap V3 pool's current price (`slot0`) and in-range liquidity.
- *
- * @example
- * const [sqrtPriceX96, tick] = await client.readContract({ address: pool, abi: uniswapV3PoolAbi, functionName: 'slot0' })
- */
-export const uniswapV3PoolAbi = [
-  {
-    type: 'function',
-    name: 'slot0',
-    stateMutability: 'view',
-    inputs: [],
-    outputs: [
-      { name: 'sqrtPriceX96', type: 'uint160' },
-      { name: 'tick', type: 'int24' },
-      { name: 'observationIndex', type: 'uint16' },
-      { name: 'observationCardinality', type: 'uint16' },
-      { name: 'observationCardinalityNext', type: 'uint16' },
-      { name: 'feeProtocol', type: 'uint8' },
-      { name: 'unlocked', type: 'bool' },
-    ],
-  },
-  {
-    type: 'function',
-    name: 'liquidity',
-    stateMutability: 'view',
-    inputs: [],
-    outputs: [{ name: '', type: 'uint128' }],
-  },
-] as const

@@ -1,7 +1,7 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 import { formatUnits, getAddress, zeroAddress } from 'viem'
-import { Address as AddressSchema, BaseUnits, defineTool, pathPrice, TokenArgument, TokenInfo, ToolError, type Fraction, type Network } from '../../core/plugin.ts'
-import { uniswapV3FactoryAbi, uniswapV3PoolAbi } from './abi.ts'
+import { Address as AddressSchema, BaseUnits, defineTool, pathPrice, TokenArgument, uniswapV3PoolAbi, TokenInfo, ToolError, type Fraction, type Network } from '../../core/plugin.ts'
+import { uniswapV3FactoryAbi } from './abi.ts'
 import { describePath, swapRoute, SwapPath, type SwapHop } from './path.ts'
 
 const WETH_DECIMALS = 18
