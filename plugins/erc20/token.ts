@@ -1,4 +1,5 @@
 import {
+  erc20Abi,
   AbiDecodingDataSizeTooSmallError,
   AbiDecodingZeroDataError,
   BaseError,
@@ -6,7 +7,6 @@ import {
   ContractFunctionZeroDataError,
 } from 'viem'
 import { configuredTokenInfo, requireToken, ToolError, type Network, type ResolvedToken } from '../../core/plugin.ts'
-import { erc20Abi } from './abi.ts'
 
 /**
  * The token a caller named, with its decimals: from the config for a configured token (no RPC),
