@@ -10,8 +10,10 @@ import type { Payment, Quote, QuoteRequest, RelayCall, SignedAuthorization } fro
 
 /**
  * Gas of FiatToken v2's `transferWithAuthorization` inside the Runner, which a quote cannot
- * measure before the transfer is signed (the signature depends on the quoted amount). Measured
- * against the real token with a cold nonce slot and a fresh payee balance; a test keeps it above that.
+ * measure before the transfer is signed (the signature depends on the quoted amount). Set above
+ * what the real token spends with a cold nonce slot and a fresh payee balance. Submit measures the
+ * signed transfer for real, so a quote that under-counted it would be refused there; the flow-2
+ * tests submit quoted amounts.
  */
 export const AUTHORIZATION_TRANSFER_GAS = 90_000n
 
