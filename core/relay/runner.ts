@@ -140,15 +140,8 @@ export class RunnerLoop {
       return
     }
     const { request } = submission
-    const payee = getAddress(config.payee)
     const token = config.tokens.find((candidate) => getAddress(candidate.address) === getAddress(request.payment.token))
-    const authorizationList = viemAuthorizations(request.authorizationList)
-    const call = {
-      account: this.#account.address,
-      to: getAddress(config.runner.contract),
-      data: encodeRunnerCall(request.call, request.payment, payee),
-      ...(authorizationList ? { authorizationList } : {}),
-    }
+    const call = this.#runnerTransaction(submission)
     let gas: bigint
     let fees: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }
     try {
@@ -188,21 +181,27 @@ export class RunnerLoop {
       await this.#broadcast(transaction.raw)
       return
     }
-    if (Date.now() - transaction.sentAt > network.config.runner.stuckAfterMs) await this.#replace(submission.id, transaction)
+    if (Date.now() - transaction.sentAt > network.config.runner.stuckAfterMs) await this.#replace(submission, transaction)
   }
 
-  /** Same nonce, fees raised by the configured bump (at least the network's current ones). */
-  async #replace(id: string, stuck: SentTransaction): Promise<void> {
-    const { network, store } = this.#context
-    const { config, client } = network
-    const request = (await store.get(id))!.request
+  /** The Runner contract call that carries a submission, from the runner EOA. */
+  #runnerTransaction({ request }: Submission) {
+    const { config } = this.#context.network
     const authorizationList = viemAuthorizations(request.authorizationList)
-    const call = {
+    return {
       account: this.#account.address,
       to: getAddress(config.runner.contract),
       data: encodeRunnerCall(request.call, request.payment, getAddress(config.payee)),
       ...(authorizationList ? { authorizationList } : {}),
     }
+  }
+
+  /** Same nonce, fees raised by the configured bump (at least the network's current ones). */
+  async #replace(submission: Submission, stuck: SentTransaction): Promise<void> {
+    const { network, store } = this.#context
+    const { config, client } = network
+    const { id } = submission
+    const call = this.#runnerTransaction(submission)
     let current: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }
     try {
       // Against the latest block: the pending state already holds the stuck transaction itself.
