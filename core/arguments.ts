@@ -15,13 +15,23 @@ import { ToolError } from './tool.ts'
  * requireAddress('0x70997970c51812dc3a010c7d01b50e0d17dc79c8', 'to') // '0x70997970C51812dc3A010C7d01b50e0d17dc79C8'
  */
 export function requireAddress(value: string, field: string): Address {
-  if (!isAddress(value, { strict: true })) {
+  let address = checkedAddresses.get(value)
+  if (address === undefined) {
+    address = isAddress(value, { strict: true }) ? getAddress(value) : null
+    if (checkedAddresses.size >= CHECKED_ADDRESSES_KEPT) checkedAddresses.clear()
+    checkedAddresses.set(value, address)
+  }
+  if (address === null) {
     throw new ToolError(`${field} ${value} does not match its EIP-55 checksum (its mixed case is wrong): check it, or write it all lowercase`)
   }
-  const address = getAddress(value)
   if (address === zeroAddress) throw new ToolError(`${field} is the zero address`)
   return address
 }
+
+// Each address argument's verdict (checksummed, or null for a bad checksum), so a busy caller's
+// recurring addresses are hashed once; emptied when full rather than kept in LRU order.
+const CHECKED_ADDRESSES_KEPT = 4096
+const checkedAddresses = new Map<string, Address | null>()
 
 /**
  * The token a caller named (a configured symbol, any case, or an address), or a refusal that

@@ -60,10 +60,35 @@ function openNetwork(config: NetworkConfig, env: NodeJS.ProcessEnv, metrics: Met
  * resolveToken(network.config, 'usdc') // { address: '0x…', configured: { symbol: 'USDC', decimals: 6, … } }
  */
 export function resolveToken(network: NetworkConfig, token: string): TokenRef | undefined {
-  const bySymbol = network.tokens.find((candidate) => candidate.symbol.toLowerCase() === token.toLowerCase())
-  if (bySymbol) return { address: getAddress(bySymbol.address), configured: bySymbol }
+  const index = tokenIndexOf(network)
+  const bySymbol = index.bySymbol.get(token.toLowerCase())
+  if (bySymbol) return bySymbol
   if (!isAddress(token, { strict: false })) return undefined
   const address = getAddress(token)
-  const byAddress = network.tokens.find((candidate) => getAddress(candidate.address) === address)
-  return byAddress ? { address, configured: byAddress } : { address }
+  return index.byAddress.get(address) ?? { address }
+}
+
+interface TokenIndex {
+  readonly bySymbol: ReadonlyMap<string, TokenRef>
+  readonly byAddress: ReadonlyMap<Address, TokenRef>
+}
+
+// A network's configured tokens, checksummed and keyed once: every tool call resolves a token.
+const tokenIndexes = new WeakMap<NetworkConfig, TokenIndex>()
+
+function tokenIndexOf(network: NetworkConfig): TokenIndex {
+  let index = tokenIndexes.get(network)
+  if (!index) {
+    const bySymbol = new Map<string, TokenRef>()
+    const byAddress = new Map<Address, TokenRef>()
+    // The first of two entries with one symbol or address wins, as the config lists them.
+    for (const configured of network.tokens) {
+      const ref: TokenRef = { address: getAddress(configured.address), configured }
+      if (!bySymbol.has(configured.symbol.toLowerCase())) bySymbol.set(configured.symbol.toLowerCase(), ref)
+      if (!byAddress.has(ref.address)) byAddress.set(ref.address, ref)
+    }
+    index = { bySymbol, byAddress }
+    tokenIndexes.set(network, index)
+  }
+  return index
 }
