@@ -5,7 +5,7 @@ import type { ToolContext } from '../tool.ts'
 import { callTool, type ToolOutcome } from './callTool.ts'
 import { complete } from './complete.ts'
 import { getPrompt } from './getPrompt.ts'
-import { ErrorCode, JsonRpcError, errorPayload, resultPayload, type RequestId } from './jsonrpc.ts'
+import { ErrorCode, JsonRpcError, errorPayload, resultBytes, resultPayload, type RequestId } from './jsonrpc.ts'
 import {
   DISCOVER_TTL_MS,
   LEGACY_VERSIONS,
@@ -19,11 +19,28 @@ import {
 import { readResource } from './readResource.ts'
 import { TASKS_EXTENSION, declaresTasks, findTask, taskFields, taskTools } from './tasks.ts'
 
-/** What the HTTP layer sends: a status and, unless 202, a JSON body. */
+/** What the HTTP layer sends: a status and, unless 202, a JSON body; and what the request counts as. */
 export interface McpReply {
   readonly status: number
-  readonly payload?: string
+  readonly payload?: string | Buffer
+  readonly counted: McpCount
 }
+
+/**
+ * A request as the metrics count it. Only an answered request lends its method, and only a called
+ * tool that exists its name: a refused body's are the caller's free text, and would grow the
+ * series without bound.
+ */
+export interface McpCount {
+  /** The JSON-RPC method answered, `(error)` for a JSON-RPC error, `(notification)` for a notification. */
+  readonly method: string
+  /** The tool of an answered `tools/call`, else empty. */
+  readonly tool: string
+  /** The JSON-RPC error code, or `tool` for a tool result with `isError`. */
+  readonly error?: string
+}
+
+type Answer = Omit<McpReply, 'status'> & { readonly payload: string | Buffer }
 
 export interface ServerInfo {
   readonly name: string
@@ -61,50 +78,50 @@ export class McpDispatcher {
     let id: RequestId | undefined
     try {
       const envelope = readEnvelope(body)
-      if (envelope === 'notification') return { status: 202 }
+      if (envelope === 'notification') return { status: 202, counted: NOTIFICATION }
       id = envelope.id
       const era = eraOf(envelope, headers)
       if (era === 'modern') checkModern(envelope, headers)
       else checkLegacyHeader(headers)
-      return { status: 200, payload: await this.#answer(era, view, envelope, context, log) }
+      return { status: 200, ...(await this.#answer(era, view, envelope, context, log)) }
     } catch (error) {
-      if (error instanceof JsonRpcError) return { status: error.status, payload: errorPayload(id, error) }
+      if (error instanceof JsonRpcError) return { status: error.status, payload: errorPayload(id, error), counted: errorCount(error.code) }
       log.error({ err: error }, 'internal error answering an MCP request')
-      return { status: 500, payload: errorPayload(id, { code: ErrorCode.InternalError, message: 'Internal error' }) }
+      return { status: 500, payload: errorPayload(id, { code: ErrorCode.InternalError, message: 'Internal error' }), counted: errorCount(ErrorCode.InternalError) }
     }
   }
 
-  async #answer(era: Era, view: RegistryView, request: Request, context: ToolContext, log: FastifyBaseLogger): Promise<string> {
+  async #answer(era: Era, view: RegistryView, request: Request, context: ToolContext, log: FastifyBaseLogger): Promise<Answer> {
     const cached = this.#cached(view)
     const capabilities = cached.capabilities
     switch (request.method) {
       case 'tools/list':
-        return resultPayload(request.id, cached.lists.tools[era])
+        return answered(request, resultBytes(request.id, cached.lists.tools[era]))
       case 'tools/call':
-        return resultPayload(request.id, await this.#toolsCall(era, view, request, context, log))
+        return this.#toolsCall(era, view, request, context, log)
       case 'prompts/list':
-        if (capabilities.prompts) return resultPayload(request.id, cached.lists.prompts[era])
+        if (capabilities.prompts) return answered(request, resultBytes(request.id, cached.lists.prompts[era]))
         break
       case 'prompts/get':
-        if (capabilities.prompts) return resultPayload(request.id, this.#result(era, getPrompt(view, request.params, context)))
+        if (capabilities.prompts) return answered(request, resultPayload(request.id, this.#result(era, getPrompt(view, request.params, context))))
         break
       case 'resources/list':
-        if (capabilities.resources) return resultPayload(request.id, cached.lists.resources[era])
+        if (capabilities.resources) return answered(request, resultBytes(request.id, cached.lists.resources[era]))
         break
       case 'resources/templates/list':
-        if (capabilities.resources) return resultPayload(request.id, cached.lists.templates[era])
+        if (capabilities.resources) return answered(request, resultBytes(request.id, cached.lists.templates[era]))
         break
       case 'resources/read':
-        if (capabilities.resources) return resultPayload(request.id, await this.#readResource(era, view, request, context))
+        if (capabilities.resources) return answered(request, resultPayload(request.id, await this.#readResource(era, view, request, context)))
         break
       case 'completion/complete':
-        if (capabilities.completions) return resultPayload(request.id, this.#result(era, { completion: complete(view, request.params, context) }))
+        if (capabilities.completions) return answered(request, resultPayload(request.id, this.#result(era, { completion: complete(view, request.params, context) })))
         break
       // The Tasks extension exists only in the modern era (SEP-2663: a 2025 client's declaration enables nothing).
       case 'tasks/get':
         if (era === 'modern' && cached.taskTools.length > 0) {
           const { taskId, state } = await findTask(view, request.params, context)
-          return resultPayload(request.id, this.#result(era, taskFields(taskId, state, true)))
+          return answered(request, resultPayload(request.id, this.#result(era, taskFields(taskId, state, true))))
         }
         break
       case 'tasks/update':
@@ -113,17 +130,17 @@ export class McpDispatcher {
         // cannot be withdrawn (its signed payment is already out of the account's hands).
         if (era === 'modern' && cached.taskTools.length > 0) {
           await findTask(view, request.params, context)
-          return resultPayload(request.id, this.#result(era, {}))
+          return answered(request, resultPayload(request.id, this.#result(era, {})))
         }
         break
       case 'server/discover':
-        if (era === 'modern') return resultPayload(request.id, cached.discover)
+        if (era === 'modern') return answered(request, resultBytes(request.id, cached.discover))
         break
       case 'initialize':
-        if (era === 'legacy') return resultPayload(request.id, this.#initialize(view, request, cached.initialize))
+        if (era === 'legacy') return answered(request, resultBytes(request.id, this.#initialize(view, request, cached.initialize)))
         break
       case 'ping':
-        if (era === 'legacy') return resultPayload(request.id, '{}')
+        if (era === 'legacy') return answered(request, resultPayload(request.id, '{}'))
         break
     }
     throw new JsonRpcError(ErrorCode.MethodNotFound, `Method not found: ${request.method}`, era === 'modern' ? 404 : 200)
@@ -134,7 +151,7 @@ export class McpDispatcher {
    * support answers with a `CreateTaskResult` instead (its refusals stay ordinary results: no task
    * exists for them).
    */
-  async #toolsCall(era: Era, view: RegistryView, request: Request, context: ToolContext, log: FastifyBaseLogger): Promise<string> {
+  async #toolsCall(era: Era, view: RegistryView, request: Request, context: ToolContext, log: FastifyBaseLogger): Promise<Answer> {
     const { name, arguments: args = {} } = request.params
     if (typeof name !== 'string') throw new JsonRpcError(ErrorCode.InvalidParams, 'Invalid params: "name" must be a string', 200)
     const tool = view.tools.get(name)
@@ -142,11 +159,12 @@ export class McpDispatcher {
     // The request's own logger: callTool names the tool in the one line it writes, and a child
     // logger per call costs a fifth of a tools/call's CPU (bench/RESULTS.md).
     const outcome = await callTool(tool, args, context, log)
+    const counted: McpCount = outcome.isError ? { method: request.method, tool: name, error: 'tool' } : { method: request.method, tool: name }
     const task = tool.definition.task
     if (era === 'modern' && task && !outcome.isError && declaresTasks(request.params)) {
-      return this.#createTaskResult(tool, task.idOf(outcome.structuredContent), context)
+      return { payload: resultPayload(request.id, await this.#createTaskResult(tool, task.idOf(outcome.structuredContent), context)), counted }
     }
-    return this.#callResult(era, outcome)
+    return { payload: resultPayload(request.id, this.#callResult(era, outcome)), counted }
   }
 
   async #createTaskResult(tool: RegisteredTool, taskId: string, context: ToolContext): Promise<string> {
@@ -175,12 +193,12 @@ export class McpDispatcher {
     return era === 'modern' ? `{"resultType":"complete",${body},"_meta":${this.#metaJson}}` : `{${body}}`
   }
 
-  #initialize(view: RegistryView, request: Request, answers: Map<string, string>): string {
+  #initialize(view: RegistryView, request: Request, answers: Map<string, Buffer>): Buffer {
     const requested = request.params.protocolVersion
     const version = typeof requested === 'string' && LEGACY.has(requested) ? requested : LATEST_LEGACY
     let answer = answers.get(version)
     if (!answer) {
-      answer = JSON.stringify({ protocolVersion: version, capabilities: capabilitiesOf(view, 'legacy'), serverInfo: this.#serverInfo, instructions: view.instructions })
+      answer = Buffer.from(JSON.stringify({ protocolVersion: version, capabilities: capabilitiesOf(view, 'legacy'), serverInfo: this.#serverInfo, instructions: view.instructions }))
       answers.set(version, answer)
     }
     return answer
@@ -190,8 +208,8 @@ export class McpDispatcher {
     let cached = this.#cache.get(view)
     if (!cached) {
       const list = (key: string, json: string) => ({
-        modern: `{"resultType":"complete","${key}":${json},"ttlMs":${LIST_TTL_MS},"cacheScope":"public","_meta":${this.#metaJson}}`,
-        legacy: `{"${key}":${json}}`,
+        modern: Buffer.from(`{"resultType":"complete","${key}":${json},"ttlMs":${LIST_TTL_MS},"cacheScope":"public","_meta":${this.#metaJson}}`),
+        legacy: Buffer.from(`{"${key}":${json}}`),
       })
       cached = {
         capabilities: capabilitiesOf(view, 'legacy'),
@@ -202,15 +220,17 @@ export class McpDispatcher {
           resources: list('resources', view.resourcesJson),
           templates: list('resourceTemplates', view.templatesJson),
         },
-        discover: JSON.stringify({
-          resultType: 'complete',
-          supportedVersions: SUPPORTED_VERSIONS,
-          capabilities: capabilitiesOf(view, 'modern'),
-          instructions: view.instructions,
-          ttlMs: DISCOVER_TTL_MS,
-          cacheScope: 'public',
-          _meta: { [META.serverInfo]: this.#serverInfo },
-        }),
+        discover: Buffer.from(
+          JSON.stringify({
+            resultType: 'complete',
+            supportedVersions: SUPPORTED_VERSIONS,
+            capabilities: capabilitiesOf(view, 'modern'),
+            instructions: view.instructions,
+            ttlMs: DISCOVER_TTL_MS,
+            cacheScope: 'public',
+            _meta: { [META.serverInfo]: this.#serverInfo },
+          }),
+        ),
         initialize: new Map(),
       }
       this.#cache.set(view, cached)
@@ -223,10 +243,10 @@ interface CachedAnswers {
   /** What the path serves besides tools (the legacy form: no extensions). */
   readonly capabilities: Capabilities
   readonly taskTools: readonly RegisteredTool[]
-  /** Each list's result, serialized once per era. */
-  readonly lists: Record<'tools' | 'prompts' | 'resources' | 'templates', Record<Era, string>>
-  readonly discover: string
-  readonly initialize: Map<string, string>
+  /** Each list's result, serialized and UTF-8 encoded once per era. */
+  readonly lists: Record<'tools' | 'prompts' | 'resources' | 'templates', Record<Era, Buffer>>
+  readonly discover: Buffer
+  readonly initialize: Map<string, Buffer>
 }
 
 interface Capabilities {
@@ -249,6 +269,17 @@ function capabilitiesOf(view: RegistryView, era: Era): Capabilities {
   if (view.prompts.size > 0 || view.templates.length > 0) capabilities.completions = {}
   if (era === 'modern' && taskTools(view).length > 0) capabilities.extensions = { [TASKS_EXTENSION]: {} }
   return capabilities
+}
+
+/** An answer that counts as its method. (A function, not a closure made per request: it is on every request's path.) */
+function answered(request: Request, payload: string | Buffer): Answer {
+  return { payload, counted: { method: request.method, tool: '' } }
+}
+
+const NOTIFICATION: McpCount = { method: '(notification)', tool: '' }
+
+function errorCount(code: number): McpCount {
+  return { method: '(error)', tool: '', error: String(code) }
 }
 
 /** The request, or `'notification'` for a message without an id (answered 202, whatever it says). */

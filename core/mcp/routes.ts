@@ -16,10 +16,10 @@ export const mcpRoutes: FastifyPluginAsync = async (app) => {
 
   const answer = async (view: RegistryView | undefined, request: FastifyRequest, reply: FastifyReply) => {
     if (!view) return reply.code(404).send()
-    const { status, payload } = await dispatcher.dispatch(view, request.body, request.headers, context, request.log)
-    app.bruno.metrics.countMcp(request.body, payload)
+    const { status, payload, counted } = await dispatcher.dispatch(view, request.body, request.headers, context, request.log)
+    app.bruno.metrics.countMcp(counted)
     reply.code(status)
-    return payload === undefined ? reply.send() : reply.type('application/json').send(payload)
+    return payload === undefined ? reply.send() : reply.type('application/json; charset=utf-8').send(payload)
   }
 
   // MCP bodies are JSON; Fastify's default text/plain parser would let a plain-text body through.
@@ -40,7 +40,7 @@ export const mcpRoutes: FastifyPluginAsync = async (app) => {
             : [ErrorCode.InternalError, 'Internal error']
     const payload = errorPayload(undefined, { code, message })
     // Refused before the body was read (too large, not JSON): counted as an error.
-    app.bruno.metrics.countMcp(undefined, payload)
+    app.bruno.metrics.countMcp({ method: '(error)', tool: '', error: String(code) })
     return reply.code(status).type('application/json').send(payload)
   })
 
