@@ -83,13 +83,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await limitRequests(app, config.server)
   await app.register(fp(core, { name: 'bruno-core' }), options)
   const guard = originGuard(config.server)
-  app.addHook('onRequest', async (request, reply) => {
-    if (!guard.allows(request.headers.host, request.headers.origin)) {
-      return reply
-        .code(403)
-        .type('application/json')
-        .send('{"jsonrpc":"2.0","error":{"code":-32600,"message":"Forbidden: Host or Origin not allowed"}}')
-    }
+  // A callback hook, not an async one: it runs on every request, and has nothing to wait for.
+  app.addHook('onRequest', (request, reply, done) => {
+    if (guard.allows(request.headers.host, request.headers.origin)) return done()
+    reply.code(403).type('application/json').send('{"jsonrpc":"2.0","error":{"code":-32600,"message":"Forbidden: Host or Origin not allowed"}}')
   })
   for (const group of groups) await app.register(groupPlugin(group))
   await app.register(mcpRoutes)
