@@ -27,6 +27,8 @@ export interface LoadResult {
   readonly seconds: number
   readonly rps: number
   readonly latencyUs: { readonly p50: number; readonly p90: number; readonly p99: number; readonly max: number }
+  /** The latency histogram (µs), encoded, so that the orchestrator can merge several runs. */
+  readonly histogram: string
   readonly non2xx: number
   readonly errors: number
   readonly timeouts: number
@@ -74,6 +76,7 @@ function run(spec: LoadSpec, measured: boolean): Promise<LoadResult> {
             p99: histogram.getValueAtPercentile(99),
             max: histogram.maxValue,
           },
+          histogram: hdr.encodeIntoCompressedBase64(histogram),
           non2xx: result.non2xx,
           errors: result.errors,
           timeouts: result.timeouts,

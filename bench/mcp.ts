@@ -1,4 +1,5 @@
 import { isDeepStrictEqual } from 'node:util'
+import hdr from 'hdr-histogram-js'
 import { getAddress } from 'viem'
 import { encodeTransfer } from '../core/erc20Calls.ts'
 import type { LoadResult } from './load.ts'
@@ -9,6 +10,8 @@ export interface LoadShape {
   readonly connections: number
   readonly warmupSec: number
   readonly durationSec: number
+  /** How many times the cases run in turn; each round measures each case for durationSec / rounds. */
+  readonly rounds: number
 }
 
 export interface CaseResult {
@@ -18,6 +21,8 @@ export interface CaseResult {
   readonly rps: number
   readonly requests: number
   readonly seconds: number
+  /** Rounds measured (their requests, seconds and latencies summed). */
+  readonly rounds: number
   readonly latencyMs: { readonly p50: number; readonly p90: number; readonly p99: number; readonly max: number }
   /** Server CPU (user + system) over the measured period, per request. */
   readonly cpuUsPerRequest: number
@@ -59,6 +64,11 @@ export const requests = {
   call: modern('tools/call', { name: 'erc20_transfer', arguments: transferArguments }, 'erc20_transfer'),
   list: modern('tools/list', {}),
   discover: modern('server/discover', {}),
+  /** The 2025 era's ping: the least a request can ask. */
+  legacyPing: {
+    headers: { ...base, 'mcp-protocol-version': LEGACY },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+  },
   /** A 2025-era request after the handshake: no `_meta`, the negotiated version in the header. */
   legacyCall: {
     headers: { ...base, 'mcp-protocol-version': LEGACY },
@@ -87,52 +97,87 @@ const checkCall = (json: any) =>
   isDeepStrictEqual(json?.result?.structuredContent?.calls?.[0], expectedCall) ? undefined : `unexpected tools/call result: ${JSON.stringify(json).slice(0, 300)}`
 const checkList = (json: any) =>
   Array.isArray(json?.result?.tools) && json.result.tools.some((tool: any) => tool.name === 'erc20_transfer') ? undefined : 'tools/list lacks erc20_transfer'
+const checkPing = (json: any) => (isDeepStrictEqual(json?.result, {}) ? undefined : `unexpected ping result: ${JSON.stringify(json)}`)
 const checkDiscover = (json: any) => (json?.result?.supportedVersions?.includes(MODERN) ? undefined : 'server/discover lacks the modern version')
 
-async function measureCase(name: string, kind: CaseResult['server'], server: ServerChild, request: McpRequest, expected: string, shape: LoadShape): Promise<CaseResult> {
+/** One round of one case: the load's result and the server's CPU over the measured period. */
+interface Round {
+  readonly load: LoadResult
+  readonly cpuUs: number
+  readonly rss: number
+}
+
+async function measureRound(server: ServerChild, request: McpRequest, expected: string, shape: LoadShape): Promise<Round> {
   let before: NodeJS.CpuUsage | undefined
-  const load: LoadResult = await runLoad({ url: `${server.url}/mcp`, ...request, expected, ...shape }, async () => {
+  const load = await runLoad({ url: `${server.url}/mcp`, ...request, expected, ...shape }, async () => {
     before = (await server.stats()).cpu
   })
   const after = await server.stats()
-  const cpuUs = after.cpu.user + after.cpu.system - (before!.user + before!.system)
-  const us = (value: number) => Math.round(value) / 1000
-  return {
-    name,
-    server: kind,
-    request: JSON.parse(request.body).method,
-    rps: Math.round(load.rps),
-    requests: load.requests,
-    seconds: Math.round(load.seconds * 100) / 100,
-    latencyMs: { p50: us(load.latencyUs.p50), p90: us(load.latencyUs.p90), p99: us(load.latencyUs.p99), max: us(load.latencyUs.max) },
-    cpuUsPerRequest: Math.round((cpuUs / Math.max(1, load.requests)) * 10) / 10,
-    rssMb: Math.round((after.rss / 2 ** 20) * 10) / 10,
-    responseBytes: Buffer.byteLength(expected),
-    non2xx: load.non2xx,
-    errors: load.errors + load.timeouts,
-    mismatches: load.mismatches,
-    valid: load.non2xx === 0 && load.errors === 0 && load.timeouts === 0 && load.mismatches === 0 && load.requests > 0,
-    ...(load.mismatchSample === undefined ? {} : { mismatchSample: load.mismatchSample }),
-  }
+  return { load, cpuUs: after.cpu.user + after.cpu.system - (before!.user + before!.system), rss: after.rss }
 }
 
-/** Runs one server alone for one case: start, probe, warm up, measure, stop. */
-async function serverCase(
-  name: string,
-  kind: CaseResult['server'],
-  args: readonly string[],
-  request: McpRequest,
-  check: (json: any) => string | undefined,
-  shape: LoadShape,
-  log: (line: string) => void,
-  env: NodeJS.ProcessEnv = process.env,
-): Promise<{ result: CaseResult; expected: string }> {
-  const server = await startServerChild(kind, args, env)
+/** A case's rounds summed: requests and seconds added, latency histograms merged, CPU per request over all. */
+function caseResult(spec: CaseSpec, expected: string, rounds: readonly Round[]): CaseResult {
+  const histogram = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: 3 })
+  for (const { load } of rounds) {
+    const part = hdr.decodeFromCompressedBase64(load.histogram)
+    histogram.add(part)
+    part.destroy()
+  }
+  const sum = (value: (round: Round) => number) => rounds.reduce((total, round) => total + value(round), 0)
+  const requests = sum((round) => round.load.requests)
+  const seconds = sum((round) => round.load.seconds)
+  const non2xx = sum((round) => round.load.non2xx)
+  const errors = sum((round) => round.load.errors + round.load.timeouts)
+  const mismatches = sum((round) => round.load.mismatches)
+  const ms = (us: number) => Math.round(us) / 1000
+  const mismatchSample = rounds.find((round) => round.load.mismatchSample !== undefined)?.load.mismatchSample
+  const result: CaseResult = {
+    name: spec.name,
+    server: spec.server,
+    request: JSON.parse(spec.request.body).method,
+    rps: Math.round(requests / seconds),
+    requests,
+    seconds: Math.round(seconds * 100) / 100,
+    rounds: rounds.length,
+    latencyMs: {
+      p50: ms(histogram.getValueAtPercentile(50)),
+      p90: ms(histogram.getValueAtPercentile(90)),
+      p99: ms(histogram.getValueAtPercentile(99)),
+      max: ms(histogram.maxValue),
+    },
+    cpuUsPerRequest: Math.round((sum((round) => round.cpuUs) / Math.max(1, requests)) * 10) / 10,
+    rssMb: Math.round((Math.max(...rounds.map((round) => round.rss)) / 2 ** 20) * 10) / 10,
+    responseBytes: Buffer.byteLength(expected),
+    non2xx,
+    errors,
+    mismatches,
+    valid: non2xx === 0 && errors === 0 && mismatches === 0 && requests > 0,
+    ...(mismatchSample === undefined ? {} : { mismatchSample }),
+  }
+  histogram.destroy()
+  return result
+}
+
+/** One case: a server, the request every connection sends, and what its answer must mean. */
+interface CaseSpec {
+  readonly name: string
+  readonly server: CaseResult['server']
+  readonly request: McpRequest
+  readonly check: (json: any) => string | undefined
+  readonly env?: NodeJS.ProcessEnv
+}
+
+/**
+ * One round of one case, its server alone: start, probe, warm up, measure, stop. A case's later
+ * rounds must answer the very bytes of its first.
+ */
+async function serverRound(spec: CaseSpec, args: readonly string[], expected: string | undefined, shape: LoadShape): Promise<{ round: Round; expected: string }> {
+  const server = await startServerChild(spec.server, args, spec.env ?? process.env)
   try {
-    const expected = await expectedBytes(server.url, request, check)
-    const result = await measureCase(name, kind, server, request, expected, shape)
-    log(`  ${name}: ${result.rps} req/s, p50 ${result.latencyMs.p50} ms, p99 ${result.latencyMs.p99} ms${result.valid ? '' : ' (INVALID)'}`)
-    return { result, expected }
+    const answered = await expectedBytes(server.url, spec.request, spec.check)
+    if (expected !== undefined && answered !== expected) throw new Error(`${spec.name}: a new server answered other bytes than the first round's`)
+    return { round: await measureRound(server, spec.request, answered, shape), expected: answered }
   } finally {
     await server.stop()
   }
@@ -144,32 +189,59 @@ export interface McpResults {
 }
 
 /**
- * Every MCP case, each server alone: Bruno's modern tools/call, tools/list, server/discover and a
- * legacy tools/call (logging at info, as `npm start` runs), the modern tools/call again at log level
- * warn; the raw Fastify route answering Bruno's tools/call bytes; the SDK v2 server.
+ * Every MCP case, each server alone: Bruno's modern tools/call, tools/list, server/discover, a
+ * legacy tools/call and a legacy ping (logging at info, as `npm start` runs), the modern tools/call
+ * again at log level warn; the raw Fastify route answering Bruno's tools/call bytes; the SDK v2
+ * server. The cases run in turn, `shape.rounds` times over, each round measuring each case for
+ * `durationSec / rounds`: a machine whose speed drifts (a shared VM) then slows every case alike,
+ * instead of whichever ran at the wrong moment.
  */
 export async function runMcpCases(shape: LoadShape, log: (line: string) => void): Promise<McpResults> {
-  const call = await serverCase('bruno tools/call (modern)', 'bruno', [], requests.call, checkCall, shape, log)
-  const list = await serverCase('bruno tools/list (modern)', 'bruno', [], requests.list, checkList, shape, log)
-  const discover = await serverCase('bruno server/discover', 'bruno', [], requests.discover, checkDiscover, shape, log)
-  const legacy = await serverCase('bruno tools/call (legacy 2025-11-25)', 'bruno', [], requests.legacyCall, checkCall, shape, log)
-  // The same tools/call with Bruno's log level at warn: what the two request log lines cost.
-  const quiet = await serverCase('bruno tools/call (modern), log level warn', 'bruno', [], requests.call, checkCall, shape, log, { ...process.env, BENCH_LOG_LEVEL: 'warn' })
-  const raw = await serverCase('raw Fastify, fixed bytes (ceiling)', 'raw', [call.expected], requests.call, checkCall, shape, log)
   const sdkCheck = (json: any) => {
     const problem = checkCall(json)
     if (problem) return problem
-    const bruno = JSON.parse(call.expected).result.structuredContent
+    const bruno = JSON.parse(expected.get(call)!).result.structuredContent
     return isDeepStrictEqual(json.result.structuredContent, bruno) ? undefined : 'the SDK server and Bruno disagree on structuredContent'
   }
-  const sdk = await serverCase('SDK v2 server on Fastify', 'sdk', [], requests.call, sdkCheck, shape, log)
+  const call: CaseSpec = { name: 'bruno tools/call (modern)', server: 'bruno', request: requests.call, check: checkCall }
+  const list: CaseSpec = { name: 'bruno tools/list (modern)', server: 'bruno', request: requests.list, check: checkList }
+  const raw: CaseSpec = { name: 'raw Fastify, fixed bytes (ceiling)', server: 'raw', request: requests.call, check: checkCall }
+  const sdk: CaseSpec = { name: 'SDK v2 server on Fastify', server: 'sdk', request: requests.call, check: sdkCheck }
+  const specs: CaseSpec[] = [
+    call,
+    list,
+    { name: 'bruno server/discover', server: 'bruno', request: requests.discover, check: checkDiscover },
+    { name: 'bruno tools/call (legacy 2025-11-25)', server: 'bruno', request: requests.legacyCall, check: checkCall },
+    // Everything Bruno does for any request (HTTP, logging, limits, the MCP envelope) and no work:
+    // the floor under every other Bruno case.
+    { name: 'bruno ping (legacy), the stack alone', server: 'bruno', request: requests.legacyPing, check: checkPing },
+    // The same tools/call with Bruno's log level at warn: what the access log costs.
+    { name: 'bruno tools/call (modern), log level warn', server: 'bruno', request: requests.call, check: checkCall, env: { ...process.env, BENCH_LOG_LEVEL: 'warn' } },
+    raw,
+    sdk,
+  ]
+  const rounds = new Map<CaseSpec, Round[]>(specs.map((spec) => [spec, []]))
+  const expected = new Map<CaseSpec, string>()
+  const roundShape = { ...shape, durationSec: shape.durationSec / shape.rounds }
+  for (let round = 1; round <= shape.rounds; round++) {
+    for (const spec of specs) {
+      const args = spec === raw ? [expected.get(call)!] : []
+      const measured = await serverRound(spec, args, expected.get(spec), roundShape)
+      expected.set(spec, measured.expected)
+      rounds.get(spec)!.push(measured.round)
+      const { load } = measured.round
+      log(`  round ${round}/${shape.rounds} ${spec.name}: ${Math.round(load.rps)} req/s, ${(measured.round.cpuUs / Math.max(1, load.requests)).toFixed(1)} µs CPU/req`)
+    }
+  }
+  const cases = specs.map((spec) => caseResult(spec, expected.get(spec)!, rounds.get(spec)!))
+  const of = (spec: CaseSpec) => cases[specs.indexOf(spec)]!
   const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100
   return {
-    cases: [call.result, list.result, discover.result, legacy.result, quiet.result, raw.result, sdk.result],
+    cases,
     ratios: {
-      callVsRaw: ratio(call.result.rps, raw.result.rps),
-      callVsSdk: ratio(call.result.rps, sdk.result.rps),
-      listVsCall: ratio(list.result.rps, call.result.rps),
+      callVsRaw: ratio(of(call).rps, of(raw).rps),
+      callVsSdk: ratio(of(call).rps, of(sdk).rps),
+      listVsCall: ratio(of(list).rps, of(call).rps),
     },
   }
 }

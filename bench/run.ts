@@ -23,7 +23,7 @@ if (args.includes('--profile')) {
   process.stdout.write(`CPU profiles of every server child: ${dir} (summary: npx tsx bench/profile.ts ${dir})\n`)
 }
 
-const shape = smoke ? { connections: 10, warmupSec: 0.5, durationSec: 1 } : { connections: 10, warmupSec: 3, durationSec: 10 }
+const shape = smoke ? { connections: 10, warmupSec: 0.5, durationSec: 1, rounds: 1 } : { connections: 10, warmupSec: 2, durationSec: 12, rounds: 3 }
 const relayOptions = smoke
   ? { accounts: 20, totalSubmissions: 40, arrivalMs: 50, blockTimeSec: 2 }
   : { accounts: 200, totalSubmissions: 1_000, arrivalMs: 50, blockTimeSec: 2 }
@@ -107,7 +107,7 @@ let mcp: McpResults | undefined
 let memory: MemoryResult | undefined
 let relay: RelayResults | undefined
 if (only !== 'relay') {
-  log(`MCP cases: ${shape.connections} connections, ${shape.warmupSec} s warm-up, ${shape.durationSec} s measured`)
+  log(`MCP cases: ${shape.connections} connections; ${shape.rounds} rounds, each case in each a fresh server, ${shape.warmupSec} s warm-up, ${shape.durationSec / shape.rounds} s measured`)
   mcp = await runMcpCases(shape, log)
   log(`Memory: ${memoryCalls} tools/call`)
   memory = await runCallMemory(memoryCalls, shape.connections)
