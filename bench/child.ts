@@ -15,13 +15,15 @@ export interface ProcessStats {
   readonly heapUsed: number
 }
 
-export type ParentMessage = { readonly type: 'stats' } | { readonly type: 'stop' }
+/** `collect`: run a full garbage collection first (server children run with --expose-gc), to tell held memory from garbage. */
+export type ParentMessage = { readonly type: 'stats'; readonly collect?: boolean } | { readonly type: 'stop' }
 
 export function serveBenchIpc(url: string, close: () => Promise<void>): void {
   const send = process.send?.bind(process)
   if (!send) throw new Error('a bench server runs as a forked child (it reports over IPC)')
   process.on('message', (message: ParentMessage) => {
     if (message.type === 'stats') {
+      if (message.collect) (globalThis as { gc?: () => void }).gc?.()
       const memory = process.memoryUsage()
       const stats: ProcessStats = { type: 'stats', cpu: process.cpuUsage(), rss: memory.rss, heapUsed: memory.heapUsed }
       send(stats)

@@ -253,17 +253,21 @@ export interface MemoryResult {
   readonly growthMb: number
   readonly heapBeforeMb: number
   readonly heapAfterMb: number
+  /** After a full garbage collection: what the calls left held. */
+  readonly rssAfterGcMb: number
+  readonly heapAfterGcMb: number
 }
 
-/** Bruno's RSS before and after `calls` tools/calls (a fresh server, one probe first). */
+/** Bruno's RSS and heap before and after `calls` tools/calls (a fresh server, one probe first), and after a full GC. */
 export async function runCallMemory(calls: number, connections: number): Promise<MemoryResult> {
   const server = await startServerChild('bruno')
   try {
     const expected = await expectedBytes(server.url, requests.call, checkCall)
-    const before = await server.stats()
+    const before = await server.stats(true)
     const load = await runLoad({ url: `${server.url}/mcp`, ...requests.call, expected, connections, warmupSec: 0, durationSec: 0, amount: calls }, async () => {})
     if (load.non2xx || load.mismatches || load.errors) throw new Error(`memory run: ${load.non2xx} non-2xx, ${load.mismatches} mismatches, ${load.errors} errors`)
     const after = await server.stats()
+    const collected = await server.stats(true)
     const mb = (bytes: number) => Math.round((bytes / 2 ** 20) * 10) / 10
     return {
       calls: load.requests,
@@ -272,6 +276,8 @@ export async function runCallMemory(calls: number, connections: number): Promise
       growthMb: mb(after.rss - before.rss),
       heapBeforeMb: mb(before.heapUsed),
       heapAfterMb: mb(after.heapUsed),
+      rssAfterGcMb: mb(collected.rss),
+      heapAfterGcMb: mb(collected.heapUsed),
     }
   } finally {
     await server.stop()

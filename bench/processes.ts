@@ -9,9 +9,8 @@ const here = (path: string) => fileURLToPath(new URL(path, import.meta.url))
 const STARTUP_MS = 60_000
 
 /** A forked child running TypeScript through tsx, with IPC. */
-function forkTs(script: string, args: readonly string[], env: NodeJS.ProcessEnv, profileDir?: string): ChildProcess {
-  const profile = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []
-  return fork(here(script), args, { execArgv: ['--import', 'tsx', ...profile], env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+function forkTs(script: string, args: readonly string[], env: NodeJS.ProcessEnv, flags: readonly string[] = []): ChildProcess {
+  return fork(here(script), args, { execArgv: ['--import', 'tsx', ...flags], env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
 }
 
 /** The next IPC message of `type` from a child, or an error if it exits first or takes too long. */
@@ -49,7 +48,8 @@ async function stopChild(child: ChildProcess, message?: ParentMessage): Promise<
 export interface ServerChild {
   readonly url: string
   readonly pid: number
-  stats(): Promise<ProcessStats>
+  /** CPU and memory now; with `collect`, memory after a full garbage collection. */
+  stats(collect?: boolean): Promise<ProcessStats>
   stop(): Promise<void>
 }
 
@@ -67,14 +67,15 @@ export function profileServersInto(dir: string | undefined): void {
  * const { cpu, rss } = await bruno.stats()
  */
 export async function startServerChild(name: string, args: readonly string[] = [], env: NodeJS.ProcessEnv = process.env): Promise<ServerChild> {
-  const child = forkTs(`./servers/${name}.ts`, args, env, profileDir)
+  const profile = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []
+  const child = forkTs(`./servers/${name}.ts`, args, env, ['--expose-gc', ...profile])
   const { url } = await nextMessage<{ url: string }>(child, 'ready')
   return {
     url,
     pid: child.pid!,
-    stats: () => {
+    stats: (collect = false) => {
       const reply = nextMessage<ProcessStats>(child, 'stats', 10_000)
-      child.send({ type: 'stats' } satisfies ParentMessage)
+      child.send({ type: 'stats', collect } satisfies ParentMessage)
       return reply
     },
     stop: () => stopChild(child, { type: 'stop' }),

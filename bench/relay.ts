@@ -53,7 +53,17 @@ export interface RelayResults {
   }
   readonly statusRead: { readonly memoryUs: number; readonly fileUs: number; readonly stored: number; readonly reads: number }
   readonly timed: TimedRun
-  readonly memory: { readonly submissions: number; readonly rssBeforeMb: number; readonly rssAfterTimedMb: number; readonly rssAfterAllMb: number; readonly growthMb: number }
+  readonly memory: {
+    readonly submissions: number
+    readonly rssBeforeMb: number
+    readonly rssAfterTimedMb: number
+    readonly rssAfterAllMb: number
+    readonly growthMb: number
+    /** Before the first and after the last submission, each after a full GC: what the submissions left held. */
+    readonly heapBeforeMb: number
+    readonly heapAfterAllGcMb: number
+    readonly rssAfterAllGcMb: number
+  }
 }
 
 export interface TimedRun {
@@ -377,7 +387,8 @@ export async function runRelayBench(options: RelayBenchOptions, log: (line: stri
       }
     })()
     try {
-      const rssBefore = (await bruno.stats()).rss
+      const before = await bruno.stats(true)
+      const rssBefore = before.rss
       const mark = await proxy.count()
       const timedTracked = await submitWave(mcp, deployment, calls[0]!, options.arrivalMs, payee, () => latest, 120_000)
       const timed = summarize(timedTracked, options, await proxy.since(mark))
@@ -391,13 +402,26 @@ export async function runRelayBench(options: RelayBenchOptions, log: (line: stri
         total += more.length
       }
       const rssAfterAll = (await bruno.stats()).rss
-      log(`  memory: RSS ${MB(rssBefore)} MB → ${MB(rssAfterTimed)} MB after ${timedTracked.length} → ${MB(rssAfterAll)} MB after ${total}`)
+      const collected = await bruno.stats(true)
+      log(
+        `  memory: RSS ${MB(rssBefore)} MB → ${MB(rssAfterTimed)} MB after ${timedTracked.length} → ${MB(rssAfterAll)} MB after ${total}; ` +
+          `after a full GC: RSS ${MB(collected.rss)} MB, heap ${MB(before.heapUsed)} → ${MB(collected.heapUsed)} MB`,
+      )
       return {
         setupSec,
         roundTrips: counts,
         statusRead,
         timed,
-        memory: { submissions: total, rssBeforeMb: MB(rssBefore), rssAfterTimedMb: MB(rssAfterTimed), rssAfterAllMb: MB(rssAfterAll), growthMb: MB(rssAfterAll - rssBefore) },
+        memory: {
+          submissions: total,
+          rssBeforeMb: MB(rssBefore),
+          rssAfterTimedMb: MB(rssAfterTimed),
+          rssAfterAllMb: MB(rssAfterAll),
+          growthMb: MB(rssAfterAll - rssBefore),
+          heapBeforeMb: MB(before.heapUsed),
+          heapAfterAllGcMb: MB(collected.heapUsed),
+          rssAfterAllGcMb: MB(collected.rss),
+        },
       }
     } finally {
       watching = false

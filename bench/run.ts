@@ -92,12 +92,12 @@ function relayLines(relay: RelayResults): string {
     `- submissions per block: max ${t.perBlock.max}, mean ${t.perBlock.mean} over ${t.perBlock.blocks} blocks`,
     `- RPC round trips per submission over the run (quote + submit + runner): ${t.roundTripsPerSubmission}`,
     `- status read (store): ${s.memoryUs} µs in memory, ${s.fileUs} µs from a file (${s.stored} stored, ${s.reads} reads)`,
-    `- Bruno RSS: ${m.rssBeforeMb} MB before, ${m.rssAfterTimedMb} MB after ${t.submissions}, ${m.rssAfterAllMb} MB after ${m.submissions} submissions (growth ${m.growthMb} MB)`,
+    `- Bruno RSS: ${m.rssBeforeMb} MB before, ${m.rssAfterTimedMb} MB after ${t.submissions}, ${m.rssAfterAllMb} MB after ${m.submissions} submissions (growth ${m.growthMb} MB); after a full GC: RSS ${m.rssAfterAllGcMb} MB, heap ${m.heapBeforeMb} → ${m.heapAfterAllGcMb} MB`,
   ].join('\n')
 }
 
 function memoryLine(memory: MemoryResult): string {
-  return `Bruno RSS before/after ${memory.calls} tools/call: ${memory.rssBeforeMb} MB → ${memory.rssAfterMb} MB (growth ${memory.growthMb} MB; heap ${memory.heapBeforeMb} → ${memory.heapAfterMb} MB)`
+  return `Bruno RSS before/after ${memory.calls} tools/call: ${memory.rssBeforeMb} MB → ${memory.rssAfterMb} MB (growth ${memory.growthMb} MB; heap ${memory.heapBeforeMb} → ${memory.heapAfterMb} MB); after a full GC: RSS ${memory.rssAfterGcMb} MB, heap ${memory.heapAfterGcMb} MB`
 }
 
 const started = performance.now()
