@@ -191,7 +191,7 @@ export interface McpResults {
 /**
  * Every MCP case, each server alone: Bruno's modern tools/call, tools/list, server/discover, a
  * legacy tools/call and a legacy ping (logging at info, as `npm start` runs), the modern tools/call
- * again at log level warn; the raw Fastify route answering Bruno's tools/call bytes; the SDK v2
+ * again at log level debug (an access line per request); the raw Fastify route answering Bruno's tools/call bytes; the SDK v2
  * server. The cases run in turn, `shape.rounds` times over, each round measuring each case for
  * `durationSec / rounds`: a machine whose speed drifts (a shared VM) then slows every case alike,
  * instead of whichever ran at the wrong moment.
@@ -215,8 +215,8 @@ export async function runMcpCases(shape: LoadShape, log: (line: string) => void)
     // Everything Bruno does for any request (HTTP, logging, limits, the MCP envelope) and no work:
     // the floor under every other Bruno case.
     { name: 'bruno ping (legacy), the stack alone', server: 'bruno', request: requests.legacyPing, check: checkPing },
-    // The same tools/call with Bruno's log level at warn: what the access log costs.
-    { name: 'bruno tools/call (modern), log level warn', server: 'bruno', request: requests.call, check: checkCall, env: { ...process.env, BENCH_LOG_LEVEL: 'warn' } },
+    // The same tools/call with Bruno's log level at debug, where each request writes its access line: what that line costs.
+    { name: 'bruno tools/call (modern), log level debug', server: 'bruno', request: requests.call, check: checkCall, env: { ...process.env, BENCH_LOG_LEVEL: 'debug' } },
     raw,
     sdk,
   ]

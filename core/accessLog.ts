@@ -2,8 +2,11 @@ import { LogController, type FastifyReply, type FastifyRequest } from 'fastify'
 
 /**
  * One access-log line per request, written when it completes: method, path, status and time,
- * under the request's id. Fastify's default writes two (incoming and completed), which doubles
- * the logging cost of every MCP call for no more information.
+ * under the request's id. A request Bruno answered (status below 400) is logged at debug: at info
+ * the log keeps what an operator acts on (refusals, submissions, faults; the volume is in
+ * `/metrics`), and a line per answered request would cost a served `tools/call` a sixth of its CPU
+ * (bench/RESULTS.md). A refused request (4xx) is logged at info, a failed one at error.
+ * Fastify's default writes two lines (incoming and completed) for one request's information.
  *
  * @example
  * Fastify({ loggerInstance, logController: new AccessLog() })
@@ -14,6 +17,7 @@ export class AccessLog extends LogController {
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     const line = { method: request.method, url: request.url, statusCode: reply.statusCode, responseTime: reply.elapsedTime }
     if (error) reply.log.error({ ...line, err: error }, 'request errored')
-    else reply.log.info(line, 'request completed')
+    else if (reply.statusCode >= 400) reply.log.info(line, 'request completed')
+    else reply.log.debug(line, 'request completed')
   }
 }

@@ -126,6 +126,20 @@ t.test('readyz: ready with each chain\'s block age; not ready once a block is ol
   t.match(staleBody.chains[0].reason, /the latest block is \d+s old \(maxBlockAgeSec 1\)/)
 })
 
+t.test('the log: answered requests at debug, refused ones at info; each submission accepted and done at info', async (t) => {
+  const lines = bruno.logs.map((line) => JSON.parse(line) as { level: number; msg: string; statusCode?: number; submission?: string })
+  const access = lines.filter((line) => line.msg === 'request completed')
+  t.ok(access.some((line) => line.statusCode === 200), 'answered requests have their access lines at debug')
+  t.same(access.filter((line) => line.statusCode! < 400 && line.level !== 20), [], 'none of them above debug')
+  t.ok(access.some((line) => line.statusCode === 400 && line.level === 30), 'the body that was not JSON: at info')
+  const accepted = lines.filter((line) => line.msg === 'submission accepted')
+  const done = lines.filter((line) => line.msg === 'submission done')
+  t.equal(accepted.length, 1)
+  t.equal(done.length, 1)
+  t.equal(done[0]!.submission, accepted[0]!.submission)
+  t.same([accepted[0]!.level, done[0]!.level], [30, 30])
+})
+
 t.test('no log line carries the RPC URL or the runner key; the scrubber is on for both', async (t) => {
   bruno.server.app.log.info({ rpc: deployment.rpcUrl, key: runnerKey }, 'a line that would leak both')
   t.same(configuredSecrets(bruno.config, devnetEnv), [deployment.rpcUrl, runnerKey.slice(2)], 'the logger is given both secrets')

@@ -46,6 +46,8 @@ t.test('a submission that would revert waits with its reason, then fails at its 
   t.equal(status.stage, 'failed')
   t.match(status.reason, /^not sent before its deadline: .*authorization is used or canceled/)
   t.equal(status.transaction, undefined, 'it was never sent')
+  const failedLine = bruno.logs.map((line) => JSON.parse(line)).find((line) => line.msg === 'submission failed')
+  t.match(failedLine, { level: 40, submission: second.id, reason: status.reason }, 'the log says it failed, and why, at warn')
   t.equal((await mcp.call('status', { id: first.id })).stage, 'done', 'the first one went through')
   t.equal(await client.getTransactionCount({ address: deployment.runner.operator.address }), 1, 'the runner sent one transaction')
 })

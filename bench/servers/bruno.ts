@@ -8,7 +8,7 @@ import { builtinGroups } from '../../plugins/index.ts'
 import { offlineConfig } from '../../test/fixtures/bruno.ts'
 import { serveBenchIpc } from '../child.ts'
 
-// Bruno as `npm start` serves it (logger at info, request logging on), logs to /dev/null so that
+// Bruno as `npm start` serves it (logger at info; BENCH_LOG_LEVEL=debug adds the access lines), logs to /dev/null so that
 // their cost is counted but no terminal's is. Two configs:
 // - offline (default): the chain-free config of the tests; erc20 encoders of configured tokens need no chain;
 // - devnet: BENCH_DEVNET holds the deployment (JSON) and BENCH_RPC_URL the RPC URL to use for it

@@ -1,27 +1,36 @@
+import type { FastifyBaseLogger } from 'fastify'
 import type { Metrics } from '../metrics.ts'
 import type { SubmissionStore } from './store.ts'
 
 /**
- * A store that counts every submission entering a stage, and times those that reach `done`.
- * Stages change only through the store, so this one wrapper sees every transition, whichever
- * part of the relay (submit, runner) makes it.
+ * A store that logs every submission's life (accepted and done at info, failed at warn with its
+ * reason, the stages between at debug) and, with `metrics`, counts every submission entering a
+ * stage and times those that reach `done`. Stages change only through the store, so this one
+ * wrapper sees every transition, whichever part of the relay (submit, runner) makes it.
  *
  * @example
- * const store = observedStore(new SqliteSubmissionStore(path), metrics)
+ * const store = observedStore(new SqliteSubmissionStore(path), log, metrics)
  */
-export function observedStore(store: SubmissionStore, metrics: Metrics): SubmissionStore {
+export function observedStore(store: SubmissionStore, log: FastifyBaseLogger, metrics?: Metrics): SubmissionStore {
   return {
     async insert(submission) {
       await store.insert(submission)
-      metrics.submissions.inc({ chain: submission.chain, stage: submission.stage })
+      metrics?.submissions.inc({ chain: submission.chain, stage: submission.stage })
+      log.info({ submission: submission.id, chain: submission.chain, stage: submission.stage }, 'submission accepted')
     },
     async update(id, patch) {
       // Read before writing only for a stage change: the count needs the chain, `done` its age.
       const before = patch.stage === undefined ? undefined : await store.get(id)
       await store.update(id, patch)
       if (!before || patch.stage === undefined || patch.stage === before.stage) return
-      metrics.submissions.inc({ chain: before.chain, stage: patch.stage })
-      if (patch.stage === 'done') metrics.timeToDone.observe({ chain: before.chain }, (Date.now() - before.createdAt) / 1000)
+      const fields = { submission: id, chain: before.chain, stage: patch.stage }
+      metrics?.submissions.inc({ chain: before.chain, stage: patch.stage })
+      if (patch.stage === 'done') {
+        const seconds = (Date.now() - before.createdAt) / 1000
+        metrics?.timeToDone.observe({ chain: before.chain }, seconds)
+        log.info({ ...fields, blockNumber: patch.blockNumber, seconds }, 'submission done')
+      } else if (patch.stage === 'failed') log.warn({ ...fields, reason: patch.reason }, 'submission failed')
+      else log.debug(fields, 'submission stage')
     },
     get: (id) => store.get(id),
     active: (chain) => store.active(chain),

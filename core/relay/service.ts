@@ -38,10 +38,10 @@ export interface RelayService {
   close(): Promise<void>
 }
 
-/** With `metrics`, every submission's stage changes are counted and its time to `done` recorded. */
+/** Every submission's life is logged; with `metrics`, its stage changes are counted and its time to `done` recorded. */
 export function openRelay(config: BrunoConfig, networks: Networks, env: NodeJS.ProcessEnv, log: FastifyBaseLogger, metrics?: Metrics): RelayService {
   const storage = openStore(config.store, env)
-  const store: SubmissionStore = metrics ? observedStore(storage.store, metrics) : storage.store
+  const store: SubmissionStore = observedStore(storage.store, log.child({ component: 'relay' }), metrics)
   const runners = new Map<string, RunnerLoop>()
   const contexts = new Map<string, RelayContext>()
   for (const network of config.networks) {
