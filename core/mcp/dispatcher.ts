@@ -157,7 +157,7 @@ export class McpDispatcher {
     const tool = view.tools.get(name)
     if (!tool) throw new JsonRpcError(ErrorCode.InvalidParams, `Unknown tool: ${name}`, 200)
     // The request's own logger: callTool names the tool in the one line it writes, and a child
-    // logger per call costs a fifth of a tools/call's CPU (bench/RESULTS.md).
+    // logger per call cost a fifth of a tools/call's CPU when measured (pino serializes its bindings).
     const outcome = await callTool(tool, args, context, log)
     const counted: McpCount = outcome.isError ? { method: request.method, tool: name, error: 'tool' } : { method: request.method, tool: name }
     const task = tool.definition.task
