@@ -197,6 +197,8 @@ export interface McpResults {
  * instead of whichever ran at the wrong moment.
  */
 export async function runMcpCases(shape: LoadShape, log: (line: string) => void): Promise<McpResults> {
+  // Each case's bytes, from its first round: the raw route answers Bruno's, the SDK must agree with them.
+  const expected = new Map<CaseSpec, string>()
   const sdkCheck = (json: any) => {
     const problem = checkCall(json)
     if (problem) return problem
@@ -221,7 +223,6 @@ export async function runMcpCases(shape: LoadShape, log: (line: string) => void)
     sdk,
   ]
   const rounds = new Map<CaseSpec, Round[]>(specs.map((spec) => [spec, []]))
-  const expected = new Map<CaseSpec, string>()
   const roundShape = { ...shape, durationSec: shape.durationSec / shape.rounds }
   for (let round = 1; round <= shape.rounds; round++) {
     for (const spec of specs) {
