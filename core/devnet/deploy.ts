@@ -109,8 +109,14 @@ export async function deployDevnet(rpcUrl: string): Promise<DevnetDeployment> {
     // Receipts carry lowercase addresses; checksum them like every other address we return.
     return getAddress(contractAddress)
   }
-  const call = async (address: Address, abi: Abi, functionName: string, args: readonly unknown[], value?: bigint) =>
-    confirm(functionName, await wallet.writeContract({ address, abi, functionName, args, ...(value ? { value } : {}) }))
+  // A call's gas is estimated against the pending block, whose timestamp may be a second older than
+  // the block that mines it; Uniswap's oracle writes an observation only in a new second, so a
+  // bare estimate can fall short (the position mint reverted now and then). A quarter more covers it.
+  const call = async (address: Address, abi: Abi, functionName: string, args: readonly unknown[], value?: bigint) => {
+    const request = { address, abi, functionName, args, account: deployer, ...(value ? { value } : {}) }
+    const gas = ((await client.estimateContractGas(request)) * 5n) / 4n
+    return confirm(functionName, await wallet.writeContract({ ...request, gas }))
+  }
 
   // 1. USDC, with the deployer in every role, initialized through each FiatToken version in turn
   //    as Circle's upgrades did. Its EIP-712 domain is initializeV2's name with the fixed version "2".
