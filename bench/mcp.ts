@@ -16,7 +16,7 @@ export interface LoadShape {
 
 export interface CaseResult {
   readonly name: string
-  readonly server: 'bruno' | 'raw' | 'sdk'
+  readonly server: 'bruno' | 'raw' | 'rawTool' | 'sdk'
   readonly request: string
   readonly rps: number
   readonly requests: number
@@ -26,6 +26,9 @@ export interface CaseResult {
   readonly latencyMs: { readonly p50: number; readonly p90: number; readonly p99: number; readonly max: number }
   /** Server CPU (user + system) over the measured period, per request. */
   readonly cpuUsPerRequest: number
+  /** Its two parts: the process's own code, and the kernel's work on its behalf (sockets, waking the load generator). */
+  readonly cpuUserUsPerRequest: number
+  readonly cpuSystemUsPerRequest: number
   /** Server RSS at the end of the measured period. */
   readonly rssMb: number
   /** Size of the expected response body. */
@@ -104,6 +107,7 @@ const checkDiscover = (json: any) => (json?.result?.supportedVersions?.includes(
 interface Round {
   readonly load: LoadResult
   readonly cpuUs: number
+  readonly cpuUserUs: number
   readonly rss: number
 }
 
@@ -113,7 +117,7 @@ async function measureRound(server: ServerChild, request: McpRequest, expected: 
     before = (await server.stats()).cpu
   })
   const after = await server.stats()
-  return { load, cpuUs: after.cpu.user + after.cpu.system - (before!.user + before!.system), rss: after.rss }
+  return { load, cpuUs: after.cpu.user + after.cpu.system - (before!.user + before!.system), cpuUserUs: after.cpu.user - before!.user, rss: after.rss }
 }
 
 /** A case's rounds summed: requests and seconds added, latency histograms merged, CPU per request over all. */
@@ -131,6 +135,7 @@ function caseResult(spec: CaseSpec, expected: string, rounds: readonly Round[]):
   const errors = sum((round) => round.load.errors + round.load.timeouts)
   const mismatches = sum((round) => round.load.mismatches)
   const ms = (us: number) => Math.round(us) / 1000
+  const perRequest = (us: number) => Math.round((us / Math.max(1, requests)) * 10) / 10
   const mismatchSample = rounds.find((round) => round.load.mismatchSample !== undefined)?.load.mismatchSample
   const result: CaseResult = {
     name: spec.name,
@@ -146,7 +151,9 @@ function caseResult(spec: CaseSpec, expected: string, rounds: readonly Round[]):
       p99: ms(histogram.getValueAtPercentile(99)),
       max: ms(histogram.maxValue),
     },
-    cpuUsPerRequest: Math.round((sum((round) => round.cpuUs) / Math.max(1, requests)) * 10) / 10,
+    cpuUsPerRequest: perRequest(sum((round) => round.cpuUs)),
+    cpuUserUsPerRequest: perRequest(sum((round) => round.cpuUserUs)),
+    cpuSystemUsPerRequest: perRequest(sum((round) => round.cpuUs - round.cpuUserUs)),
     rssMb: Math.round((Math.max(...rounds.map((round) => round.rss)) / 2 ** 20) * 10) / 10,
     responseBytes: Buffer.byteLength(expected),
     non2xx,
@@ -185,14 +192,14 @@ async function serverRound(spec: CaseSpec, args: readonly string[], expected: st
 
 export interface McpResults {
   readonly cases: CaseResult[]
-  readonly ratios: { readonly callVsRaw: number; readonly callVsSdk: number; readonly listVsCall: number }
+  readonly ratios: { readonly callVsRaw: number; readonly callVsSdk: number; readonly listVsCall: number; readonly rawToolVsRaw: number; readonly callVsRawTool: number }
 }
 
 /**
  * Every MCP case, each server alone: Bruno's modern tools/call, tools/list, server/discover, a
  * legacy tools/call and a legacy ping (logging at info, as `npm start` runs), the modern tools/call
- * again at log level debug (an access line per request); the raw Fastify route answering Bruno's tools/call bytes; the SDK v2
- * server. The cases run in turn, `shape.rounds` times over, each round measuring each case for
+ * again at log level debug (an access line per request); the raw Fastify route answering Bruno's tools/call bytes; raw
+ * Fastify doing the tool call's own work (validate, run the handler, serialize) and nothing else; the SDK v2 server. The cases run in turn, `shape.rounds` times over, each round measuring each case for
  * `durationSec / rounds`: a machine whose speed drifts (a shared VM) then slows every case alike,
  * instead of whichever ran at the wrong moment.
  */
@@ -208,6 +215,8 @@ export async function runMcpCases(shape: LoadShape, log: (line: string) => void)
   const call: CaseSpec = { name: 'bruno tools/call (modern)', server: 'bruno', request: requests.call, check: checkCall }
   const list: CaseSpec = { name: 'bruno tools/list (modern)', server: 'bruno', request: requests.list, check: checkList }
   const raw: CaseSpec = { name: 'raw Fastify, fixed bytes (ceiling)', server: 'raw', request: requests.call, check: checkCall }
+  const sameAsBruno = (json: any) => (isDeepStrictEqual(json, JSON.parse(expected.get(call)!)) ? undefined : "the tool's work alone answers other than Bruno")
+  const rawTool: CaseSpec = { name: "raw Fastify, the tool's work alone", server: 'rawTool', request: requests.call, check: sameAsBruno }
   const sdk: CaseSpec = { name: 'SDK v2 server on Fastify', server: 'sdk', request: requests.call, check: sdkCheck }
   const specs: CaseSpec[] = [
     call,
@@ -220,18 +229,21 @@ export async function runMcpCases(shape: LoadShape, log: (line: string) => void)
     // The same tools/call with Bruno's log level at debug, where each request writes its access line: what that line costs.
     { name: 'bruno tools/call (modern), log level debug', server: 'bruno', request: requests.call, check: checkCall, env: { ...process.env, BENCH_LOG_LEVEL: 'debug' } },
     raw,
+    rawTool,
     sdk,
   ]
   const rounds = new Map<CaseSpec, Round[]>(specs.map((spec) => [spec, []]))
   const roundShape = { ...shape, durationSec: shape.durationSec / shape.rounds }
   for (let round = 1; round <= shape.rounds; round++) {
     for (const spec of specs) {
-      const args = spec === raw ? [expected.get(call)!] : []
+      const args = spec === raw ? [expected.get(call)!] : spec === rawTool ? [JSON.stringify(JSON.parse(expected.get(call)!).result._meta)] : []
       const measured = await serverRound(spec, args, expected.get(spec), roundShape)
       expected.set(spec, measured.expected)
       rounds.get(spec)!.push(measured.round)
       const { load } = measured.round
-      log(`  round ${round}/${shape.rounds} ${spec.name}: ${Math.round(load.rps)} req/s, ${(measured.round.cpuUs / Math.max(1, load.requests)).toFixed(1)} µs CPU/req`)
+      const { cpuUs, cpuUserUs } = measured.round
+      const perRequest = (us: number) => (us / Math.max(1, load.requests)).toFixed(1)
+      log(`  round ${round}/${shape.rounds} ${spec.name}: ${Math.round(load.rps)} req/s, ${perRequest(cpuUs)} µs CPU/req (user ${perRequest(cpuUserUs)}, sys ${perRequest(cpuUs - cpuUserUs)})`)
     }
   }
   const cases = specs.map((spec) => caseResult(spec, expected.get(spec)!, rounds.get(spec)!))
@@ -243,6 +255,8 @@ export async function runMcpCases(shape: LoadShape, log: (line: string) => void)
       callVsRaw: ratio(of(call).rps, of(raw).rps),
       callVsSdk: ratio(of(call).rps, of(sdk).rps),
       listVsCall: ratio(of(list).rps, of(call).rps),
+      rawToolVsRaw: ratio(of(rawTool).rps, of(raw).rps),
+      callVsRawTool: ratio(of(call).rps, of(rawTool).rps),
     },
   }
 }

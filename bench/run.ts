@@ -55,13 +55,15 @@ function pad(text: string, width: number, right = false): string {
 export function mcpTable(mcp: McpResults): string {
   const raw = mcp.cases.find((c) => c.server === 'raw')!
   const sdk = mcp.cases.find((c) => c.server === 'sdk')!
-  const header = ['case', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'RSS MB', 'bytes', 'non-2xx', 'mismatch', 'vs raw', 'vs SDK', 'valid']
+  const header = ['case', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'user', 'sys', 'RSS MB', 'bytes', 'non-2xx', 'mismatch', 'vs raw', 'vs SDK', 'valid']
   const rows = mcp.cases.map((c: CaseResult) => [
     c.name,
     String(c.rps),
     c.latencyMs.p50.toFixed(3),
     c.latencyMs.p99.toFixed(3),
     c.cpuUsPerRequest.toFixed(1),
+    c.cpuUserUsPerRequest.toFixed(1),
+    c.cpuSystemUsPerRequest.toFixed(1),
     c.rssMb.toFixed(1),
     String(c.responseBytes),
     String(c.non2xx),
@@ -71,8 +73,8 @@ export function mcpTable(mcp: McpResults): string {
     c.valid ? 'yes' : 'NO',
   ])
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)))
-  const line = (cells: string[]) => `| ${cells.map((cell, i) => pad(cell, widths[i]!, i > 0 && i < 11)).join(' | ')} |`
-  return [line(header), `|${widths.map((w, i) => (i > 0 && i < 11 ? `${'-'.repeat(w + 1)}:` : '-'.repeat(w + 2))).join('|')}|`, ...rows.map(line)].join('\n')
+  const line = (cells: string[]) => `| ${cells.map((cell, i) => pad(cell, widths[i]!, i > 0 && i < 13)).join(' | ')} |`
+  return [line(header), `|${widths.map((w, i) => (i > 0 && i < 13 ? `${'-'.repeat(w + 1)}:` : '-'.repeat(w + 2))).join('|')}|`, ...rows.map(line)].join('\n')
 }
 
 function relayLines(relay: RelayResults): string {
@@ -143,6 +145,7 @@ if (mcp) {
   log(mcpTable(mcp))
   log('')
   log(`tools/call: ${Math.round(mcp.ratios.callVsRaw * 100)}% of raw Fastify, ${mcp.ratios.callVsSdk}× the SDK v2 server; tools/list ${mcp.ratios.listVsCall}× tools/call`)
+  log(`the tool's work alone on raw Fastify: ${Math.round(mcp.ratios.rawToolVsRaw * 100)}% of raw Fastify; Bruno's tools/call ${Math.round(mcp.ratios.callVsRawTool * 100)}% of it`)
   log(memoryLine(memory!))
   log('')
 }

@@ -15,7 +15,7 @@ const results = JSON.parse(readFileSync(file!, 'utf8'))
 rmSync(file!)
 
 t.test('every MCP case answered the expected bytes, all 2xx', async (t) => {
-  t.equal(results.mcp.cases.length, 8)
+  t.equal(results.mcp.cases.length, 9)
   for (const c of results.mcp.cases) {
     t.ok(c.valid, `${c.name}: ${c.non2xx} non-2xx, ${c.errors} errors, ${c.mismatches} mismatches`)
     t.ok(c.requests > 0 && c.cpuUsPerRequest > 0 && c.latencyMs.p50 > 0, `${c.name} measured`)
