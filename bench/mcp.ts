@@ -173,6 +173,8 @@ interface CaseSpec {
   readonly request: McpRequest
   readonly check: (json: any) => string | undefined
   readonly env?: NodeJS.ProcessEnv
+  /** The server's arguments, made when its round starts (the raw servers answer from Bruno's first answer). */
+  readonly args?: () => string[]
 }
 
 /**
@@ -198,25 +200,33 @@ export interface McpResults {
 /**
  * Every MCP case, each server alone: Bruno's modern tools/call, tools/list, server/discover, a
  * legacy tools/call and a legacy ping (logging at info, as `npm start` runs), the modern tools/call
- * again at log level debug (an access line per request); the raw Fastify route answering Bruno's tools/call bytes; raw
- * Fastify doing the tool call's own work (validate, run the handler, serialize) and nothing else; the SDK v2 server. The cases run in turn, `shape.rounds` times over, each round measuring each case for
- * `durationSec / rounds`: a machine whose speed drifts (a shared VM) then slows every case alike,
- * instead of whichever ran at the wrong moment.
+ * again at log level debug (an access line per request); the raw Fastify route answering Bruno's
+ * tools/call bytes; raw Fastify doing the tool call's own work (validate, run the handler,
+ * serialize) and nothing else; the SDK v2 server. The cases run in turn, `shape.rounds` times over,
+ * each round measuring each case for `durationSec / rounds`: a machine whose speed drifts (a shared
+ * VM) then slows every case alike, instead of whichever ran at the wrong moment.
  */
 export async function runMcpCases(shape: LoadShape, log: (line: string) => void): Promise<McpResults> {
-  // Each case's bytes, from its first round: the raw route answers Bruno's, the SDK must agree with them.
+  // Each case's bytes, from its first round: the raw routes answer Bruno's, the SDK must agree with them.
   const expected = new Map<CaseSpec, string>()
+  const brunoAnswer = () => expected.get(call)!
   const sdkCheck = (json: any) => {
     const problem = checkCall(json)
     if (problem) return problem
-    const bruno = JSON.parse(expected.get(call)!).result.structuredContent
+    const bruno = JSON.parse(brunoAnswer()).result.structuredContent
     return isDeepStrictEqual(json.result.structuredContent, bruno) ? undefined : 'the SDK server and Bruno disagree on structuredContent'
   }
   const call: CaseSpec = { name: 'bruno tools/call (modern)', server: 'bruno', request: requests.call, check: checkCall }
   const list: CaseSpec = { name: 'bruno tools/list (modern)', server: 'bruno', request: requests.list, check: checkList }
-  const raw: CaseSpec = { name: 'raw Fastify, fixed bytes (ceiling)', server: 'raw', request: requests.call, check: checkCall }
-  const sameAsBruno = (json: any) => (isDeepStrictEqual(json, JSON.parse(expected.get(call)!)) ? undefined : "the tool's work alone answers other than Bruno")
-  const rawTool: CaseSpec = { name: "raw Fastify, the tool's work alone", server: 'rawTool', request: requests.call, check: sameAsBruno }
+  const raw: CaseSpec = { name: 'raw Fastify, fixed bytes (ceiling)', server: 'raw', request: requests.call, check: checkCall, args: () => [brunoAnswer()] }
+  const sameAsBruno = (json: any) => (isDeepStrictEqual(json, JSON.parse(brunoAnswer())) ? undefined : "the tool's work alone answers other than Bruno")
+  const rawTool: CaseSpec = {
+    name: "raw Fastify, the tool's work alone",
+    server: 'rawTool',
+    request: requests.call,
+    check: sameAsBruno,
+    args: () => [JSON.stringify(JSON.parse(brunoAnswer()).result._meta)],
+  }
   const sdk: CaseSpec = { name: 'SDK v2 server on Fastify', server: 'sdk', request: requests.call, check: sdkCheck }
   const specs: CaseSpec[] = [
     call,
@@ -236,8 +246,7 @@ export async function runMcpCases(shape: LoadShape, log: (line: string) => void)
   const roundShape = { ...shape, durationSec: shape.durationSec / shape.rounds }
   for (let round = 1; round <= shape.rounds; round++) {
     for (const spec of specs) {
-      const args = spec === raw ? [expected.get(call)!] : spec === rawTool ? [JSON.stringify(JSON.parse(expected.get(call)!).result._meta)] : []
-      const measured = await serverRound(spec, args, expected.get(spec), roundShape)
+      const measured = await serverRound(spec, spec.args?.() ?? [], expected.get(spec), roundShape)
       expected.set(spec, measured.expected)
       rounds.get(spec)!.push(measured.round)
       const { load } = measured.round
