@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import Fastify from 'fastify'
 import { Networks } from '../../core/chain/networks.ts'
+import { resultPayload } from '../../core/mcp/jsonrpc.ts'
 import type { ToolContext } from '../../core/tool.ts'
 import { erc20Transfer } from '../../plugins/erc20/transfer.ts'
 import { offlineConfig } from '../../test/fixtures/bruno.ts'
@@ -33,7 +34,7 @@ app.post<{ Body: CallBody }>('/mcp', async (request, reply) => {
   if (!check.Check(params.arguments)) return reply.code(400).send()
   const text = JSON.stringify(await tool.handler(params.arguments, context))
   const result = `{"resultType":"complete","content":[{"type":"text","text":${JSON.stringify(text)}}],"structuredContent":${text},"_meta":${meta}}`
-  return reply.type('application/json; charset=utf-8').send(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${result}}`)
+  return reply.type('application/json; charset=utf-8').send(resultPayload(id, result))
 })
 await app.listen({ host: '127.0.0.1', port: 0 })
 const address = app.server.address()
