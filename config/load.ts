@@ -55,6 +55,9 @@ function checkSemantics(config: BrunoConfig, env: NodeJS.ProcessEnv): void {
     names.add(network.name)
     chainIds.add(network.chainId)
     if (!env[network.rpcUrl.env]) throw new ConfigError(`config ${at}.rpcUrl: environment variable ${network.rpcUrl.env} is not set`)
+    const broadcast = network.runner.broadcastUrl
+    // Unset, sends would silently fall back to the public RPC: the protection it was configured for would be gone.
+    if (broadcast && !env[broadcast.env]) throw new ConfigError(`config ${at}.runner.broadcastUrl: environment variable ${broadcast.env} is not set`)
     const symbols = new Set<string>()
     network.tokens.forEach((token, tokenIndex) => {
       const tokenAt = `${at}.tokens[${tokenIndex}]`

@@ -61,11 +61,26 @@ export const RunnerConfig = Type.Object(
       { env: Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$', description: 'environment variable holding the runner\'s private key (0x-hex)' }) },
       { additionalProperties: false },
     ),
+    broadcastUrl: Type.Optional(
+      Type.Object(
+        { env: Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$', description: 'environment variable holding the URL' }) },
+        {
+          additionalProperties: false,
+          description:
+            'where signed runner transactions are sent (eth_sendRawTransaction) instead of rpcUrl: a revert-protected or private-builder endpoint; reads and simulations stay on rpcUrl. A secret, like rpcUrl',
+        },
+      ),
+    ),
     confirmations: Type.Integer({ minimum: 1, maximum: 64, default: 1, description: 'blocks on top of inclusion before a submission is done' }),
     pollMs: Type.Integer({ minimum: 50, maximum: 60_000, default: 1_000, description: 'how often the runner looks for work' }),
     stuckAfterMs: Type.Integer({ minimum: 1_000, default: 30_000, description: 'a sent transaction not included after this is replaced with a higher fee' }),
     feeBumpBps: Type.Integer({ minimum: 1_000, maximum: 100_000, default: 1_250, description: 'fee increase of a replacement, at least 10% (1000)' }),
-    gasLimitBps: Type.Integer({ minimum: 10_000, maximum: 30_000, default: 12_000, description: 'gas limit = measured gas × this / 10000' }),
+    gasLimitBps: Type.Integer({
+      minimum: 10_000,
+      maximum: 30_000,
+      default: 10_500,
+      description: 'gas limit = the least limit that gives the call its whole stipend × this / 10000; the signed limit is what is priced',
+    }),
     minBalanceWei: Type.String({
       pattern: '^[0-9]{1,30}$',
       default: '10000000000000000',
@@ -79,6 +94,12 @@ export const RelayConfig = Type.Object(
   {
     quoteTtlSec: Type.Integer({ minimum: 5, maximum: 3_600, default: 120, description: 'how long a quote is valid' }),
     submissionTtlSec: Type.Integer({ minimum: 10, maximum: 86_400, default: 600, description: 'default deadline of a submission' }),
+    maxCallGas: Type.Integer({
+      minimum: 100_000,
+      maximum: 100_000_000,
+      default: 15_000_000,
+      description: 'the largest gas stipend a relayed call may be given (also capped by the block gas limit)',
+    }),
   },
   { additionalProperties: false, default: {} },
 )
@@ -97,6 +118,11 @@ export const NetworkConfig = Type.Object(
     margins: MarginsConfig,
     runner: RunnerConfig,
     relay: RelayConfig,
+    l1DataFee: Type.Optional(
+      Type.Literal('op-stack', {
+        description: 'the chain charges an L1 data fee (OP-stack: Base, OP Mainnet), read from GasPriceOracle.getL1Fee and priced into every payment',
+      }),
+    ),
     maxBlockAgeSec: Type.Integer({
       minimum: 0,
       default: 60,

@@ -54,6 +54,9 @@ contract CaliburCompatible layout at erc7201("bruno.CaliburCompatible") {
 
     bytes32 private constant ROOT_KEY_HASH = bytes32(0);
 
+    // Steps of `_spendAsCalibur` per signed call (each ≈ 30 gas): see there.
+    uint256 private constant SPEND_STEPS_PER_CALL = 17;
+
     // ERC-7821 modes: call type 0x01 (batch), exec type 0x00 (revert on failure) or 0x01 (carry on),
     // mode selector 0x00000000 (no opData), no payload.
     bytes32 private constant MODE_BATCH_REVERT = 0x0100000000000000000000000000000000000000000000000000000000000000;
@@ -90,15 +93,12 @@ contract CaliburCompatible layout at erc7201("bruno.CaliburCompatible") {
 
         (bytes calldata signature,) = _decodeWrappedSignature(wrappedSignature);
         if (signedBatchedCall.keyHash != ROOT_KEY_HASH) revert KeyDoesNotExist();
+        // As in Calibur, the batch is copied into memory twice: the whole signed batch to be hashed, then the
+        // batch again to be run (both private functions take memory). See `_spendAsCalibur` for the rest.
         if (_recover(hashTypedData(_hashSignedBatchedCall(signedBatchedCall)), signature) != address(this)) {
             revert InvalidSignature();
         }
-
-        BatchedCall calldata batchedCall = signedBatchedCall.batchedCall;
-        for (uint256 i; i < batchedCall.calls.length; ++i) {
-            Call calldata call_ = batchedCall.calls[i];
-            _execute(call_.to, call_.value, call_.data, batchedCall.revertOnFailure);
-        }
+        _executeBatch(signedBatchedCall.batchedCall);
     }
 
     /// @notice Runs a batch sent by the account itself (a transaction from the EOA to itself).
@@ -176,18 +176,26 @@ contract CaliburCompatible layout at erc7201("bruno.CaliburCompatible") {
         if (nonceSequenceNumber[key]++ != seq) revert InvalidNonce();
     }
 
+    function _executeBatch(BatchedCall memory batchedCall) private {
+        for (uint256 i; i < batchedCall.calls.length; ++i) {
+            Call memory call_ = batchedCall.calls[i];
+            _execute(call_.to, call_.value, call_.data, batchedCall.revertOnFailure);
+        }
+    }
+
     function _execute(address to, uint256 value, bytes memory data, bool revertOnFailure) private {
         // As in ERC-7821, address(0) stands for the account itself.
         (bool success, bytes memory returndata) = (to == address(0) ? address(this) : to).call{value: value}(data);
         if (!success && revertOnFailure) revert CallFailed(returndata);
     }
 
-    function _hashSignedBatchedCall(SignedBatchedCall calldata signedBatchedCall) private pure returns (bytes32) {
-        BatchedCall calldata batchedCall = signedBatchedCall.batchedCall;
+    function _hashSignedBatchedCall(SignedBatchedCall memory signedBatchedCall) private pure returns (bytes32) {
+        BatchedCall memory batchedCall = signedBatchedCall.batchedCall;
         bytes32[] memory callHashes = new bytes32[](batchedCall.calls.length);
         for (uint256 i; i < callHashes.length; ++i) {
-            Call calldata call_ = batchedCall.calls[i];
+            Call memory call_ = batchedCall.calls[i];
             callHashes[i] = keccak256(abi.encode(CALL_TYPEHASH, call_.to, call_.value, keccak256(call_.data)));
+            _spendAsCalibur();
         }
         bytes32 batchedCallHash = keccak256(
             abi.encode(BATCHED_CALL_TYPEHASH, keccak256(abi.encodePacked(callHashes)), batchedCall.revertOnFailure)
@@ -202,6 +210,16 @@ contract CaliburCompatible layout at erc7201("bruno.CaliburCompatible") {
                 signedBatchedCall.deadline
             )
         );
+    }
+
+    // The real Calibur, built with its own compiler settings, spends ≈1,700 gas more per extra 68-byte call on the
+    // signed path than on the owner path (DESIGN §4, measured); the same two copies and hash built with ours cost
+    // less. A stand-in cheaper than Calibur lets a gas estimate that undercounts Calibur pass on the devnet, so each
+    // signed call spends the difference here, in a fixed number of steps (the same gas whatever the gas limit).
+    function _spendAsCalibur() private pure {
+        assembly ("memory-safe") {
+            for { let i := 0 } lt(i, SPEND_STEPS_PER_CALL) { i := add(i, 1) } {}
+        }
     }
 
     // abi.decode would revert without a reason on malformed input; Calibur names the failure

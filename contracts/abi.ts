@@ -353,7 +353,7 @@ export const caliburCompatibleAbi = [
  * Runner's ABI, as solc emitted it.
  *
  * @example
- * encodeFunctionData({ abi: runnerAbi, functionName: 'relay', args: [target, data, usdc, payee, amount] })
+ * encodeFunctionData({ abi: runnerAbi, functionName: 'relayBatch', args: [account, signedExecute, callGas, usdc, payee, amount] })
  */
 export const runnerAbi = [
   {
@@ -370,12 +370,22 @@ export const runnerAbi = [
   {
     "inputs": [
       {
-        "internalType": "bytes",
-        "name": "reason",
-        "type": "bytes"
+        "internalType": "uint256",
+        "name": "available",
+        "type": "uint256"
+      },
+      {
+        "internalType": "uint256",
+        "name": "required",
+        "type": "uint256"
       }
     ],
-    "name": "CallReverted",
+    "name": "GasShort",
+    "type": "error"
+  },
+  {
+    "inputs": [],
+    "name": "NotInBatchRelay",
     "type": "error"
   },
   {
@@ -419,10 +429,48 @@ export const runnerAbi = [
         "internalType": "uint256",
         "name": "received",
         "type": "uint256"
+      },
+      {
+        "indexed": false,
+        "internalType": "bool",
+        "name": "callSucceeded",
+        "type": "bool"
+      },
+      {
+        "indexed": false,
+        "internalType": "bytes",
+        "name": "reason",
+        "type": "bytes"
       }
     ],
     "name": "Relayed",
     "type": "event"
+  },
+  {
+    "inputs": [],
+    "name": "REASON_BYTES",
+    "outputs": [
+      {
+        "internalType": "uint256",
+        "name": "",
+        "type": "uint256"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "SETTLE_GAS",
+    "outputs": [
+      {
+        "internalType": "uint256",
+        "name": "",
+        "type": "uint256"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
   },
   {
     "inputs": [],
@@ -438,16 +486,28 @@ export const runnerAbi = [
     "type": "function"
   },
   {
+    "inputs": [],
+    "name": "paymentGuard",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
     "inputs": [
       {
         "internalType": "address",
-        "name": "target",
+        "name": "account",
         "type": "address"
       },
       {
         "internalType": "bytes",
         "name": "data",
         "type": "bytes"
+      },
+      {
+        "internalType": "uint256",
+        "name": "callGas",
+        "type": "uint256"
       },
       {
         "internalType": "address",
@@ -465,12 +525,22 @@ export const runnerAbi = [
         "type": "uint256"
       }
     ],
-    "name": "relay",
+    "name": "relayBatch",
     "outputs": [
       {
+        "internalType": "bool",
+        "name": "callSucceeded",
+        "type": "bool"
+      },
+      {
         "internalType": "uint256",
-        "name": "received",
+        "name": "callGasUsed",
         "type": "uint256"
+      },
+      {
+        "internalType": "bytes",
+        "name": "reason",
+        "type": "bytes"
       }
     ],
     "stateMutability": "nonpayable",
@@ -487,6 +557,11 @@ export const runnerAbi = [
         "internalType": "bytes",
         "name": "data",
         "type": "bytes"
+      },
+      {
+        "internalType": "uint256",
+        "name": "callGas",
+        "type": "uint256"
       },
       {
         "internalType": "address",
@@ -554,9 +629,19 @@ export const runnerAbi = [
     "name": "relayWithAuthorization",
     "outputs": [
       {
+        "internalType": "bool",
+        "name": "callSucceeded",
+        "type": "bool"
+      },
+      {
         "internalType": "uint256",
-        "name": "received",
+        "name": "callGasUsed",
         "type": "uint256"
+      },
+      {
+        "internalType": "bytes",
+        "name": "reason",
+        "type": "bytes"
       }
     ],
     "stateMutability": "nonpayable",

@@ -60,10 +60,11 @@ export {
 // Argument checks (each refusal a ToolError) and the relay's encodings, for groups that build payments.
 export { configuredTokenInfo, requireAddress, requireToken, toBaseUnits, type ResolvedToken } from './arguments.ts'
 export { pathPrice, uniswapV3PoolAbi, type Fraction } from './chain/tokenPrice.ts'
-export { encodeRunnerCall } from './relay/runnerCall.ts'
+export { encodeRunnerCall, paymentGuardCall, RUNNER_SETTLE_GAS, type RunnerRelay } from './relay/runnerCall.ts'
+export { calldataGas, stipendFor, viemAuthorizations } from './relay/runnerTransaction.ts'
+export type { BatchPaymentReader, BatchTerms } from './relay/batchPayment.ts'
 export { encodeApprove, encodeTransfer } from './erc20Calls.ts'
 export { revertReason } from './relay/revertReason.ts'
-export { viemAuthorizations } from './relay/quote.ts'
 
 /** What a group's `setup` returns: its group definition, less the name and order the plugin declares. */
 export type GroupContribution = Omit<GroupDefinition, 'name' | 'order'>

@@ -1,9 +1,9 @@
 import type { BrunoConfig } from '../config/schema.ts'
 
 /**
- * The secret values a config points to: each network's RPC URL (it usually carries an API key)
- * and its runner's private key, and the PostgreSQL store's URL and password. The logger scrubs
- * them from every line.
+ * The secret values a config points to: each network's RPC URL (it usually carries an API key),
+ * its runner's private key and its broadcast URL if it has one, and the PostgreSQL store's URL
+ * and password. The logger scrubs them from every line.
  *
  * @example
  * const logger = createLogger({ secrets: configuredSecrets(config, process.env) })
@@ -13,7 +13,9 @@ export function configuredSecrets(config: BrunoConfig, env: NodeJS.ProcessEnv): 
     const url = env[network.rpcUrl.env]
     // The key's hex digits without "0x": scrubbed, they hide the key written either way.
     const key = env[network.runner.key.env]?.replace(/^0x/i, '')
-    return [url, key].filter((secret): secret is string => Boolean(secret))
+    // A private builder's endpoint carries its API key like an RPC URL does.
+    const broadcastUrl = network.runner.broadcastUrl && env[network.runner.broadcastUrl.env]
+    return [url, key, broadcastUrl].filter((secret): secret is string => Boolean(secret))
   })
   return [...networkSecrets, ...storeSecrets(config, env)]
 }

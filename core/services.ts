@@ -1,7 +1,7 @@
 import type { TSchema } from '@sinclair/typebox'
 import type { Network, Networks } from './chain/networks.ts'
 import { gasPricer, type GasPricer, type PaymentToken } from './relay/gasPricer.ts'
-import { paymentToken } from './relay/quote.ts'
+import { paymentToken } from './relay/paymentToken.ts'
 import type { RelayService } from './relay/service.ts'
 
 /** The configured networks, by the names the `chain` argument takes. */
@@ -45,7 +45,7 @@ export interface BrunoServices {
  * runners or store, so a group cannot start, stop or bypass the relay.
  */
 export function createServices(networks: Networks, relay: RelayService, chainArgument: TSchema): BrunoServices {
-  const token = (chain: string, name: string) => paymentToken({ network: networks.get(chain) }, name)
+  const token = (chain: string, name: string) => paymentToken(networks.get(chain), name)
   return {
     chainArgument,
     networks: { names: networks.names, get: (name) => networks.get(name) },

@@ -79,7 +79,7 @@ t.test('refusals: short payment, payment to someone else, a call that reverts, u
   const short = await signedTransfer(key, payee, 1n)
   let result = await mcp.callTool('submit', { chain: 'local', call, payment: { token: usdc, authorization: short.message, signature: short.signature } })
   t.equal(result.isError, true)
-  t.match(result.content[0].text, /below the gas cost/)
+  t.match(result.content[0].text, /is below the most the runner could pay for it now/)
 
   const elsewhere = await signedTransfer(key, account, 1_000_000n)
   result = await mcp.callTool('submit', { chain: 'local', call, payment: { token: usdc, authorization: elsewhere.message, signature: elsewhere.signature } })

@@ -1,14 +1,46 @@
-import { createPublicClient, getAddress, http, isAddress, type Address, type Chain, type PublicClient } from 'viem'
+import { BaseError, createPublicClient, getAddress, http, isAddress, RpcRequestError, type Address, type Chain, type Hex, type PublicClient, type Transport } from 'viem'
 import type { BrunoConfig, NetworkConfig, TokenConfig } from '../../config/schema.ts'
 import type { Metrics } from '../metrics.ts'
-import { guardedTransport } from './guardedTransport.ts'
+import { ChainUnavailableError, guardedTransport } from './guardedTransport.ts'
 import { observedTransport } from './observedTransport.ts'
 
-/** One configured network: its config and a read client. */
+/** One configured network: its config, a read client, and where its signed transactions go. */
 export interface Network {
   readonly name: string
   readonly config: NetworkConfig
+  /** Reads and simulations: always the network's `rpcUrl`. */
   readonly client: PublicClient
+  /**
+   * Hands a signed transaction to the chain (`eth_sendRawTransaction`): to `runner.broadcastUrl`
+   * when the network has one (a revert-protected or private-builder endpoint), else to `rpcUrl`.
+   * Resolves to the hash the endpoint answered; fails with a `BroadcastError`, which names the
+   * chain and the endpoint's kind, never its URL.
+   *
+   * @example
+   * const hash = await network.sendRawTransaction(await runner.signTransaction(request))
+   */
+  sendRawTransaction(raw: Hex): Promise<Hex>
+}
+
+/**
+ * A signed transaction the endpoint did not take: it answered a JSON-RPC error (`code` set, the
+ * node's message in `reason`), or it could not be reached (`code` undefined, `cause` the
+ * `ChainUnavailableError`). Nothing in it quotes the endpoint's URL: not the message, not a cause.
+ */
+export class BroadcastError extends Error {
+  override readonly name = 'BroadcastError'
+  constructor(
+    readonly chain: string,
+    /** Which endpoint was asked: the configured broadcast endpoint, or the read RPC. */
+    readonly endpoint: 'broadcast endpoint' | 'RPC',
+    /** The JSON-RPC error code the endpoint answered, e.g. -32000; undefined when it did not answer. */
+    readonly code: number | undefined,
+    /** The endpoint's own words ("nonce too low", "oversized data"), or why it did not answer. */
+    readonly reason: string,
+    options?: { cause: ChainUnavailableError },
+  ) {
+    super(`chain "${chain}": the ${endpoint} ${code === undefined ? 'did not take' : 'refused'} the transaction: ${reason}`, options)
+  }
 }
 
 /** How a token was named by a caller, resolved against the network's configured tokens. */
@@ -45,12 +77,66 @@ function openNetwork(config: NetworkConfig, env: NodeJS.ProcessEnv, metrics: Met
     nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
     rpcUrls: { default: { http: [] } },
   }
+  // Both endpoints get the same guard (a failure to reach one names the chain, never the URL)
+  // and the same per-chain, per-method metrics.
+  const wrap = (inner: Transport) => guardedTransport(config.name, metrics ? observedTransport(config.name, inner, metrics) : inner)
   const rpc = http(url, { timeout: config.rpcTimeoutMs, retryCount: 1, batch: { wait: 0 } })
-  const client = createPublicClient({
-    chain,
-    transport: guardedTransport(config.name, metrics ? observedTransport(config.name, rpc, metrics) : rpc),
-  })
-  return { name: config.name, config, client }
+  const client = createPublicClient({ chain, transport: wrap(rpc) })
+
+  const broadcastUrl = openBroadcastUrl(config, env)
+  // One request at a time: a private builder's endpoint need not take JSON-RPC batches.
+  const sender = broadcastUrl ? createPublicClient({ chain, transport: wrap(http(broadcastUrl, { timeout: config.rpcTimeoutMs, retryCount: 1 })) }) : client
+  const endpoint = broadcastUrl ? 'broadcast endpoint' : 'RPC'
+  const sentTo = broadcastUrl ?? url
+  return {
+    name: config.name,
+    config,
+    client,
+    async sendRawTransaction(raw) {
+      try {
+        return await sender.sendRawTransaction({ serializedTransaction: raw })
+      } catch (error) {
+        throw broadcastError(config.name, endpoint, sentTo, error)
+      }
+    },
+  }
+}
+
+/** The broadcast endpoint's URL, if the network has one; refused unless it is an http(s) URL (the message never quotes it). */
+function openBroadcastUrl(config: NetworkConfig, env: NodeJS.ProcessEnv): string | undefined {
+  const reference = config.runner.broadcastUrl
+  if (!reference) return undefined
+  const at = `networks.${config.name}.runner.broadcastUrl`
+  const url = env[reference.env]
+  if (!url) throw new Error(`${at}: environment variable ${reference.env} is not set`)
+  let protocol: string | undefined
+  try {
+    protocol = new URL(url).protocol
+  } catch {
+    protocol = undefined
+  }
+  if (protocol !== 'http:' && protocol !== 'https:') throw new Error(`${at}: environment variable ${reference.env} does not hold an http(s) URL`)
+  return url
+}
+
+/**
+ * The failure of a send, retold without the endpoint's URL. viem's errors quote it (an
+ * `RpcRequestError` names it and is every JSON-RPC error's cause), so none of them is kept:
+ * only the code and the node's own message, with the URL struck out should a node echo it.
+ */
+function broadcastError(chain: string, endpoint: BroadcastError['endpoint'], url: string, error: unknown): BroadcastError {
+  const unavailable = findError(error, (cause): cause is ChainUnavailableError => cause instanceof ChainUnavailableError)
+  if (unavailable) return new BroadcastError(chain, endpoint, undefined, unavailable.message.replace(/^chain ".*?" is unavailable: /, ''), { cause: unavailable })
+  const answered = findError(error, (cause): cause is RpcRequestError => cause instanceof RpcRequestError)
+  if (answered) return new BroadcastError(chain, endpoint, answered.code, answered.details.replaceAll(url, '[redacted]'))
+  const name = error instanceof Error ? error.name : typeof error
+  return new BroadcastError(chain, endpoint, undefined, `it failed (${name})`)
+}
+
+function findError<T extends Error>(error: unknown, match: (cause: unknown) => cause is T): T | undefined {
+  if (error instanceof BaseError) return (error.walk((cause) => match(cause)) as T | null) ?? undefined
+  for (let cause: unknown = error; cause instanceof Error; cause = cause.cause) if (match(cause)) return cause
+  return undefined
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { Address } from 'viem'
 import type { Network } from '../chain/networks.ts'
+import type { BatchPaymentReader } from './batchPayment.ts'
 import type { SubmissionStore } from './store.ts'
 
 /** What every relay operation works with for one chain. */
@@ -8,6 +9,8 @@ export interface RelayContext {
   readonly store: SubmissionStore
   /** The runner EOA's address (the Runner contract's operator). */
   readonly operator: Address
+  /** The delegates whose signed batches the relay accepts as payment (added by their groups at start). */
+  readonly batchReaders: readonly BatchPaymentReader[]
   /** Tells the runner loop there is work, so it need not wait for its next poll. */
   readonly wake: () => void
 }

@@ -1,7 +1,7 @@
 import type { Address } from 'viem'
 import type { Network } from '../chain/networks.ts'
 import { readWeiPerBaseUnit, type Fraction } from '../chain/tokenPrice.ts'
-import { chargeForGas } from './quote.ts'
+import { chargeFor } from './pricing.ts'
 
 /** A payment token as the relay accepts it: configured, priced along a swap path (or WETH). */
 export interface PaymentToken {
@@ -38,5 +38,5 @@ export async function gasPricer(network: Network, token: PaymentToken): Promise<
   const [fees, weiPerBaseUnit] = await Promise.all([network.client.estimateFeesPerGas(), readWeiPerBaseUnit(network, token.address)])
   const feePerGas = fees.maxFeePerGas
   const marginBps = network.config.margins.quoteBps
-  return { token, feePerGas, marginBps, weiPerBaseUnit, amountFor: (gas) => chargeForGas(gas, feePerGas, marginBps, weiPerBaseUnit) }
+  return { token, feePerGas, marginBps, weiPerBaseUnit, amountFor: (gas) => chargeFor({ gasLimit: gas, maxFeePerGas: feePerGas, l1FeeWei: 0n }, marginBps, weiPerBaseUnit) }
 }

@@ -19,6 +19,7 @@ CREATE TABLE IF NOT EXISTS submissions (
   fee TEXT,
   reason TEXT
 );
+ALTER TABLE submissions ADD COLUMN IF NOT EXISTS outcome TEXT;
 CREATE INDEX IF NOT EXISTS submissions_active ON submissions (chain, stage, created_at);
 `
 

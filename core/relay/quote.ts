@@ -1,55 +1,60 @@
-import { formatUnits, getAddress, type Address, type SignedAuthorization as ViemAuthorization } from 'viem'
-import { requireToken } from '../arguments.ts'
+import { formatUnits, getAddress, zeroAddress, type Hex } from 'viem'
 import { expectChainId } from '../chain/expectChainId.ts'
-import { readWeiPerBaseUnit, type Fraction } from '../chain/tokenPrice.ts'
+import { readL1DataFee } from '../chain/l1DataFee.ts'
+import { readWeiPerBaseUnit } from '../chain/tokenPrice.ts'
 import { ToolError } from '../tool.ts'
 import type { RelayContext } from './context.ts'
+import { paymentToken } from './paymentToken.ts'
+import { chargeFor, worstCaseWei } from './pricing.ts'
 import { revertReason } from './revertReason.ts'
-import { encodeRunnerCall } from './runnerCall.ts'
-import type { Payment, Quote, QuoteRequest, RelayCall, SignedAuthorization } from './schemas.ts'
+import { encodeRunnerCall, RUNNER_SETTLE_GAS } from './runnerCall.ts'
+import { calldataGas, MAX_TRANSACTION_GAS, prepareRunnerTransaction, stipendFor, viemAuthorizations } from './runnerTransaction.ts'
+import type { Quote, QuoteRequest } from './schemas.ts'
+import { readBatch } from './relayOfRequest.ts'
 
 /**
- * Gas of FiatToken v2's `transferWithAuthorization` inside the Runner, which a quote cannot
- * measure before the transfer is signed (the signature depends on the quoted amount). Set above
- * what the real token spends with a cold nonce slot and a fresh payee balance. Submit measures the
- * signed transfer for real, so a quote that under-counted it would be refused there; the flow-2
- * tests submit quoted amounts.
+ * Gas of the Runner's payment phase for a signed EIP-3009 transfer — FiatToken v2's
+ * `transferWithAuthorization` with a cold nonce slot and a fresh payee balance, and the Runner's two
+ * balance reads — which a quote cannot measure before the transfer is signed (the signature depends
+ * on the quoted amount). test/runner-contract.test.ts measures the real one below it.
  */
-export const AUTHORIZATION_TRANSFER_GAS = 90_000n
+export const AUTHORIZATION_PHASE_GAS = 110_000n
 
-/** A payment token the relay accepts: configured, and priced along a swap path (or WETH itself). */
-export function paymentToken(context: Pick<RelayContext, 'network'>, token: string): { address: Address; symbol: string; decimals: number } {
-  const { config } = context.network
-  const found = requireToken(config, token)
-  const weth = getAddress(config.weth)
-  if (!found.configured || (!found.configured.swapPath && found.address !== weth)) {
-    const accepted = config.tokens.filter((candidate) => candidate.swapPath || getAddress(candidate.address) === weth).map((candidate) => candidate.symbol)
-    throw new ToolError(`${token} is not accepted as payment on ${config.name}: pay in one of ${accepted.join(', ')}`)
-  }
-  return { address: found.address, symbol: found.configured.symbol, decimals: found.configured.decimals }
-}
-
-/** viem's form of a signed 7702 authorization. */
-export function viemAuthorizations(list: readonly SignedAuthorization[] | undefined): ViemAuthorization[] | undefined {
-  return list?.map((item) => ({ address: getAddress(item.address), chainId: item.chainId, nonce: item.nonce, r: item.r as `0x${string}`, s: item.s as `0x${string}`, yParity: item.yParity }))
-}
+/** A placeholder signature with no zero byte (the dearest calldata a real one can be), with r and s in range. */
+const PLACEHOLDER_SIGNATURE: Hex = `0x${'7f'.repeat(64)}1b`
 
 /**
- * Measures the whole runner transaction for a call (the Runner's `relay` around it, with the
- * authorizations), prices it at current fees plus the configured margin, and converts it to the
- * payment token at the configured pool's price, rounded up.
+ * Prices a call in a payment token: the worst case the runner would sign (gas limit × max fee,
+ * plus the L1 data fee where the chain charges one), plus the configured margin, at the configured
+ * pool's price, rounded up.
+ * - `payment: "authorization"` (default): the call runs after a signed EIP-3009 transfer. The call
+ *   is measured as the Runner would make it (from the Runner contract), and the transfer's gas is
+ *   `AUTHORIZATION_PHASE_GAS`, since it is not signed yet.
+ * - `payment: "batch"`: `call` is a delegate's signed payment-first batch (calibur_execute's
+ *   `call`): the exact runner transaction is simulated with its own, non-zero payment.
  *
  * @example
- * await quoteCall(context, { call: { to: account, data }, token: 'USDC' }) // { amount: '151234', payee, validUntil, … }
+ * await quoteCall(context, { call: { to: usdc, data }, token: 'USDC' }) // { amount: '151234', payee, validUntil, … }
  */
 export async function quoteCall(context: RelayContext, request: QuoteRequest): Promise<Quote> {
-  const { config } = context.network
-  const token = paymentToken(context, request.token)
+  const { network } = context
+  const { config } = network
+  const token = paymentToken(network, request.token)
   const payee = getAddress(config.payee)
-  const measured = await measureRunnerCost(context, request.call, request.authorizationList, token)
-  const gas = measured.gas + (request.payment === 'authorization' ? AUTHORIZATION_TRANSFER_GAS : 0n)
-  const costWei = gas * measured.feePerGas
-  const amount = chargeForGas(gas, measured.feePerGas, config.margins.quoteBps, measured.price)
+  const marginBps = config.margins.quoteBps
+  let worstCase: { gasLimit: bigint; maxFeePerGas: bigint; l1FeeWei: bigint }
+  let price
+  if (request.payment === 'batch') {
+    const relay = readBatch(context, request.call, token)
+    const prepared = await prepareRunnerTransaction(context, relay, request.authorizationList, { token, amount: relay.amount, nonce: 0, refusal: 'cannot quote' })
+    worstCase = { gasLimit: prepared.gas, maxFeePerGas: prepared.fees.maxFeePerGas, l1FeeWei: prepared.l1FeeWei }
+    price = prepared.weiPerBaseUnit
+  } else {
+    const measured = await measureAuthorizationRelay(context, request)
+    worstCase = measured.worstCase
+    price = measured.weiPerBaseUnit
+  }
+  const amount = chargeFor(worstCase, marginBps, price)
   return {
     token: token.address,
     symbol: token.symbol,
@@ -57,69 +62,62 @@ export async function quoteCall(context: RelayContext, request: QuoteRequest): P
     amountFormatted: formatUnits(amount, token.decimals),
     payee,
     validUntil: Math.floor(Date.now() / 1000) + config.relay.quoteTtlSec,
-    gas: gas.toString(),
-    feePerGas: measured.feePerGas.toString(),
-    costWei: costWei.toString(),
+    gas: worstCase.gasLimit.toString(),
+    feePerGas: worstCase.maxFeePerGas.toString(),
+    costWei: worstCaseWei(worstCase).toString(),
   }
 }
 
 /**
- * Simulates a runner transaction against the latest state, and reads fees and the token's price
- * in the same JSON-RPC batch. Without `payment` the call is measured with amount 0 (a quote: the
- * payment is not known yet); with it, the exact transaction submit will have sent. A revert is a
- * `ToolError` reading `${refusal}: <reason>`.
+ * The worst case of a relay paid by a signed transfer that is not signed yet: the call measured as
+ * the Runner would make it, given its stipend, and the gas limit that stipend needs beside the
+ * transfer (`AUTHORIZATION_PHASE_GAS`), the Runner's settlement and the calldata.
  */
-export async function measureRunnerCost(
-  context: RelayContext,
-  call: RelayCall,
-  authorizationList: readonly SignedAuthorization[] | undefined,
-  token: { address: Address; symbol: string; decimals: number },
-  payment: Payment = { token: token.address, amount: '0' },
-  refusal = 'the call cannot be relayed',
-): Promise<{ gas: bigint; feePerGas: bigint; price: Fraction }> {
-  const { network, operator } = context
-  const payee = getAddress(network.config.payee)
-  const data = encodeRunnerCall(call, payment, payee)
-  const authorizations = viemAuthorizations(authorizationList)
-  const [gas, fees, price] = await Promise.all([
-    network.client
-      // The latest block, as the design asks: some nodes estimate against the pending block, where
-      // the runner's own queued transactions would change the answer.
-      .estimateGas({
-        account: operator,
-        to: getAddress(network.config.runner.contract),
-        data,
-        blockTag: 'latest',
-        ...(authorizations ? { authorizationList: authorizations } : {}),
-      })
-      .catch((error: unknown) => {
-        const reason = revertReason(error, token.decimals, token.symbol)
-        if (reason) throw new ToolError(`${refusal}: ${reason}`)
-        throw error
-      }),
-    network.client.estimateFeesPerGas(),
+async function measureAuthorizationRelay(context: RelayContext, request: QuoteRequest) {
+  const { network } = context
+  const { client, config } = network
+  const token = paymentToken(network, request.token)
+  const runner = getAddress(config.runner.contract)
+  const target = getAddress(request.call.to)
+  const authorizations = viemAuthorizations(request.authorizationList)
+  const [callGasUsed, fees, weiPerBaseUnit, block] = await Promise.all([
+    target === zeroAddress
+      ? 0n
+      : client
+          // The call as the Runner makes it: from the Runner contract, at the latest block.
+          .estimateGas({ account: runner, to: target, data: request.call.data as Hex, blockTag: 'latest', ...(authorizations ? { authorizationList: authorizations } : {}) })
+          .then((gas) => {
+            const used = gas - 21_000n - calldataGas(request.call.data as Hex)
+            return used > 0n ? used : 0n
+          })
+          .catch((error: unknown) => {
+            const reason = revertReason(error, token.decimals, token.symbol)
+            if (!reason) throw error
+            throw new ToolError(
+              `cannot quote: the call fails in simulation from Bruno's Runner contract (${runner}): ${reason}. ` +
+                'The call runs with the Runner as msg.sender, so only calls that act by signature belong there',
+            )
+          }),
+    client.estimateFeesPerGas(),
     readWeiPerBaseUnit(network, token.address),
+    client.getBlock({ blockTag: 'latest' }),
     expectChainId(network),
   ])
-  return { gas, feePerGas: fees.maxFeePerGas, price }
-}
-
-/**
- * What the relay charges for `gas`, in token base units: the gas at `feePerGas`, plus `marginBps`,
- * converted at the token's price, rounded up. Quotes and payment legs are sized by this one rule.
- *
- * @example
- * chargeForGas(100_000n, 2_000_000_000n, 2_000, { numerator: 333_333_333n, denominator: 1n }) // 720_001n (0.720001 USDC)
- */
-export function chargeForGas(gas: bigint, feePerGas: bigint, marginBps: number, weiPerBaseUnit: Fraction): bigint {
-  return weiToToken(ceilDiv(gas * feePerGas * BigInt(10_000 + marginBps), 10_000n), weiPerBaseUnit)
-}
-
-/** Token base units worth `wei`, rounded up: the relay never under-charges by rounding. */
-export function weiToToken(wei: bigint, weiPerBaseUnit: Fraction): bigint {
-  return ceilDiv(wei * weiPerBaseUnit.denominator, weiPerBaseUnit.numerator)
-}
-
-function ceilDiv(a: bigint, b: bigint): bigint {
-  return (a + b - 1n) / b
+  const callGas = target === zeroAddress ? 0n : stipendFor(callGasUsed)
+  const payee = getAddress(config.payee)
+  const placeholder = {
+    token: token.address,
+    authorization: { from: payee, to: payee, value: '1', validAfter: '0', validBefore: '99999999999', nonce: `0x${'ff'.repeat(32)}` },
+    signature: PLACEHOLDER_SIGNATURE,
+  }
+  const data = encodeRunnerCall({ form: 'authorization', call: { to: target, data: request.call.data as Hex }, payment: placeholder, payee }, callGas)
+  const words = BigInt(Math.ceil((request.call.data.length - 2) / 64))
+  const memoryCopy = 3n * words + (words * words) / 512n
+  const measured = 21_000n + calldataGas(data) + AUTHORIZATION_PHASE_GAS + memoryCopy + callGas + callGas / 63n + RUNNER_SETTLE_GAS
+  const floor = 21_000n + (10n * calldataGas(data)) / 4n
+  const transactionCap = block.gasLimit < MAX_TRANSACTION_GAS ? block.gasLimit : MAX_TRANSACTION_GAS
+  const gasLimit = ((measured > floor ? measured : floor) * BigInt(config.runner.gasLimitBps)) / 10_000n
+  if (gasLimit > transactionCap) throw new ToolError(`cannot quote: the call needs ${gasLimit} gas, over the ${transactionCap} one transaction may carry on ${config.name}`)
+  const l1FeeWei = await readL1DataFee(network, { to: runner, data, gas: gasLimit, nonce: 0, ...fees, ...(authorizations ? { authorizationList: authorizations } : {}) })
+  return { worstCase: { gasLimit, maxFeePerGas: fees.maxFeePerGas, l1FeeWei }, weiPerBaseUnit }
 }

@@ -14,10 +14,16 @@ const KNOWN_ERRORS = [...runnerAbi, ...caliburCompatibleAbi].filter((item) => it
 export function revertReason(error: unknown, decimals: number, symbol: string): string | undefined {
   const data = revertData(error)
   if (data === undefined) return undefined
-  return describe(data, decimals, symbol)
+  return describeRevertData(data, decimals, symbol)
 }
 
-function describe(data: Hex, decimals: number, symbol: string): string {
+/**
+ * Says in words what revert data means (the Runner's errors, Calibur's, `Error(string)`, `Panic`).
+ *
+ * @example
+ * describeRevertData('0x08c379a0…', 6, 'USDC') // 'the call reverted: ERC20: transfer amount exceeds balance'
+ */
+export function describeRevertData(data: Hex, decimals: number, symbol: string): string {
   if (data === '0x') return 'the call reverted without a reason'
   let decoded
   try {
@@ -35,7 +41,7 @@ function describe(data: Hex, decimals: number, symbol: string): string {
       return `payment short: the payee would receive ${formatUnits(args[0] as bigint, decimals)} ${symbol} of the ${formatUnits(args[1] as bigint, decimals)} ${symbol} required`
     case 'CallReverted':
     case 'CallFailed':
-      return describe(args[0] as Hex, decimals, symbol)
+      return describeRevertData(args[0] as Hex, decimals, symbol)
     case 'InvalidSignature':
       return 'the signature does not recover to the account (InvalidSignature)'
     case 'InvalidNonce':
@@ -44,6 +50,10 @@ function describe(data: Hex, decimals: number, symbol: string): string {
       return 'the batch\'s deadline has passed (SignatureExpired)'
     case 'Unauthorized':
       return 'the batch names another executor (Unauthorized)'
+    case 'GasShort':
+      return `the gas limit cannot give the call its whole stipend (GasShort)`
+    case 'NotInBatchRelay':
+      return 'the payment guard was called outside a relay (NotInBatchRelay)'
     case 'NotOperator':
       return 'the runner is not the Runner contract\'s operator (a deployment error)'
     default:

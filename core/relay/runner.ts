@@ -1,10 +1,15 @@
 import type { FastifyBaseLogger } from 'fastify'
-import { getAddress, keccak256, type Hex, type PrivateKeyAccount, type TransactionReceipt } from 'viem'
+import { getAddress, keccak256, type Hex, type PrivateKeyAccount, type SignedAuthorizationList, type TransactionReceipt } from 'viem'
+import { ToolError } from '../tool.ts'
+import { describeCallFailure } from './callFailure.ts'
 import type { RelayContext } from './context.ts'
 import { localOwnership, type RunnerOwnership } from './ownership.ts'
-import { viemAuthorizations } from './quote.ts'
-import { revertReason } from './revertReason.ts'
-import { encodeRunnerCall } from './runnerCall.ts'
+import { paymentToken } from './paymentToken.ts'
+import { relayOfRequest } from './relayOfRequest.ts'
+import { describeRevertData } from './revertReason.ts'
+import { relayedEvent } from './runnerCall.ts'
+import { prepareRunnerTransaction, type Fees, type PreparedRelay } from './runnerTransaction.ts'
+import type { RelayOutcome } from './schemas.ts'
 import type { SentTransaction, Submission } from './store.ts'
 
 /** The longest wait between two passes while the chain keeps failing. */
@@ -133,31 +138,47 @@ export class RunnerLoop {
   }
 
   async #send(submission: Submission, passFees: () => Promise<Fees>): Promise<void> {
-    const { network, store } = this.#context
-    const { config, client } = network
+    const { store } = this.#context
     if (Math.floor(Date.now() / 1000) > submission.deadline) {
       await store.update(submission.id, { stage: 'failed', reason: `not sent before its deadline${submission.reason ? `: ${submission.reason}` : ''}` })
       return
     }
-    const { request } = submission
-    const token = config.tokens.find((candidate) => getAddress(candidate.address) === getAddress(request.payment.token))
-    const call = this.#runnerTransaction(submission)
-    let gas: bigint
-    let fees: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }
+    const nonce = this.#nextNonce!
+    let prepared: PreparedRelay
     try {
-      ;[gas, fees] = await Promise.all([client.estimateGas(call), passFees()])
+      prepared = await this.#prepare(submission, nonce, await passFees())
     } catch (error) {
-      const reason = revertReason(error, token?.decimals ?? 18, token?.symbol ?? 'tokens')
-      if (!reason) throw error
+      if (!(error instanceof ToolError)) throw error
+      // Re-simulated like at submit: a payment or a call that would now fail is not sent; it waits.
+      if (error.message !== submission.reason) await store.update(submission.id, { reason: error.message })
+      return
+    }
+    if (!prepared.coverage.covered) {
+      const reason = `waiting: the payment no longer covers the most the runner could pay at current fees (${prepared.coverage.worstCaseWei} wei)`
       if (reason !== submission.reason) await store.update(submission.id, { reason })
       return
     }
-    const nonce = this.#nextNonce!
-    const transaction = await this.#sign({ ...call, gas: (gas * BigInt(config.runner.gasLimitBps)) / 10_000n, nonce, ...fees }, [])
+    const transaction = await this.#sign(prepared, nonce, [])
     await store.update(submission.id, { stage: 'sending', transaction })
     this.#nextNonce = nonce + 1
     await this.#broadcast(transaction.raw)
-    this.#log.info({ submission: submission.id, hash: transaction.hash, nonce }, 'sent')
+    this.#log.info({ submission: submission.id, hash: transaction.hash, nonce, gas: prepared.gas.toString(), callGas: prepared.callGas.toString() }, 'sent')
+  }
+
+  /** The submission's runner transaction, prepared and simulated exactly as it will be signed. */
+  #prepare(submission: Submission, nonce: number, fees: Fees, callGas?: bigint): Promise<PreparedRelay> {
+    const { network } = this.#context
+    const { request } = submission
+    const token = paymentToken(network, request.payment.token)
+    const requested = relayOfRequest(this.#context, request.call, request.payment, token)
+    return prepareRunnerTransaction(this.#context, requested.relay, request.authorizationList, {
+      token,
+      amount: requested.amount,
+      nonce,
+      fees,
+      ...(callGas === undefined ? {} : { callGas }),
+      refusal: 'waiting',
+    })
   }
 
   async #follow(submission: Submission, restarted: boolean, latestBlock: () => Promise<bigint>): Promise<void> {
@@ -165,16 +186,25 @@ export class RunnerLoop {
     const transaction = submission.transaction!
     const receipt = await this.#receipt(transaction.hashes)
     if (receipt) {
-      const fee = (receipt.gasUsed * receipt.effectiveGasPrice).toString()
+      // OP-stack receipts carry the L1 data fee the runner also paid (viem passes the field through).
+      const l1Fee = (receipt as { l1Fee?: bigint | string | null }).l1Fee
+      const fee = (receipt.gasUsed * receipt.effectiveGasPrice + BigInt(l1Fee ?? 0)).toString()
       const included = { blockNumber: receipt.blockNumber.toString(), gasUsed: receipt.gasUsed.toString(), fee }
       if (receipt.status !== 'success') {
-        await store.update(submission.id, { ...included, stage: 'failed', reason: 'the transaction reverted on-chain' })
+        await store.update(submission.id, { ...included, stage: 'failed', reason: 'the transaction reverted on-chain: the payment was not taken' })
         return
       }
       const latest = await latestBlock()
       const confirmed = latest - receipt.blockNumber + 1n >= BigInt(network.config.runner.confirmations)
       const transactionOfReceipt = receipt.transactionHash === transaction.hash ? {} : { transaction: { ...transaction, hash: receipt.transactionHash } }
-      await store.update(submission.id, { ...included, ...transactionOfReceipt, stage: confirmed ? 'done' : 'confirming' })
+      const outcome = submission.outcome ?? (await this.#outcome(submission, receipt))
+      await store.update(submission.id, {
+        ...included,
+        ...transactionOfReceipt,
+        outcome,
+        ...(outcome.callSucceeded ? {} : { reason: `the call failed on chain (the payment was taken)${outcome.callReason ? `: ${outcome.callReason}` : ''}` }),
+        stage: confirmed ? 'done' : 'confirming',
+      })
       return
     }
     if (restarted) {
@@ -184,66 +214,80 @@ export class RunnerLoop {
     if (Date.now() - transaction.sentAt > network.config.runner.stuckAfterMs) await this.#replace(submission, transaction)
   }
 
-  /** The Runner contract call that carries a submission, from the runner EOA. */
-  #runnerTransaction({ request }: Submission) {
-    const { config } = this.#context.network
-    const authorizationList = viemAuthorizations(request.authorizationList)
-    return {
-      account: this.#account.address,
-      to: getAddress(config.runner.contract),
-      data: encodeRunnerCall(request.call, request.payment, getAddress(config.payee)),
-      ...(authorizationList ? { authorizationList } : {}),
-    }
+  /** What an included transaction did, from the Runner's `Relayed` event; a failed batch's reason is replayed. */
+  async #outcome(submission: Submission, receipt: TransactionReceipt): Promise<RelayOutcome> {
+    const { network } = this.#context
+    const { request } = submission
+    const token = paymentToken(network, request.payment.token)
+    const relayed = relayedEvent(receipt.logs, getAddress(network.config.runner.contract))
+    if (!relayed) return { paid: '0', callSucceeded: false, callReason: 'the Runner logged no relay' }
+    if (relayed.callSucceeded) return { paid: relayed.received.toString(), callSucceeded: true }
+    const requested = relayOfRequest(this.#context, request.call, request.payment, token)
+    const callReason =
+      relayed.reason !== '0x'
+        ? describeRevertData(relayed.reason, token.decimals, token.symbol)
+        : await describeCallFailure(this.#context, requested, token, receipt.blockNumber - 1n).catch(() => undefined)
+    return { paid: relayed.received.toString(), callSucceeded: false, ...(callReason ? { callReason } : {}) }
   }
 
-  /** Same nonce, fees raised by the configured bump (at least the network's current ones). */
+  /**
+   * Same nonce, same transaction, fees raised by the configured bump (at least the network's current
+   * ones) but never past what the payment covers: re-simulated at the new fees first. Where the bump
+   * the node requires would pass the payment's cover, it is not replaced: it waits at its fee.
+   */
   async #replace(submission: Submission, stuck: SentTransaction): Promise<void> {
     const { network, store } = this.#context
     const { config, client } = network
     const { id } = submission
-    const call = this.#runnerTransaction(submission)
-    let current: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }
+    const bump = (value: string) => (BigInt(value) * BigInt(10_000 + config.runner.feeBumpBps)) / 10_000n
+    let prepared: PreparedRelay
+    let current: Fees
     try {
-      // Against the latest block: the pending state already holds the stuck transaction itself.
-      ;[, current] = await Promise.all([client.estimateGas({ ...call, blockTag: 'latest' }), client.estimateFeesPerGas()])
+      current = await client.estimateFeesPerGas()
+      const maxPriorityFeePerGas = max(bump(stuck.maxPriorityFeePerGas), current.maxPriorityFeePerGas)
+      const maxFeePerGas = max(bump(stuck.maxFeePerGas), current.maxFeePerGas, maxPriorityFeePerGas)
+      // The stipend the stuck one carries, so that only the fees change; against the latest block,
+      // since the pending state holds the stuck transaction itself.
+      prepared = await this.#prepare(submission, stuck.nonce, { maxFeePerGas, maxPriorityFeePerGas }, BigInt(stuck.callGas))
     } catch (error) {
-      // Re-simulated like every send: a replacement that would now revert is not sent.
-      this.#log.warn({ submission: id, err: error }, 'stuck transaction not replaced: it would no longer succeed')
+      if (!(error instanceof ToolError)) throw error
+      this.#log.warn({ submission: id, reason: error.message }, 'stuck transaction not replaced: it would no longer succeed')
       return
     }
-    const bump = (value: string) => (BigInt(value) * BigInt(10_000 + config.runner.feeBumpBps)) / 10_000n
-    const maxPriorityFeePerGas = max(bump(stuck.maxPriorityFeePerGas), current.maxPriorityFeePerGas)
-    const maxFeePerGas = max(bump(stuck.maxFeePerGas), current.maxFeePerGas, maxPriorityFeePerGas)
-    const replacement = await this.#sign({ ...call, gas: BigInt(stuck.gas), nonce: stuck.nonce, maxFeePerGas, maxPriorityFeePerGas }, stuck.hashes)
+    if (!prepared.coverage.covered) {
+      this.#log.warn({ submission: id, worstCaseWei: prepared.coverage.worstCaseWei.toString() }, 'stuck transaction not replaced: the payment does not cover the raised fees')
+      if (!submission.reason?.startsWith('replacement')) await store.update(id, { reason: 'replacement held: the payment does not cover the fee the node requires to replace it' })
+      return
+    }
+    const replacement = await this.#sign(prepared, stuck.nonce, stuck.hashes)
     await store.update(id, { transaction: replacement })
     await this.#broadcast(replacement.raw)
     this.#log.info({ submission: id, hash: replacement.hash, replaces: stuck.hash, nonce: stuck.nonce }, 'replaced a stuck transaction')
   }
 
-  async #sign(
-    transaction: { to: `0x${string}`; data: Hex; gas: bigint; nonce: number; maxFeePerGas: bigint; maxPriorityFeePerGas: bigint; authorizationList?: ReturnType<typeof viemAuthorizations> },
-    earlier: readonly Hex[],
-  ): Promise<SentTransaction> {
+  async #sign(prepared: PreparedRelay, nonce: number, earlier: readonly Hex[]): Promise<SentTransaction> {
     const { chainId } = this.#context.network.config
+    const { fees, authorizationList } = prepared
     const raw = await this.#account.signTransaction({
       chainId,
-      to: transaction.to,
-      data: transaction.data,
+      to: prepared.to,
+      data: prepared.data,
       value: 0n,
-      gas: transaction.gas,
-      nonce: transaction.nonce,
-      maxFeePerGas: transaction.maxFeePerGas,
-      maxPriorityFeePerGas: transaction.maxPriorityFeePerGas,
-      ...(transaction.authorizationList ? { authorizationList: transaction.authorizationList, type: 'eip7702' as const } : { type: 'eip1559' as const }),
+      gas: prepared.gas,
+      nonce,
+      maxFeePerGas: fees.maxFeePerGas,
+      maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+      ...(authorizationList ? { authorizationList: authorizationList as SignedAuthorizationList, type: 'eip7702' as const } : { type: 'eip1559' as const }),
     })
     const hash = keccak256(raw)
     return {
       hash,
-      nonce: transaction.nonce,
+      nonce,
       raw,
-      gas: transaction.gas.toString(),
-      maxFeePerGas: transaction.maxFeePerGas.toString(),
-      maxPriorityFeePerGas: transaction.maxPriorityFeePerGas.toString(),
+      gas: prepared.gas.toString(),
+      callGas: prepared.callGas.toString(),
+      maxFeePerGas: fees.maxFeePerGas.toString(),
+      maxPriorityFeePerGas: fees.maxPriorityFeePerGas.toString(),
       sentAt: Date.now(),
       hashes: [...earlier, hash],
     }
@@ -251,7 +295,7 @@ export class RunnerLoop {
 
   async #broadcast(raw: Hex): Promise<void> {
     try {
-      await this.#context.network.client.sendRawTransaction({ serializedTransaction: raw })
+      await this.#context.network.sendRawTransaction(raw)
     } catch (error) {
       // Already known, or already mined: the stored bytes are what counts; the receipt will tell.
       this.#log.info({ err: error }, 'broadcast not accepted')
@@ -265,8 +309,6 @@ export class RunnerLoop {
     return receipts.find((receipt) => receipt !== undefined)
   }
 }
-
-type Fees = { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }
 
 function max(...values: bigint[]): bigint {
   return values.reduce((a, b) => (a > b ? a : b))

@@ -1,42 +1,49 @@
-import { encodeFunctionData, getAddress, parseSignature, type Address, type Hex } from 'viem'
+import { decodeFunctionResult, encodeFunctionData, getAddress, parseEventLogs, parseSignature, type Address, type Hex, type Log } from 'viem'
 import { runnerAbi } from '../../contracts/abi.ts'
-import type { Payment, RelayCall } from './schemas.ts'
+import type { SignedTransferPayment } from './schemas.ts'
 
-/** What the Runner contract is asked to check: the payee's balance of `token` rises by `amount`. */
-export interface Settlement {
-  readonly token: Address
-  readonly payee: Address
-  readonly amount: bigint
-}
-
-/** The amount a payment promises: the call payment's `amount`, or the signed transfer's `value`. */
-export function paymentAmount(payment: Payment): bigint {
-  return 'authorization' in payment ? BigInt(payment.authorization.value) : BigInt(payment.amount)
-}
+/** What the Runner does with a submission: its payment phase, then its call with a fixed stipend. */
+export type RunnerRelay =
+  | {
+      /** A signed EIP-3009 transfer to the payee, then `call` (`to` zero: no call). */
+      readonly form: 'authorization'
+      readonly call: { readonly to: Address; readonly data: Hex }
+      readonly payment: SignedTransferPayment
+      readonly payee: Address
+    }
+  | {
+      /** A delegate's signed batch on `account`: its first call pays, its guard lets the rest run. */
+      readonly form: 'batch'
+      readonly account: Address
+      readonly data: Hex
+      readonly token: Address
+      readonly payee: Address
+      readonly amount: bigint
+    }
 
 /**
- * The runner transaction's calldata for a call and its payment: `relay` when the call pays,
- * `relayWithAuthorization` when a signed EIP-3009 transfer does.
+ * The runner transaction's calldata for a relay with `callGas` as the call's stipend:
+ * `relayWithAuthorization` or `relayBatch`.
  *
  * @example
- * encodeRunnerCall({ to: account, data: executeCalldata }, { token: usdc, amount: '150000' }, payee)
+ * encodeRunnerCall({ form: 'batch', account, data: signedExecute, token: usdc, payee, amount: 150_000n }, 180_000n)
  */
-export function encodeRunnerCall(call: RelayCall, payment: Payment, payee: Address, amount: bigint = paymentAmount(payment)): Hex {
-  const token = getAddress(payment.token)
-  if (!('authorization' in payment)) {
-    return encodeFunctionData({ abi: runnerAbi, functionName: 'relay', args: [getAddress(call.to), call.data as Hex, token, payee, amount] })
+export function encodeRunnerCall(relay: RunnerRelay, callGas: bigint): Hex {
+  if (relay.form === 'batch') {
+    return encodeFunctionData({ abi: runnerAbi, functionName: 'relayBatch', args: [relay.account, relay.data, callGas, relay.token, relay.payee, relay.amount] })
   }
-  const { authorization } = payment
-  const { r, s, v, yParity } = parseSignature(payment.signature as Hex)
+  const { authorization } = relay.payment
+  const { r, s, v, yParity } = parseSignature(relay.payment.signature as Hex)
   return encodeFunctionData({
     abi: runnerAbi,
     functionName: 'relayWithAuthorization',
     args: [
-      getAddress(call.to),
-      call.data as Hex,
-      token,
-      payee,
-      amount,
+      getAddress(relay.call.to),
+      relay.call.data,
+      callGas,
+      getAddress(relay.payment.token),
+      relay.payee,
+      BigInt(authorization.value),
       {
         from: getAddress(authorization.from),
         value: BigInt(authorization.value),
@@ -50,3 +57,45 @@ export function encodeRunnerCall(call: RelayCall, payment: Payment, payee: Addre
     ],
   })
 }
+
+/** What the call phase did, as the Runner returns it (simulated) or logs it (`Relayed`). */
+export interface CallOutcome {
+  readonly callSucceeded: boolean
+  readonly callGasUsed: bigint
+  /** The head of the call's revert data (≤ 256 bytes) when it failed. */
+  readonly reason: Hex
+}
+
+/**
+ * Decodes a simulated relay's return data.
+ *
+ * @example
+ * decodeRelayResult('relayBatch', await client.call({ … }).data) // { callSucceeded: true, callGasUsed: 151234n, reason: '0x' }
+ */
+export function decodeRelayResult(form: RunnerRelay['form'], data: Hex): CallOutcome {
+  const [callSucceeded, callGasUsed, reason] =
+    form === 'batch'
+      ? decodeFunctionResult({ abi: runnerAbi, functionName: 'relayBatch', data })
+      : decodeFunctionResult({ abi: runnerAbi, functionName: 'relayWithAuthorization', data })
+  return { callSucceeded, callGasUsed, reason }
+}
+
+/** The Runner's `Relayed` event in a receipt's logs: what was received and whether the call succeeded. */
+export function relayedEvent(logs: readonly Log[], runner: Address): { received: bigint; callSucceeded: boolean; reason: Hex } | undefined {
+  const [relayed] = parseEventLogs({ abi: runnerAbi, eventName: 'Relayed', logs: logs.filter((log) => getAddress(log.address) === runner) as Log[] })
+  return relayed && { received: relayed.args.received, callSucceeded: relayed.args.callSucceeded, reason: relayed.args.reason }
+}
+
+/**
+ * The call a payment-first batch makes first among its own calls: `Runner.paymentGuard()`, which
+ * lets the calls after it run only once the payee holds the payment.
+ *
+ * @example
+ * paymentGuardCall('0x5FbD…0aa3') // { to: '0x5FbD…0aa3', value: '0', data: '0x…' }
+ */
+export function paymentGuardCall(runner: Address): { to: Address; value: '0'; data: Hex } {
+  return { to: getAddress(runner), value: '0', data: encodeFunctionData({ abi: runnerAbi, functionName: 'paymentGuard' }) }
+}
+
+/** The Runner's fixed costs the relay prices with, mirrored from `contracts/Runner.sol`. */
+export const RUNNER_SETTLE_GAS = 25_000n

@@ -36,13 +36,16 @@ export const AuthorizationList = Type.Array(SignedAuthorization, {
   description: 'EIP-7702 authorizations sent with the call, in the same transaction (e.g. to delegate an account to Calibur first)',
 })
 
-/** The call pays: the payee's balance of `token` rises by at least `amount` during the call. */
+/** A delegate's signed batch pays: its first call transfers `amount` of `token` to the payee, before the account's own calls. */
 export const CallPayment = Type.Object(
   {
     token: Address,
     amount: BaseUnits,
   },
-  { additionalProperties: false, description: 'the call itself pays the payee at least `amount` of `token` (e.g. a Calibur batch\'s payment leg)' },
+  {
+    additionalProperties: false,
+    description: 'the call is a delegate batch (calibur_execute\'s `call`) whose first call pays the payee `amount` of `token`; no other call may pay this way',
+  },
 )
 
 /** A signed EIP-3009 transferWithAuthorization to the payee, made by the runner before the call. */
@@ -72,7 +75,11 @@ export const QuoteRequest = Type.Object(
     call: RelayCall,
     authorizationList: Type.Optional(AuthorizationList),
     token: Type.String({ minLength: 1, maxLength: 42, description: 'the token to pay in: a configured symbol or its address' }),
-    payment: Type.Optional(Type.Union([Type.Literal('call'), Type.Literal('authorization')], { description: 'how it will be paid (default "call")' })),
+    payment: Type.Optional(
+      Type.Union([Type.Literal('authorization'), Type.Literal('batch')], {
+        description: 'how it will be paid: "authorization" (default), a signed EIP-3009 transfer then `call`; "batch", `call` is a signed delegate batch that pays first',
+      }),
+    ),
   },
   { additionalProperties: false },
 )
@@ -110,6 +117,16 @@ export const Stage = Type.Union([
   Type.Literal('failed'),
 ])
 
+/** What an included runner transaction did: the payment is taken first, whatever the call then does. */
+export const RelayOutcome = Type.Object(
+  {
+    paid: { ...BaseUnits, description: 'what the payee received, in the payment token\'s base units' },
+    callSucceeded: Type.Boolean({ description: 'false: the call failed on chain, and the payment was still taken' }),
+    callReason: Type.Optional(Type.String({ description: 'why the call failed' })),
+  },
+  { additionalProperties: false, description: 'set once the transaction is included' },
+)
+
 export const SubmissionView = Type.Object(
   {
     id: Type.String(),
@@ -130,7 +147,8 @@ export const SubmissionView = Type.Object(
         { additionalProperties: false },
       ),
     ),
-    reason: Type.Optional(Type.String({ description: 'why it failed, or why it is still waiting' })),
+    reason: Type.Optional(Type.String({ description: 'why it failed, why it is still waiting, or why its call failed on chain' })),
+    outcome: Type.Optional(RelayOutcome),
   },
   { additionalProperties: false },
 )
@@ -161,4 +179,5 @@ export type Quote = Static<typeof Quote>
 export type SubmitRequest = Static<typeof SubmitRequest>
 export type Stage = Static<typeof Stage>
 export type SubmissionView = Static<typeof SubmissionView>
+export type RelayOutcome = Static<typeof RelayOutcome>
 export type AccountView = Static<typeof AccountView>

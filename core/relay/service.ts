@@ -9,6 +9,7 @@ import type { RelayContext } from './context.ts'
 import { quoteCall } from './quote.ts'
 import { observedStore } from './observedStore.ts'
 import { RunnerLoop } from './runner.ts'
+import type { BatchPaymentReader } from './batchPayment.ts'
 import type { AccountView, Quote, QuoteRequest, SubmissionView, SubmitRequest } from './schemas.ts'
 import { submissionStatus } from './status.ts'
 import { openStore } from './openStore.ts'
@@ -33,6 +34,8 @@ export interface RelayService {
   ping(): Promise<boolean>
   /** Each chain's runner EOA ETH balance; a chain that does not answer is left out. */
   runnerBalances(): Promise<{ chain: string; wei: bigint }[]>
+  /** Accepts a delegate's signed batches as payment on every chain (its group's reader). */
+  acceptBatches(reader: BatchPaymentReader): void
   /** Starts every chain's runner loop. */
   startRunners(): void
   close(): Promise<void>
@@ -44,6 +47,7 @@ export function openRelay(config: BrunoConfig, networks: Networks, env: NodeJS.P
   const store: SubmissionStore = observedStore(storage.store, log.child({ component: 'relay' }), metrics)
   const runners = new Map<string, RunnerLoop>()
   const contexts = new Map<string, RelayContext>()
+  const batchReaders: BatchPaymentReader[] = []
   for (const network of config.networks) {
     const key = env[network.runner.key.env]
     if (!key || !isHex(key) || key.length !== 66) {
@@ -54,6 +58,7 @@ export function openRelay(config: BrunoConfig, networks: Networks, env: NodeJS.P
       network: networks.get(network.name),
       store,
       operator: getAddress(account.address),
+      batchReaders,
       wake: () => runners.get(network.name)?.wake(),
     }
     contexts.set(network.name, context)
@@ -78,6 +83,9 @@ export function openRelay(config: BrunoConfig, networks: Networks, env: NodeJS.P
         ),
       )
       return balances.filter((balance) => balance !== undefined)
+    },
+    acceptBatches(reader) {
+      batchReaders.push(reader)
     },
     startRunners() {
       if (started) return

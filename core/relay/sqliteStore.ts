@@ -18,7 +18,8 @@ CREATE TABLE IF NOT EXISTS submissions (
   block_number TEXT,
   gas_used TEXT,
   fee TEXT,
-  reason TEXT
+  reason TEXT,
+  outcome TEXT
 );
 CREATE INDEX IF NOT EXISTS submissions_active ON submissions (chain, stage, created_at);
 `
@@ -43,6 +44,9 @@ export class SqliteSubmissionStore implements SubmissionStore {
     this.#db.pragma('journal_mode = WAL')
     this.#db.pragma('synchronous = FULL')
     this.#db.exec(SCHEMA)
+    // A file made before the relay recorded outcomes gains the column.
+    const columns = this.#db.prepare<[], { name: string }>('PRAGMA table_info(submissions)').all()
+    if (!columns.some((column) => column.name === 'outcome')) this.#db.exec('ALTER TABLE submissions ADD COLUMN outcome TEXT')
     this.#insert = this.#db.prepare(
       `INSERT INTO submissions (id, chain, stage, created_at, updated_at, deadline, request)
        VALUES (@id, @chain, @stage, @createdAt, @updatedAt, @deadline, @request)`,

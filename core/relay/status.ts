@@ -35,5 +35,6 @@ export function submissionView(submission: Submission): SubmissionView {
         }
       : {}),
     ...(submission.reason ? { reason: submission.reason } : {}),
+    ...(submission.outcome ? { outcome: submission.outcome } : {}),
   }
 }

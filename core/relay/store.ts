@@ -1,5 +1,5 @@
 import type { Hex } from 'viem'
-import type { Stage, SubmitRequest } from './schemas.ts'
+import type { RelayOutcome, Stage, SubmitRequest } from './schemas.ts'
 
 /** The runner's transaction for a submission, stored signed *before* it is broadcast. */
 export interface SentTransaction {
@@ -10,6 +10,8 @@ export interface SentTransaction {
   readonly maxFeePerGas: string
   readonly maxPriorityFeePerGas: string
   readonly gas: string
+  /** The call's stipend inside `raw`: a replacement keeps it, changing only the fees. */
+  readonly callGas: string
   /** unix ms of the (latest) broadcast */
   readonly sentAt: number
   /** every hash sent for this nonce, replacements included, oldest first */
@@ -30,9 +32,11 @@ export interface Submission {
   readonly gasUsed?: string
   readonly fee?: string
   readonly reason?: string
+  /** What the transaction did once included: the payment received, and whether the call succeeded. */
+  readonly outcome?: RelayOutcome
 }
 
-export type SubmissionPatch = Partial<Pick<Submission, 'stage' | 'transaction' | 'blockNumber' | 'gasUsed' | 'fee' | 'reason'>>
+export type SubmissionPatch = Partial<Pick<Submission, 'stage' | 'transaction' | 'blockNumber' | 'gasUsed' | 'fee' | 'reason' | 'outcome'>>
 
 /**
  * Where submissions live. Every write is durable when its promise resolves: a submission

@@ -1,4 +1,4 @@
-import type { Stage, SubmitRequest } from './schemas.ts'
+import type { RelayOutcome, Stage, SubmitRequest } from './schemas.ts'
 import type { SentTransaction, Submission, SubmissionPatch } from './store.ts'
 
 /**
@@ -19,6 +19,7 @@ export interface SubmissionRow {
   gas_used: string | null
   fee: string | null
   reason: string | null
+  outcome: string | null
 }
 
 /** The columns a patch sets, by name; `updated_at` is always one of them. */
@@ -33,6 +34,7 @@ export function patchColumns(patch: SubmissionPatch, now: number): Record<string
   if (patch.gasUsed !== undefined) columns.gas_used = patch.gasUsed
   if (patch.fee !== undefined) columns.fee = patch.fee
   if (patch.reason !== undefined) columns.reason = patch.reason
+  if (patch.outcome !== undefined) columns.outcome = JSON.stringify(patch.outcome)
   return columns
 }
 
@@ -50,5 +52,6 @@ export function fromRow(row: SubmissionRow): Submission {
     ...(row.gas_used ? { gasUsed: row.gas_used } : {}),
     ...(row.fee ? { fee: row.fee } : {}),
     ...(row.reason ? { reason: row.reason } : {}),
+    ...(row.outcome ? { outcome: JSON.parse(row.outcome) as RelayOutcome } : {}),
   }
 }

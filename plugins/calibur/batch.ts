@@ -2,10 +2,34 @@ import { Type, type TSchema } from '@sinclair/typebox'
 import { erc20Abi, formatUnits, getAddress, isAddressEqual, type Address, type Client, type Hex, type StateOverride } from 'viem'
 import { readContract } from 'viem/actions'
 import { recoverAuthorizationAddress } from 'viem/utils'
-import { Address as AddressSchema, Approvals, AuthorizationList, BaseUnits, Call, Calls, defineTool, encodeApprove, encodeRunnerCall, encodeTransfer, HexData, requireAddress, revertReason, ToolError, viemAuthorizations, type Approval, type Network, type SignedAuthorization } from '../../core/plugin.ts'
+import {
+  Address as AddressSchema,
+  Approvals,
+  AuthorizationList,
+  BaseUnits,
+  Call,
+  Calls,
+  calldataGas,
+  defineTool,
+  encodeApprove,
+  encodeRunnerCall,
+  encodeTransfer,
+  HexData,
+  paymentGuardCall,
+  requireAddress,
+  revertReason,
+  RUNNER_SETTLE_GAS,
+  stipendFor,
+  ToolError,
+  viemAuthorizations,
+  type Approval,
+  type Network,
+  type SignedAuthorization,
+} from '../../core/plugin.ts'
 import { caliburAbi } from './abi.ts'
 import { encodeOwnerExecute, encodeSignedExecute } from './executeCalldata.ts'
 import { caliburNonce } from './nonce.ts'
+import { paymentFirstBatch } from './paymentFirstBatch.ts'
 import { readCaliburDomain } from './readDomain.ts'
 import {
   caliburDomainFromEip712Domain,
@@ -94,17 +118,23 @@ const BatchCall = Type.Object(
 )
 
 /**
- * Gas the signed path through the Runner costs beyond the owner path measured from the account
- * itself (Calibur's signature check and nonce write, the Runner's operator check, balance reads
- * and the CALL to the account), calldata aside (counted exactly from the encodings). Measured on
- * the devnet for a batch of two USDC transfers: 29,425 with a warm nonce key (seq > 0).
+ * What the account's signed execution costs beyond its own calls run flat by the owner path
+ * (measured from the account itself): Calibur's signature check, nonce write and domain read, the
+ * nested self-call, and the Runner's payment guard (a cold call to the Runner and a balance read).
+ * Measured on the devnet's stand-in, whose signed path costs at least the real Calibur's (DESIGN §4).
  */
-export const SIGNED_PATH_GAS = 30_000n
+export const SIGNED_PATH_GAS = 40_000n
 /** The nonce key's first use (seq 0): its sequence slot is written from zero. Measured: 17,100. */
 export const FIRST_USE_OF_KEY_GAS = 17_500n
-/** Hashing the batch for the signature grows with the calls and their bytes (allowance, not measured exactly). */
-const PER_CALL_GAS = 1_000n
-const PER_DATA_BYTE_GAS = 1n
+/**
+ * Calibur copies the batch into memory twice (to hash it, then to run it), and the nested layout
+ * carries the account's calls inside the second call's data, hashed once more: per call and per
+ * byte of its data. The real Calibur's signed path costs ≈1,700 gas more per extra 68-byte call.
+ */
+const PER_CALL_GAS = 2_400n
+const PER_DATA_BYTE_GAS = 12n
+/** The Runner's work around the account's call before it (operator check, a cold balance read, the relay's transient slots). */
+const RUNNER_BATCH_GAS = 20_000n
 /** Stands in for the signature when encoding the runner's calldata to count it: 65 nonzero bytes, the most it can cost. */
 const PLACEHOLDER_SIGNATURE: Hex = `0x${'ff'.repeat(65)}`
 /**
@@ -187,76 +217,65 @@ export async function readCaliburState(
 
 /** What a batch costs the runner, as calibur_batch measures it before the batch is signed. */
 export interface BatchMeasurement {
-  /** The owner path's gas, `execute(BatchedCall)` from = to = the account (eth_estimateGas). */
+  /** The owner path's gas: the payment leg and the account's calls run flat from the account (eth_estimateGas). */
   readonly ownerGas: bigint
-  /** The estimated gas of the runner transaction carrying the signed batch. */
+  /** The account call's estimated gas on the signed path (what the Runner's stipend is sized from). */
+  readonly accountGas: bigint
+  /** The estimated gas limit of the runner transaction carrying the signed batch, headroom included. */
   readonly gas: bigint
 }
 
 /**
- * Estimates the runner transaction for a signed Calibur batch before it is signed. The signed
- * path cannot be simulated without the signature, so the owner path is (`execute(BatchedCall)`,
- * from = to = the account: the same calls, the same state), and what the signed path adds is
- * counted on top: the calldata difference between the runner's `relay(account, execute(signed…))`
- * and the owner call (exact, from the encodings, the signature's bytes counted at their dearest),
- * the signed path's and the Runner's own work (`SIGNED_PATH_GAS`, plus `FIRST_USE_OF_KEY_GAS` when
- * the nonce key is used for the first time, plus an allowance for hashing each call), the
- * authorization's intrinsic gas when the account is delegated in the same transaction (simulated
- * then with `stateOverride` showing it delegated), and never less than the EIP-7623 calldata floor.
+ * Estimates, before the batch is signed, the gas limit submit will price for it. The signed path
+ * cannot be simulated without the signature, so the owner path is — the payment leg and the
+ * account's calls run flat by `execute(BatchedCall)` from = to = the account: the same calls, the
+ * same state — and what the signed, nested path adds is counted on top (`SIGNED_PATH_GAS`, plus
+ * `FIRST_USE_OF_KEY_GAS` on a nonce key's first use, plus per call and per byte). That is the
+ * account call's gas; the Runner gives it the stipend `stipendFor` sizes, so the limit is the
+ * intrinsic gas (exact calldata of `relayBatch` with a placeholder signature, the authorization when
+ * the account is delegated in the same transaction), the Runner's own work, the stipend with the
+ * 1/64 a call keeps back, and the Runner's settlement — with the configured headroom, never below
+ * the EIP-7623 calldata floor.
  *
  * @example
- * await measureSignedBatch(network, account, calls, message, usdc, payee, 1234n)
- * // { ownerGas: 56987n, gas: 92612n }
+ * await measureSignedBatch(network, account, message, ownCalls, usdc, payee, 1234n)
+ * // { ownerGas: 96987n, accountGas: 150123n, gas: 231612n }
  */
 export async function measureSignedBatch(
   network: Network,
   account: Address,
   message: SignedBatchedCallMessage,
+  flat: readonly CaliburCall[],
   token: { address: Address; symbol: string; decimals: number },
   payee: Address,
   amount: bigint,
   stateOverride?: StateOverride,
 ): Promise<BatchMeasurement> {
-  const { calls } = message.batchedCall
-  const ownerData = encodeOwnerExecute(message.batchedCall)
+  const ownerData = encodeOwnerExecute({ calls: [...flat], revertOnFailure: true })
   let ownerGas: bigint
   try {
-    ownerGas = await network.client.estimateGas({ account, to: account, data: ownerData, ...(stateOverride ? { stateOverride } : {}) })
+    ownerGas = await network.client.estimateGas({ account, to: account, data: ownerData, blockTag: 'latest', ...(stateOverride ? { stateOverride } : {}) })
   } catch (error) {
     const reason = revertReason(error, token.decimals, token.symbol)
     if (reason) throw new ToolError(`the batch would fail: ${reason}`)
     throw error
   }
-  const runnerData = encodeRunnerCall(
-    { to: account, data: encodeSignedExecute({ message, signature: PLACEHOLDER_SIGNATURE }) },
-    { token: token.address, amount: amount.toString() },
-    payee,
-  )
   const firstUse = (BigInt(message.nonce) & ((1n << 64n) - 1n)) === 0n
-  const dataBytes = calls.reduce((total, call) => total + BigInt((call.data.length - 2) / 2), 0n)
-  const gas =
-    ownerGas +
-    calldataGas(runnerData) -
-    calldataGas(ownerData) +
-    SIGNED_PATH_GAS +
-    (firstUse ? FIRST_USE_OF_KEY_GAS : 0n) +
-    PER_CALL_GAS * BigInt(calls.length) +
-    PER_DATA_BYTE_GAS * dataBytes +
-    (stateOverride ? AUTHORIZATION_GAS : 0n)
-  const floor = 21_000n + 10n * calldataTokens(runnerData)
-  return { ownerGas, gas: gas > floor ? gas : floor }
-}
-
-// Calldata's intrinsic gas: 4 per zero byte, 16 per other byte.
-function calldataGas(data: Hex): bigint {
-  let gas = 0n
-  for (let index = 2; index < data.length; index += 2) gas += data.slice(index, index + 2) === '00' ? 4n : 16n
-  return gas
-}
-
-// EIP-7623 tokens: one per zero byte, four per other byte.
-function calldataTokens(data: Hex): bigint {
-  return calldataGas(data) / 4n
+  const dataBytes = flat.reduce((total, call) => total + BigInt((call.data.length - 2) / 2), 0n)
+  const executed = ownerGas - 21_000n - calldataGas(ownerData)
+  const accountGas =
+    (executed > 0n ? executed : 0n) + SIGNED_PATH_GAS + (firstUse ? FIRST_USE_OF_KEY_GAS : 0n) + PER_CALL_GAS * BigInt(flat.length) + PER_DATA_BYTE_GAS * dataBytes
+  const callGas = stipendFor(accountGas)
+  const runnerData = encodeRunnerCall(
+    { form: 'batch', account, data: encodeSignedExecute({ message, signature: PLACEHOLDER_SIGNATURE }), token: token.address, payee, amount },
+    callGas,
+  )
+  const words = BigInt(Math.ceil((runnerData.length - 2) / 64))
+  const intrinsic = 21_000n + calldataGas(runnerData) + (stateOverride ? AUTHORIZATION_GAS : 0n)
+  const least = intrinsic + RUNNER_BATCH_GAS + 3n * words + (words * words) / 512n + callGas + callGas / 63n + RUNNER_SETTLE_GAS
+  const floor = 21_000n + (10n * calldataGas(runnerData)) / 4n
+  const gas = ((least > floor ? least : floor) * BigInt(network.config.runner.gasLimitBps)) / 10_000n
+  return { ownerGas, accountGas, gas }
 }
 
 /** A call's value as a decimal string, from decimal or 0x-hex. */
@@ -343,7 +362,7 @@ export const caliburBatch = (chain: TSchema) =>
           },
           { additionalProperties: false, description: 'the batch\'s last call pays this to the payee' },
         ),
-        calls: { ...Calls, description: 'the batch\'s calls as signed: approvals added, the given calls, the payment leg' },
+        calls: { ...Calls, description: 'the account\'s own calls as signed, after the payment and the guard: approvals added, then the given calls' },
         approvalsAdded: { ...Approvals, description: 'the approvals put first because the allowance was short' },
         authorizationList: Type.Optional({ ...AuthorizationList, description: 'the authorization given: pass it on to calibur_execute and submit' }),
         nonce: BaseUnits,
@@ -422,37 +441,36 @@ export const caliburBatch = (chain: TSchema) =>
         const amount = pricer.amountFor(gas)
         return amount > 0n ? amount : 1n
       }
+      const ownCalls = [...approveCalls, ...calls]
+      const guard = paymentGuardCall(getAddress(config.runner.contract)) as CaliburCall
+      const legFor = (amount: bigint) => encodeTransfer({ token: token.address, to: payee, amount }) as CaliburCall
       const typedDataFor = (amount: bigint): CaliburTypedData =>
-        caliburTypedData({
-          domain,
-          batch: { calls: [...approveCalls, ...calls, encodeTransfer({ token: token.address, to: payee, amount }) as CaliburCall], revertOnFailure: true },
-          nonce,
-          deadline: BigInt(deadline),
-        })
+        caliburTypedData({ domain, batch: paymentFirstBatch(legFor(amount), guard, ownCalls), nonce, deadline: BigInt(deadline) })
       // Measured twice: with a provisional leg of one base unit, then with the leg it priced (which
       // also checks the account can pay it). The larger price is kept.
-      const provisional = await measureSignedBatch(network, account, typedDataFor(1n).message, token, payee, 1n, stateOverride)
+      const measure = (amount: bigint) =>
+        measureSignedBatch(network, account, typedDataFor(amount).message, [legFor(amount), ...ownCalls], token, payee, amount, stateOverride)
+      const provisional = await measure(1n)
       let amount = priced(provisional.gas)
-      const measured = await measureSignedBatch(network, account, typedDataFor(amount).message, token, payee, amount, stateOverride)
+      const measured = await measure(amount)
       if (priced(measured.gas) > amount) amount = priced(measured.gas)
       const typedData = typedDataFor(amount)
-      const finalCalls = typedData.message.batchedCall.calls
 
       const amountFormatted = formatUnits(amount, token.decimals)
       const approvalWords = added.length
         ? added.map((approval) => `approve ${short(approval.spender as Address)} for ${describeAmount(network, approval)}`).join('; ')
         : 'none needed'
       const summary =
-        `${finalCalls.length} calls from ${account}, all or nothing: approvals added: ${approvalWords}; ` +
-        `your ${calls.length} call${calls.length === 1 ? '' : 's'} (to ${calls.map((call) => short(call.to)).join(', ')}); ` +
-        `then ${amountFormatted} ${token.symbol} to Bruno's payee ${payee} for the gas. ` +
+        `First ${amountFormatted} ${token.symbol} from ${account} to Bruno's payee ${payee} for the gas; it is paid even if the calls ` +
+        `then fail. Then, all or nothing: approvals added: ${approvalWords}; ` +
+        `your ${calls.length} call${calls.length === 1 ? '' : 's'} (to ${calls.map((call) => short(call.to)).join(', ')}). ` +
         `Valid until ${new Date(deadline * 1000).toISOString()} (unix ${deadline}); nonce key ${key}, seq ${seq}.` +
         (stateOverride ? ' The account is delegated to Calibur in the same transaction (authorizationList).' : '')
       return {
         typedData: typedData as never,
         summary,
         payment: { token: token.address, symbol: token.symbol, amount: amount.toString(), amountFormatted, payee },
-        calls: finalCalls,
+        calls: ownCalls,
         approvalsAdded: added,
         ...(stateOverride ? { authorizationList: args.authorizationList } : {}),
         nonce: nonce.toString(),

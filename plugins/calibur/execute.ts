@@ -1,10 +1,11 @@
 import { Type, type TSchema } from '@sinclair/typebox'
-import { decodeFunctionData, erc20Abi, formatUnits, getAddress, isAddressEqual, zeroAddress, zeroHash, type Hex } from 'viem'
-import { Address as AddressSchema, AuthorizationList, CallPayment, defineTool, RelayCall, requireAddress, ToolError, type Network, type PaymentServices } from '../../core/plugin.ts'
+import { formatUnits, getAddress, isAddressEqual, zeroAddress, zeroHash, type Hex } from 'viem'
+import { Address as AddressSchema, AuthorizationList, CallPayment, defineTool, RelayCall, requireAddress, ToolError } from '../../core/plugin.ts'
 import { CaliburTypedDataSchema, delegationOverride, readCaliburState } from './batch.ts'
 import { encodeSignedExecute, recoverCaliburSigner } from './executeCalldata.ts'
 import { splitCaliburNonce } from './nonce.ts'
-import { caliburTypedData, caliburTypes, type CaliburTypedData } from './typedData.ts'
+import { readPaymentFirstBatch } from './paymentFirstBatch.ts'
+import { caliburTypedData, caliburTypes, type CaliburCall, type CaliburTypedData } from './typedData.ts'
 
 /**
  * `calibur_execute`: takes back a batch calibur_batch prepared, whole, with the account's
@@ -23,8 +24,9 @@ export const caliburExecute = (chain: TSchema) =>
       'from the wallet\'s sign-typed-data tool), and checks what Calibur will check, refusing with the reason: the ' +
       'domain is Calibur\'s for that account and chain as read now (verifyingContract = the account, salt), the ' +
       'signature recovers to the account itself (not another key, not a smart wallet), the nonce is the account\'s ' +
-      'current one (not used already), and the deadline is ahead. The batch\'s last call must be the payment leg ' +
-      '(token.transfer(payee, amount) on an accepted token). Returns `call` (the account\'s signed execute, for the ' +
+      'current one (not used already), and the deadline is ahead. The batch must be payment-first as calibur_batch builds ' +
+      'it (first call token.transfer(payee, amount) in an accepted token; the account\'s own calls after the Runner\'s ' +
+      'payment guard). Returns `call` (the account\'s signed execute, for the ' +
       'runner to send) and `payment` {token, amount}: pass both to submit as they are. When calibur_batch was given an ' +
       'authorizationList (the account is delegated in the same transaction), pass it here too: it is checked again and ' +
       'returned for submit.',
@@ -79,7 +81,7 @@ export const caliburExecute = (chain: TSchema) =>
         throw new ToolError(`the batch's deadline ${deadline} has passed (now ${now}): prepare it again with calibur_batch and sign anew`)
       }
       const { key, seq } = splitCaliburNonce(BigInt(message.nonce))
-      const payment = paymentLeg(network, payments, message.batchedCall.calls)
+      const payment = readPaymentFirstBatch(network, payments, account, { calls: message.batchedCall.calls as CaliburCall[], revertOnFailure: message.batchedCall.revertOnFailure })
 
       const stateOverride = await delegationOverride(network, account, args.authorizationList)
       const { domain, seq: current } = await readCaliburState(network, account, key, stateOverride)
@@ -128,29 +130,3 @@ export const caliburExecute = (chain: TSchema) =>
       }
     },
   })
-
-/** The batch's payment leg: its last call, `transfer(payee, amount)` on an accepted payment token. */
-function paymentLeg(network: Network, payments: PaymentServices, calls: readonly { to: string; value: string; data: string }[]) {
-  const last = calls[calls.length - 1]
-  const refuse = (why: string) =>
-    new ToolError(`the batch has no payment leg: ${why}. Its last call must be token.transfer(payee, amount) to ${getAddress(network.config.payee)}, as calibur_batch makes it`)
-  if (!last) throw refuse('it has no calls')
-  let token
-  try {
-    token = payments.token(network.name, getAddress(last.to))
-  } catch {
-    throw refuse(`its last call goes to ${last.to}, not an accepted payment token`)
-  }
-  if (last.value !== '0') throw refuse('its last call sends ETH')
-  let decoded
-  try {
-    decoded = decodeFunctionData({ abi: erc20Abi, data: last.data as Hex })
-  } catch {
-    throw refuse('its last call is not a token transfer')
-  }
-  if (decoded.functionName !== 'transfer') throw refuse(`its last call is ${decoded.functionName}, not transfer`)
-  const [to, amount] = decoded.args
-  if (!isAddressEqual(to, getAddress(network.config.payee))) throw refuse(`its last transfer pays ${to}, not the payee`)
-  if (amount === 0n) throw refuse('its last transfer pays nothing')
-  return { token: token.address, symbol: token.symbol, decimals: token.decimals, amount }
-}

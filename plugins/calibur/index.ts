@@ -1,6 +1,7 @@
 import { definePlugin } from '../../core/plugin.ts'
 import { caliburBatch } from './batch.ts'
 import { caliburExecute } from './execute.ts'
+import { caliburBatchReader } from './paymentFirstBatch.ts'
 
 const instructions =
   'calibur — batches for an account delegated to Calibur (EIP-7702; `account` says isCalibur). Put the account\'s ' +
@@ -21,5 +22,9 @@ const instructions =
 export const caliburGroup = definePlugin({
   name: 'calibur',
   order: 20,
-  setup: ({ chainArgument }) => ({ instructions, tools: [caliburBatch(chainArgument), caliburExecute(chainArgument)] }),
+  setup: ({ chainArgument, payment }) => ({
+    instructions,
+    tools: [caliburBatch(chainArgument), caliburExecute(chainArgument)],
+    batchPayments: caliburBatchReader(payment),
+  }),
 })

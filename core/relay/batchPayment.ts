@@ -1,0 +1,34 @@
+import type { Address, Hex } from 'viem'
+import type { Network } from '../chain/networks.ts'
+import type { RelayCall } from './schemas.ts'
+
+/**
+ * A delegate's signed batch, as far as the relay needs to know it. The relay never decodes a
+ * delegate's calldata itself: the group that builds the batch (calibur) reads it, so another
+ * delegate is one more reader, not a change to the relay.
+ */
+export interface BatchTerms {
+  /** The delegated account that signed the batch (and the call's `to`). */
+  readonly account: Address
+  /** The payment leg: the first call of the batch, `token.transfer(payee, amount)`. */
+  readonly token: Address
+  readonly payee: Address
+  readonly amount: bigint
+  /** unix seconds after which the delegate refuses the batch; 0 for none. */
+  readonly deadline: bigint
+  /** What makes the payment unique: the delegate, the account and the signed nonce. */
+  readonly identity: string
+  /** The batch's own calls as the account would run them alone: replayed to say why they fail. */
+  readonly ownCalls: { readonly from: Address; readonly to: Address; readonly data: Hex }
+}
+
+/**
+ * Reads a call as one delegate's signed, payment-first batch: `undefined` when the call is not
+ * this delegate's batch at all; a `ToolError` naming what is wrong when it is one but breaks the
+ * rules (payment leg not first, not to the payee, no payment guard, a non-root key…).
+ */
+export interface BatchPaymentReader {
+  /** The delegate's name, for messages: `Calibur`. */
+  readonly delegate: string
+  read(network: Network, call: RelayCall): BatchTerms | undefined
+}

@@ -1,0 +1,80 @@
+import { getAddress, isAddressEqual, type Hex } from 'viem'
+import { ToolError } from '../tool.ts'
+import type { BatchTerms } from './batchPayment.ts'
+import type { RelayContext } from './context.ts'
+import type { PaymentToken } from './gasPricer.ts'
+import type { RunnerRelay } from './runnerCall.ts'
+import type { Payment, RelayCall } from './schemas.ts'
+
+/** A request as the Runner will run it, with what it pays and what identifies its payment. */
+export interface RequestedRelay {
+  readonly relay: RunnerRelay
+  /** What the payment pays the payee, in the token's base units. */
+  readonly amount: bigint
+  /** Unix seconds after which the payment itself is refused on chain (3009 `validBefore`, a batch's deadline); 0 for none. */
+  readonly paymentDeadline: bigint
+  /** The payment's identity: no two active submissions may spend the same one. */
+  readonly identity: string
+  /** The batch's terms, for a delegate batch. */
+  readonly batch?: BatchTerms
+}
+
+/**
+ * Reads a call as a delegate's signed payment-first batch, through the readers the delegate groups
+ * added. A call no reader recognises is refused, saying what to use instead: a payment somewhere
+ * inside arbitrary code cannot be made safe.
+ *
+ * @example
+ * readBatch(context, { to: account, data: signedExecute }, usdc) // { form: 'batch', account, token, payee, amount, … }
+ */
+export function readBatch(context: RelayContext, call: RelayCall, token: PaymentToken): RunnerRelay & { form: 'batch'; terms: BatchTerms } {
+  const { network } = context
+  const payee = getAddress(network.config.payee)
+  for (const reader of context.batchReaders) {
+    const terms = reader.read(network, call)
+    if (!terms) continue
+    if (!isAddressEqual(terms.token, token.address)) {
+      throw new ToolError(`the ${reader.delegate} batch pays in ${terms.token}, not in ${token.address} as the payment says: pass the payment calibur_execute returned`)
+    }
+    if (!isAddressEqual(terms.payee, payee)) throw new ToolError(`the ${reader.delegate} batch pays ${terms.payee}, not the payee ${payee}`)
+    if (!isAddressEqual(terms.account, getAddress(call.to))) throw new ToolError(`the ${reader.delegate} batch is signed by ${terms.account}, but the call goes to ${call.to}`)
+    return { form: 'batch', account: terms.account, data: call.data as Hex, token: terms.token, payee, amount: terms.amount, terms }
+  }
+  const delegates = context.batchReaders.map((reader) => reader.delegate)
+  throw new ToolError(
+    'refused: a call that pays somewhere inside is not accepted, since it cannot be made safe. Pay one of two ways: ' +
+      '{token, authorization, signature}, a signed EIP-3009 transfer to the payee (payment_authorization prepares it), ' +
+      (delegates.length > 0
+        ? `or a ${delegates.join(' or ')} batch whose first call pays (calibur_batch prepares it; calibur_execute returns the call and payment to submit)`
+        : 'or a delegate batch (no delegate group is enabled on this server)'),
+  )
+}
+
+/**
+ * A submit request as the Runner will run it: a signed transfer to the payee then the call, or a
+ * delegate's batch that pays first.
+ *
+ * @example
+ * relayOfRequest(context, { call, payment: { token, authorization, signature } }, usdc) // { relay: { form: 'authorization', … }, amount: 150000n, … }
+ */
+export function relayOfRequest(context: RelayContext, call: RelayCall, payment: Payment, token: PaymentToken): RequestedRelay {
+  const payee = getAddress(context.network.config.payee)
+  if ('authorization' in payment) {
+    const { authorization } = payment
+    if (!isAddressEqual(getAddress(authorization.to), payee)) {
+      throw new ToolError(`the signed transfer pays ${authorization.to}, not the payee ${payee}: sign a transfer to the payee (payment_authorization prepares it)`)
+    }
+    return {
+      relay: { form: 'authorization', call: { to: getAddress(call.to), data: call.data as Hex }, payment, payee },
+      amount: BigInt(authorization.value),
+      paymentDeadline: BigInt(authorization.validBefore),
+      identity: `3009:${context.network.name}:${getAddress(payment.token)}:${getAddress(authorization.from)}:${authorization.nonce.toLowerCase()}`,
+    }
+  }
+  const relay = readBatch(context, call, token)
+  if (BigInt(payment.amount) > relay.amount) {
+    throw new ToolError(`the payment says ${payment.amount} but the batch's payment leg pays ${relay.amount}: pass the payment calibur_execute returned`)
+  }
+  const { terms, ...runnerRelay } = relay
+  return { relay: runnerRelay, amount: relay.amount, paymentDeadline: terms.deadline, identity: terms.identity, batch: terms }
+}

@@ -1,0 +1,159 @@
+import { getAddress, type Address, type Hex, type SignedAuthorizationList } from 'viem'
+import { expectChainId } from '../chain/expectChainId.ts'
+import { readL1DataFee } from '../chain/l1DataFee.ts'
+import { readWeiPerBaseUnit, type Fraction } from '../chain/tokenPrice.ts'
+import { ToolError } from '../tool.ts'
+import type { RelayContext } from './context.ts'
+import type { PaymentToken } from './gasPricer.ts'
+import { paymentCovers, type Coverage } from './pricing.ts'
+import { describeRevertData, revertReason } from './revertReason.ts'
+import { decodeRelayResult, encodeRunnerCall, type CallOutcome, type RunnerRelay } from './runnerCall.ts'
+import type { SignedAuthorization } from './schemas.ts'
+
+/** EIP-7825 (Osaka): no transaction may carry a gas limit above 2²⁴, whatever the block's limit. */
+export const MAX_TRANSACTION_GAS = 16_777_216n
+
+/** Room in a transaction beside the call's stipend: the intrinsic gas, the payment phase, the Runner's own work. */
+const PAYMENT_PHASE_ROOM = 500_000n
+
+/** Fee fields of an EIP-1559 transaction. */
+export interface Fees {
+  readonly maxFeePerGas: bigint
+  readonly maxPriorityFeePerGas: bigint
+}
+
+/** The runner transaction for a relay, exactly as it will be signed, and what it may cost. */
+export interface PreparedRelay {
+  readonly to: Address
+  readonly data: Hex
+  /** The call's stipend, inside `data`. */
+  readonly callGas: bigint
+  /** The gas limit to sign: the least that gives the call its whole stipend, with the configured headroom. */
+  readonly gas: bigint
+  readonly fees: Fees
+  readonly authorizationList?: SignedAuthorizationList
+  readonly l1FeeWei: bigint
+  readonly weiPerBaseUnit: Fraction
+  /** Whether the payment covers `gas × maxFeePerGas + l1FeeWei` at the pool price. */
+  readonly coverage: Coverage
+}
+
+/**
+ * The stipend a call that used `gasUsed` is given: what it used, plus room for the 63/64 rule in
+ * its own nested calls and for cold state it may meet at inclusion.
+ *
+ * @example
+ * stipendFor(160_000n) // 180_000n
+ */
+export function stipendFor(gasUsed: bigint): bigint {
+  return gasUsed + gasUsed / 16n + 10_000n
+}
+
+/** viem's form of signed 7702 authorizations; `v` is dropped (yParity says it all). */
+export function viemAuthorizations(list: readonly SignedAuthorization[] | undefined): SignedAuthorizationList | undefined {
+  return list?.map((item) => ({ address: getAddress(item.address), chainId: item.chainId, nonce: item.nonce, r: item.r as Hex, s: item.s as Hex, yParity: item.yParity }))
+}
+
+/**
+ * Prepares the runner transaction for a relay and simulates exactly what will be signed — the same
+ * from, to, data, gas limit, fee fields and authorization list — at the latest block:
+ * 1. a probe with the largest stipend allowed measures the call; a payment phase that fails, or a call
+ *    that fails even with that stipend, is a `ToolError` (`${refusal}: <reason>`);
+ * 2. the stipend is the measured gas with room (`stipendFor`), unless `callGas` is given;
+ * 3. the gas limit is the node's estimate of the exact transaction — the least limit that gives the
+ *    call its whole stipend, since the Runner reverts `GasShort` below it — with the configured headroom;
+ * 4. the exact transaction is run at that limit and those fees: a call that fails there gets a larger
+ *    stipend (twice at most), then is refused;
+ * 5. the L1 data fee is read where the chain charges one, and the worst case is checked against the
+ *    payment at the pool price.
+ *
+ * @example
+ * const prepared = await prepareRunnerTransaction(context, relay, undefined, { token: usdc, amount: 150_000n, nonce: 7 })
+ * prepared.coverage.covered // true: 150_000 base units pay for prepared.gas × maxFeePerGas
+ */
+export async function prepareRunnerTransaction(
+  context: RelayContext,
+  relay: RunnerRelay,
+  authorizationList: readonly SignedAuthorization[] | undefined,
+  options: { token: PaymentToken; amount: bigint; nonce: number; fees?: Fees; callGas?: bigint; refusal?: string; explainCallFailure?: () => Promise<string | undefined> },
+): Promise<PreparedRelay> {
+  const { network, operator } = context
+  const { client, config } = network
+  const to = getAddress(config.runner.contract)
+  const authorizations = viemAuthorizations(authorizationList)
+  const refusal = options.refusal ?? 'refused'
+  const { token } = options
+  const [fees, block, weiPerBaseUnit] = await Promise.all([
+    options.fees ?? client.estimateFeesPerGas(),
+    client.getBlock({ blockTag: 'latest' }),
+    readWeiPerBaseUnit(network, token.address),
+    expectChainId(network),
+  ])
+  const transactionCap = block.gasLimit < MAX_TRANSACTION_GAS ? block.gasLimit : MAX_TRANSACTION_GAS
+  const callData = relay.form === 'batch' ? relay.data : relay.call.data
+  const callCap = min(BigInt(config.relay.maxCallGas), transactionCap - PAYMENT_PHASE_ROOM - calldataGas(callData))
+  if (callCap <= 0n) throw new ToolError(`${refusal}: the call's data is too large for one transaction on ${config.name}`)
+  const hasCall = relay.form === 'batch' || getAddress(relay.call.to) !== '0x0000000000000000000000000000000000000000'
+  const base = { account: operator, to, blockTag: 'latest' as const, ...(authorizations ? { authorizationList: authorizations } : {}) }
+
+  const run = async (callGas: bigint, gas: bigint, withFees: boolean): Promise<CallOutcome> => {
+    const data = encodeRunnerCall(relay, callGas)
+    try {
+      const result = await client.call({ ...base, data, gas, ...(withFees ? fees : {}) })
+      return decodeRelayResult(relay.form, result.data ?? '0x')
+    } catch (error) {
+      throw refuse(error, token, refusal)
+    }
+  }
+  const callFails = async (outcome: CallOutcome, what: string) => {
+    const why = outcome.reason !== '0x' ? describeRevertData(outcome.reason, token.decimals, token.symbol) : await options.explainCallFailure?.()
+    return new ToolError(
+      `${refusal}: the call fails ${what}${why ? `: ${why}` : ''}. Nothing was sent. A call that fails on chain still pays, so Bruno only sends calls that succeed in simulation`,
+    )
+  }
+
+  let callGas = options.callGas ?? 0n
+  if (options.callGas === undefined && hasCall) {
+    const probe = await run(callCap, transactionCap, false)
+    if (!probe.callSucceeded) throw await callFails(probe, `in simulation even with ${callCap} gas`)
+    callGas = stipendFor(probe.callGasUsed)
+    if (callGas > callCap) callGas = callCap
+  }
+  for (let attempt = 0; ; attempt++) {
+    const data = encodeRunnerCall(relay, callGas)
+    let estimate: bigint
+    try {
+      estimate = await client.estimateGas({ ...base, data, ...fees })
+    } catch (error) {
+      throw refuse(error, token, refusal)
+    }
+    const gas = min((estimate * BigInt(config.runner.gasLimitBps)) / 10_000n, transactionCap)
+    if (estimate > transactionCap) throw new ToolError(`${refusal}: the transaction needs ${estimate} gas, over the ${transactionCap} one transaction may carry on ${config.name}`)
+    const outcome = await run(callGas, gas, true)
+    if (outcome.callSucceeded || !hasCall) {
+      const nonce = options.nonce
+      const l1FeeWei = await readL1DataFee(network, { to, data, gas, nonce, ...fees, ...(authorizations ? { authorizationList: authorizations } : {}) })
+      const coverage = paymentCovers(options.amount, { gasLimit: gas, maxFeePerGas: fees.maxFeePerGas, l1FeeWei }, weiPerBaseUnit)
+      return { to, data, callGas, gas, fees, ...(authorizations ? { authorizationList: authorizations } : {}), l1FeeWei, weiPerBaseUnit, coverage }
+    }
+    if (attempt === 2 || callGas >= callCap) throw await callFails(outcome, `in simulation with a ${callGas}-gas stipend at the fees it would be sent with`)
+    callGas = min(callCap, (callGas * 3n) / 2n)
+  }
+}
+
+/** A failed simulation as the caller's refusal, when it reverted; a fault of the chain otherwise. */
+function refuse(error: unknown, token: PaymentToken, refusal: string): unknown {
+  const reason = revertReason(error, token.decimals, token.symbol)
+  return reason ? new ToolError(`${refusal}: ${reason}`) : error
+}
+
+/** Calldata's intrinsic gas: 4 per zero byte, 16 per other byte. */
+export function calldataGas(data: Hex): bigint {
+  let gas = 0n
+  for (let index = 2; index < data.length; index += 2) gas += data.charCodeAt(index) === 48 && data.charCodeAt(index + 1) === 48 ? 4n : 16n
+  return gas
+}
+
+function min(a: bigint, b: bigint): bigint {
+  return a < b ? a : b
+}
