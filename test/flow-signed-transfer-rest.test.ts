@@ -249,17 +249,17 @@ t.test('REST and JSON-RPC refusals', async (t) => {
     const reply = await rest('POST', '/local/v1/submit', { call: account.call, payment })
     t.equal(reply.status, 422)
     t.equal(reply.json.error.code, 'refused')
-    t.match(reply.json.error.message, /below the gas cost/)
+    t.match(reply.json.error.message, /is below the most the runner could pay for it now/)
     const viaRpc = await rpc('bruno_sendTransaction', { chain: 'local', call: account.call, payment })
     t.equal(viaRpc.json.error.code, 1001)
-    t.match(viaRpc.json.error.message, /below the gas cost/)
+    t.match(viaRpc.json.error.message, /is below the most the runner could pay for it now/)
     t.same(viaRpc.json.error.data, { code: 'refused' })
     const reverting = await rest('POST', '/local/v1/quote', {
       call: { to: usdc, data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [payee, 1n] }) },
       token: 'USDC',
     })
     t.equal(reverting.status, 422)
-    t.match(reverting.json.error.message, /cannot be relayed/)
+    t.match(reverting.json.error.message, /the call fails in simulation from Bruno's Runner contract.*only calls that act by signature belong there/)
   })
 
   t.test('unknown id: 404 not_found, JSON-RPC 1002', async (t) => {

@@ -42,7 +42,7 @@ t.test('a submission that would revert waits with its reason, then fails at its 
     status = await mcp.call('status', { id: second.id })
     if (status.stage === 'waiting' && status.reason) reasonsWhileWaiting.add(status.reason)
   }
-  t.same([...reasonsWhileWaiting], ['the call reverted: FiatTokenV2: authorization is used or canceled'], 'while waiting, it says why')
+  t.same([...reasonsWhileWaiting], ['waiting: the call reverted: FiatTokenV2: authorization is used or canceled'], 'while waiting, it says why')
   t.equal(status.stage, 'failed')
   t.match(status.reason, /^not sent before its deadline: .*authorization is used or canceled/)
   t.equal(status.transaction, undefined, 'it was never sent')

@@ -45,6 +45,6 @@ function publicConfig(network: NetworkConfig) {
       quoterV2: getAddress(network.uniswap.quoterV2),
     },
     margins: { quoteBps: network.margins.quoteBps, defaultSlippageBps: network.margins.defaultSlippageBps },
-    relay: { quoteTtlSec: network.relay.quoteTtlSec, submissionTtlSec: network.relay.submissionTtlSec },
+    relay: { quoteTtlSec: network.relay.quoteTtlSec, submissionTtlSec: network.relay.submissionTtlSec, maxCallGas: network.relay.maxCallGas },
   }
 }
