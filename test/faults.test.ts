@@ -8,7 +8,7 @@ import { mintUsdc } from '../core/devnet/fund.ts'
 import { startBruno } from './fixtures/bruno.ts'
 import { startFaultProxy, type Fault } from './fixtures/faultProxy.ts'
 import { RawMcpClient } from './fixtures/mcpHttp.ts'
-import { runnerLedger } from './fixtures/runnerLedger.ts'
+import { devnetPricing, ledgerViolations, runnerLedger } from './fixtures/runnerLedger.ts'
 import { signTransfer } from './fixtures/signedTransfer.ts'
 
 // A fault-injecting proxy between Bruno and anvil: the node refusing, answering too late,
@@ -90,9 +90,9 @@ t.test('the runner waits out a refusing node with backoff, then sends once', asy
     status = await mcp.call('status', { id })
   }
   t.equal(status.stage, 'done', status.reason)
-  const ledger = await runnerLedger(anvil.rpcUrl, deployment.runner.operator.address)
-  t.equal(ledger.sent, 1, 'sent once')
-  t.equal(ledger.reverted, 0, 'nothing reverted')
+  const ledger = await runnerLedger(anvil.rpcUrl, deployment.runner.operator.address, devnetPricing(deployment))
+  t.equal(ledger.length, 1, 'sent once')
+  t.same(ledgerViolations(ledger), [], 'nothing reverted, nothing spent beyond its payment')
 })
 
 t.test('no log line carries the RPC URLs', async (t) => {

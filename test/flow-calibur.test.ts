@@ -18,8 +18,10 @@ import { mintUsdc } from '../core/devnet/fund.ts'
 import type { Network } from '../core/chain/networks.ts'
 import { readWeiPerBaseUnit } from '../core/chain/tokenPrice.ts'
 import { encodeTransfer } from '../core/erc20Calls.ts'
-import { encodeSignedExecute } from '../plugins/calibur/executeCalldata.ts'
-import { caliburTypedData } from '../plugins/calibur/typedData.ts'
+import { paymentGuardCall } from '../core/relay/runnerCall.ts'
+import { encodeOwnerExecute, encodeSignedExecute } from '../plugins/calibur/executeCalldata.ts'
+import { paymentFirstBatch } from '../plugins/calibur/paymentFirstBatch.ts'
+import { caliburTypedData, type CaliburCall } from '../plugins/calibur/typedData.ts'
 import { startDevnetBruno } from './fixtures/devnetBruno.ts'
 import { RawMcpClient } from './fixtures/mcpHttp.ts'
 
@@ -111,8 +113,12 @@ t.test('flow 1: a delegated account sends 1 USDC to a friend through a signed Ca
   for (const round of ['first use of nonce key 0', 'key 0 warm']) {
     const transfer = await mcp.call('erc20_transfer', { chain: 'local', token: 'USDC', to: friend, amount: '1' })
     const batch = await mcp.call('calibur_batch', { chain: 'local', account: demo.address, calls: transfer.calls, token: 'USDC' })
-    t.equal(batch.calls.length, 2, `${round}: the call and the payment leg`)
+    t.equal(batch.calls.length, 1, `${round}: the account's own call`)
     t.same(batch.calls[0], transfer.calls[0])
+    const [leg, own] = batch.typedData.message.batchedCall.calls
+    t.equal(batch.typedData.message.batchedCall.revertOnFailure, false, 'the outer batch carries on past a failure: the payment stands alone')
+    t.equal(getAddress(leg.to), usdc, 'the payment leg comes first')
+    t.equal(own.to, '0x0000000000000000000000000000000000000000', 'then the account\'s own calls, run on the account itself')
     t.same(batch.approvalsAdded, [])
     t.equal(batch.payment.payee, payee)
     t.match(batch.summary, /USDC/)
@@ -139,7 +145,7 @@ t.test('flow 3: a USDC-only account with no ETH swaps USDC to ETH, paying in USD
   const swap = await mcp.call('uniswap_swap_to_eth', { chain: 'local', token: 'USDC', amountIn: '10', recipient: account.address })
   const batch = await mcp.call('calibur_batch', { chain: 'local', account: account.address, calls: swap.calls, approvals: swap.approvals, token: 'USDC' })
   t.same(batch.approvalsAdded, swap.approvals, 'the router had no allowance: approve added')
-  t.equal(batch.calls.length, 3, 'approve, swap, payment')
+  t.equal(batch.calls.length, 2, 'approve, swap')
   t.same(batch.calls[1], swap.calls[0])
   t.match(batch.summary, /approve 0x.{4}….{4} for 10 USDC/)
   await relayBatch(t, account, batch)
@@ -176,19 +182,14 @@ t.test('delegating first, through the tools: calibur_batch and calibur_execute t
   const executed = await mcp.call('calibur_execute', { chain: 'local', typedData: batch.typedData, signature, authorizationList })
   t.same(executed.authorizationList, authorizationList)
   t.match(executed.next, /authorizationList/)
-  const submitGas = await client.estimateGas({
-    account: runner,
-    to: deployment.runner.contract,
-    data: encodeRunnerCall(executed.call, executed.payment, payee),
-    authorizationList: authorizationList as never,
-  })
-  t.ok(BigInt(batch.gas.estimated) >= submitGas, `the estimate ${batch.gas.estimated} covers submit's measurement ${submitGas}`)
   const accepted = await mcp.call('submit', { chain: 'local', call: executed.call, payment: executed.payment, authorizationList: executed.authorizationList })
   const status = await untilSettled(accepted.id)
   t.equal(status.stage, 'done', status.reason)
   const receipt = await client.getTransactionReceipt({ hash: status.transaction.hash })
+  const signed = await client.getTransaction({ hash: status.transaction.hash })
+  t.ok(BigInt(batch.gas.estimated) >= signed.gas, `the estimate ${batch.gas.estimated} covers the signed limit ${signed.gas}`)
   t.comment(
-    `gas: delegation + batch estimated ${batch.gas.estimated} (owner path ${batch.gas.ownerPath}), submit measured ${submitGas}, ` +
+    `gas: delegation + batch estimated ${batch.gas.estimated} (owner path ${batch.gas.ownerPath}), signed limit ${signed.gas}, ` +
       `used ${receipt.gasUsed}; payment leg ${batch.payment.amountFormatted} USDC vs actual cost ${await costInUsdc(receipt.gasUsed * receipt.effectiveGasPrice)} USDC`,
   )
   t.equal(await client.getCode({ address: account.address }), delegatedCode, 'delegated to Calibur by that transaction')
@@ -214,11 +215,12 @@ t.test('delegating first, the wallet\'s way: typed data from the pure encoders, 
   const domain = { chainId: deployment.chainId, account: account.address, salt: pad(deployment.calibur, { size: 32 }) }
   const deadline = BigInt(Math.floor(Date.now() / 1000) + 600)
   const executeFor = async (amount: bigint) => {
-    const typedData = caliburTypedData({ domain, batch: { calls: [transfer, encodeTransfer({ token: usdc, to: payee, amount })], revertOnFailure: true }, nonce: 0n, deadline })
+    const batch = paymentFirstBatch(encodeTransfer({ token: usdc, to: payee, amount }) as CaliburCall, paymentGuardCall(deployment.runner.contract), [transfer as CaliburCall])
+    const typedData = caliburTypedData({ domain, batch, nonce: 0n, deadline })
     return { to: account.address, data: encodeSignedExecute({ message: typedData.message, signature: await sign(account, typedData) }) }
   }
   // Quoted with a provisional leg (quote measures the call with its authorization), then signed with the quoted amount.
-  const quote = await mcp.call('quote', { chain: 'local', call: await executeFor(1n), authorizationList, token: 'USDC' })
+  const quote = await mcp.call('quote', { chain: 'local', call: await executeFor(1n), authorizationList, token: 'USDC', payment: 'batch' })
   const amount = BigInt(quote.amount)
   const accepted = await mcp.call('submit', { chain: 'local', call: await executeFor(amount), authorizationList, payment: { token: usdc, amount: quote.amount } })
   const status = await untilSettled(accepted.id)
@@ -251,7 +253,7 @@ t.test('refusals: nothing reaches the runner', async (t) => {
 
   // The message changed after signing: the signature no longer recovers to the account.
   const tampered = structuredClone(batch.typedData)
-  tampered.message.batchedCall.calls[0].data = transfer.calls[0].data.replace(/0f4240$/, '0f4241')
+  tampered.message.batchedCall.calls[0].data = encodeTransfer({ token: usdc, to: payee, amount: BigInt(batch.payment.amount) + 1n }).data
   result = await execute(tampered, signature)
   t.equal(result.isError, true)
   t.match(result.content[0].text, /not the account/)
@@ -281,11 +283,34 @@ t.test('refusals: nothing reaches the runner', async (t) => {
   t.equal(result.isError, true)
   t.match(result.content[0].text, /the batch would fail: .*exceeds balance/)
 
-  // The batch without its payment leg.
+  // The batch without its payment leg; the payment last, as the old layout had it; no payment guard.
   const unpaid = structuredClone(batch.typedData)
-  unpaid.message.batchedCall.calls.pop()
+  unpaid.message.batchedCall.calls.shift()
   result = await execute(unpaid, signature)
-  t.match(result.content[0].text, /no payment leg/)
+  t.match(result.content[0].text, /not payment-first: it has 1 calls/)
+  const paymentLast = structuredClone(batch.typedData)
+  paymentLast.message.batchedCall.calls.reverse()
+  result = await execute(paymentLast, signature)
+  t.match(result.content[0].text, /not payment-first: its first call goes to 0x0+, not an accepted payment token/)
+  const unguarded = structuredClone(batch.typedData)
+  unguarded.message.batchedCall.calls[1].data = encodeOwnerExecute({ calls: transfer.calls, revertOnFailure: true })
+  result = await execute(unguarded, signature)
+  t.match(result.content[0].text, /do not open with the Runner's payment guard/)
+  const strict = structuredClone(batch.typedData)
+  strict.message.batchedCall.revertOnFailure = true
+  result = await execute(strict, signature)
+  t.match(result.content[0].text, /outer batch reverts on failure/)
+  // submit reads the signed calldata the same way: an old flat batch (payment last) is refused there too.
+  const flat = caliburTypedData({
+    domain: { chainId: deployment.chainId, account: account.address, salt: pad(deployment.calibur, { size: 32 }) },
+    batch: { calls: [...transfer.calls, encodeTransfer({ token: usdc, to: payee, amount: 1_000_000n })], revertOnFailure: true },
+    nonce: BigInt(batch.nonce),
+    deadline: BigInt(batch.deadline),
+  })
+  const flatCall = { to: account.address, data: encodeSignedExecute({ message: flat.message, signature: await sign(account, flat) }) }
+  result = await mcp.callTool('submit', { chain: 'local', call: flatCall, payment: { token: usdc, amount: '1000000' } })
+  t.equal(result.isError, true)
+  t.match(result.content[0].text, /not payment-first/)
 
   t.equal(await client.getTransactionCount({ address: runner }), nonceBefore, 'the runner sent nothing')
 
@@ -301,9 +326,9 @@ t.test('refusals: nothing reaches the runner', async (t) => {
   await client.waitForTransactionReceipt({ hash: await wallet.writeContract({ address: usdc, abi: erc20Abi, functionName: 'approve', args: [spender, 5n] }) })
   const enough = await mcp.call('calibur_batch', { chain: 'local', account: account.address, calls: transfer.calls, approvals: [{ token: usdc, spender, amount: '5' }], token: 'USDC' })
   t.same(enough.approvalsAdded, [])
-  t.equal(enough.calls.length, 2)
+  t.equal(enough.calls.length, 1)
   const short = await mcp.call('calibur_batch', { chain: 'local', account: account.address, calls: transfer.calls, approvals: [{ token: usdc, spender, amount: '6' }], token: 'USDC' })
   t.same(short.approvalsAdded, [{ token: usdc, spender, amount: '6' }])
-  t.equal(short.calls.length, 3)
+  t.equal(short.calls.length, 2)
   t.match(short.summary, /approve 0x2222…2222 for 0.000006 USDC/)
 })

@@ -12,7 +12,7 @@ import { deployDevnet } from '../core/devnet/deploy.ts'
 import { mintUsdc } from '../core/devnet/fund.ts'
 import { RawMcpClient } from './fixtures/mcpHttp.ts'
 import { postgresDatabase, postgresSkip } from './fixtures/postgres.ts'
-import { runnerLedger } from './fixtures/runnerLedger.ts'
+import { devnetPricing, ledgerViolations, runnerLedger } from './fixtures/runnerLedger.ts'
 import { signTransfer } from './fixtures/signedTransfer.ts'
 import { waitFor } from './fixtures/waitFor.ts'
 
@@ -133,9 +133,9 @@ t.test('two replicas on one PostgreSQL and one runner key', { skip: postgresSkip
     )
     t.equal(new Set(finals.map((status) => status.transaction?.hash)).size, ids.length, 'each in a transaction of its own')
     t.same(finals.map((status) => status.transaction?.nonce).sort((a, b) => a - b), [...Array(ids.length).keys()], `nonces 0..${ids.length - 1}: none reused, none skipped`)
-    const ledger = await runnerLedger(anvil.rpcUrl, deployment.runner.operator.address)
-    t.equal(ledger.sent, ids.length, 'the runner sent each submission exactly once')
-    t.equal(ledger.reverted, 0, 'and paid for no reverted transaction')
+    const ledger = await runnerLedger(anvil.rpcUrl, deployment.runner.operator.address, devnetPricing(deployment))
+    t.equal(ledger.length, ids.length, 'the runner sent each submission exactly once')
+    t.same(ledgerViolations(ledger), [], 'and paid for no reverted transaction, nor more than any payment was worth')
   }
 
   const replicas = [await serve('a'), await serve('b')]

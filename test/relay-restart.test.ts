@@ -12,7 +12,7 @@ import { deployDevnet } from '../core/devnet/deploy.ts'
 import { mintUsdc } from '../core/devnet/fund.ts'
 import { startDevnetBruno } from './fixtures/devnetBruno.ts'
 import { RawMcpClient } from './fixtures/mcpHttp.ts'
-import { runnerLedger } from './fixtures/runnerLedger.ts'
+import { devnetPricing, ledgerViolations, runnerLedger } from './fixtures/runnerLedger.ts'
 import { signTransfer } from './fixtures/signedTransfer.ts'
 import { waitFor } from './fixtures/waitFor.ts'
 
@@ -97,9 +97,9 @@ t.test('SIGKILL with one submission waiting and ten sending: after a restart all
   t.equal(hashes.size, 11, 'eleven distinct transactions')
   t.same(finals.map((status) => status.transaction.nonce).sort((a, b) => a - b), [...Array(11).keys()], 'nonces 0..10, none reused, none skipped')
 
-  const { sent, reverted } = await runnerLedger(anvil.rpcUrl, deployment.runner.operator.address)
-  t.equal(sent, 11, 'the runner sent each submission exactly once')
-  t.equal(reverted, 0, 'and paid for no reverted transaction')
+  const ledger = await runnerLedger(anvil.rpcUrl, deployment.runner.operator.address, devnetPricing(deployment))
+  t.equal(ledger.length, 11, 'the runner sent each submission exactly once')
+  t.same(ledgerViolations(ledger), [], 'and paid for no reverted transaction, nor more than any payment was worth')
 })
 
 t.test('a stuck transaction is replaced: same nonce, higher fee, and only the replacement is mined', async (t) => {
