@@ -25,9 +25,11 @@ t.test('every MCP case answered the expected bytes, all 2xx', async (t) => {
 
 t.test('the relay: round trips within their targets, every submission done', async (t) => {
   const { roundTrips, timed, memory } = results.relay
-  t.ok(roundTrips.quote.roundTrips <= 3, `quote: ${roundTrips.quote.roundTrips}`)
-  t.ok(roundTrips.submit.roundTrips <= 4, `submit: ${roundTrips.submit.roundTrips}`)
-  t.ok(roundTrips.runnerSend.roundTrips <= 3, `runner send: ${roundTrips.runnerSend.roundTrips}`)
+  t.ok(roundTrips.quote.roundTrips <= 2, `quote: ${roundTrips.quote.roundTrips}`)
+  t.ok(roundTrips.submit.roundTrips <= 3, `submit: ${roundTrips.submit.roundTrips}`)
+  // A send simulates the exact transaction twice (the estimate with its fees, then the call at the signed
+  // limit), then broadcasts; the pass's fee read is shared by the pass's sends.
+  t.ok(roundTrips.runnerSend.roundTrips < 4, `runner send: ${roundTrips.runnerSend.roundTrips}`)
   t.equal(timed.done, timed.submissions, 'every timed submission done')
   t.equal(timed.failed, 0)
   t.equal(memory.submissions, 40)

@@ -1,4 +1,5 @@
 import type { Address } from 'viem'
+import { readFees } from '../chain/fees.ts'
 import type { Network } from '../chain/networks.ts'
 import { readWeiPerBaseUnit, type Fraction } from '../chain/tokenPrice.ts'
 import { chargeFor } from './pricing.ts'
@@ -35,7 +36,7 @@ export interface GasPricer {
  * pricer.amountFor(120_000n) // 864_001n: 0.864001 USDC for 120k gas at 2 gwei, 20% margin, 3,000 USDC/ETH
  */
 export async function gasPricer(network: Network, token: PaymentToken): Promise<GasPricer> {
-  const [fees, weiPerBaseUnit] = await Promise.all([network.client.estimateFeesPerGas(), readWeiPerBaseUnit(network, token.address)])
+  const [fees, weiPerBaseUnit] = await Promise.all([readFees(network.client), readWeiPerBaseUnit(network, token.address)])
   const feePerGas = fees.maxFeePerGas
   const marginBps = network.config.margins.quoteBps
   return { token, feePerGas, marginBps, weiPerBaseUnit, amountFor: (gas) => chargeFor({ gasLimit: gas, maxFeePerGas: feePerGas, l1FeeWei: 0n }, marginBps, weiPerBaseUnit) }

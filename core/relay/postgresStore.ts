@@ -20,6 +20,7 @@ CREATE TABLE IF NOT EXISTS submissions (
   reason TEXT
 );
 ALTER TABLE submissions ADD COLUMN IF NOT EXISTS outcome TEXT;
+ALTER TABLE submissions ADD COLUMN IF NOT EXISTS call_gas TEXT;
 CREATE INDEX IF NOT EXISTS submissions_active ON submissions (chain, stage, created_at);
 `
 
@@ -52,10 +53,10 @@ export class PostgresSubmissionStore implements SubmissionStore {
   async insert(submission: Submission): Promise<void> {
     await this.#query(
       `WITH inserted AS (
-         INSERT INTO submissions (id, chain, stage, created_at, updated_at, deadline, request) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING chain
+         INSERT INTO submissions (id, chain, stage, created_at, updated_at, deadline, request, call_gas) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING chain
        )
        SELECT pg_notify('${SUBMISSION_CHANNEL}', chain) FROM inserted`,
-      [submission.id, submission.chain, submission.stage, submission.createdAt, submission.updatedAt, submission.deadline, JSON.stringify(submission.request)],
+      [submission.id, submission.chain, submission.stage, submission.createdAt, submission.updatedAt, submission.deadline, JSON.stringify(submission.request), submission.callGas ?? null],
     )
   }
 

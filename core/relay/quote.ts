@@ -1,5 +1,6 @@
 import { formatUnits, getAddress, zeroAddress, type Hex } from 'viem'
 import { expectChainId } from '../chain/expectChainId.ts'
+import { readFees } from '../chain/fees.ts'
 import { readL1DataFee } from '../chain/l1DataFee.ts'
 import { readWeiPerBaseUnit } from '../chain/tokenPrice.ts'
 import { ToolError } from '../tool.ts'
@@ -80,6 +81,7 @@ async function measureAuthorizationRelay(context: RelayContext, request: QuoteRe
   const runner = getAddress(config.runner.contract)
   const target = getAddress(request.call.to)
   const authorizations = viemAuthorizations(request.authorizationList)
+  const blockRead = client.getBlock({ blockTag: 'latest' })
   const [callGasUsed, fees, weiPerBaseUnit, block] = await Promise.all([
     target === zeroAddress
       ? 0n
@@ -98,9 +100,9 @@ async function measureAuthorizationRelay(context: RelayContext, request: QuoteRe
                 'The call runs with the Runner as msg.sender, so only calls that act by signature belong there',
             )
           }),
-    client.estimateFeesPerGas(),
+    readFees(client, blockRead),
     readWeiPerBaseUnit(network, token.address),
-    client.getBlock({ blockTag: 'latest' }),
+    blockRead,
     expectChainId(network),
   ])
   const callGas = target === zeroAddress ? 0n : stipendFor(callGasUsed)

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { getAddress, keccak256, type Hex, type PrivateKeyAccount, type SignedAuthorizationList, type TransactionReceipt } from 'viem'
+import { readFees } from '../chain/fees.ts'
 import { ToolError } from '../tool.ts'
 import { describeCallFailure } from './callFailure.ts'
 import type { RelayContext } from './context.ts'
@@ -119,7 +120,7 @@ export class RunnerLoop {
     // New submissions first, so that a send never waits behind the reads of those in flight. The
     // network's fees are read once per pass, beside the first simulation.
     let fees: Promise<Fees> | undefined
-    const passFees = () => (fees ??= network.client.estimateFeesPerGas())
+    const passFees = () => (fees ??= readFees(network.client))
     for (const submission of active) {
       // Lost mid-pass (the lock's session ended): the new owner carries on from the store.
       if (!this.#ownership.held()) return
@@ -146,7 +147,7 @@ export class RunnerLoop {
     const nonce = this.#nextNonce!
     let prepared: PreparedRelay
     try {
-      prepared = await this.#prepare(submission, nonce, await passFees())
+      prepared = await this.#prepare(submission, nonce, await passFees(), submission.callGas === undefined ? undefined : BigInt(submission.callGas))
     } catch (error) {
       if (!(error instanceof ToolError)) throw error
       // Re-simulated like at submit: a payment or a call that would now fail is not sent; it waits.
@@ -243,7 +244,7 @@ export class RunnerLoop {
     let prepared: PreparedRelay
     let current: Fees
     try {
-      current = await client.estimateFeesPerGas()
+      current = await readFees(client)
       const maxPriorityFeePerGas = max(bump(stuck.maxPriorityFeePerGas), current.maxPriorityFeePerGas)
       const maxFeePerGas = max(bump(stuck.maxFeePerGas), current.maxFeePerGas, maxPriorityFeePerGas)
       // The stipend the stuck one carries, so that only the fees change; against the latest block,

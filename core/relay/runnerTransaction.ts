@@ -1,5 +1,6 @@
-import { getAddress, type Address, type Hex, type SignedAuthorizationList } from 'viem'
+import { getAddress, zeroAddress, type Address, type Hex, type SignedAuthorizationList } from 'viem'
 import { expectChainId } from '../chain/expectChainId.ts'
+import { readFees, type Fees } from '../chain/fees.ts'
 import { readL1DataFee } from '../chain/l1DataFee.ts'
 import { readWeiPerBaseUnit, type Fraction } from '../chain/tokenPrice.ts'
 import { ToolError } from '../tool.ts'
@@ -10,17 +11,13 @@ import { describeRevertData, revertReason } from './revertReason.ts'
 import { decodeRelayResult, encodeRunnerCall, type CallOutcome, type RunnerRelay } from './runnerCall.ts'
 import type { SignedAuthorization } from './schemas.ts'
 
+export type { Fees }
+
 /** EIP-7825 (Osaka): no transaction may carry a gas limit above 2²⁴, whatever the block's limit. */
 export const MAX_TRANSACTION_GAS = 16_777_216n
 
 /** Room in a transaction beside the call's stipend: the intrinsic gas, the payment phase, the Runner's own work. */
 const PAYMENT_PHASE_ROOM = 500_000n
-
-/** Fee fields of an EIP-1559 transaction. */
-export interface Fees {
-  readonly maxFeePerGas: bigint
-  readonly maxPriorityFeePerGas: bigint
-}
 
 /** The runner transaction for a relay, exactly as it will be signed, and what it may cost. */
 export interface PreparedRelay {
@@ -57,8 +54,9 @@ export function viemAuthorizations(list: readonly SignedAuthorization[] | undefi
 /**
  * Prepares the runner transaction for a relay and simulates exactly what will be signed — the same
  * from, to, data, gas limit, fee fields and authorization list — at the latest block:
- * 1. a probe with the largest stipend allowed measures the call; a payment phase that fails, or a call
- *    that fails even with that stipend, is a `ToolError` (`${refusal}: <reason>`);
+ * 1. a probe with the largest stipend allowed (`relay.maxCallGas`) measures the call, in the same
+ *    JSON-RPC batch as the fees, the block and the price; a payment phase that fails, or a call that
+ *    fails even with that stipend, is a `ToolError` (`${refusal}: <reason>`);
  * 2. the stipend is the measured gas with room (`stipendFor`), unless `callGas` is given;
  * 3. the gas limit is the node's estimate of the exact transaction — the least limit that gives the
  *    call its whole stipend, since the Runner reverts `GasShort` below it — with the configured headroom;
@@ -83,28 +81,38 @@ export async function prepareRunnerTransaction(
   const authorizations = viemAuthorizations(authorizationList)
   const refusal = options.refusal ?? 'refused'
   const { token } = options
-  const [fees, block, weiPerBaseUnit] = await Promise.all([
-    options.fees ?? client.estimateFeesPerGas(),
-    client.getBlock({ blockTag: 'latest' }),
-    readWeiPerBaseUnit(network, token.address),
-    expectChainId(network),
-  ])
-  const transactionCap = block.gasLimit < MAX_TRANSACTION_GAS ? block.gasLimit : MAX_TRANSACTION_GAS
   const callData = relay.form === 'batch' ? relay.data : relay.call.data
-  const callCap = min(BigInt(config.relay.maxCallGas), transactionCap - PAYMENT_PHASE_ROOM - calldataGas(callData))
-  if (callCap <= 0n) throw new ToolError(`${refusal}: the call's data is too large for one transaction on ${config.name}`)
-  const hasCall = relay.form === 'batch' || getAddress(relay.call.to) !== '0x0000000000000000000000000000000000000000'
+  const hasCall = relay.form === 'batch' || getAddress(relay.call.to) !== zeroAddress
   const base = { account: operator, to, blockTag: 'latest' as const, ...(authorizations ? { authorizationList: authorizations } : {}) }
-
-  const run = async (callGas: bigint, gas: bigint, withFees: boolean): Promise<CallOutcome> => {
-    const data = encodeRunnerCall(relay, callGas)
+  const run = async (callGas: bigint, gas: bigint, withFees: Fees | undefined): Promise<CallOutcome> => {
     try {
-      const result = await client.call({ ...base, data, gas, ...(withFees ? fees : {}) })
+      const result = await client.call({ ...base, data: encodeRunnerCall(relay, callGas), gas, ...(withFees ?? {}) })
       return decodeRelayResult(relay.form, result.data ?? '0x')
     } catch (error) {
       throw refuse(error, token, refusal)
     }
   }
+  const estimateFor = (callGas: bigint, fees: Fees) =>
+    client.estimateGas({ ...base, data: encodeRunnerCall(relay, callGas), ...fees }).catch((error: unknown) => {
+      throw refuse(error, token, refusal)
+    })
+  // One JSON-RPC batch: the block, fees and price, and either the probe (its stipend the configured
+  // cap, checked against the block's gas limit once that is known) or, when the stipend and fees are
+  // known already (a send), the estimate of the exact transaction.
+  const probeCap = BigInt(config.relay.maxCallGas)
+  const probing = options.callGas === undefined && hasCall
+  const blockRead = client.getBlock({ blockTag: 'latest' })
+  const [fees, block, weiPerBaseUnit, probe, knownEstimate] = await Promise.all([
+    options.fees ?? readFees(client, blockRead),
+    blockRead,
+    readWeiPerBaseUnit(network, token.address),
+    probing ? run(probeCap, probeCap + PAYMENT_PHASE_ROOM + calldataGas(callData), undefined) : undefined,
+    options.callGas !== undefined && options.fees ? estimateFor(options.callGas, options.fees) : undefined,
+    expectChainId(network),
+  ])
+  const transactionCap = block.gasLimit < MAX_TRANSACTION_GAS ? block.gasLimit : MAX_TRANSACTION_GAS
+  const callCap = min(probeCap, transactionCap - PAYMENT_PHASE_ROOM - calldataGas(callData))
+  if (callCap <= 0n) throw new ToolError(`${refusal}: the call's data is too large for one transaction on ${config.name}`)
   const callFails = async (outcome: CallOutcome, what: string) => {
     const why = outcome.reason !== '0x' ? describeRevertData(outcome.reason, token.decimals, token.symbol) : await options.explainCallFailure?.()
     return new ToolError(
@@ -113,23 +121,16 @@ export async function prepareRunnerTransaction(
   }
 
   let callGas = options.callGas ?? 0n
-  if (options.callGas === undefined && hasCall) {
-    const probe = await run(callCap, transactionCap, false)
-    if (!probe.callSucceeded) throw await callFails(probe, `in simulation even with ${callCap} gas`)
-    callGas = stipendFor(probe.callGasUsed)
-    if (callGas > callCap) callGas = callCap
+  if (probe) {
+    if (!probe.callSucceeded) throw await callFails(probe, `in simulation even with ${probeCap} gas`)
+    callGas = min(stipendFor(probe.callGasUsed), callCap)
   }
   for (let attempt = 0; ; attempt++) {
     const data = encodeRunnerCall(relay, callGas)
-    let estimate: bigint
-    try {
-      estimate = await client.estimateGas({ ...base, data, ...fees })
-    } catch (error) {
-      throw refuse(error, token, refusal)
-    }
+    const estimate = attempt === 0 && knownEstimate !== undefined ? knownEstimate : await estimateFor(callGas, fees)
     const gas = min((estimate * BigInt(config.runner.gasLimitBps)) / 10_000n, transactionCap)
     if (estimate > transactionCap) throw new ToolError(`${refusal}: the transaction needs ${estimate} gas, over the ${transactionCap} one transaction may carry on ${config.name}`)
-    const outcome = await run(callGas, gas, true)
+    const outcome = await run(callGas, gas, fees)
     if (outcome.callSucceeded || !hasCall) {
       const nonce = options.nonce
       const l1FeeWei = await readL1DataFee(network, { to, data, gas, nonce, ...fees, ...(authorizations ? { authorizationList: authorizations } : {}) })

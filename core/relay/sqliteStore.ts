@@ -19,7 +19,8 @@ CREATE TABLE IF NOT EXISTS submissions (
   gas_used TEXT,
   fee TEXT,
   reason TEXT,
-  outcome TEXT
+  outcome TEXT,
+  call_gas TEXT
 );
 CREATE INDEX IF NOT EXISTS submissions_active ON submissions (chain, stage, created_at);
 `
@@ -44,12 +45,14 @@ export class SqliteSubmissionStore implements SubmissionStore {
     this.#db.pragma('journal_mode = WAL')
     this.#db.pragma('synchronous = FULL')
     this.#db.exec(SCHEMA)
-    // A file made before the relay recorded outcomes gains the column.
+    // A file made before payment-first relays gains their columns.
     const columns = this.#db.prepare<[], { name: string }>('PRAGMA table_info(submissions)').all()
-    if (!columns.some((column) => column.name === 'outcome')) this.#db.exec('ALTER TABLE submissions ADD COLUMN outcome TEXT')
+    for (const name of ['outcome', 'call_gas']) {
+      if (!columns.some((column) => column.name === name)) this.#db.exec(`ALTER TABLE submissions ADD COLUMN ${name} TEXT`)
+    }
     this.#insert = this.#db.prepare(
-      `INSERT INTO submissions (id, chain, stage, created_at, updated_at, deadline, request)
-       VALUES (@id, @chain, @stage, @createdAt, @updatedAt, @deadline, @request)`,
+      `INSERT INTO submissions (id, chain, stage, created_at, updated_at, deadline, request, call_gas)
+       VALUES (@id, @chain, @stage, @createdAt, @updatedAt, @deadline, @request, @callGas)`,
     )
     this.#get = this.#db.prepare('SELECT * FROM submissions WHERE id = ?')
     this.#active = this.#db.prepare(
@@ -59,7 +62,7 @@ export class SqliteSubmissionStore implements SubmissionStore {
   }
 
   async insert(submission: Submission): Promise<void> {
-    this.#insert.run({ ...submission, request: JSON.stringify(submission.request) })
+    this.#insert.run({ ...submission, request: JSON.stringify(submission.request), callGas: submission.callGas ?? null })
   }
 
   async get(id: string): Promise<Submission | undefined> {

@@ -27,6 +27,8 @@ export interface Submission {
   /** unix seconds */
   readonly deadline: number
   readonly request: SubmitRequest
+  /** The call's stipend measured at submit (decimal gas): each send re-simulates with it, raising it only if the call now needs more. */
+  readonly callGas?: string
   readonly transaction?: SentTransaction
   readonly blockNumber?: string
   readonly gasUsed?: string

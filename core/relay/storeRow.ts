@@ -14,6 +14,7 @@ export interface SubmissionRow {
   updated_at: number | string
   deadline: number | string
   request: string
+  call_gas: string | null
   tx: string | null
   block_number: string | null
   gas_used: string | null
@@ -47,6 +48,7 @@ export function fromRow(row: SubmissionRow): Submission {
     updatedAt: Number(row.updated_at),
     deadline: Number(row.deadline),
     request: JSON.parse(row.request) as SubmitRequest,
+    ...(row.call_gas ? { callGas: row.call_gas } : {}),
     ...(row.tx ? { transaction: JSON.parse(row.tx) as SentTransaction } : {}),
     ...(row.block_number ? { blockNumber: row.block_number } : {}),
     ...(row.gas_used ? { gasUsed: row.gas_used } : {}),

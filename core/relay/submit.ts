@@ -50,7 +50,7 @@ export async function submitCall(context: RelayContext, request: SubmitRequest):
     )
   }
   const createdAt = Date.now()
-  const submission = { id: randomUUID(), chain: network.name, stage: 'waiting' as const, createdAt, updatedAt: createdAt, deadline, request }
+  const submission = { id: randomUUID(), chain: network.name, stage: 'waiting' as const, createdAt, updatedAt: createdAt, deadline, request, callGas: prepared.callGas.toString() }
   await store.insert(submission)
   context.wake()
   return submissionView(submission)
