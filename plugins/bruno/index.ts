@@ -14,8 +14,8 @@ import { submit } from './submit.ts'
 const instructions =
   'bruno — the relay. `account` says whether an account is delegated to Calibur and what it holds. `quote` prices a ' +
   'call in a token. `submit` hands a paid call to the runner and answers at once with an id; `status` follows it ' +
-  'to done. Bruno never holds a key: your wallet signs what the other groups prepare, and the payment is made inside ' +
-  'the same transaction as the call.'
+  'to done. Bruno never holds a key: your wallet signs what the other groups prepare. The payment is made first, in the ' +
+  'same transaction as the call: a call that fails on chain still pays, so calls that fail in simulation are refused.'
 
 /**
  * The `bruno` group: account, quote, submit, status; the relay's resources (each network's

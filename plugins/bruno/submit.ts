@@ -17,10 +17,11 @@ export const submit = (chain: TSchema) =>
       'The runner sends the call from Bruno\'s Runner contract, never from your account: `call` must be what ' +
       'calibur_execute returned (your account\'s signed Calibur batch), or a call that acts by signature. A builder\'s ' +
       'transactionRequest or a helper\'s calls never go here as they are: wrap them with calibur_batch first. ' +
-      'payment is either {token, amount} — the call itself pays the payee at least amount (the batch\'s payment leg) — ' +
-      'or {token, authorization, signature} — a signed EIP-3009 transfer to the payee from payment_authorization. ' +
-      'Checked before it is accepted: the whole transaction is simulated (the call must succeed and the payee must ' +
-      'gain at least the amount) and the amount must cover the gas at current fees. authorizationList takes signed ' +
+      'payment is {token, authorization, signature} (a signed EIP-3009 transfer to the payee, from payment_authorization) ' +
+      'or {token, amount} with `call` a Calibur batch whose first call pays (calibur_execute\'s); a payment elsewhere in a ' +
+      'call is refused. The payment is taken first, then the call runs: a call that fails on chain STILL PAYS (status ' +
+      'shows outcome.callSucceeded false and why), so a call that fails in simulation is refused here, and the payment ' +
+      'must cover the most the runner could pay (gas limit × max fee) at current fees. authorizationList takes signed ' +
       'EIP-7702 authorizations sent in the same transaction (to delegate an account to Calibur and run its batch at once).',
     input: Type.Object({ chain, ...SubmitRequest.properties }, { additionalProperties: false }),
     output: SubmissionView,

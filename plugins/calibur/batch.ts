@@ -301,8 +301,8 @@ function short(address: Address): string {
 
 /**
  * `calibur_batch`: wraps an account's calls (any helper's `calls`, a builder's transactionRequest)
- * into a Calibur signed batch that pays Bruno in its last call, measured and priced, as typed
- * data for the account's wallet to sign.
+ * into a Calibur signed batch that pays Bruno first, then runs them (`paymentFirstBatch`), measured
+ * and priced, as typed data for the account's wallet to sign.
  *
  * @example
  * registry.addGroup({ name: 'calibur', order: 20, instructions, tools: [caliburBatch(app.bruno.chainArgument), …] })
@@ -321,10 +321,10 @@ export const caliburBatch = (chain: TSchema) =>
       'type are ignored; a chainId other than the chain\'s is refused; value decimal or 0x-hex). Ask builders for ' +
       'transactions with the account as fromAddress and as recipient, never Bruno. `approvals` ({token, spender, ' +
       'amount} in base units): each allowance of the account is read and an approve(spender, amount) is put first ' +
-      'only where it is short. The batch ends with a payment leg, token.transfer(payee, amount): the whole runner ' +
-      'transaction is estimated from the owner path (execute(BatchedCall) simulated from the account itself) plus ' +
-      'what the signed path and the Runner add (exact calldata, ~30k gas, ~17.5k more on a nonce key\'s first use), ' +
-      'priced at current fees plus the configured margin, in `token` at the configured pool\'s price. Pass `typedData` ' +
+      'only where it is short. The batch PAYS FIRST, token.transfer(payee, amount), then runs the calls all or nothing: ' +
+      'if they fail on chain the payment is still taken (they are simulated here and at submit, and refused if they ' +
+      'fail). The gas limit is estimated from the calls run from the account itself plus what the signed path and the ' +
+      'Runner add, priced at current max fees plus the configured margin, in `token` at the pool\'s price. Pass `typedData` ' +
       'UNCHANGED to the account\'s wallet sign-typed-data tool (eth_signTypedData_v4), signed by the account\'s own key; ' +
       'smart-wallet signers (ERC-1271 / ERC-6492) cannot sign a Calibur batch. Then give typedData and the signature ' +
       'to calibur_execute, and its result to submit. A builder\'s call never goes to submit as it is. `deadline` (unix ' +
@@ -360,7 +360,7 @@ export const caliburBatch = (chain: TSchema) =>
             amountFormatted: Type.String({ description: 'amount in whole token units' }),
             payee: AddressSchema,
           },
-          { additionalProperties: false, description: 'the batch\'s last call pays this to the payee' },
+          { additionalProperties: false, description: 'the batch\'s first call pays this to the payee' },
         ),
         calls: { ...Calls, description: 'the account\'s own calls as signed, after the payment and the guard: approvals added, then the given calls' },
         approvalsAdded: { ...Approvals, description: 'the approvals put first because the allowance was short' },

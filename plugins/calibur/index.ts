@@ -6,7 +6,7 @@ import { caliburBatchReader } from './paymentFirstBatch.ts'
 const instructions =
   'calibur — batches for an account delegated to Calibur (EIP-7702; `account` says isCalibur). Put the account\'s ' +
   'calls (helpers\' `calls`, builders\' transactions made with the account as fromAddress and recipient, never Bruno) ' +
-  'and their `approvals` into calibur_batch: it adds the approvals that are short and a payment leg that pays Bruno in ' +
+  'and their `approvals` into calibur_batch: it adds the approvals that are short and a first call that pays Bruno in ' +
   'a token (e.g. USDC), measured and priced. Pass its `typedData` UNCHANGED to the account\'s wallet sign-typed-data ' +
   'tool (the account\'s own key; smart-wallet signers, ERC-1271 / ERC-6492, cannot sign it), then give typedData and ' +
   'the signature to calibur_execute, and its {call, payment} to submit; poll status until done. Never send a ' +

@@ -39,7 +39,8 @@ export const payGasInToken = definePrompt({
         `\`payment_authorization\` with {chain: "${chain}", from: "${account}", token: "${symbol}", amount: the quote's \`amount\`}. It returns \`typedData\` and \`payment\`.`,
         'Have the account\'s wallet sign `typedData` with its sign-typed-data tool, passing it UNCHANGED (domain, types, primaryType, message exactly as returned). Only the account\'s own EOA key can sign it: smart-wallet signatures (ERC-1271 / ERC-6492) are refused by the transfer.',
         `\`submit\` with {chain: "${chain}", call, payment: {token, authorization, signature}}: \`token\` and \`authorization\` are payment_authorization's \`payment\` as returned, \`signature\` the wallet's. It answers at once with an \`id\`.`,
-        'Poll `status` with {id} until the stage is `done` (give me the transaction hash and the fee) or `failed` (give me the reason).',
+        'Poll `status` with {id} until the stage is `done` (give me the transaction hash, the fee and whether outcome.callSucceeded: ' +
+          'a call that failed on chain still paid) or `failed` (give me the reason).',
       ]),
       '',
       ON_REFUSAL,

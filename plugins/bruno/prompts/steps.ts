@@ -16,7 +16,8 @@ export function signedBatchSteps(first: number, chain: string, withAuthorization
     `\`submit\` with {chain: "${chain}", call, payment` +
       (withAuthorization ? ', authorizationList' : '') +
       '} exactly as calibur_execute returned them. It answers at once with an `id`.',
-    'Poll `status` with {id} until the stage is `done` (give me the transaction hash and the fee) or `failed` (give me the reason).',
+    'Poll `status` with {id} until the stage is `done` (give me the transaction hash, the fee and whether outcome.callSucceeded: ' +
+      'a call that failed on chain still paid) or `failed` (give me the reason).',
   ])
 }
 
