@@ -11,6 +11,7 @@ import {
   encodeFunctionData,
   erc20Abi,
   getAddress,
+  size as hexSize,
   http,
   toHex,
   zeroAddress,
@@ -341,6 +342,55 @@ t.test('batches: a failing call reverts with CallFailed, or is passed over witho
   const lenient = signedCall({ nonce, batchedCall: { calls: [failing], revertOnFailure: false } })
   const lenientData = executeData(lenient, wrap(await sign(lenient)))
   t.equal(await revertSelector({ from: vector.relayer, data: lenientData }), undefined)
+})
+
+// DESIGN §4, measured on the real Calibur: the signed path costs ≈1,700 gas more than the owner path
+// for each extra 68-byte call (it copies the batch into memory to hash it, and again to run it). The
+// stand-in must cost at least as much, or a gas allowance calibrated on it undercounts the real one.
+const realCaliburSignedOverOwnerPerCall = 1_700n
+
+t.test('signed path minus owner path, per extra 68-byte ERC-20 transfer, is at least the real Calibur\'s', async (t) => {
+  // The account holds WETH, so every transfer moves a unit to a recipient of its own.
+  const deposit = encodeFunctionData({ abi: weth9Artifact.abi, functionName: 'deposit' })
+  await mined(await deployer.sendTransaction({ to: token, value: 10n ** 18n, data: deposit }))
+  await mined(
+    await deployer.writeContract({ address: token, abi: erc20Abi, functionName: 'transfer', args: [account, 10n ** 18n] }),
+  )
+  const transfers = (count: number): Call[] =>
+    Array.from({ length: count }, (_, i) => ({
+      to: token,
+      value: 0n,
+      data: encodeFunctionData({
+        abi: erc20Abi,
+        functionName: 'transfer',
+        args: [toHex(0x10000n + BigInt(i), { size: 20 }), 1n],
+      }),
+    }))
+  t.equal(hexSize(transfers(1)[0]!.data), 68, 'each call carries 68 bytes of data')
+
+  // Both paths from the same state (estimates: no transaction is sent), the batch in the same encoding.
+  const nonce = await getSeq(0n)
+  const signedOverOwner = async (count: number) => {
+    const batchedCall = { calls: transfers(count), revertOnFailure: true }
+    const owner = await estimate(account, encodeFunctionData({ abi, functionName: 'execute', args: [batchedCall] }))
+    const message = signedCall({ nonce, batchedCall })
+    const signed = await estimate(vector.relayer, executeData(message, wrap(await sign(message))))
+    return { owner, signed, difference: signed - owner }
+  }
+  const one = await signedOverOwner(1)
+  t.comment(`gas, 1 call: owner path ${one.owner}, signed path ${one.signed} (+${one.difference})`)
+  for (const count of [2, 8, 16, 32]) {
+    const { owner, signed, difference } = await signedOverOwner(count)
+    const perExtraCall = (difference - one.difference) / BigInt(count - 1)
+    t.comment(
+      `gas, ${count} calls: owner path ${owner}, signed path ${signed} (+${difference}); ` +
+        `signed − owner per extra call ${perExtraCall}`,
+    )
+    t.ok(
+      perExtraCall >= realCaliburSignedOverOwnerPerCall,
+      `${count} calls: the signed path costs ${perExtraCall} more per extra call (real Calibur ≈${realCaliburSignedOverOwnerPerCall})`,
+    )
+  }
 })
 
 t.test('ERC-7821 execute: batch modes only, from the account only', async (t) => {

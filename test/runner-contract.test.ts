@@ -1,28 +1,47 @@
+import { readFileSync } from 'node:fs'
+import solc from 'solc'
 import t from 'tap'
 import {
+  type Abi,
   type Address,
   BaseError,
   type Hex,
-  type SignedAuthorizationList,
+  type TransactionReceipt,
   createPublicClient,
+  createTestClient,
   createWalletClient,
   decodeErrorResult,
+  decodeFunctionResult,
   encodeAbiParameters,
   encodeFunctionData,
   erc20Abi,
+  getAddress,
   http,
+  isAddressEqual,
+  parseAbi,
+  parseEther,
   parseEventLogs,
   parseSignature,
   parseUnits,
+  size,
+  slice,
   toHex,
   zeroAddress,
   zeroHash,
 } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { foundry } from 'viem/chains'
+import { formatAbiItem } from 'viem/utils'
 import { caliburCompatibleAbi, runnerAbi } from '../contracts/abi.ts'
+import { compilerSettings } from '../contracts/build.ts'
 import { startAnvil } from '../core/devnet/anvil.ts'
 import { deployDevnet } from '../core/devnet/deploy.ts'
+import { devnetPricing, ledgerViolations, runnerLedger } from './fixtures/runnerLedger.ts'
+
+// The Runner's guarantees (contracts/Runner.sol, DESIGN §3 "The Runner contract"), each with a test that fails
+// without it. The operator sends only transactions that simulate cleanly at the gas they are sent with; where a
+// revert is the point, it is observed with eth_call (or debug_traceCall), never sent. The last test checks the
+// operator's ledger: nothing reverted, and no relay spent more than its payment was worth.
 
 const anvil = await startAnvil()
 t.teardown(() => anvil.stop())
@@ -30,36 +49,128 @@ const devnet = await deployDevnet(anvil.rpcUrl)
 const transport = http(anvil.rpcUrl)
 const chain = { ...foundry, id: devnet.chainId }
 const client = createPublicClient({ chain, transport, pollingInterval: 50 })
-const operator = createWalletClient({ account: privateKeyToAccount(devnet.runner.operator.privateKey), chain, transport })
+const testClient = createTestClient({ mode: 'anvil', chain, transport })
+const wallet = (privateKey: Hex) => createWalletClient({ account: privateKeyToAccount(privateKey), chain, transport })
+const operator = wallet(devnet.runner.operator.privateKey)
+const deployer = wallet(devnet.deployer.privateKey)
 const runner = devnet.runner.contract
-// anvil #9, the devnet config's payee.
-const payee = '0xa0Ee7A142d267C1f36714E4a8F75612F20a79720'
+const usdc = devnet.usdc
+
 const demoAccount = (index: number) => {
   const demo = devnet.demoAccounts[index]
   if (!demo) throw new Error(`the devnet has no demo account #${index + 1}`)
   return privateKeyToAccount(demo.privateKey)
 }
-// #1 delegates to Calibur in the first relay; #2 only ever signs USDC transfers.
+// #1 is delegated to Calibur below and pays with its batches; #2 only ever signs EIP-3009 transfers; #3 funds.
 const delegated = demoAccount(0)
 const usdcOnly = demoAccount(1)
+const funder = wallet(devnet.demoAccounts[2]!.privateKey)
+// anvil #9, the devnet config's payee.
+const payee: Address = '0xa0Ee7A142d267C1f36714E4a8F75612F20a79720'
+// anvil #8: a payee that has approved the delegated account to pull its USDC.
+const approvingPayee = wallet('0xdbda1821b80551c9d65939329250298aa3472ba22feea921c0cf5d620ea67b97')
+// anvil #5: anyone who is not the operator.
+const stranger = privateKeyToAccount('0x8b3a350cf5c34c9194ca85829a2df0ec3153be0318b5e2d3348e872092edffba')
+// Where the agents' transfers go.
+const sink: Address = '0x5151515151515151515151515151515151515151'
+
+// What each relay pays: enough for its gas at the devnet's fees and pool price (the last test checks the ledger).
+const fee = parseUnits('5', 6)
+const settleGas = await client.readContract({ address: runner, abi: runnerAbi, functionName: 'SETTLE_GAS' })
+const reasonBytes = await client.readContract({ address: runner, abi: runnerAbi, functionName: 'REASON_BYTES' })
+
+// ─── The probe: a test-only target, compiled here with the pinned solc and the contracts' own settings ───
+
+const probeAbi = parseAbi([
+  'event Probed(uint256 gasAtEntry, uint256 payeeBalance, uint256 value, address sender)',
+  'function BOMB_HEAD() view returns (uint256)',
+  'function probe(address token, address payee, uint256 payment, address runner) payable returns (uint256, uint256)',
+  'function burn() pure',
+  'function fail(bytes reason) pure',
+  'function bomb(uint256 size, bool reverts) pure',
+  'function forward(address to, bytes data)',
+])
+
+function compileFixture(name: string): { abi: Abi; bytecode: Hex } {
+  const content = readFileSync(new URL(`./fixtures/contracts/${name}.sol`, import.meta.url), 'utf8')
+  const input = {
+    language: 'Solidity',
+    sources: { [`${name}.sol`]: { content } },
+    settings: { ...compilerSettings, outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } } },
+  }
+  const output = JSON.parse(solc.compile(JSON.stringify(input))) as {
+    errors?: { formattedMessage: string }[]
+    contracts?: Record<string, Record<string, { abi: Abi; evm: { bytecode: { object: string } } }>>
+  }
+  if (output.errors?.length) throw new Error(`solc: ${output.errors.map((e) => e.formattedMessage).join('\n')}`)
+  const contract = output.contracts?.[`${name}.sol`]?.[name]
+  if (!contract) throw new Error(`solc produced no ${name}`)
+  return { abi: contract.abi, bytecode: `0x${contract.evm.bytecode.object}` }
+}
+
+const probeArtifact = compileFixture('RunnerProbe')
+{
+  // The typed ABI above is the compiled one, item for item.
+  const compiled = probeArtifact.abi.map((item) => formatAbiItem(item as never)).sort()
+  const typed = probeAbi.map((item) => formatAbiItem(item)).sort()
+  if (JSON.stringify(compiled) !== JSON.stringify(typed))
+    throw new Error(`RunnerProbe's ABI changed: ${JSON.stringify(compiled)}`)
+}
+
+const mined = async (hash: Hex) => {
+  const receipt = await client.waitForTransactionReceipt({ hash })
+  if (receipt.status !== 'success') throw new Error(`reverted: ${hash}`)
+  return receipt
+}
+
+const probe = getAddress((await mined(await deployer.deployContract({ ...probeArtifact }))).contractAddress!)
+
+// Setup, none of it by the operator: #1 delegates to Calibur; the approving payee holds USDC and lets #1 pull it.
+await mined(
+  await deployer.sendTransaction({
+    to: delegated.address,
+    authorizationList: [await deployer.signAuthorization({ account: delegated, contractAddress: devnet.calibur })],
+  }),
+)
+await mined(
+  await funder.writeContract({
+    address: usdc,
+    abi: erc20Abi,
+    functionName: 'transfer',
+    args: [approvingPayee.account.address, parseUnits('100', 6)],
+  }),
+)
+// The probe holds USDC, to pay as a relayed account.
+await mined(await funder.writeContract({ address: usdc, abi: erc20Abi, functionName: 'transfer', args: [probe, fee * 20n] }))
+await mined(
+  await approvingPayee.writeContract({
+    address: usdc,
+    abi: erc20Abi,
+    functionName: 'approve',
+    args: [delegated.address, parseUnits('100', 6)],
+  }),
+)
+
+// ─── Helpers ───
 
 const usdcBalance = (address: Address) =>
-  client.readContract({ address: devnet.usdc, abi: erc20Abi, functionName: 'balanceOf', args: [address] })
+  client.readContract({ address: usdc, abi: erc20Abi, functionName: 'balanceOf', args: [address] })
 
-type Request = { from: Address; data: Hex; authorizationList?: SignedAuthorizationList }
+type Request = { from?: Address; data: Hex; gas?: bigint; value?: bigint; to?: Address }
 
-// The full revert data of a simulated call, or undefined when it succeeds.
-async function revertData({ from, data, authorizationList }: Request): Promise<Hex | undefined> {
+// The revert data of a simulated call ('0x' for a revert without data), or undefined when it succeeds.
+async function revertData({ from = operator.account.address, to = runner, data, gas, value }: Request) {
   try {
-    await client.call({ account: from, to: runner, data, ...(authorizationList ? { authorizationList } : {}) })
+    await client.call({ account: from, to, data, ...(gas ? { gas } : {}), ...(value ? { value } : {}) })
     return undefined
   } catch (error) {
     if (!(error instanceof BaseError)) throw error
     const withData = error.walk((inner) => typeof (inner as { data?: unknown }).data === 'string') as {
       data?: Hex
     } | null
-    if (!withData?.data) throw error
-    return withData.data
+    if (withData?.data) return withData.data
+    if (/revert/i.test(error.message)) return '0x'
+    throw error
   }
 }
 
@@ -69,27 +180,129 @@ const runnerError = (data: Hex | undefined) => {
   return { errorName, args }
 }
 
-// Sends from the operator only what simulates cleanly: the runner's ETH is never spent on a revert.
-async function send(request: Omit<Request, 'from'>) {
-  const failure = await revertData({ ...request, from: operator.account.address })
-  if (failure !== undefined) throw new Error(`would revert: ${failure}`)
-  const { data, authorizationList } = request
-  const hash = await operator.sendTransaction({ to: runner, data, ...(authorizationList ? { authorizationList } : {}) })
-  const receipt = await client.waitForTransactionReceipt({ hash })
-  if (receipt.status !== 'success') throw new Error(`reverted: ${hash}`)
-  return receipt
+// What a relay returns, simulated from the operator: (callSucceeded, callGasUsed, reason).
+async function simulate(
+  functionName: 'relayWithAuthorization' | 'relayBatch',
+  { data, gas }: { data: Hex; gas?: bigint },
+) {
+  const result = await client.call({ account: operator.account.address, to: runner, data, ...(gas ? { gas } : {}) })
+  const [callSucceeded, callGasUsed, reason] =
+    functionName === 'relayBatch'
+      ? decodeFunctionResult({ abi: runnerAbi, functionName, data: result.data! })
+      : decodeFunctionResult({ abi: runnerAbi, functionName, data: result.data! })
+  return { callSucceeded, callGasUsed, reason }
 }
 
-// A Calibur batch the delegated account signs: the typed data a wallet would be shown, built from the
-// domain's facts (the account has no code yet to read eip712Domain() from).
-async function signedBatch(calls: { to: Address; value: bigint; data: Hex }[], nonce: bigint) {
+// The operator sends at the estimate (the lowest limit that succeeds), and only what simulates at that limit.
+async function send(data: Hex): Promise<TransactionReceipt> {
+  const gas = await client.estimateGas({ account: operator.account.address, to: runner, data })
+  const failure = await revertData({ data, gas })
+  if (failure !== undefined) throw new Error(`would revert at its estimate ${gas}: ${failure}`)
+  return mined(await operator.sendTransaction({ to: runner, data, gas }))
+}
+
+const relayedOf = (receipt: TransactionReceipt) => {
+  const events = parseEventLogs({ abi: runnerAbi, eventName: 'Relayed', logs: receipt.logs })
+  if (events.length !== 1) throw new Error(`expected one Relayed, got ${events.length}`)
+  return events[0]!.args
+}
+
+const probedOf = (receipt: TransactionReceipt) =>
+  parseEventLogs({ abi: probeAbi, eventName: 'Probed', logs: receipt.logs })
+    .filter((log) => isAddressEqual(log.address, probe))
+    .map((log) => log.args)
+
+// A signed EIP-3009 transfer of `value` from the USDC-only account to `to`, as the Runner takes it.
+async function authorizationFor(value: bigint, to: Address = payee) {
+  const { timestamp } = await client.getBlock()
   const message = {
-    batchedCall: { calls, revertOnFailure: true },
-    nonce,
-    keyHash: zeroHash,
-    executor: zeroAddress,
-    deadline: 0n,
+    from: usdcOnly.address,
+    to,
+    value,
+    validAfter: 0n,
+    validBefore: timestamp + 3600n,
+    nonce: toHex(BigInt(generatePrivateKey()), { size: 32 }),
   }
+  const signature = await usdcOnly.signTypedData({
+    domain: { name: 'USD Coin', version: '2', chainId: devnet.chainId, verifyingContract: usdc },
+    types: {
+      TransferWithAuthorization: [
+        { name: 'from', type: 'address' },
+        { name: 'to', type: 'address' },
+        { name: 'value', type: 'uint256' },
+        { name: 'validAfter', type: 'uint256' },
+        { name: 'validBefore', type: 'uint256' },
+        { name: 'nonce', type: 'bytes32' },
+      ],
+    },
+    primaryType: 'TransferWithAuthorization',
+    message,
+  })
+  const { r, s, v } = parseSignature(signature)
+  const { to: _to, ...fields } = message
+  return { ...fields, v: Number(v), r, s }
+}
+
+type Authorization = Awaited<ReturnType<typeof authorizationFor>>
+
+const relayWithAuthorizationData = (args: {
+  target?: Address
+  data?: Hex
+  callGas?: bigint
+  payee?: Address
+  amount?: bigint
+  authorization: Authorization
+}) =>
+  encodeFunctionData({
+    abi: runnerAbi,
+    functionName: 'relayWithAuthorization',
+    args: [
+      args.target ?? zeroAddress,
+      args.data ?? '0x',
+      args.callGas ?? 0n,
+      usdc,
+      args.payee ?? payee,
+      args.amount ?? fee,
+      args.authorization,
+    ],
+  })
+
+const relayBatchData = (args: { account?: Address; data: Hex; callGas?: bigint; payee?: Address; amount?: bigint }) =>
+  encodeFunctionData({
+    abi: runnerAbi,
+    functionName: 'relayBatch',
+    args: [
+      args.account ?? delegated.address,
+      args.data,
+      args.callGas ?? 1_000_000n,
+      usdc,
+      args.payee ?? payee,
+      args.amount ?? fee,
+    ],
+  })
+
+type Call = { to: Address; value: bigint; data: Hex }
+type BatchedCall = { calls: Call[]; revertOnFailure: boolean }
+
+const usdcCall = (data: Hex): Call => ({ to: usdc, value: 0n, data })
+const usdcTransfer = (to: Address, amount: bigint) =>
+  usdcCall(encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to, amount] }))
+const probeCall = (data: Hex): Call => ({ to: probe, value: 0n, data })
+// The probe as a call: it reports what it sees. As relayBatch's account: it pays `fee` first and passes the guard.
+const probeData = encodeFunctionData({ abi: probeAbi, functionName: 'probe', args: [usdc, payee, 0n, zeroAddress] })
+const probeAsAccount = encodeFunctionData({ abi: probeAbi, functionName: 'probe', args: [usdc, payee, fee, runner] })
+const paymentGuard = encodeFunctionData({ abi: runnerAbi, functionName: 'paymentGuard' })
+const guardCall: Call = { to: runner, value: 0n, data: paymentGuard }
+
+// The delegated account's signed Calibur `execute` of `batchedCall` (root key, any executor, no deadline).
+async function signedExecute(batchedCall: BatchedCall) {
+  const nonce = await client.readContract({
+    address: delegated.address,
+    abi: caliburCompatibleAbi,
+    functionName: 'getSeq',
+    args: [0n],
+  })
+  const message = { batchedCall, nonce, keyHash: zeroHash, executor: zeroAddress, deadline: 0n }
   const signature = await delegated.signTypedData({
     domain: {
       name: 'Calibur',
@@ -123,178 +336,428 @@ async function signedBatch(calls: { to: Address; value: bigint; data: Hex }[], n
   return encodeFunctionData({ abi: caliburCompatibleAbi, functionName: 'execute', args: [message, wrapped] })
 }
 
-const usdcTransfer = (to: Address, amount: bigint) => ({
-  to: devnet.usdc,
-  value: 0n,
-  data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to, amount] }),
-})
+// The batch relayBatch takes: `{[payment leg, {to: account, execute({[paymentGuard(), ...calls], revertOnFailure:
+// true})}], revertOnFailure: false}`, signed. The payment stands alone; the agent's calls run only past the guard.
+const payingBatch = ({ leg = usdcTransfer(payee, fee), calls }: { leg?: Call; calls: Call[] }) =>
+  signedExecute({
+    calls: [
+      leg,
+      {
+        to: zeroAddress,
+        value: 0n,
+        data: encodeFunctionData({
+          abi: caliburCompatibleAbi,
+          functionName: 'execute',
+          args: [{ calls: [guardCall, ...calls], revertOnFailure: true }],
+        }),
+      },
+    ],
+    revertOnFailure: false,
+  })
 
-const relayData = (target: Address, data: Hex, amount: bigint) =>
-  encodeFunctionData({ abi: runnerAbi, functionName: 'relay', args: [target, data, devnet.usdc, payee, amount] })
+// debug_traceCall's call tree, to see which contracts a reverting transaction reached.
+type Frame = { to?: string; gasUsed?: Hex; error?: string; calls?: Frame[] }
+const traceCall = (data: Hex, gas?: bigint) =>
+  (client.request as unknown as (args: { method: string; params: unknown[] }) => Promise<Frame>)({
+    method: 'debug_traceCall',
+    params: [
+      { from: operator.account.address, to: runner, data, ...(gas ? { gas: toHex(gas) } : {}) },
+      'latest',
+      { tracer: 'callTracer' },
+    ],
+  })
+const reaches = (frame: Frame, address: Address): boolean =>
+  (frame.to !== undefined && isAddressEqual(frame.to as Address, address)) ||
+  (frame.calls ?? []).some((inner) => reaches(inner, address))
 
-t.test('the devnet deploys the Runner for anvil #4 and places the delegate at Calibur\'s address', async (t) => {
+// The gas the probe spends before its first instruction reads gasleft() (dispatch and argument decoding),
+// measured by calling it directly: a transaction's execution starts with its limit less the intrinsic gas.
+const probeEntryGas = await (async () => {
+  const data = probeData
+  const gas = 100_000n
+  const result = await client.call({ account: stranger.address, to: probe, data, gas })
+  const [gasAtEntry] = decodeFunctionResult({ abi: probeAbi, functionName: 'probe', data: result.data! })
+  const bytes = Buffer.from(data.slice(2), 'hex')
+  const intrinsic = 21_000n + BigInt(bytes.reduce((sum, byte) => sum + (byte === 0 ? 4 : 16), 0))
+  return gas - intrinsic - gasAtEntry
+})()
+
+// ─── The tests ───
+
+t.test('the devnet deploys the Runner for anvil #4, and it holds nothing', async (t) => {
   t.equal(devnet.runner.operator.address, '0x15d34AAf54267DB7D7c367839AAf71A00a2C6A65')
   t.equal(
     await client.readContract({ address: runner, abi: runnerAbi, functionName: 'operator' }),
     devnet.runner.operator.address,
   )
-  t.equal(devnet.calibur, '0x000000005c84F8Fd50b21CAC312528A64437030e')
-  t.ok(((await client.getCode({ address: devnet.calibur })) ?? '0x').length > 2, 'Calibur\'s address has code')
+  t.equal(await client.getCode({ address: delegated.address }), `0xef0100${devnet.calibur.slice(2).toLowerCase()}`)
+  t.equal(await client.getBalance({ address: runner }), 0n)
+  t.equal(await usdcBalance(runner), 0n)
+  t.ok(probeEntryGas > 0n && probeEntryGas < 500n, `the probe reads gasleft() ${probeEntryGas} gas into its call`)
 })
 
-t.test('only the operator may relay', async (t) => {
-  const data = relayData(zeroAddress, '0x', 0n)
-  t.same(runnerError(await revertData({ from: usdcOnly.address, data })), { errorName: 'NotOperator', args: undefined })
-  t.equal(await revertData({ from: operator.account.address, data }), undefined)
-})
-
-const fee = parseUnits('1.5', 6)
-
-t.test('relay: a Calibur batch that pays the payee in USDC, delegated in the same transaction', async (t) => {
-  const authorization = await operator.signAuthorization({ account: delegated, contractAddress: devnet.calibur })
-  const authorizationList = [authorization]
-  const spender = '0x2222222222222222222222222222222222222222'
-  const approve = {
-    to: devnet.usdc,
-    value: 0n,
-    data: encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [spender, 1000n] }),
+t.test('operator-only: both entry points refuse anyone else, and a call cannot re-enter them', async (t) => {
+  // Requests that would succeed from the operator (checked), so only the sender decides.
+  const withAuthorization = relayWithAuthorizationData({ authorization: await authorizationFor(fee) })
+  const batch = relayBatchData({ account: probe, data: probeAsAccount, callGas: 100_000n })
+  t.equal(await revertData({ data: withAuthorization }), undefined, 'relayWithAuthorization: the operator may')
+  t.equal(await revertData({ data: batch }), undefined, 'relayBatch: the operator may')
+  const notOperator = { errorName: 'NotOperator', args: undefined }
+  for (const from of [stranger.address, usdcOnly.address, delegated.address, runner]) {
+    t.same(runnerError(await revertData({ from, data: withAuthorization })), notOperator, `${from}: relayWithAuthorization`)
+    t.same(runnerError(await revertData({ from, data: batch })), notOperator, `${from}: relayBatch`)
   }
-  const execute = await signedBatch([approve, usdcTransfer(payee, fee)], 0n)
 
-  // Asking for one unit more than the batch pays fails the whole transaction, in simulation.
-  t.same(
-    runnerError(
-      await revertData({
-        from: operator.account.address,
-        data: relayData(delegated.address, execute, fee + 1n),
-        authorizationList,
-      }),
-    ),
-    { errorName: 'PaymentShort', args: [fee, fee + 1n] },
-  )
-
-  const payeeBefore = await usdcBalance(payee)
-  const receipt = await send({ data: relayData(delegated.address, execute, fee), authorizationList })
-  t.comment(`gas: relay of a 2-call Calibur batch with its 7702 delegation, ${receipt.gasUsed}`)
-  t.equal(await usdcBalance(payee), payeeBefore + fee)
-  t.equal(
-    await client.readContract({
-      address: devnet.usdc,
-      abi: erc20Abi,
-      functionName: 'allowance',
-      args: [delegated.address, spender],
-    }),
-    1000n,
-  )
-  t.equal(
-    await client.getCode({ address: delegated.address }),
-    `0xef0100${devnet.calibur.slice(2).toLowerCase()}`,
-  )
-  const [relayed] = parseEventLogs({ abi: runnerAbi, eventName: 'Relayed', logs: receipt.logs })
-  t.same(relayed?.args, { target: delegated.address, payee, received: fee })
-
-  // The same batch again: the account refuses the spent nonce, and the Runner passes its reason on.
-  const replay = runnerError(
-    await revertData({ from: operator.account.address, data: relayData(delegated.address, execute, fee) }),
-  )
-  t.equal(replay?.errorName, 'CallReverted')
-  t.equal((replay?.args as readonly [Hex] | undefined)?.[0], '0x756688fe', 'InvalidNonce()')
+  // A relayed call that calls the Runner back is refused like anyone else: the call fails, the relay stands.
+  for (const inner of [withAuthorization, batch]) {
+    const reentering = relayWithAuthorizationData({
+      target: probe,
+      data: encodeFunctionData({ abi: probeAbi, functionName: 'forward', args: [runner, inner] }),
+      callGas: 500_000n,
+      authorization: await authorizationFor(fee),
+    })
+    const result = await simulate('relayWithAuthorization', { data: reentering })
+    t.equal(result.callSucceeded, false, 're-entering fails')
+    t.same(runnerError(result.reason), notOperator, 'with NotOperator')
+  }
 })
 
-// A signed EIP-3009 transfer of `value` from the USDC-only account to the payee, as the Runner takes it.
-async function authorizationFor(value: bigint) {
-  const { timestamp } = await client.getBlock()
-  const message = {
-    from: usdcOnly.address,
-    to: payee as Address,
-    value,
-    validAfter: 0n,
-    validBefore: timestamp + 3600n,
-    nonce: toHex(BigInt(generatePrivateKey()), { size: 32 }),
-  }
-  const signature = await usdcOnly.signTypedData({
-    domain: { name: 'USD Coin', version: '2', chainId: devnet.chainId, verifyingContract: devnet.usdc },
-    types: {
-      TransferWithAuthorization: [
-        { name: 'from', type: 'address' },
-        { name: 'to', type: 'address' },
-        { name: 'value', type: 'uint256' },
-        { name: 'validAfter', type: 'uint256' },
-        { name: 'validBefore', type: 'uint256' },
-        { name: 'nonce', type: 'bytes32' },
-      ],
-    },
-    primaryType: 'TransferWithAuthorization',
-    message,
+t.test('relayWithAuthorization: the payee is paid before the call, which gets exactly callGas and no value', async (t) => {
+  const callGas = 300_000n
+  const data = relayWithAuthorizationData({
+    target: probe,
+    data: probeData,
+    callGas,
+    authorization: await authorizationFor(fee),
   })
-  const { r, s, v } = parseSignature(signature)
-  const { to: _payee, ...fields } = message
-  return { ...fields, v: Number(v), r, s }
-}
-
-const relayWithAuthorizationData = (
-  target: Address,
-  data: Hex,
-  amount: bigint,
-  authorization: Awaited<ReturnType<typeof authorizationFor>>,
-) =>
-  encodeFunctionData({
-    abi: runnerAbi,
-    functionName: 'relayWithAuthorization',
-    args: [target, data, devnet.usdc, payee, amount, authorization],
-  })
-
-t.test('relayWithAuthorization: a signed USDC transfer pays, then the call runs', async (t) => {
-  const spender = '0x3333333333333333333333333333333333333333'
-  const approve = {
-    to: devnet.usdc,
-    value: 0n,
-    data: encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [spender, 7n] }),
-  }
-  // The call: another batch of the (now delegated) account, which pays nothing itself.
-  const execute = await signedBatch([approve], 1n)
-  const authorization = await authorizationFor(fee)
-
-  t.same(
-    runnerError(
-      await revertData({
-        from: operator.account.address,
-        data: relayWithAuthorizationData(delegated.address, execute, fee + 1n, authorization),
-      }),
-    ),
-    { errorName: 'PaymentShort', args: [fee, fee + 1n] },
-    'the transfer counts toward the amount, and no more',
-  )
+  // The lowest limit that succeeds (the estimate, which `send` uses) is the one that gives the call all of
+  // callGas: one gas less and the Runner refuses before the call, rather than call with less.
+  const gas = await client.estimateGas({ account: operator.account.address, to: runner, data })
+  const short = runnerError(await revertData({ data, gas: gas - 1n }))
+  t.equal(short?.errorName, 'GasShort', 'one gas below the estimate: GasShort')
+  t.equal((short?.args as readonly bigint[] | undefined)?.[1], callGas + callGas / 63n + settleGas)
 
   const [payeeBefore, fromBefore] = [await usdcBalance(payee), await usdcBalance(usdcOnly.address)]
-  const receipt = await send({ data: relayWithAuthorizationData(delegated.address, execute, fee, authorization) })
-  t.comment(`gas: relayWithAuthorization (3009 transfer + 1-call Calibur batch), ${receipt.gasUsed}`)
+  const receipt = await send(data)
+  const [probed] = probedOf(receipt)
+  t.equal(probed?.payeeBalance, payeeBefore + fee, 'the call saw the payee already paid')
+  t.equal(probed?.gasAtEntry, callGas - probeEntryGas, 'the call was given exactly callGas')
+  t.equal(probed?.value, 0n, 'and no value')
+  t.equal(probed?.sender, runner)
+  t.same(relayedOf(receipt), { target: probe, payee, received: fee, callSucceeded: true, reason: '0x' })
   t.equal(await usdcBalance(payee), payeeBefore + fee)
   t.equal(await usdcBalance(usdcOnly.address), fromBefore - fee)
+})
+
+t.test('relayWithAuthorization: an amount above what the transfer pays is PaymentShort', async (t) => {
+  const authorization = await authorizationFor(fee)
+  for (const target of [zeroAddress, probe]) {
+    const data = relayWithAuthorizationData({
+      target,
+      data: target === probe ? probeData : '0x',
+      callGas: 100_000n,
+      amount: fee + 1n,
+      authorization,
+    })
+    t.same(runnerError(await revertData({ data })), { errorName: 'PaymentShort', args: [fee, fee + 1n] })
+  }
+  // A transfer to someone else is no payment to the payee: the token refuses the signature's `to`.
+  const elsewhere = await revertData({ data: relayWithAuthorizationData({ payee: sink, authorization }) })
+  t.not(elsewhere, undefined, 'an authorization is only good for its own payee')
+})
+
+t.test('relayBatch: the batch pays first, and the agent\'s calls run after the guard with the payee paid', async (t) => {
+  const data = relayBatchData({
+    data: await payingBatch({ calls: [probeCall(probeData), usdcTransfer(sink, 1n)] }),
+  })
+  const [payeeBefore, sinkBefore] = [await usdcBalance(payee), await usdcBalance(sink)]
+  const receipt = await send(data)
+  const [probed] = probedOf(receipt)
+  t.equal(probed?.payeeBalance, payeeBefore + fee, 'the agent\'s call saw the payee already paid')
+  t.equal(probed?.sender, delegated.address, 'made by the account')
+  t.equal(probed?.value, 0n)
+  t.same(relayedOf(receipt), { target: delegated.address, payee, received: fee, callSucceeded: true, reason: '0x' })
+  t.equal(await usdcBalance(payee), payeeBefore + fee)
+  t.equal(await usdcBalance(sink), sinkBefore + 1n)
+})
+
+t.test('relayBatch: a payment leg that fails reverts the whole transaction with PaymentShort, and no agent call runs', async (t) => {
+  const failingLeg = usdcTransfer(payee, parseUnits('1000000000', 6))
+  const failing = relayBatchData({ data: await payingBatch({ leg: failingLeg, calls: [probeCall(probeData)] }) })
+  t.same(runnerError(await revertData({ data: failing })), { errorName: 'PaymentShort', args: [0n, fee] })
+  const trace = await traceCall(failing)
+  t.ok(trace.error, 'the traced transaction reverts')
+  t.equal(reaches(trace, probe), false, 'the agent\'s call was never made')
+  const paid = relayBatchData({ data: await payingBatch({ calls: [probeCall(probeData)] }) })
+  t.equal(reaches(await traceCall(paid), probe), true, 'the same batch with its payment reaches the probe')
+  t.comment(`gas: a batch whose payment leg fails costs ${BigInt(trace.gasUsed ?? '0x0')} (then reverts)`)
+
+  // The agent's calls cannot make up for the leg: a payment hidden in them never runs. Without the guard this
+  // batch would pay the payee in full.
+  const hidden = relayBatchData({ data: await payingBatch({ leg: failingLeg, calls: [usdcTransfer(payee, fee)] }) })
+  t.same(runnerError(await revertData({ data: hidden })), { errorName: 'PaymentShort', args: [0n, fee] })
+
+  // A leg that pays less than the amount: the guard stops the calls, and the relay reverts short.
+  const under = relayBatchData({ data: await payingBatch({ calls: [probeCall(probeData)] }), amount: fee + 1n })
+  t.same(runnerError(await revertData({ data: under })), { errorName: 'PaymentShort', args: [fee, fee + 1n] })
+  t.equal(reaches(await traceCall(under), probe), false, 'no agent call when short')
+})
+
+t.test('relayBatch: only the payee\'s net rise counts, so a call that lowers its balance is no payment', async (t) => {
+  // The approving payee let the account pull its USDC. The batch pays it, then pulls some back.
+  const to = approvingPayee.account.address
+  const pull = (amount: bigint) =>
+    usdcCall(encodeFunctionData({ abi: erc20Abi, functionName: 'transferFrom', args: [to, sink, amount] }))
+  const relay = async (calls: Call[]) =>
+    relayBatchData({ data: await payingBatch({ leg: usdcTransfer(to, fee), calls }), payee: to })
+  t.equal(await revertData({ data: await relay([usdcTransfer(sink, 1n)]) }), undefined, 'paid and nothing pulled: fine')
+  t.same(runnerError(await revertData({ data: await relay([pull(fee / 2n)]) })), {
+    errorName: 'PaymentShort',
+    args: [fee / 2n, fee],
+  })
+  t.same(runnerError(await revertData({ data: await relay([pull(fee)]) })), {
+    errorName: 'PaymentShort',
+    args: [0n, fee],
+  })
+  // More pulled than paid: the balance fell, which is no payment at all (and no underflow).
+  t.same(runnerError(await revertData({ data: await relay([pull(2n * fee)]) })), {
+    errorName: 'PaymentShort',
+    args: [0n, fee],
+  })
+})
+
+t.test('relayBatch: when the agent\'s calls fail the payment stays, the transaction succeeds, callSucceeded is false', async (t) => {
+  const spender: Address = '0x3333333333333333333333333333333333333333'
+  const approve = usdcCall(encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [spender, 5n] }))
+  const overdraw = usdcTransfer(sink, parseUnits('1000000000', 6))
+  const payeeBefore = await usdcBalance(payee)
+  const receipt = await send(relayBatchData({ data: await payingBatch({ calls: [approve, overdraw] }) }))
+  t.same(relayedOf(receipt), { target: delegated.address, payee, received: fee, callSucceeded: false, reason: '0x' })
+  t.equal(await usdcBalance(payee), payeeBefore + fee, 'the payment stays')
   t.equal(
     await client.readContract({
-      address: devnet.usdc,
+      address: usdc,
       abi: erc20Abi,
       functionName: 'allowance',
       args: [delegated.address, spender],
     }),
-    7n,
+    0n,
+    'the agent\'s calls are undone together',
   )
-  const [relayed] = parseEventLogs({ abi: runnerAbi, eventName: 'Relayed', logs: receipt.logs })
-  t.same(relayed?.args, { target: delegated.address, payee, received: fee })
-
-  // The authorization is single-use: the token's own reason comes back unchanged.
-  const reused = await revertData({
-    from: operator.account.address,
-    data: relayWithAuthorizationData(zeroAddress, '0x', fee, authorization),
-  })
-  t.equal(reused?.slice(0, 10), '0x08c379a0', 'Error(string) from FiatToken')
 })
 
-t.test('relayWithAuthorization with no target: the payment alone', async (t) => {
-  const authorization = await authorizationFor(fee)
+t.test('the stipend: relayBatch gives the account exactly callGas; a limit too low reverts GasShort before the call', async (t) => {
+  // The probe as the relayed account: it reports its gas, pays, then passes the guard.
+  const callGas = 250_000n
+  const data = relayBatchData({ account: probe, data: probeAsAccount, callGas })
+  const gas = await client.estimateGas({ account: operator.account.address, to: runner, data })
+  t.equal(runnerError(await revertData({ data, gas: gas - 1n }))?.errorName, 'GasShort', 'one gas below the estimate')
+  const receipt = await send(data)
+  const [probed] = probedOf(receipt)
+  t.equal(probed?.gasAtEntry, callGas - probeEntryGas, 'the account was given exactly callGas')
+  t.equal(probed?.value, 0n, 'and no value')
+  t.equal(probed?.sender, runner)
+  t.same(relayedOf(receipt), { target: probe, payee, received: fee, callSucceeded: true, reason: '0x' })
+
+  // A million for the call in a 500k transaction: refused before the call, for both entry points.
+  const big = 1_000_000n
+  const required = big + big / 63n + settleGas
+  const cases = {
+    relayWithAuthorization: relayWithAuthorizationData({
+      target: probe,
+      data: probeData,
+      callGas: big,
+      authorization: await authorizationFor(fee),
+    }),
+    relayBatch: relayBatchData({ account: probe, data: probeAsAccount, callGas: big }),
+  }
+  for (const [name, request] of Object.entries(cases)) {
+    const short = runnerError(await revertData({ data: request, gas: 500_000n }))
+    t.equal(short?.errorName, 'GasShort', name)
+    const [available, needed] = (short?.args ?? []) as readonly bigint[]
+    t.equal(needed, required, `${name}: requires callGas + callGas/63 + SETTLE_GAS`)
+    t.ok(available !== undefined && available < 500_000n, `${name}: had ${available}`)
+    t.equal(reaches(await traceCall(request, 500_000n), probe), false, `${name}: the call was never made`)
+  }
+})
+
+t.test('a call that burns all its gas: callSucceeded false, the payment stays, the transaction succeeds, gas bounded', async (t) => {
+  const paymentOnly = await send(relayWithAuthorizationData({ authorization: await authorizationFor(fee) }))
+  const callGas = 400_000n
+  const data = relayWithAuthorizationData({
+    target: probe,
+    data: encodeFunctionData({ abi: probeAbi, functionName: 'burn' }),
+    callGas,
+    authorization: await authorizationFor(fee),
+  })
+  const simulated = await simulate('relayWithAuthorization', { data })
+  t.equal(simulated.callSucceeded, false)
+  t.ok(
+    simulated.callGasUsed >= callGas && simulated.callGasUsed < callGas + 3_000n,
+    `the call phase spent ${simulated.callGasUsed}: its stipend and the call's own cost`,
+  )
   const payeeBefore = await usdcBalance(payee)
-  const receipt = await send({ data: relayWithAuthorizationData(zeroAddress, '0x', fee, authorization) })
-  t.comment(`gas: relayWithAuthorization, payment only, ${receipt.gasUsed}`)
-  t.equal(await usdcBalance(payee), payeeBefore + fee)
+  const receipt = await send(data)
+  t.same(relayedOf(receipt), { target: probe, payee, received: fee, callSucceeded: false, reason: '0x' })
+  t.equal(await usdcBalance(payee), payeeBefore + fee, 'the payment stays')
+  const beyond = receipt.gasUsed - paymentOnly.gasUsed - callGas
+  t.comment(`gas: ${receipt.gasUsed} for a ${callGas} stipend burnt, ${beyond} beyond payment-only + stipend`)
+  t.ok(beyond > 0n && beyond < 10_000n, 'the transaction costs the payment, the stipend and little more')
+})
+
+t.test('the return-data bomb: ~2.75 MB returned or reverted does not break settlement, and reason keeps 256 bytes', async (t) => {
+  const bombSize = 2_750_000n
+  // The callee's memory for 2.75 MB costs ≈14.7M gas; a Runner that copied it all would need as much again.
+  const callGas = 15_000_000n
+  const head = await client.readContract({ address: probe, abi: probeAbi, functionName: 'BOMB_HEAD' })
+  const expectedReason = encodeAbiParameters(
+    Array.from({ length: Number(reasonBytes / 32n) }, () => ({ type: 'uint256' })),
+    Array.from({ length: Number(reasonBytes / 32n) }, (_, i) => head + BigInt(i)),
+  )
+  const bomb = (reverts: boolean) =>
+    encodeFunctionData({ abi: probeAbi, functionName: 'bomb', args: [bombSize, reverts] })
+
+  // EIP-7825 (Osaka) caps a transaction at 2^24 gas: the stipend and the settlement must fit in one.
+  const transactionGasCap = 2n ** 24n
+  // Fifteen million gas is worth more than the usual fee.
+  const bombFee = fee * 20n
+  const paymentOnly = await send(relayWithAuthorizationData({ authorization: await authorizationFor(fee) }))
+  for (const reverts of [true, false]) {
+    const payeeBefore = await usdcBalance(payee)
+    const data = relayWithAuthorizationData({
+      target: probe,
+      data: bomb(reverts),
+      callGas,
+      amount: bombFee,
+      authorization: await authorizationFor(bombFee),
+    })
+    const gas = await client.estimateGas({ account: operator.account.address, to: runner, data })
+    t.ok(gas < transactionGasCap, `the transaction needs ${gas} gas, within one transaction's cap`)
+    const receipt = await send(data)
+    t.ok(
+      receipt.gasUsed < paymentOnly.gasUsed + callGas + 10_000n,
+      `it spends ${receipt.gasUsed}: the payment, the stipend and little more (the data is not copied)`,
+    )
+    const relayed = relayedOf(receipt)
+    t.equal(relayed.callSucceeded, !reverts, `relayWithAuthorization, ${reverts ? 'reverting' : 'returning'}`)
+    t.equal(relayed.reason, reverts ? expectedReason : '0x', 'reason: a revert\'s first 256 bytes, nothing of a return')
+    t.equal(relayed.received, bombFee)
+    t.equal(await usdcBalance(payee), payeeBefore + bombFee, 'the payment stays')
+    t.comment(`gas: relayWithAuthorization of a ${bombSize}-byte ${reverts ? 'revert' : 'return'}, ${receipt.gasUsed}`)
+  }
+
+  // relayBatch's call phase is the same: the bomb as the account (it pays nothing, so this one is only simulated).
+  const batch = relayBatchData({ account: probe, data: bomb(true), callGas, amount: 0n })
+  const gas = await client.estimateGas({ account: operator.account.address, to: runner, data: batch })
+  t.ok(gas < transactionGasCap, `relayBatch needs ${gas} gas`)
+  const simulated = await simulate('relayBatch', { data: batch, gas })
+  t.equal(simulated.callSucceeded, false)
+  t.equal(simulated.reason, expectedReason, 'reason: the revert\'s first 256 bytes')
+  t.ok(simulated.callGasUsed < callGas + 5_000n, `the call phase spent ${simulated.callGasUsed}`)
+})
+
+t.test('no ETH: the Runner refuses value, and calls carry none even when the Runner holds some', async (t) => {
+  const data = relayWithAuthorizationData({
+    target: probe,
+    data: probeData,
+    callGas: 100_000n,
+    authorization: await authorizationFor(fee),
+  })
+  t.equal(await revertData({ data, value: 1n }), '0x', 'relayWithAuthorization with value reverts')
+  const batch = relayBatchData({ account: probe, data: probeAsAccount, callGas: 100_000n })
+  t.equal(await revertData({ data: batch, value: 1n }), '0x', 'relayBatch with value reverts')
+  t.equal(await revertData({ from: stranger.address, data: '0x', value: 1n }), '0x', 'a plain transfer reverts')
+  t.equal(await revertData({ from: stranger.address, data: paymentGuard, value: 1n }), '0x', 'so does paymentGuard')
+
+  // ETH can still be forced in (selfdestruct, a block reward): none of it goes out with a call.
+  const forced = parseEther('1')
+  await testClient.setBalance({ address: runner, value: forced })
+  const probeBalance = await client.getBalance({ address: probe })
+  for (const request of [data, batch]) {
+    const [probed] = probedOf(await send(request))
+    t.equal(probed?.value, 0n, 'the call carried no value')
+  }
+  t.equal(await client.getBalance({ address: runner }), forced, 'the Runner spent none of it')
+  t.equal(await client.getBalance({ address: probe }), probeBalance)
+  await testClient.setBalance({ address: runner, value: 0n })
+})
+
+t.test('paymentGuard outside a batch relay is NotInBatchRelay', async (t) => {
+  const forwardToGuard = encodeFunctionData({ abi: probeAbi, functionName: 'forward', args: [runner, paymentGuard] })
+  for (const from of [stranger.address, delegated.address, operator.account.address, probe])
+    t.same(runnerError(await revertData({ from, data: paymentGuard })), { errorName: 'NotInBatchRelay', args: undefined })
+  // Within relayWithAuthorization, no batch relay is under way either.
+  const result = await simulate('relayWithAuthorization', {
+    data: relayWithAuthorizationData({
+      target: probe,
+      data: forwardToGuard,
+      callGas: 100_000n,
+      authorization: await authorizationFor(fee),
+    }),
+  })
+  t.same(runnerError(result.reason), { errorName: 'NotInBatchRelay', args: undefined })
+  // Within relayBatch, only the relayed account passes: a contract it calls does not.
+  const viaOther = relayBatchData({ data: await payingBatch({ calls: [probeCall(forwardToGuard)] }) })
+  t.equal((await simulate('relayBatch', { data: viaOther })).callSucceeded, false, 'a guard passed by another fails')
+})
+
+t.test('a failing call\'s reason is recorded in Relayed (its first 256 bytes), and the payment stays', async (t) => {
+  const longReason = toHex(new Uint8Array(300).map((_, i) => (i * 7 + 1) % 256))
+  for (const reason of ['0x1234abcd' as Hex, longReason]) {
+    const payeeBefore = await usdcBalance(payee)
+    const receipt = await send(
+      relayWithAuthorizationData({
+        target: probe,
+        data: encodeFunctionData({ abi: probeAbi, functionName: 'fail', args: [reason] }),
+        callGas: 100_000n,
+        authorization: await authorizationFor(fee),
+      }),
+    )
+    t.same(relayedOf(receipt), {
+      target: probe,
+      payee,
+      received: fee,
+      callSucceeded: false,
+      reason: size(reason) > Number(reasonBytes) ? slice(reason, 0, Number(reasonBytes)) : reason,
+    })
+    t.equal(await usdcBalance(payee), payeeBefore + fee, 'the payment stays')
+  }
+})
+
+t.test('gas', async (t) => {
+  const paymentOnly = await send(relayWithAuthorizationData({ authorization: await authorizationFor(fee) }))
+  t.comment(`gas: relayWithAuthorization, payment only: ${paymentOnly.gasUsed}`)
+
+  const oneCallBatch = await signedExecute({ calls: [usdcTransfer(sink, 1n)], revertOnFailure: true })
+  const withBatch = await send(
+    relayWithAuthorizationData({
+      target: delegated.address,
+      data: oneCallBatch,
+      callGas: 300_000n,
+      authorization: await authorizationFor(fee),
+    }),
+  )
+  t.equal(relayedOf(withBatch).callSucceeded, true)
+  t.comment(`gas: relayWithAuthorization with a 1-call Calibur batch: ${withBatch.gasUsed}`)
+
+  for (const count of [1, 2, 8]) {
+    // Each transfer to a recipient of its own, as an agent's payouts would be.
+    const calls = Array.from({ length: count }, (_, i) =>
+      usdcTransfer(toHex(0xa11ce000n + BigInt(count * 16 + i), { size: 20 }), parseUnits('1', 6)),
+    )
+    const receipt = await send(relayBatchData({ data: await payingBatch({ calls }) }))
+    t.equal(relayedOf(receipt).callSucceeded, true)
+    t.comment(`gas: relayBatch with ${count} ERC-20 transfer call${count > 1 ? 's' : ''}: ${receipt.gasUsed}`)
+  }
+})
+
+t.test('the operator never paid for a reverted transaction', async (t) => {
+  const ledger = await runnerLedger(anvil.rpcUrl, operator.account.address, devnetPricing(devnet))
+  t.ok(ledger.length > 0, `${ledger.length} sent`)
+  t.same(ledgerViolations(ledger), [], 'nothing reverted, nothing spent beyond its payment')
+  const dearest = ledger.reduce((most, entry) => {
+    const share = Number(entry.spentWei) / Number(entry.receivedWei)
+    return share > most ? share : most
+  }, 0)
+  t.comment(`the dearest relay spent ${(dearest * 100).toFixed(1)} % of what its payment was worth`)
 })
