@@ -118,21 +118,23 @@ const BatchCall = Type.Object(
 )
 
 /**
- * What the account's signed execution costs beyond its own calls run flat by the owner path
- * (measured from the account itself): Calibur's signature check, nonce write and domain read, the
- * nested self-call, and the Runner's payment guard (a cold call to the Runner and a balance read).
- * Measured on the devnet's stand-in, whose signed path costs at least the real Calibur's (DESIGN §4).
+ * What the account's signed, nested execution costs beyond the payment leg and its own calls run
+ * flat by the owner path (measured from the account itself): Calibur's signature check, nonce write
+ * and domain read, hashing and copying the two outer calls, the self-call, and the Runner's payment
+ * guard (a cold call to the Runner and a balance read). Measured on the devnet's stand-in, whose
+ * signed path costs at least the real Calibur's (DESIGN §4): ≈16,000 with a warm nonce key.
  */
-export const SIGNED_PATH_GAS = 40_000n
+export const SIGNED_PATH_GAS = 20_000n
 /** The nonce key's first use (seq 0): its sequence slot is written from zero. Measured: 17,100. */
 export const FIRST_USE_OF_KEY_GAS = 17_500n
 /**
- * Calibur copies the batch into memory twice (to hash it, then to run it), and the nested layout
- * carries the account's calls inside the second call's data, hashed once more: per call and per
- * byte of its data. The real Calibur's signed path costs ≈1,700 gas more per extra 68-byte call.
+ * The nested layout carries the account's calls as one `bytes` inside the second outer call: the
+ * signed path hashes and copies them as bytes, not call by call, so it adds ≈200 gas per call over
+ * the flat owner path (on the real Calibur, flat → nested saved ≈1,500 per call, DESIGN §4; the
+ * stand-in measures the same) and a little per byte.
  */
-const PER_CALL_GAS = 2_400n
-const PER_DATA_BYTE_GAS = 12n
+const PER_CALL_GAS = 500n
+const PER_DATA_BYTE_GAS = 2n
 /** The Runner's work around the account's call before it (operator check, a cold balance read, the relay's transient slots). */
 const RUNNER_BATCH_GAS = 20_000n
 /** Stands in for the signature when encoding the runner's calldata to count it: 65 nonzero bytes, the most it can cost. */
@@ -333,7 +335,7 @@ export const caliburBatch = (chain: TSchema) =>
       {
         chain,
         account: { ...AddressSchema, description: 'the Calibur-delegated account that makes the calls and signs' },
-        calls: Type.Array(BatchCall, { minItems: 1, maxItems: 32, description: 'the account\'s calls, in order' }),
+        calls: Type.Array(BatchCall, { minItems: 1, maxItems: 64, description: 'the account\'s calls, in order' }),
         approvals: Type.Optional({ ...Approvals, maxItems: 16 }),
         token: Type.String({ minLength: 1, maxLength: 42, description: 'the token to pay Bruno in: a configured symbol (e.g. "USDC") or its address' }),
         deadline: Type.Optional(Type.Integer({ minimum: 1, description: 'unix seconds after which the signed batch is refused' })),
