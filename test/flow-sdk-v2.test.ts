@@ -6,10 +6,11 @@ import { foundry } from 'viem/chains'
 import { mintUsdc } from '../core/devnet/fund.ts'
 import { startDevnetBruno } from './fixtures/devnetBruno.ts'
 
-// Flows 1 and 2 exactly as an agent runs them: the official SDK v2 client on
-// /mcp/bruno,calibur,3009, the wallet a local key that signs the typed data as it came.
+// Flows 1–4 exactly as an agent runs them: the official SDK v2 client on
+// /mcp/bruno,calibur,3009 (and uniswap for flow 3), the wallet a local key that signs the typed data
+// as it came.
 
-const bruno = await startDevnetBruno(t, { groups: ['bruno', 'calibur', '3009', 'erc20'] })
+const bruno = await startDevnetBruno(t, { groups: ['bruno', 'calibur', '3009', 'erc20', 'uniswap'] })
 const { deployment } = bruno
 const chain = { ...foundry, id: deployment.chainId }
 const client = createPublicClient({ chain, transport: http(deployment.rpcUrl) })
@@ -19,10 +20,13 @@ const usdcOf = (address: Address) => client.readContract({ address: deployment.u
 const agent = new Client({ name: 'bruno-agent-test', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } })
 await agent.connect(new StreamableHTTPClientTransport(new URL(`${bruno.mcpUrl}/bruno,calibur,3009`)))
 t.teardown(() => agent.close())
+const swapper = new Client({ name: 'bruno-agent-test', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } })
+await swapper.connect(new StreamableHTTPClientTransport(new URL(`${bruno.mcpUrl}/bruno,calibur,uniswap`)))
+t.teardown(() => swapper.close())
 
 /** Calls a tool as an agent does; a refusal fails the test with its text. */
-async function use(name: string, args: Record<string, unknown>): Promise<any> {
-  const result = await agent.callTool({ name, arguments: args })
+async function use(name: string, args: Record<string, unknown>, through: Client = agent): Promise<any> {
+  const result = await through.callTool({ name, arguments: args })
   if (result.isError) throw new Error(`${name} refused: ${(result.content as { text: string }[])[0]!.text}`)
   return result.structuredContent
 }
@@ -69,6 +73,7 @@ t.test('flow 1 over SDK v2: calibur_batch → wallet signs → calibur_execute �
   const accepted = await use('submit', { chain: 'local', call: executed.call, payment: executed.payment })
   const status = await untilSettled(accepted.id)
   t.equal(status.stage, 'done', status.reason)
+  t.same(status.outcome, { paid: batch.payment.amount, callSucceeded: true }, 'paid first, then the call ran')
   t.equal(await usdcOf(friend), 2_000_000n, 'the builder\'s call ran from the account')
   t.equal((await usdcOf(payee)) - payeeBefore, BigInt(batch.payment.amount), 'the payee got the batch\'s payment leg')
   t.equal(ownerBefore - (await usdcOf(owner.address)), 2_000_000n + BigInt(batch.payment.amount), 'the account paid the call and the leg, nothing else')
@@ -87,4 +92,40 @@ t.test('flow 2 over SDK v2: quote → payment_authorization → wallet signs →
   t.equal(status.stage, 'done', status.reason)
   t.equal(await usdcOf(payer.address), 3_000_000n - BigInt(quote.amount), 'the payer paid exactly the quote')
   t.equal(await client.getBalance({ address: payer.address }), 0n, 'and never held ETH')
+})
+
+t.test('flow 3 over SDK v2: uniswap_swap_to_eth → calibur_batch with its approvals → sign → calibur_execute → submit → done', async (t) => {
+  const owner = privateKeyToAccount(generatePrivateKey())
+  await mintUsdc(deployment.rpcUrl, deployment, owner.address, 30_000_000n)
+  const sponsor = createWalletClient({ account: privateKeyToAccount(deployment.deployer.privateKey), chain, transport: http(deployment.rpcUrl) })
+  const authorization = await sponsor.signAuthorization({ account: owner, contractAddress: deployment.calibur })
+  await client.waitForTransactionReceipt({ hash: await sponsor.sendTransaction({ to: sponsor.account.address, authorizationList: [authorization] }) })
+  const swap = await use('uniswap_swap_to_eth', { chain: 'local', token: 'USDC', amountIn: '10', recipient: owner.address }, swapper)
+  const batch = await use('calibur_batch', { chain: 'local', account: owner.address, calls: swap.calls, approvals: swap.approvals, token: 'USDC' }, swapper)
+  const signature = await owner.signTypedData(batch.typedData)
+  const executed = await use('calibur_execute', { chain: 'local', typedData: batch.typedData, signature }, swapper)
+  const accepted = await use('submit', { chain: 'local', call: executed.call, payment: executed.payment }, swapper)
+  const status = await untilSettled(accepted.id)
+  t.equal(status.stage, 'done', status.reason)
+  t.equal(status.outcome.callSucceeded, true, 'the swap ran')
+  t.ok((await client.getBalance({ address: owner.address })) >= BigInt(swap.minimumOut.wei), 'the account got at least the swap\'s minimum in ETH')
+  t.equal(await usdcOf(owner.address), 30_000_000n - 10_000_000n - BigInt(batch.payment.amount), 'it paid the swap\'s input and the leg')
+})
+
+t.test('flow 4 over SDK v2: the account\'s 7702 authorization in calibur_batch, calibur_execute and submit: one transaction delegates and runs', async (t) => {
+  const owner = privateKeyToAccount(generatePrivateKey())
+  await mintUsdc(deployment.rpcUrl, deployment, owner.address, 5_000_000n)
+  const friend = privateKeyToAccount(generatePrivateKey()).address
+  const signed = await owner.signAuthorization({ contractAddress: deployment.calibur, chainId: deployment.chainId, nonce: 0 })
+  const authorizationList = [{ chainId: signed.chainId, address: signed.address, nonce: signed.nonce, r: signed.r, s: signed.s, yParity: signed.yParity! }]
+  const call = { to: deployment.usdc, value: '0', data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [friend, 1_000_000n] }) }
+  const batch = await use('calibur_batch', { chain: 'local', account: owner.address, calls: [call], token: 'USDC', authorizationList })
+  const signature = await owner.signTypedData(batch.typedData)
+  const executed = await use('calibur_execute', { chain: 'local', typedData: batch.typedData, signature, authorizationList })
+  const accepted = await use('submit', { chain: 'local', call: executed.call, payment: executed.payment, authorizationList: executed.authorizationList })
+  const status = await untilSettled(accepted.id)
+  t.equal(status.stage, 'done', status.reason)
+  t.equal(await client.getCode({ address: owner.address }), `0xef0100${deployment.calibur.slice(2).toLowerCase()}`, 'delegated by that transaction')
+  t.equal(await usdcOf(friend), 1_000_000n)
+  t.equal(await usdcOf(owner.address), 5_000_000n - 1_000_000n - BigInt(batch.payment.amount))
 })
