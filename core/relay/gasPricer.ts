@@ -23,8 +23,8 @@ export interface GasPricer {
   readonly marginBps: number
   /** The token's price: wei per base unit. */
   readonly weiPerBaseUnit: Fraction
-  /** What `gas` costs in the token's base units, margin included, rounded up. */
-  amountFor(gas: bigint): bigint
+  /** What `gas` (and an L1 data fee, in wei) costs in the token's base units, margin included, rounded up. */
+  amountFor(gas: bigint, l1FeeWei?: bigint): bigint
 }
 
 /**
@@ -39,5 +39,5 @@ export async function gasPricer(network: Network, token: PaymentToken): Promise<
   const [fees, weiPerBaseUnit] = await Promise.all([readFees(network.client), readWeiPerBaseUnit(network, token.address)])
   const feePerGas = fees.maxFeePerGas
   const marginBps = network.config.margins.quoteBps
-  return { token, feePerGas, marginBps, weiPerBaseUnit, amountFor: (gas) => chargeFor({ gasLimit: gas, maxFeePerGas: feePerGas, l1FeeWei: 0n }, marginBps, weiPerBaseUnit) }
+  return { token, feePerGas, marginBps, weiPerBaseUnit, amountFor: (gas, l1FeeWei = 0n) => chargeFor({ gasLimit: gas, maxFeePerGas: feePerGas, l1FeeWei }, marginBps, weiPerBaseUnit) }
 }

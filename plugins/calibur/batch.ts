@@ -16,6 +16,7 @@ import {
   encodeTransfer,
   HexData,
   paymentGuardCall,
+  readL1DataFee,
   requireAddress,
   revertReason,
   RUNNER_SETTLE_GAS,
@@ -225,6 +226,8 @@ export interface BatchMeasurement {
   readonly accountGas: bigint
   /** The estimated gas limit of the runner transaction carrying the signed batch, headroom included. */
   readonly gas: bigint
+  /** The L1 data fee the runner transaction will pay, where the chain charges one (wei; else 0). */
+  readonly l1FeeWei: bigint
 }
 
 /**
@@ -251,7 +254,9 @@ export async function measureSignedBatch(
   token: { address: Address; symbol: string; decimals: number },
   payee: Address,
   amount: bigint,
+  feePerGas: bigint,
   stateOverride?: StateOverride,
+  authorizations?: ReturnType<typeof viemAuthorizations>,
 ): Promise<BatchMeasurement> {
   const ownerData = encodeOwnerExecute({ calls: [...flat], revertOnFailure: true })
   let ownerGas: bigint
@@ -277,7 +282,16 @@ export async function measureSignedBatch(
   const least = intrinsic + RUNNER_BATCH_GAS + 3n * words + (words * words) / 512n + callGas + callGas / 63n + RUNNER_SETTLE_GAS
   const floor = 21_000n + (10n * calldataGas(runnerData)) / 4n
   const gas = ((least > floor ? least : floor) * BigInt(network.config.runner.gasLimitBps)) / 10_000n
-  return { ownerGas, accountGas, gas }
+  const l1FeeWei = await readL1DataFee(network, {
+    to: getAddress(network.config.runner.contract),
+    data: runnerData,
+    gas,
+    nonce: 0,
+    maxFeePerGas: feePerGas,
+    maxPriorityFeePerGas: feePerGas,
+    ...(authorizations ? { authorizationList: authorizations } : {}),
+  })
+  return { ownerGas, accountGas, gas, l1FeeWei }
 }
 
 /** A call's value as a decimal string, from decimal or 0x-hex. */
@@ -439,8 +453,8 @@ export const caliburBatch = (chain: TSchema) =>
       })
 
       const { feePerGas, marginBps } = pricer
-      const priced = (gas: bigint) => {
-        const amount = pricer.amountFor(gas)
+      const priced = ({ gas, l1FeeWei }: BatchMeasurement) => {
+        const amount = pricer.amountFor(gas, l1FeeWei)
         return amount > 0n ? amount : 1n
       }
       const ownCalls = [...approveCalls, ...calls]
@@ -451,11 +465,11 @@ export const caliburBatch = (chain: TSchema) =>
       // Measured twice: with a provisional leg of one base unit, then with the leg it priced (which
       // also checks the account can pay it). The larger price is kept.
       const measure = (amount: bigint) =>
-        measureSignedBatch(network, account, typedDataFor(amount).message, [legFor(amount), ...ownCalls], token, payee, amount, stateOverride)
+        measureSignedBatch(network, account, typedDataFor(amount).message, [legFor(amount), ...ownCalls], token, payee, amount, feePerGas, stateOverride, viemAuthorizations(args.authorizationList))
       const provisional = await measure(1n)
-      let amount = priced(provisional.gas)
+      let amount = priced(provisional)
       const measured = await measure(amount)
-      if (priced(measured.gas) > amount) amount = priced(measured.gas)
+      if (priced(measured) > amount) amount = priced(measured)
       const typedData = typedDataFor(amount)
 
       const amountFormatted = formatUnits(amount, token.decimals)
