@@ -74,6 +74,11 @@ export const RunnerConfig = Type.Object(
     confirmations: Type.Integer({ minimum: 1, maximum: 64, default: 1, description: 'blocks on top of inclusion before a submission is done' }),
     pollMs: Type.Integer({ minimum: 50, maximum: 60_000, default: 1_000, description: 'how often the runner looks for work' }),
     stuckAfterMs: Type.Integer({ minimum: 1_000, default: 30_000, description: 'a sent transaction not included after this is replaced with a higher fee' }),
+    maxSendingMs: Type.Integer({
+      minimum: 10_000,
+      default: 600_000,
+      description: 'a transaction still not included after this is cancelled (a 0-value self-transfer at its nonce) and its submission fails',
+    }),
     feeBumpBps: Type.Integer({ minimum: 1_000, maximum: 100_000, default: 1_250, description: 'fee increase of a replacement, at least 10% (1000)' }),
     gasLimitBps: Type.Integer({
       minimum: 10_000,
@@ -94,6 +99,23 @@ export const RelayConfig = Type.Object(
   {
     quoteTtlSec: Type.Integer({ minimum: 5, maximum: 3_600, default: 120, description: 'how long a quote is valid' }),
     submissionTtlSec: Type.Integer({ minimum: 10, maximum: 86_400, default: 600, description: 'default deadline of a submission' }),
+    maxTransactionBytes: Type.Integer({
+      minimum: 4_096,
+      maximum: 1_048_576,
+      default: 131_072,
+      description: 'the largest signed runner transaction a submission may make (geth and reth refuse over 128 KiB)',
+    }),
+    paymentMarginSec: Type.Integer({
+      minimum: 0,
+      maximum: 3_600,
+      default: 30,
+      description: 'a payment (3009 validBefore, a batch deadline) must run at least this long after submit; the runner stops sending this close to it',
+    }),
+    retentionSec: Type.Integer({
+      minimum: 60,
+      default: 604_800,
+      description: 'done and failed submissions are deleted this long after they settled (default 7 days)',
+    }),
     maxCallGas: Type.Integer({
       minimum: 100_000,
       maximum: 100_000_000,

@@ -65,6 +65,10 @@ contract Runner {
     event Relayed(address indexed target, address indexed payee, uint256 received, bool callSucceeded, bytes reason);
 
     error NotOperator();
+    /// @notice The signed transfer's payer has code: the token would run it (ERC-1271) inside the payment phase.
+    error PayerHasCode(address payer);
+    /// @notice The batch's account is not delegated to `delegate` (EIP-7702 code `0xef0100 ‖ delegate`).
+    error NotDelegated(address account, address delegate);
     error PaymentShort(uint256 received, uint256 required);
     error GasShort(uint256 available, uint256 required);
     error NotInBatchRelay();
@@ -76,6 +80,9 @@ contract Runner {
     /// @notice Payment phase: the signed EIP-3009 transfer of `token` from `authorization.from` to `payee`,
     /// which must raise the payee's balance by at least `amount`, else the transaction reverts (a refused
     /// authorization reverts with the token's own reason). Call phase: `target.call(data)` with exactly `callGas`.
+    /// @dev The payer must have no code: FiatToken checks a payer with code by ERC-1271, which would run the
+    /// payer's own code, with all the gas left, inside the payment phase (it could burn it, or answer
+    /// differently when simulated).
     /// @param target the contract to call; address(0) makes no call (the transfer alone is the relay).
     /// @return callSucceeded whether the call returned without reverting (true when there is no call).
     /// @return callGasUsed the gas the call phase spent.
@@ -90,6 +97,7 @@ contract Runner {
         Authorization calldata authorization
     ) external returns (bool callSucceeded, uint256 callGasUsed, bytes memory reason) {
         if (msg.sender != operator) revert NotOperator();
+        if (authorization.from.code.length != 0) revert PayerHasCode(authorization.from);
         uint256 balanceBefore = IPaymentToken(token).balanceOf(payee);
         IPaymentToken(token).transferWithAuthorization(
             authorization.from,
@@ -112,15 +120,25 @@ contract Runner {
     /// payment leg) and calls `paymentGuard` before its own calls, so those run only once the payee is paid; when
     /// the payment leg failed the guard reverts the calls, and the transaction reverts here with `PaymentShort`
     /// at the cost of the payment phase alone.
+    /// The account must be delegated to `delegate` when the relay starts (its 7702 code checked): the code
+    /// that runs the payment phase is the delegate's, which the operator simulated, not whatever the account
+    /// delegated to since.
+    /// @param delegate the delegate the batch was signed for, e.g. Calibur.
     /// @param data the account's signed `execute`, e.g. Calibur's `execute(SignedBatchedCall, bytes)`.
     /// @return callSucceeded whether the batch's calls ran: the guard passed and the calls after it committed.
     /// @return callGasUsed the gas the account's execution spent.
     /// @return reason the head of the account call's own revert data, when it reverted.
-    function relayBatch(address account, bytes calldata data, uint256 callGas, address token, address payee, uint256 amount)
-        external
-        returns (bool callSucceeded, uint256 callGasUsed, bytes memory reason)
-    {
+    function relayBatch(
+        address account,
+        address delegate,
+        bytes calldata data,
+        uint256 callGas,
+        address token,
+        address payee,
+        uint256 amount
+    ) external returns (bool callSucceeded, uint256 callGasUsed, bytes memory reason) {
         if (msg.sender != operator) revert NotOperator();
+        if (account.codehash != keccak256(abi.encodePacked(hex"ef0100", delegate))) revert NotDelegated(account, delegate);
         uint256 balanceBefore = IPaymentToken(token).balanceOf(payee);
         _batchAccount = account;
         _batchToken = token;

@@ -353,7 +353,7 @@ export const caliburCompatibleAbi = [
  * Runner's ABI, as solc emitted it.
  *
  * @example
- * encodeFunctionData({ abi: runnerAbi, functionName: 'relayBatch', args: [account, signedExecute, callGas, usdc, payee, amount] })
+ * encodeFunctionData({ abi: runnerAbi, functionName: 'relayBatch', args: [account, calibur, signedExecute, callGas, usdc, payee, amount] })
  */
 export const runnerAbi = [
   {
@@ -384,6 +384,22 @@ export const runnerAbi = [
     "type": "error"
   },
   {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "account",
+        "type": "address"
+      },
+      {
+        "internalType": "address",
+        "name": "delegate",
+        "type": "address"
+      }
+    ],
+    "name": "NotDelegated",
+    "type": "error"
+  },
+  {
     "inputs": [],
     "name": "NotInBatchRelay",
     "type": "error"
@@ -391,6 +407,17 @@ export const runnerAbi = [
   {
     "inputs": [],
     "name": "NotOperator",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "payer",
+        "type": "address"
+      }
+    ],
+    "name": "PayerHasCode",
     "type": "error"
   },
   {
@@ -497,6 +524,11 @@ export const runnerAbi = [
       {
         "internalType": "address",
         "name": "account",
+        "type": "address"
+      },
+      {
+        "internalType": "address",
+        "name": "delegate",
         "type": "address"
       },
       {

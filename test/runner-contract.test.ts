@@ -124,6 +124,13 @@ const mined = async (hash: Hex) => {
 }
 
 const probe = getAddress((await mined(await deployer.deployContract({ ...probeArtifact }))).contractAddress!)
+// relayBatch runs only on an account delegated to the delegate it names: an EOA delegated to the
+// probe (EIP-7702) is the probe as a relayed account.
+const probeKey = privateKeyToAccount(generatePrivateKey())
+const probeAccount = probeKey.address
+await mined(
+  await deployer.sendTransaction({ to: deployer.account.address, authorizationList: [await deployer.signAuthorization({ account: probeKey, contractAddress: probe })] }),
+)
 
 // Setup, none of it by the operator: #1 delegates to Calibur; the approving payee holds USDC and lets #1 pull it.
 await mined(
@@ -142,6 +149,7 @@ await mined(
 )
 // The probe holds USDC, to pay as a relayed account.
 await mined(await funder.writeContract({ address: usdc, abi: erc20Abi, functionName: 'transfer', args: [probe, fee * 20n] }))
+await mined(await funder.writeContract({ address: usdc, abi: erc20Abi, functionName: 'transfer', args: [probeAccount, fee * 20n] }))
 await mined(
   await approvingPayee.writeContract({
     address: usdc,
@@ -209,21 +217,21 @@ const relayedOf = (receipt: TransactionReceipt) => {
 
 const probedOf = (receipt: TransactionReceipt) =>
   parseEventLogs({ abi: probeAbi, eventName: 'Probed', logs: receipt.logs })
-    .filter((log) => isAddressEqual(log.address, probe))
+    .filter((log) => isAddressEqual(log.address, probe) || isAddressEqual(log.address, probeAccount))
     .map((log) => log.args)
 
 // A signed EIP-3009 transfer of `value` from the USDC-only account to `to`, as the Runner takes it.
-async function authorizationFor(value: bigint, to: Address = payee) {
+async function authorizationFor(value: bigint, to: Address = payee, signer = usdcOnly) {
   const { timestamp } = await client.getBlock()
   const message = {
-    from: usdcOnly.address,
+    from: signer.address,
     to,
     value,
     validAfter: 0n,
     validBefore: timestamp + 3600n,
     nonce: toHex(BigInt(generatePrivateKey()), { size: 32 }),
   }
-  const signature = await usdcOnly.signTypedData({
+  const signature = await signer.signTypedData({
     domain: { name: 'USD Coin', version: '2', chainId: devnet.chainId, verifyingContract: usdc },
     types: {
       TransferWithAuthorization: [
@@ -267,12 +275,13 @@ const relayWithAuthorizationData = (args: {
     ],
   })
 
-const relayBatchData = (args: { account?: Address; data: Hex; callGas?: bigint; payee?: Address; amount?: bigint }) =>
+const relayBatchData = (args: { account?: Address; delegate?: Address; data: Hex; callGas?: bigint; payee?: Address; amount?: bigint }) =>
   encodeFunctionData({
     abi: runnerAbi,
     functionName: 'relayBatch',
     args: [
       args.account ?? delegated.address,
+      args.delegate ?? devnet.calibur,
       args.data,
       args.callGas ?? 1_000_000n,
       usdc,
@@ -399,7 +408,7 @@ t.test('the devnet deploys the Runner for anvil #4, and it holds nothing', async
 t.test('operator-only: both entry points refuse anyone else, and a call cannot re-enter them', async (t) => {
   // Requests that would succeed from the operator (checked), so only the sender decides.
   const withAuthorization = relayWithAuthorizationData({ authorization: await authorizationFor(fee) })
-  const batch = relayBatchData({ account: probe, data: probeAsAccount, callGas: 100_000n })
+  const batch = relayBatchData({ account: probeAccount, delegate: probe, data: probeAsAccount, callGas: 100_000n })
   t.equal(await revertData({ data: withAuthorization }), undefined, 'relayWithAuthorization: the operator may')
   t.equal(await revertData({ data: batch }), undefined, 'relayBatch: the operator may')
   const notOperator = { errorName: 'NotOperator', args: undefined }
@@ -464,6 +473,23 @@ t.test('relayWithAuthorization: an amount above what the transfer pays is Paymen
   // A transfer to someone else is no payment to the payee: the token refuses the signature's `to`.
   const elsewhere = await revertData({ data: relayWithAuthorizationData({ payee: sink, authorization }) })
   t.not(elsewhere, undefined, 'an authorization is only good for its own payee')
+})
+
+t.test('relayWithAuthorization: a payer with code (a delegated account) is PayerHasCode, before the token can run its code', async (t) => {
+  // FiatToken checks a payer with code by ERC-1271: the payer's own code would run inside the payment phase.
+  t.not(await client.getCode({ address: delegated.address }), undefined, 'the payer has 7702 code')
+  const authorization = await authorizationFor(fee, payee, delegated)
+  const failure = runnerError(await revertData({ data: relayWithAuthorizationData({ authorization }) }))
+  t.same(failure, { errorName: 'PayerHasCode', args: [delegated.address] })
+})
+
+t.test('relayBatch: an account not delegated to the named delegate is NotDelegated, before anything runs', async (t) => {
+  const batch = await payingBatch({ calls: [probeCall(probeData)] })
+  const wrongDelegate = runnerError(await revertData({ data: relayBatchData({ data: batch, delegate: probe }) }))
+  t.same(wrongDelegate, { errorName: 'NotDelegated', args: [delegated.address, probe] }, 'delegated to Calibur, not to the one named')
+  const plain = runnerError(await revertData({ data: relayBatchData({ account: usdcOnly.address, data: batch }) }))
+  t.same(plain, { errorName: 'NotDelegated', args: [usdcOnly.address, devnet.calibur] }, 'an account with no code')
+  t.equal(runnerError(await revertData({ data: relayBatchData({ data: batch }) })), undefined, 'the same batch on the account Calibur runs')
 })
 
 t.test('relayBatch: the batch pays first, and the agent\'s calls run after the guard with the payee paid', async (t) => {
@@ -549,7 +575,7 @@ t.test('relayBatch: when the agent\'s calls fail the payment stays, the transact
 t.test('the stipend: relayBatch gives the account exactly callGas; a limit too low reverts GasShort before the call', async (t) => {
   // The probe as the relayed account: it reports its gas, pays, then passes the guard.
   const callGas = 250_000n
-  const data = relayBatchData({ account: probe, data: probeAsAccount, callGas })
+  const data = relayBatchData({ account: probeAccount, delegate: probe, data: probeAsAccount, callGas })
   const gas = await client.estimateGas({ account: operator.account.address, to: runner, data })
   t.equal(runnerError(await revertData({ data, gas: gas - 1n }))?.errorName, 'GasShort', 'one gas below the estimate')
   const receipt = await send(data)
@@ -557,7 +583,7 @@ t.test('the stipend: relayBatch gives the account exactly callGas; a limit too l
   t.equal(probed?.gasAtEntry, callGas - probeEntryGas, 'the account was given exactly callGas')
   t.equal(probed?.value, 0n, 'and no value')
   t.equal(probed?.sender, runner)
-  t.same(relayedOf(receipt), { target: probe, payee, received: fee, callSucceeded: true, reason: '0x' })
+  t.same(relayedOf(receipt), { target: probeAccount, payee, received: fee, callSucceeded: true, reason: '0x' })
 
   // A million for the call in a 500k transaction: refused before the call, for both entry points.
   const big = 1_000_000n
@@ -569,7 +595,7 @@ t.test('the stipend: relayBatch gives the account exactly callGas; a limit too l
       callGas: big,
       authorization: await authorizationFor(fee),
     }),
-    relayBatch: relayBatchData({ account: probe, data: probeAsAccount, callGas: big }),
+    relayBatch: relayBatchData({ account: probeAccount, delegate: probe, data: probeAsAccount, callGas: big }),
   }
   for (const [name, request] of Object.entries(cases)) {
     const short = runnerError(await revertData({ data: request, gas: 500_000n }))
@@ -647,7 +673,7 @@ t.test('the return-data bomb: ~2.75 MB returned or reverted does not break settl
   }
 
   // relayBatch's call phase is the same: the bomb as the account (it pays nothing, so this one is only simulated).
-  const batch = relayBatchData({ account: probe, data: bomb(true), callGas, amount: 0n })
+  const batch = relayBatchData({ account: probeAccount, delegate: probe, data: bomb(true), callGas, amount: 0n })
   const gas = await client.estimateGas({ account: operator.account.address, to: runner, data: batch })
   t.ok(gas < transactionGasCap, `relayBatch needs ${gas} gas`)
   const simulated = await simulate('relayBatch', { data: batch, gas })
@@ -664,7 +690,7 @@ t.test('no ETH: the Runner refuses value, and calls carry none even when the Run
     authorization: await authorizationFor(fee),
   })
   t.equal(await revertData({ data, value: 1n }), '0x', 'relayWithAuthorization with value reverts')
-  const batch = relayBatchData({ account: probe, data: probeAsAccount, callGas: 100_000n })
+  const batch = relayBatchData({ account: probeAccount, delegate: probe, data: probeAsAccount, callGas: 100_000n })
   t.equal(await revertData({ data: batch, value: 1n }), '0x', 'relayBatch with value reverts')
   t.equal(await revertData({ from: stranger.address, data: '0x', value: 1n }), '0x', 'a plain transfer reverts')
   t.equal(await revertData({ from: stranger.address, data: paymentGuard, value: 1n }), '0x', 'so does paymentGuard')

@@ -49,7 +49,7 @@ function submission(id: string, chain: string, createdAt: number, overrides: Par
 
 function transaction(nonce: number): SentTransaction {
   const hash = `0x${nonce.toString(16).padStart(64, '0')}` as const
-  return { hash, nonce, raw: '0x02f8', maxFeePerGas: '2000000000', maxPriorityFeePerGas: '1000000', gas: '90000', callGas: '40000', sentAt: 1_760_000_000_123, hashes: [hash] }
+  return { hash, nonce, raw: '0x02f8', maxFeePerGas: '2000000000', maxPriorityFeePerGas: '1000000', gas: '90000', callGas: '40000', sentAt: 1_760_000_000_123, firstSentAt: 1_760_000_000_123, hashes: [hash] }
 }
 
 for (const kind of kinds) {

@@ -10,6 +10,8 @@ import type { RelayCall } from './schemas.ts'
 export interface BatchTerms {
   /** The delegated account that signed the batch (and the call's `to`). */
   readonly account: Address
+  /** The delegate the batch is for: the account must be delegated to it when the relay runs. */
+  readonly delegate: Address
   /** The payment leg: the first call of the batch, `token.transfer(payee, amount)`. */
   readonly token: Address
   readonly payee: Address

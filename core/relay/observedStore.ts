@@ -14,9 +14,14 @@ import type { SubmissionStore } from './store.ts'
 export function observedStore(store: SubmissionStore, log: FastifyBaseLogger, metrics?: Metrics): SubmissionStore {
   return {
     async insert(submission) {
-      await store.insert(submission)
+      const stored = await store.insert(submission)
+      if (stored.id !== submission.id) {
+        log.info({ submission: stored.id, chain: stored.chain }, 'submission repeated: the active one with the same payment answered')
+        return stored
+      }
       metrics?.submissions.inc({ chain: submission.chain, stage: submission.stage })
       log.info({ submission: submission.id, chain: submission.chain, stage: submission.stage }, 'submission accepted')
+      return stored
     },
     async update(id, patch) {
       // Read before writing only for a stage change: the count needs the chain, `done` its age.
@@ -35,6 +40,12 @@ export function observedStore(store: SubmissionStore, log: FastifyBaseLogger, me
     get: (id) => store.get(id),
     active: (chain) => store.active(chain),
     highestNonce: (chain) => store.highestNonce(chain),
+    activeByIdentity: (identity) => store.activeByIdentity(identity),
+    async prune(before) {
+      const count = await store.prune(before)
+      if (count > 0) log.info({ count }, 'settled submissions pruned')
+      return count
+    },
     ping: () => store.ping(),
     close: () => store.close(),
   }

@@ -21,7 +21,11 @@ CREATE TABLE IF NOT EXISTS submissions (
 );
 ALTER TABLE submissions ADD COLUMN IF NOT EXISTS outcome TEXT;
 ALTER TABLE submissions ADD COLUMN IF NOT EXISTS call_gas TEXT;
+ALTER TABLE submissions ADD COLUMN IF NOT EXISTS identity TEXT;
 CREATE INDEX IF NOT EXISTS submissions_active ON submissions (chain, stage, created_at);
+CREATE UNIQUE INDEX IF NOT EXISTS submissions_active_identity ON submissions (identity)
+  WHERE identity IS NOT NULL AND stage IN ('waiting', 'sending', 'confirming');
+CREATE INDEX IF NOT EXISTS submissions_settled ON submissions (updated_at) WHERE stage IN ('done', 'failed');
 `
 
 /**
@@ -50,14 +54,42 @@ export class PostgresSubmissionStore implements SubmissionStore {
   }
 
   /** Also notifies `SUBMISSION_CHANNEL` with the chain's name, on commit: the replica sending for it wakes at once. */
-  async insert(submission: Submission): Promise<void> {
-    await this.#query(
+  async insert(submission: Submission): Promise<Submission> {
+    // ON CONFLICT names the partial unique index: only an active submission with the same identity
+    // is a conflict; the primary key still refuses a second insert of one id.
+    const rows = await this.#query<{ chain: string }>(
       `WITH inserted AS (
-         INSERT INTO submissions (id, chain, stage, created_at, updated_at, deadline, request, call_gas) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING chain
+         INSERT INTO submissions (id, chain, stage, created_at, updated_at, deadline, request, call_gas, identity) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+         ON CONFLICT (identity) WHERE identity IS NOT NULL AND stage IN ('waiting', 'sending', 'confirming') DO NOTHING
+         RETURNING chain
        )
-       SELECT pg_notify('${SUBMISSION_CHANNEL}', chain) FROM inserted`,
-      [submission.id, submission.chain, submission.stage, submission.createdAt, submission.updatedAt, submission.deadline, JSON.stringify(submission.request), submission.callGas ?? null],
+       SELECT pg_notify('${SUBMISSION_CHANNEL}', chain), chain FROM inserted`,
+      [
+        submission.id,
+        submission.chain,
+        submission.stage,
+        submission.createdAt,
+        submission.updatedAt,
+        submission.deadline,
+        JSON.stringify(submission.request),
+        submission.callGas ?? null,
+        submission.identity ?? null,
+      ],
     )
+    if (rows.length === 1) return submission
+    const existing = submission.identity === undefined ? undefined : await this.activeByIdentity(submission.identity)
+    if (!existing) throw new Error(`submission ${submission.id} was not stored`)
+    return existing
+  }
+
+  async activeByIdentity(identity: string): Promise<Submission | undefined> {
+    const row = (await this.#query<SubmissionRow>(`SELECT * FROM submissions WHERE identity = $1 AND stage IN ('waiting', 'sending', 'confirming')`, [identity]))[0]
+    return row && fromRow(row)
+  }
+
+  async prune(before: number): Promise<number> {
+    const rows = await this.#query<{ id: string }>(`DELETE FROM submissions WHERE stage IN ('done', 'failed') AND updated_at < $1 RETURNING id`, [before])
+    return rows.length
   }
 
   async get(id: string): Promise<Submission | undefined> {
@@ -83,7 +115,9 @@ export class PostgresSubmissionStore implements SubmissionStore {
   }
 
   async highestNonce(chain: string): Promise<number | undefined> {
-    const row = (await this.#query<{ nonce: string | null }>('SELECT MAX(tx_nonce) AS nonce FROM submissions WHERE chain = $1', [chain]))[0]
+    const row = (
+      await this.#query<{ nonce: string | null }>(`SELECT MAX(tx_nonce) AS nonce FROM submissions WHERE chain = $1 AND (stage <> 'failed' OR block_number IS NOT NULL)`, [chain])
+    )[0]
     return row?.nonce == null ? undefined : Number(row.nonce)
   }
 

@@ -38,7 +38,7 @@ export function readBatch(context: RelayContext, call: RelayCall, token: Payment
     }
     if (!isAddressEqual(terms.payee, payee)) throw new ToolError(`the ${reader.delegate} batch pays ${terms.payee}, not the payee ${payee}`)
     if (!isAddressEqual(terms.account, getAddress(call.to))) throw new ToolError(`the ${reader.delegate} batch is signed by ${terms.account}, but the call goes to ${call.to}`)
-    return { form: 'batch', account: terms.account, data: call.data as Hex, token: terms.token, payee, amount: terms.amount, terms }
+    return { form: 'batch', account: terms.account, delegate: terms.delegate, data: call.data as Hex, token: terms.token, payee, amount: terms.amount, terms }
   }
   const delegates = context.batchReaders.map((reader) => reader.delegate)
   throw new ToolError(

@@ -50,6 +50,10 @@ export function describeRevertData(data: Hex, decimals: number, symbol: string):
       return 'the batch\'s deadline has passed (SignatureExpired)'
     case 'Unauthorized':
       return 'the batch names another executor (Unauthorized)'
+    case 'PayerHasCode':
+      return `the payer ${String(args[0])} has code (a contract, or an account delegated by EIP-7702): the token would run it inside the payment. A signed EIP-3009 transfer must come from a plain account; a delegated account pays with a Calibur batch (calibur_batch)`
+    case 'NotDelegated':
+      return `the account ${String(args[0])} is not delegated to ${String(args[1])}: the batch can only run there (delegate it first, or pass its signed 7702 authorization in authorizationList)`
     case 'GasShort':
       return `the gas limit cannot give the call its whole stipend (GasShort)`
     case 'NotInBatchRelay':

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { getAddress, keccak256, type Hex, type PrivateKeyAccount, type SignedAuthorizationList, type TransactionReceipt } from 'viem'
 import { readFees } from '../chain/fees.ts'
+import { BroadcastError } from '../chain/networks.ts'
 import { ToolError } from '../tool.ts'
 import { describeCallFailure } from './callFailure.ts'
 import type { RelayContext } from './context.ts'
@@ -15,12 +16,34 @@ import type { SentTransaction, Submission } from './store.ts'
 
 /** The longest wait between two passes while the chain keeps failing. */
 const MAX_BACKOFF_MS = 30_000
+/** The longest wait before a held submission is looked at again. */
+const MAX_HOLD_MS = 60_000
+/** How often settled submissions older than `relay.retentionSec` are deleted. */
+const PRUNE_EVERY_MS = 60_000
+
+/** A held submission's backoff: how often it was held in a row, and when it may be looked at again. */
+interface Hold {
+  readonly holds: number
+  readonly retryAt: number
+}
 
 /**
- * The runner of one chain: picks waiting submissions, re-simulates each before sending (a
- * submission that would revert or under-pay is never sent: it waits, then fails at its deadline),
- * assigns nonces at send time, stores each signed transaction before broadcasting it, follows it
- * to inclusion and confirmations, and replaces a stuck one (same nonce, higher fee).
+ * The runner of one chain. Each pass:
+ * 1. sends waiting submissions — those never held first, then held ones whose backoff has passed —
+ *    each re-prepared exactly as it will be signed and re-priced (a submission whose payment or call
+ *    would now fail, whose payment no longer covers the worst case, whose payment expires within
+ *    `relay.paymentMarginSec`, or whose payer already has a transaction in flight, is not sent: it
+ *    is held with its reason and a backoff of its own, and fails at its deadline);
+ * 2. takes a nonce for a transaction only once the node accepted it: a broadcast the node refuses
+ *    gives the nonce back and fails its submission with the node's reason (`nonce too low` and the
+ *    runner's own `insufficient funds` hold it instead);
+ * 3. follows each transaction in flight to inclusion and confirmations, replaces a stuck one within
+ *    what its payment covers, and cancels one that stays unincluded past `runner.maxSendingMs` (or
+ *    too close to its payment's expiry) with a 0-value self-transfer at its nonce;
+ * 4. fills a nonce the node is missing below the next one (a gap) with a self-transfer.
+ * One submission's trouble — a refusal, a fault of the chain while simulating it — is held on that
+ * submission and never stops the pass; only a chain that cannot be read at all fails the pass (then
+ * it is retried with backoff).
  *
  * After a restart it rebroadcasts the stored bytes of what was in flight, so nothing is sent twice.
  * It acts only while it owns the runner key (`ownership`: replicas sharing a PostgreSQL store take
@@ -36,6 +59,7 @@ export class RunnerLoop {
   readonly #account: PrivateKeyAccount
   readonly #log: FastifyBaseLogger
   readonly #ownership: RunnerOwnership
+  readonly #holds = new Map<string, Hold>()
   #nextNonce: number | undefined
   #timer: NodeJS.Timeout | undefined
   #pass: Promise<void> | undefined
@@ -45,6 +69,7 @@ export class RunnerLoop {
   #failures = 0
   /** unix ms before which no pass runs (backoff after failures) */
   #retryAt = 0
+  #prunedAt = 0
 
   constructor(context: RelayContext, account: PrivateKeyAccount, log: FastifyBaseLogger, ownership: RunnerOwnership = localOwnership()) {
     this.#context = context
@@ -107,7 +132,10 @@ export class RunnerLoop {
       this.#nextNonce = undefined
       this.#restarted = true
     }
+    await this.#prune()
     const active = await store.active(network.name)
+    const restarted = this.#restarted
+    if (active.length === 0) return
     if (this.#nextNonce === undefined) {
       const [pending, stored] = await Promise.all([
         network.client.getTransactionCount({ address: this.#account.address, blockTag: 'pending' }),
@@ -115,55 +143,149 @@ export class RunnerLoop {
       ])
       this.#nextNonce = Math.max(pending, stored === undefined ? 0 : stored + 1)
     }
-    const restarted = this.#restarted
     this.#restarted = false
-    // New submissions first, so that a send never waits behind the reads of those in flight. The
-    // network's fees are read once per pass, beside the first simulation.
-    let fees: Promise<Fees> | undefined
-    const passFees = () => (fees ??= readFees(network.client))
-    for (const submission of active) {
+    const inFlight = active.filter((submission) => submission.stage !== 'waiting')
+    // A transaction that stays unincluded may be waiting behind a nonce the node is missing.
+    const stuckAfterMs = network.config.runner.stuckAfterMs
+    if (!restarted && inFlight.some((submission) => Date.now() - submission.transaction!.sentAt > stuckAfterMs)) await this.#fillGap(inFlight)
+
+    const now = Date.now()
+    const waiting = active.filter((submission) => submission.stage === 'waiting')
+    // Never held first, in arrival order; then held ones whose backoff has passed, soonest first.
+    const fresh = waiting.filter((submission) => !this.#holds.has(submission.id))
+    const due = waiting
+      .filter((submission) => (this.#holds.get(submission.id)?.retryAt ?? Infinity) <= now)
+      .sort((a, b) => this.#holds.get(a.id)!.retryAt - this.#holds.get(b.id)!.retryAt)
+    const expired = waiting.filter((submission) => this.#holds.has(submission.id) && Math.floor(now / 1000) > submission.deadline && !due.includes(submission))
+    const payersInFlight = new Set(inFlight.map((submission) => this.#payerOf(submission)))
+    // The fees are read once per pass, for all its sends: a chain that cannot answer fails the pass.
+    const fees = fresh.length + due.length > 0 ? await readFees(network.client) : undefined
+    for (const submission of [...fresh, ...due, ...expired]) {
       // Lost mid-pass (the lock's session ended): the new owner carries on from the store.
       if (!this.#ownership.held()) return
-      if (submission.stage === 'waiting') await this.#send(submission, passFees)
+      try {
+        await this.#send(submission, fees!, payersInFlight)
+      } catch (error) {
+        // A fault while preparing or sending this one (its simulation's data, the chain's answer to
+        // it): held with its reason; the pass goes on.
+        await this.#hold(submission, `waiting: ${shortReason(error)}`)
+        this.#log.warn({ submission: submission.id, err: error }, 'submission held by a fault')
+      }
     }
     if (!this.#ownership.held()) return
     // Then every transaction in flight at once: their reads leave in one JSON-RPC batch, and the
     // latest block is read once per pass (uncached: a stale one would hold `done` back).
     let latest: Promise<bigint> | undefined
     const latestBlock = () => (latest ??= network.client.getBlockNumber({ cacheTime: 0 }))
-    const following = await Promise.allSettled(
-      active.filter((submission) => submission.stage !== 'waiting').map((submission) => this.#follow(submission, restarted, latestBlock)),
-    )
-    const failed = following.find((outcome) => outcome.status === 'rejected')
-    if (failed) throw failed.reason
+    const following = await Promise.allSettled(inFlight.map((submission) => this.#follow(submission, restarted, latestBlock)))
+    following.forEach((outcome, index) => {
+      if (outcome.status === 'rejected') this.#log.warn({ submission: inFlight[index]!.id, err: outcome.reason }, 'following a transaction failed; retried next pass')
+    })
   }
 
-  async #send(submission: Submission, passFees: () => Promise<Fees>): Promise<void> {
-    const { store } = this.#context
-    if (Math.floor(Date.now() / 1000) > submission.deadline) {
+  async #send(submission: Submission, fees: Fees, payersInFlight: Set<string>): Promise<void> {
+    const { store, network } = this.#context
+    const now = Math.floor(Date.now() / 1000)
+    if (now > submission.deadline) {
+      this.#holds.delete(submission.id)
       await store.update(submission.id, { stage: 'failed', reason: `not sent before its deadline${submission.reason ? `: ${submission.reason}` : ''}` })
+      return
+    }
+    const { request } = submission
+    const token = paymentToken(network, request.payment.token)
+    const requested = relayOfRequest(this.#context, request.call, request.payment, token)
+    const margin = BigInt(network.config.relay.paymentMarginSec)
+    if (requested.paymentDeadline !== 0n && requested.paymentDeadline - BigInt(now) < margin) {
+      this.#holds.delete(submission.id)
+      await store.update(submission.id, {
+        stage: 'failed',
+        reason: `not sent: its payment expires at ${requested.paymentDeadline}, within ${margin} s${submission.reason ? ` (${submission.reason})` : ''}`,
+      })
+      return
+    }
+    const payer = this.#payerOf(submission)
+    if (payersInFlight.has(payer)) {
+      // Simulated at latest, a second payment by the same account would not see the first in flight.
+      await this.#hold(submission, `waiting: ${payer} has a transaction in flight; this one follows it`)
       return
     }
     const nonce = this.#nextNonce!
     let prepared: PreparedRelay
     try {
-      prepared = await this.#prepare(submission, nonce, await passFees(), submission.callGas === undefined ? undefined : BigInt(submission.callGas))
+      prepared = await this.#prepare(submission, nonce, fees, submission.callGas === undefined ? undefined : BigInt(submission.callGas))
     } catch (error) {
       if (!(error instanceof ToolError)) throw error
       // Re-simulated like at submit: a payment or a call that would now fail is not sent; it waits.
-      if (error.message !== submission.reason) await store.update(submission.id, { reason: error.message })
+      await this.#hold(submission, error.message)
       return
     }
     if (!prepared.coverage.covered) {
-      const reason = `waiting: the payment no longer covers the most the runner could pay at current fees (${prepared.coverage.worstCaseWei} wei)`
-      if (reason !== submission.reason) await store.update(submission.id, { reason })
+      await this.#hold(submission, `waiting: the payment no longer covers the most the runner could pay at current fees (${prepared.coverage.worstCaseWei} wei)`)
       return
     }
-    const transaction = await this.#sign(prepared, nonce, [])
+    const transaction = await this.#sign(prepared, nonce, [], Date.now())
+    // Stored before it is broadcast: after a crash, the stored bytes are sent again, never new ones.
     await store.update(submission.id, { stage: 'sending', transaction })
+    const refusal = await this.#broadcast(transaction.raw)
+    if (refusal) {
+      // Not accepted: the nonce is given back, and the transaction is forgotten.
+      this.#holds.delete(submission.id)
+      if (/nonce too low/i.test(refusal)) {
+        this.#nextNonce = undefined
+        await store.update(submission.id, { stage: 'waiting', transaction: null, reason: `waiting: the node refused the nonce (${refusal}); sent again with a fresh one` })
+      } else if (/insufficient funds/i.test(refusal)) {
+        await store.update(submission.id, { stage: 'waiting', transaction: null, reason: 'waiting: the runner\'s ETH balance is too low to send it' })
+        this.#log.error({ submission: submission.id }, 'the runner cannot pay for gas: fund it')
+      } else {
+        await store.update(submission.id, { stage: 'failed', transaction: null, reason: `the node refused the transaction: ${refusal}` })
+      }
+      return
+    }
+    this.#holds.delete(submission.id)
     this.#nextNonce = nonce + 1
-    await this.#broadcast(transaction.raw)
+    payersInFlight.add(payer)
     this.#log.info({ submission: submission.id, hash: transaction.hash, nonce, gas: prepared.gas.toString(), callGas: prepared.callGas.toString() }, 'sent')
+  }
+
+  /** Holds a waiting submission with its reason, and backs off before looking at it again. */
+  async #hold(submission: Submission, reason: string): Promise<void> {
+    const holds = (this.#holds.get(submission.id)?.holds ?? 0) + 1
+    const waitMs = Math.min(this.#context.network.config.runner.pollMs * 2 ** holds, MAX_HOLD_MS)
+    this.#holds.set(submission.id, { holds, retryAt: Date.now() + waitMs })
+    if (reason !== submission.reason) await this.#context.store.update(submission.id, { reason })
+  }
+
+  /** The account whose payment a submission spends: the signed transfer's `from`, or the batch's account. */
+  #payerOf({ request }: Submission): string {
+    return 'authorization' in request.payment ? getAddress(request.payment.authorization.from) : getAddress(request.call.to)
+  }
+
+  /** Deletes settled submissions past the retention period, at most once a minute. */
+  async #prune(): Promise<void> {
+    const now = Date.now()
+    if (now - this.#prunedAt < PRUNE_EVERY_MS) return
+    this.#prunedAt = now
+    await this.#context.store.prune(now - this.#context.network.config.relay.retentionSec * 1000)
+  }
+
+  /**
+   * A nonce below the next one that the node has no transaction for (a transaction dropped from its
+   * pool, one sent by hand) would hold every later one back: it is filled with a self-transfer.
+   */
+  async #fillGap(inFlight: readonly Submission[]): Promise<void> {
+    const { network } = this.#context
+    const pending = await network.client.getTransactionCount({ address: this.#account.address, blockTag: 'pending' })
+    if (pending >= this.#nextNonce!) return
+    const held = inFlight.find((submission) => submission.transaction?.nonce === pending)
+    if (held) {
+      // Ours, but not in the node's pool: sent again as stored.
+      await this.#broadcast(held.transaction!.raw)
+      return
+    }
+    const fees = await readFees(network.client)
+    const raw = await this.#account.signTransaction({ chainId: network.config.chainId, to: this.#account.address, value: 0n, gas: 21_000n, nonce: pending, ...fees, type: 'eip1559' })
+    const refusal = await this.#broadcast(raw)
+    this.#log.warn({ nonce: pending, next: this.#nextNonce, refused: refusal }, 'filled a nonce gap with a self-transfer')
   }
 
   /** The submission's runner transaction, prepared and simulated exactly as it will be signed. */
@@ -191,13 +313,17 @@ export class RunnerLoop {
       const l1Fee = (receipt as { l1Fee?: bigint | string | null }).l1Fee
       const fee = (receipt.gasUsed * receipt.effectiveGasPrice + BigInt(l1Fee ?? 0)).toString()
       const included = { blockNumber: receipt.blockNumber.toString(), gasUsed: receipt.gasUsed.toString(), fee }
+      const transactionOfReceipt = receipt.transactionHash === transaction.hash ? {} : { transaction: { ...transaction, hash: receipt.transactionHash } }
+      if (receipt.to !== null && getAddress(receipt.to) === this.#account.address) {
+        await store.update(submission.id, { ...included, ...transactionOfReceipt, stage: 'failed', reason: `cancelled: ${submission.reason ?? 'not included in time'}` })
+        return
+      }
       if (receipt.status !== 'success') {
-        await store.update(submission.id, { ...included, stage: 'failed', reason: 'the transaction reverted on-chain: the payment was not taken' })
+        await store.update(submission.id, { ...included, ...transactionOfReceipt, stage: 'failed', reason: 'the transaction reverted in its payment phase: nothing was paid' })
         return
       }
       const latest = await latestBlock()
       const confirmed = latest - receipt.blockNumber + 1n >= BigInt(network.config.runner.confirmations)
-      const transactionOfReceipt = receipt.transactionHash === transaction.hash ? {} : { transaction: { ...transaction, hash: receipt.transactionHash } }
       const outcome = submission.outcome ?? (await this.#outcome(submission, receipt))
       await store.update(submission.id, {
         ...included,
@@ -212,7 +338,64 @@ export class RunnerLoop {
       await this.#broadcast(transaction.raw)
       return
     }
-    if (Date.now() - transaction.sentAt > network.config.runner.stuckAfterMs) await this.#replace(submission, transaction)
+    const now = Date.now()
+    if (!transaction.cancel) {
+      const cancelWhy = this.#cancelReason(submission, transaction, now)
+      if (cancelWhy) {
+        await this.#cancel(submission, transaction, cancelWhy)
+        return
+      }
+    }
+    if (now - transaction.sentAt > network.config.runner.stuckAfterMs) await this.#replace(submission, transaction)
+  }
+
+  /** Why a relay in flight must give way to a cancellation now, if it must. */
+  #cancelReason(submission: Submission, transaction: SentTransaction, now: number): string | undefined {
+    const { config } = this.#context.network
+    if (now - transaction.firstSentAt > config.runner.maxSendingMs) return `not included within ${config.runner.maxSendingMs / 1000} s`
+    const token = paymentToken(this.#context.network, submission.request.payment.token)
+    const { paymentDeadline } = relayOfRequest(this.#context, submission.request.call, submission.request.payment, token)
+    const left = paymentDeadline - BigInt(Math.floor(now / 1000))
+    if (paymentDeadline !== 0n && left < BigInt(config.relay.paymentMarginSec)) return `not included before its payment came within ${config.relay.paymentMarginSec} s of expiring`
+    return undefined
+  }
+
+  /**
+   * Takes a relay's nonce back with a 0-value self-transfer that outbids it (what nodes require of a
+   * replacement), so the nonces after it can move. Its cost is capped at what the relay's payment
+   * would have paid.
+   */
+  async #cancel(submission: Submission, stuck: SentTransaction, why: string): Promise<void> {
+    const { network, store } = this.#context
+    const current = await readFees(network.client)
+    const bump = (value: string) => (BigInt(value) * BigInt(10_000 + network.config.runner.feeBumpBps)) / 10_000n
+    const maxPriorityFeePerGas = max(bump(stuck.maxPriorityFeePerGas), current.maxPriorityFeePerGas)
+    const maxFeePerGas = max(bump(stuck.maxFeePerGas), current.maxFeePerGas, maxPriorityFeePerGas)
+    const raw = await this.#account.signTransaction({
+      chainId: network.config.chainId,
+      to: this.#account.address,
+      value: 0n,
+      gas: 21_000n,
+      nonce: stuck.nonce,
+      maxFeePerGas,
+      maxPriorityFeePerGas,
+      type: 'eip1559',
+    })
+    const hash = keccak256(raw)
+    const cancel: SentTransaction = {
+      ...stuck,
+      hash,
+      raw,
+      gas: '21000',
+      maxFeePerGas: maxFeePerGas.toString(),
+      maxPriorityFeePerGas: maxPriorityFeePerGas.toString(),
+      sentAt: Date.now(),
+      hashes: [...stuck.hashes, hash],
+      cancel: true,
+    }
+    await store.update(submission.id, { transaction: cancel, reason: why })
+    const refusal = await this.#broadcast(raw)
+    this.#log.warn({ submission: submission.id, nonce: stuck.nonce, hash, refused: refusal, why }, 'cancelling a transaction')
   }
 
   /** What an included transaction did, from the Runner's `Relayed` event; a failed batch's reason is replayed. */
@@ -260,13 +443,13 @@ export class RunnerLoop {
       if (!submission.reason?.startsWith('replacement')) await store.update(id, { reason: 'replacement held: the payment does not cover the fee the node requires to replace it' })
       return
     }
-    const replacement = await this.#sign(prepared, stuck.nonce, stuck.hashes)
+    const replacement = await this.#sign(prepared, stuck.nonce, stuck.hashes, stuck.firstSentAt)
     await store.update(id, { transaction: replacement })
     await this.#broadcast(replacement.raw)
     this.#log.info({ submission: id, hash: replacement.hash, replaces: stuck.hash, nonce: stuck.nonce }, 'replaced a stuck transaction')
   }
 
-  async #sign(prepared: PreparedRelay, nonce: number, earlier: readonly Hex[]): Promise<SentTransaction> {
+  async #sign(prepared: PreparedRelay, nonce: number, earlier: readonly Hex[], firstSentAt: number): Promise<SentTransaction> {
     const { chainId } = this.#context.network.config
     const { fees, authorizationList } = prepared
     const raw = await this.#account.signTransaction({
@@ -290,16 +473,26 @@ export class RunnerLoop {
       maxFeePerGas: fees.maxFeePerGas.toString(),
       maxPriorityFeePerGas: fees.maxPriorityFeePerGas.toString(),
       sentAt: Date.now(),
+      firstSentAt,
       hashes: [...earlier, hash],
     }
   }
 
-  async #broadcast(raw: Hex): Promise<void> {
+  /**
+   * Hands signed bytes to the node. Returns the node's reason when it answered with a refusal, or
+   * `undefined` when it took them — or did not answer (the transaction may be in its pool: the
+   * receipt, a replacement or a restart's rebroadcast settles it). A rebroadcast's "already known"
+   * or "nonce too low" (it was mined) is the node having it, not a refusal.
+   */
+  async #broadcast(raw: Hex): Promise<string | undefined> {
     try {
       await this.#context.network.sendRawTransaction(raw)
+      return undefined
     } catch (error) {
-      // Already known, or already mined: the stored bytes are what counts; the receipt will tell.
+      const refused = error instanceof BroadcastError && error.code !== undefined
       this.#log.info({ err: error }, 'broadcast not accepted')
+      if (!refused || /already known|known transaction/i.test(error.reason)) return undefined
+      return error.reason
     }
   }
 
@@ -313,4 +506,10 @@ export class RunnerLoop {
 
 function max(...values: bigint[]): bigint {
   return values.reduce((a, b) => (a > b ? a : b))
+}
+
+/** An error's first line, for a held submission's reason, any URL in it taken out (a caller reads it). */
+function shortReason(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error)
+  return message.split('\n')[0]!.replace(/\b[a-z][a-z0-9+.-]*:\/\/\S+/gi, '[url]').slice(0, 300)
 }

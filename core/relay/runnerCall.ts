@@ -15,6 +15,8 @@ export type RunnerRelay =
       /** A delegate's signed batch on `account`: its first call pays, its guard lets the rest run. */
       readonly form: 'batch'
       readonly account: Address
+      /** The delegate the account must be delegated to when the relay starts. */
+      readonly delegate: Address
       readonly data: Hex
       readonly token: Address
       readonly payee: Address
@@ -26,11 +28,11 @@ export type RunnerRelay =
  * `relayWithAuthorization` or `relayBatch`.
  *
  * @example
- * encodeRunnerCall({ form: 'batch', account, data: signedExecute, token: usdc, payee, amount: 150_000n }, 180_000n)
+ * encodeRunnerCall({ form: 'batch', account, delegate: calibur, data: signedExecute, token: usdc, payee, amount: 150_000n }, 180_000n)
  */
 export function encodeRunnerCall(relay: RunnerRelay, callGas: bigint): Hex {
   if (relay.form === 'batch') {
-    return encodeFunctionData({ abi: runnerAbi, functionName: 'relayBatch', args: [relay.account, relay.data, callGas, relay.token, relay.payee, relay.amount] })
+    return encodeFunctionData({ abi: runnerAbi, functionName: 'relayBatch', args: [relay.account, relay.delegate, relay.data, callGas, relay.token, relay.payee, relay.amount] })
   }
   const { authorization } = relay.payment
   const { r, s, v, yParity } = parseSignature(relay.payment.signature as Hex)

@@ -20,9 +20,17 @@ CREATE TABLE IF NOT EXISTS submissions (
   fee TEXT,
   reason TEXT,
   outcome TEXT,
-  call_gas TEXT
+  call_gas TEXT,
+  identity TEXT
 );
 CREATE INDEX IF NOT EXISTS submissions_active ON submissions (chain, stage, created_at);
+`
+
+// After the columns a file made before them gains: one active submission per payment identity.
+const IDENTITY_INDEX = `
+CREATE UNIQUE INDEX IF NOT EXISTS submissions_active_identity ON submissions (identity)
+  WHERE identity IS NOT NULL AND stage IN ('waiting', 'sending', 'confirming');
+CREATE INDEX IF NOT EXISTS submissions_settled ON submissions (updated_at) WHERE stage IN ('done', 'failed');
 `
 
 /**
@@ -38,6 +46,8 @@ export class SqliteSubmissionStore implements SubmissionStore {
   readonly #get: Database.Statement<[string], SubmissionRow>
   readonly #active: Database.Statement<[string], SubmissionRow>
   readonly #highestNonce: Database.Statement<[string], { nonce: number | null }>
+  readonly #byIdentity: Database.Statement<[string], SubmissionRow>
+  readonly #prune: Database.Statement<[number]>
 
   constructor(path: string) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
@@ -47,22 +57,40 @@ export class SqliteSubmissionStore implements SubmissionStore {
     this.#db.exec(SCHEMA)
     // A file made before payment-first relays gains their columns.
     const columns = this.#db.prepare<[], { name: string }>('PRAGMA table_info(submissions)').all()
-    for (const name of ['outcome', 'call_gas']) {
+    for (const name of ['outcome', 'call_gas', 'identity']) {
       if (!columns.some((column) => column.name === name)) this.#db.exec(`ALTER TABLE submissions ADD COLUMN ${name} TEXT`)
     }
+    this.#db.exec(IDENTITY_INDEX)
+    // OR IGNORE: an active submission with the same identity already stands (the unique index).
     this.#insert = this.#db.prepare(
-      `INSERT INTO submissions (id, chain, stage, created_at, updated_at, deadline, request, call_gas)
-       VALUES (@id, @chain, @stage, @createdAt, @updatedAt, @deadline, @request, @callGas)`,
+      `INSERT OR IGNORE INTO submissions (id, chain, stage, created_at, updated_at, deadline, request, call_gas, identity)
+       VALUES (@id, @chain, @stage, @createdAt, @updatedAt, @deadline, @request, @callGas, @identity)`,
     )
+    this.#byIdentity = this.#db.prepare("SELECT * FROM submissions WHERE identity = ? AND stage IN ('waiting', 'sending', 'confirming')")
+    this.#prune = this.#db.prepare("DELETE FROM submissions WHERE stage IN ('done', 'failed') AND updated_at < ?")
     this.#get = this.#db.prepare('SELECT * FROM submissions WHERE id = ?')
     this.#active = this.#db.prepare(
       "SELECT * FROM submissions WHERE chain = ? AND stage IN ('waiting', 'sending', 'confirming') ORDER BY created_at, id",
     )
-    this.#highestNonce = this.#db.prepare('SELECT MAX(tx_nonce) AS nonce FROM submissions WHERE chain = ?')
+    this.#highestNonce = this.#db.prepare("SELECT MAX(tx_nonce) AS nonce FROM submissions WHERE chain = ? AND (stage <> 'failed' OR block_number IS NOT NULL)")
   }
 
-  async insert(submission: Submission): Promise<void> {
-    this.#insert.run({ ...submission, request: JSON.stringify(submission.request), callGas: submission.callGas ?? null })
+  async insert(submission: Submission): Promise<Submission> {
+    const row = { ...submission, request: JSON.stringify(submission.request), callGas: submission.callGas ?? null, identity: submission.identity ?? null }
+    // The primary key still refuses a second insert of one id: only the identity's conflict is ignored.
+    if (this.#insert.run(row).changes === 1) return submission
+    const existing = submission.identity === undefined ? undefined : await this.activeByIdentity(submission.identity)
+    if (!existing) throw new Error(`submission ${submission.id} already exists`)
+    return existing
+  }
+
+  async activeByIdentity(identity: string): Promise<Submission | undefined> {
+    const row = this.#byIdentity.get(identity)
+    return row && fromRow(row)
+  }
+
+  async prune(before: number): Promise<number> {
+    return this.#prune.run(before).changes
   }
 
   async get(id: string): Promise<Submission | undefined> {

@@ -14,6 +14,10 @@ export interface SentTransaction {
   readonly callGas: string
   /** unix ms of the (latest) broadcast */
   readonly sentAt: number
+  /** unix ms of the first broadcast at this nonce: `runner.maxSendingMs` counts from it. */
+  readonly firstSentAt: number
+  /** A 0-value self-transfer at the nonce, which takes the place of a relay that stayed unincluded too long. */
+  readonly cancel?: true
   /** every hash sent for this nonce, replacements included, oldest first */
   readonly hashes: readonly Hex[]
 }
@@ -27,6 +31,8 @@ export interface Submission {
   /** unix seconds */
   readonly deadline: number
   readonly request: SubmitRequest
+  /** What makes its payment unique (`3009:…` token, from and nonce; `calibur:…` account and nonce): one active submission each. */
+  readonly identity?: string
   /** The call's stipend measured at submit (decimal gas): each send re-simulates with it, raising it only if the call now needs more. */
   readonly callGas?: string
   readonly transaction?: SentTransaction
@@ -38,7 +44,10 @@ export interface Submission {
   readonly outcome?: RelayOutcome
 }
 
-export type SubmissionPatch = Partial<Pick<Submission, 'stage' | 'transaction' | 'blockNumber' | 'gasUsed' | 'fee' | 'reason' | 'outcome'>>
+export type SubmissionPatch = Partial<Pick<Submission, 'stage' | 'blockNumber' | 'gasUsed' | 'fee' | 'reason' | 'outcome'>> & {
+  /** `null` clears it: a transaction the node refused holds no nonce. */
+  readonly transaction?: SentTransaction | null
+}
 
 /**
  * Where submissions live. Every write is durable when its promise resolves: a submission
@@ -47,13 +56,25 @@ export type SubmissionPatch = Partial<Pick<Submission, 'stage' | 'transaction' |
  * `PostgresSubmissionStore` (shared by replicas); `openStore` picks one from the config.
  */
 export interface SubmissionStore {
-  insert(submission: Submission): Promise<void>
+  /**
+   * Stores a new submission and returns it — unless an active one (waiting, sending, confirming)
+   * has the same `identity`: then nothing is stored and that one is returned. Atomic across
+   * processes sharing the store (a unique index), so concurrent identical submits store one.
+   */
+  insert(submission: Submission): Promise<Submission>
+  /** The active submission whose payment is `identity`, if any. */
+  activeByIdentity(identity: string): Promise<Submission | undefined>
   get(id: string): Promise<Submission | undefined>
   /** The chain's submissions not yet done or failed, oldest first. */
   active(chain: string): Promise<Submission[]>
   update(id: string, patch: SubmissionPatch): Promise<void>
-  /** The highest runner nonce stored for the chain, if any. */
+  /**
+   * The highest runner nonce the chain's submissions hold, if any: the nonces of transactions that
+   * may be on chain. A submission that failed without a block (its broadcast refused) holds none.
+   */
   highestNonce(chain: string): Promise<number | undefined>
+  /** Deletes the submissions settled (done or failed) before `before` (unix ms); says how many. */
+  prune(before: number): Promise<number>
   /** Whether the store answers (for health checks). */
   ping(): Promise<boolean>
   close(): Promise<void>

@@ -14,6 +14,7 @@ export interface SubmissionRow {
   updated_at: number | string
   deadline: number | string
   request: string
+  identity: string | null
   call_gas: string | null
   tx: string | null
   block_number: string | null
@@ -24,10 +25,13 @@ export interface SubmissionRow {
 }
 
 /** The columns a patch sets, by name; `updated_at` is always one of them. */
-export function patchColumns(patch: SubmissionPatch, now: number): Record<string, string | number> {
-  const columns: Record<string, string | number> = { updated_at: now }
+export function patchColumns(patch: SubmissionPatch, now: number): Record<string, string | number | null> {
+  const columns: Record<string, string | number | null> = { updated_at: now }
   if (patch.stage !== undefined) columns.stage = patch.stage
-  if (patch.transaction !== undefined) {
+  if (patch.transaction === null) {
+    columns.tx = null
+    columns.tx_nonce = null
+  } else if (patch.transaction !== undefined) {
     columns.tx = JSON.stringify(patch.transaction)
     columns.tx_nonce = patch.transaction.nonce
   }
@@ -48,6 +52,7 @@ export function fromRow(row: SubmissionRow): Submission {
     updatedAt: Number(row.updated_at),
     deadline: Number(row.deadline),
     request: JSON.parse(row.request) as SubmitRequest,
+    ...(row.identity ? { identity: row.identity } : {}),
     ...(row.call_gas ? { callGas: row.call_gas } : {}),
     ...(row.tx ? { transaction: JSON.parse(row.tx) as SentTransaction } : {}),
     ...(row.block_number ? { blockNumber: row.block_number } : {}),

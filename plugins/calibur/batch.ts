@@ -274,7 +274,7 @@ export async function measureSignedBatch(
     (executed > 0n ? executed : 0n) + SIGNED_PATH_GAS + (firstUse ? FIRST_USE_OF_KEY_GAS : 0n) + PER_CALL_GAS * BigInt(flat.length) + PER_DATA_BYTE_GAS * dataBytes
   const callGas = stipendFor(accountGas)
   const runnerData = encodeRunnerCall(
-    { form: 'batch', account, data: encodeSignedExecute({ message, signature: PLACEHOLDER_SIGNATURE }), token: token.address, payee, amount },
+    { form: 'batch', account, delegate: getAddress(network.config.calibur), data: encodeSignedExecute({ message, signature: PLACEHOLDER_SIGNATURE }), token: token.address, payee, amount },
     callGas,
   )
   const words = BigInt(Math.ceil((runnerData.length - 2) / 64))

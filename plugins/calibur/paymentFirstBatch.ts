@@ -115,6 +115,7 @@ export function caliburBatchReader(payments: PaymentServices): BatchPaymentReade
       const terms = readPaymentFirstBatch(network, payments, account, batch)
       return {
         account,
+        delegate: getAddress(network.config.calibur),
         token: terms.token,
         payee: getAddress(network.config.payee),
         amount: terms.amount,

@@ -1,0 +1,83 @@
+import t from 'tap'
+import { erc20Abi, maxUint256, parseAbi, parseEther, type Hex } from 'viem'
+import { generatePrivateKey } from 'viem/accounts'
+import { weth9Artifact } from '../../core/devnet/artifacts.ts'
+import { readWeiPerBaseUnit } from '../../core/chain/tokenPrice.ts'
+import { tokenToWei } from '../../core/relay/pricing.ts'
+import type { Network } from '../../core/chain/networks.ts'
+import { startDevnetBruno } from '../fixtures/devnetBruno.ts'
+import { RawMcpClient } from '../fixtures/mcpHttp.ts'
+import { adversaryChain, ATTACK_FEES, bindings, fundedPayer, ledgerEntry, ledgerLine, transferPayment } from './adversary.ts'
+
+// Issue 12, state changed before inclusion — the price. Bruno values a payment at the pool's spot price
+// (slot0) of the latest block, at submit and at every send; the ledger (and the runner's books) value it
+// where the transaction is included. An attacker who moves the USDC/WETH pool before Bruno checks, and
+// moves it back in the inclusion block ahead of the runner's transaction, pays Bruno a fraction of the
+// gas's value. It costs the attacker the pool's fee on the round trip (0.05% × ~730 WETH each way here),
+// far more than the runner loses: griefing, not profit — but the runner loses on that submission.
+
+const bruno = await startDevnetBruno(t, { groups: ['bruno'], pollMs: 100 })
+const { deployment } = bruno
+const chain = adversaryChain(bruno)
+const mcp = new RawMcpClient(`${bruno.mcpUrl}/bruno`)
+const api = bindings(bruno, mcp)
+const network = bruno.config.networks[0]!
+const router = deployment.uniswap.swapRouter02
+const attacker = chain.sponsor
+const routerAbi = parseAbi([
+  'struct Params { address tokenIn; address tokenOut; uint24 fee; address recipient; uint256 amountIn; uint256 amountOutMinimum; uint160 sqrtPriceLimitX96; }',
+  'function exactInputSingle(Params params) payable returns (uint256 amountOut)',
+])
+const price = () => readWeiPerBaseUnit({ name: 'local', config: network, client: chain.client } as unknown as Network, deployment.usdc)
+const swap = (tokenIn: Hex, tokenOut: Hex, amountIn: bigint, fees?: typeof ATTACK_FEES) =>
+  attacker.writeContract({
+    address: router,
+    abi: routerAbi,
+    functionName: 'exactInputSingle',
+    args: [{ tokenIn, tokenOut, fee: deployment.uniswap.usdcWethFee, recipient: attacker.account.address, amountIn, amountOutMinimum: 0n, sqrtPriceLimitX96: 0n }],
+    gas: 400_000n,
+    ...(fees ?? {}),
+  })
+
+t.test('the pool is pushed up before Bruno prices, and back down ahead of the runner in the inclusion block', async (t) => {
+  const fair = await price()
+  const key = generatePrivateKey()
+  const payer = await fundedPayer(bruno, chain, key, 100_000_000n)
+  // The attacker buys USDC with 732 WETH: USDC's price in the pool about triples.
+  const wethIn = parseEther('732')
+  const wethOf = () => chain.client.readContract({ address: deployment.weth, abi: erc20Abi, functionName: 'balanceOf', args: [attacker.account.address] })
+  const wethBefore = await wethOf()
+  await chain.mined(await attacker.writeContract({ address: deployment.weth, abi: weth9Artifact.abi, functionName: 'deposit', value: wethIn }))
+  await chain.mined(await attacker.writeContract({ address: deployment.weth, abi: erc20Abi, functionName: 'approve', args: [router, maxUint256] }))
+  await chain.mined(await attacker.writeContract({ address: deployment.usdc, abi: erc20Abi, functionName: 'approve', args: [router, maxUint256] }))
+  const usdcBefore = await chain.usdcOf(attacker.account.address)
+  await chain.mined(await swap(deployment.weth, deployment.usdc, wethIn))
+  const bought = (await chain.usdcOf(attacker.account.address)) - usdcBefore
+  const pumped = await price()
+  const factor = Number(tokenToWei(1_000_000n, pumped)) / Number(tokenToWei(1_000_000n, fair))
+  t.ok(factor > 2.5, `USDC's pool price was pushed ×${factor.toFixed(2)}`)
+
+  // The payer pays what Bruno quotes now: a third of the gas's fair value.
+  const call = { to: '0x0000000000000000000000000000000000000000', data: '0x' }
+  const quote = await mcp.call('quote', { chain: 'local', call, token: 'USDC', payment: 'authorization' })
+  const amount = BigInt(quote.amount)
+  const payment = await transferPayment(bruno, key, amount)
+  const { value: submitted, hash } = await chain.inOneBlock(() => api.submitAndSend('mcp', { call, payment }), {
+    attack: async () => [await swap(deployment.usdc, deployment.weth, bought, ATTACK_FEES)],
+  })
+  t.ok(submitted.accepted && hash, 'accepted and sent at the pushed price')
+  if (!submitted.accepted) return
+  const view = await api.settled('mcp', submitted.id)
+  t.equal(view.stage, 'done', view.reason)
+  const entry = await ledgerEntry(bruno, hash!)
+  ledgerLine(t, 'price pushed before the checks, restored ahead of the runner', entry)
+  t.comment(
+    `price | fair ${tokenToWei(1_000_000n, fair)} wei per USDC, pushed ×${factor.toFixed(2)} when Bruno priced, ${tokenToWei(1_000_000n, await price())} wei per USDC at inclusion; ` +
+      `payer paid ${amount} base units (${payer.address}); the attacker's round trip left it ${formatWeth(wethBefore + wethIn - (await wethOf()))} WETH poorer`,
+  )
+  t.ok(entry.spentWei <= entry.receivedWei, `the runner spent ${entry.spentWei} wei ≤ the payment's ${entry.receivedWei} wei at the price it was included at`)
+})
+
+function formatWeth(wei: bigint): string {
+  return (Number(wei) / 1e18).toFixed(4)
+}
