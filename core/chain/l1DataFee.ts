@@ -46,6 +46,18 @@ export async function readL1DataFee(network: Network, transaction: UnsignedRunne
     value: 0n,
     ...(transaction.authorizationList ? { type: 'eip7702' as const, authorizationList: transaction.authorizationList } : { type: 'eip1559' as const }),
   })
+  return readL1DataFeeOfBytes(network, serialized)
+}
+
+/**
+ * The L1 data fee, with headroom, of a transaction already encoded: a signed one's (for a transaction
+ * in flight) slightly overstates it, by its signature's bytes. 0 where the chain charges none.
+ *
+ * @example
+ * await readL1DataFeeOfBytes(base, sent.raw) // 1_250_000_000_000n
+ */
+export async function readL1DataFeeOfBytes(network: Network, serialized: Hex): Promise<bigint> {
+  if (network.config.l1DataFee !== 'op-stack') return 0n
   const fee = await network.client.readContract({ address: GAS_PRICE_ORACLE, abi: getL1FeeAbi, functionName: 'getL1Fee', args: [serialized], blockTag: 'latest' })
   return fee + (fee * L1_FEE_HEADROOM_BPS + 9_999n) / 10_000n
 }

@@ -17,6 +17,7 @@ import {
 import { privateKeyToAccount } from 'viem/accounts'
 import { foundry } from 'viem/chains'
 import { caliburCompatibleArtifact, runnerArtifact } from '../../contracts/artifacts.ts'
+import { uniswapV3PoolAbi } from '../chain/tokenPrice.ts'
 import {
   fiatTokenV2_2Artifact,
   linkBytecode,
@@ -181,6 +182,9 @@ export async function deployDevnet(rpcUrl: string): Promise<DevnetDeployment> {
     functionName: 'getPool',
     args: [usdc, weth, poolFee],
   })) as Address
+  // Room for a price history, as busy mainnet pools have: the relay prices at the lower of the spot
+  // and the time-weighted price, which a swap in one block cannot move.
+  await call(usdcWethPool, uniswapV3PoolAbi, 'increaseObservationCardinalityNext', [64])
 
   // 5. The demo users' USDC.
   const demoAccounts = demoKeys.map((privateKey) => ({ address: privateKeyToAccount(privateKey).address, privateKey }))

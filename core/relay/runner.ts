@@ -1,6 +1,8 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { getAddress, keccak256, type Hex, type PrivateKeyAccount, type SignedAuthorizationList, type TransactionReceipt } from 'viem'
 import { readFees } from '../chain/fees.ts'
+import { readL1DataFeeOfBytes } from '../chain/l1DataFee.ts'
+import { readWeiPerBaseUnit } from '../chain/tokenPrice.ts'
 import { BroadcastError } from '../chain/networks.ts'
 import { ToolError } from '../tool.ts'
 import { describeCallFailure } from './callFailure.ts'
@@ -10,6 +12,7 @@ import { paymentToken } from './paymentToken.ts'
 import { relayOfRequest } from './relayOfRequest.ts'
 import { describeRevertData } from './revertReason.ts'
 import { relayedEvent } from './runnerCall.ts'
+import { paymentCovers } from './pricing.ts'
 import { prepareRunnerTransaction, type Fees, type PreparedRelay } from './runnerTransaction.ts'
 import type { RelayOutcome } from './schemas.ts'
 import type { SentTransaction, Submission } from './store.ts'
@@ -288,20 +291,31 @@ export class RunnerLoop {
     this.#log.warn({ nonce: pending, next: this.#nextNonce, refused: refusal }, 'filled a nonce gap with a self-transfer')
   }
 
-  /** The submission's runner transaction, prepared and simulated exactly as it will be signed. */
-  #prepare(submission: Submission, nonce: number, fees: Fees, callGas?: bigint): Promise<PreparedRelay> {
+  /**
+   * The submission's runner transaction, prepared and simulated exactly as it will be signed. With a
+   * stipend (the one measured at submit, or the stuck transaction's) that no longer lets the call
+   * succeed, the call is measured afresh (a send; a replacement keeps its stipend, so it is refused).
+   */
+  async #prepare(submission: Submission, nonce: number, fees: Fees, callGas?: bigint, remeasure = true): Promise<PreparedRelay> {
     const { network } = this.#context
     const { request } = submission
     const token = paymentToken(network, request.payment.token)
     const requested = relayOfRequest(this.#context, request.call, request.payment, token)
-    return prepareRunnerTransaction(this.#context, requested.relay, request.authorizationList, {
-      token,
-      amount: requested.amount,
-      nonce,
-      fees,
-      ...(callGas === undefined ? {} : { callGas }),
-      refusal: 'waiting',
-    })
+    const prepare = (stipend: bigint | undefined) =>
+      prepareRunnerTransaction(this.#context, requested.relay, request.authorizationList, {
+        token,
+        amount: requested.amount,
+        nonce,
+        fees,
+        ...(stipend === undefined ? {} : { callGas: stipend }),
+        refusal: 'waiting',
+      })
+    try {
+      return await prepare(callGas)
+    } catch (error) {
+      if (!(error instanceof ToolError) || callGas === undefined || !remeasure) throw error
+      return prepare(undefined)
+    }
   }
 
   async #follow(submission: Submission, restarted: boolean, latestBlock: () => Promise<bigint>): Promise<void> {
@@ -339,14 +353,18 @@ export class RunnerLoop {
       return
     }
     const now = Date.now()
-    if (!transaction.cancel) {
-      const cancelWhy = this.#cancelReason(submission, transaction, now)
-      if (cancelWhy) {
-        await this.#cancel(submission, transaction, cancelWhy)
-        return
-      }
+    const stuck = now - transaction.sentAt > network.config.runner.stuckAfterMs
+    if (transaction.cancel) {
+      // A cancellation itself stuck: outbid again, within its cap.
+      if (stuck) await this.#cancel(submission, transaction, submission.reason ?? 'not included in time')
+      return
     }
-    if (now - transaction.sentAt > network.config.runner.stuckAfterMs) await this.#replace(submission, transaction)
+    const cancelWhy = this.#cancelReason(submission, transaction, now) ?? (await this.#l1FeeOutgrown(submission, transaction))
+    if (cancelWhy) {
+      await this.#cancel(submission, transaction, cancelWhy)
+      return
+    }
+    if (stuck) await this.#replace(submission, transaction)
   }
 
   /** Why a relay in flight must give way to a cancellation now, if it must. */
@@ -361,16 +379,37 @@ export class RunnerLoop {
   }
 
   /**
+   * On a chain with an L1 data fee, which the signed transaction cannot cap: whether the fee has
+   * risen, while it waits, past what its payment covers beside its gas. Then it is cancelled rather
+   * than included at a loss.
+   */
+  async #l1FeeOutgrown(submission: Submission, transaction: SentTransaction): Promise<string | undefined> {
+    const { network } = this.#context
+    if (network.config.l1DataFee === undefined) return undefined
+    const token = paymentToken(network, submission.request.payment.token)
+    const { amount } = relayOfRequest(this.#context, submission.request.call, submission.request.payment, token)
+    const [l1FeeWei, weiPerBaseUnit] = await Promise.all([readL1DataFeeOfBytes(network, transaction.raw), readWeiPerBaseUnit(network, token.address)])
+    const coverage = paymentCovers(amount, { gasLimit: BigInt(transaction.gas), maxFeePerGas: BigInt(transaction.maxFeePerGas), l1FeeWei }, weiPerBaseUnit)
+    return coverage.covered ? undefined : `its L1 data fee rose to ${l1FeeWei} wei while it waited, past what the payment covers`
+  }
+
+  /**
    * Takes a relay's nonce back with a 0-value self-transfer that outbids it (what nodes require of a
-   * replacement), so the nonces after it can move. Its cost is capped at what the relay's payment
-   * would have paid.
+   * replacement), so the nonces after it can move. Its cost (21,000 gas at its max fee) is capped at
+   * what the relay's payment is worth: past that it waits at its fee.
    */
   async #cancel(submission: Submission, stuck: SentTransaction, why: string): Promise<void> {
     const { network, store } = this.#context
-    const current = await readFees(network.client)
+    const token = paymentToken(network, submission.request.payment.token)
+    const { amount } = relayOfRequest(this.#context, submission.request.call, submission.request.payment, token)
+    const [current, weiPerBaseUnit] = await Promise.all([readFees(network.client), readWeiPerBaseUnit(network, token.address)])
     const bump = (value: string) => (BigInt(value) * BigInt(10_000 + network.config.runner.feeBumpBps)) / 10_000n
     const maxPriorityFeePerGas = max(bump(stuck.maxPriorityFeePerGas), current.maxPriorityFeePerGas)
     const maxFeePerGas = max(bump(stuck.maxFeePerGas), current.maxFeePerGas, maxPriorityFeePerGas)
+    if (!paymentCovers(amount, { gasLimit: 21_000n, maxFeePerGas, l1FeeWei: 0n }, weiPerBaseUnit).covered) {
+      this.#log.warn({ submission: submission.id, nonce: stuck.nonce, why }, 'not cancelled: the cancellation would cost more than the payment is worth')
+      return
+    }
     const raw = await this.#account.signTransaction({
       chainId: network.config.chainId,
       to: this.#account.address,
@@ -432,7 +471,7 @@ export class RunnerLoop {
       const maxFeePerGas = max(bump(stuck.maxFeePerGas), current.maxFeePerGas, maxPriorityFeePerGas)
       // The stipend the stuck one carries, so that only the fees change; against the latest block,
       // since the pending state holds the stuck transaction itself.
-      prepared = await this.#prepare(submission, stuck.nonce, { maxFeePerGas, maxPriorityFeePerGas }, BigInt(stuck.callGas))
+      prepared = await this.#prepare(submission, stuck.nonce, { maxFeePerGas, maxPriorityFeePerGas }, BigInt(stuck.callGas), false)
     } catch (error) {
       if (!(error instanceof ToolError)) throw error
       this.#log.warn({ submission: id, reason: error.message }, 'stuck transaction not replaced: it would no longer succeed')

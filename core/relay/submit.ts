@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto'
-import { formatUnits } from 'viem'
+import { formatUnits, serializeTransaction } from 'viem'
 import { ToolError } from '../tool.ts'
 import type { RelayContext } from './context.ts'
 import { paymentToken } from './paymentToken.ts'
 import { relayOfRequest } from './relayOfRequest.ts'
 import { describeCallFailure } from './callFailure.ts'
-import { prepareRunnerTransaction } from './runnerTransaction.ts'
+import { prepareRunnerTransaction, type PreparedRelay } from './runnerTransaction.ts'
 import type { SubmissionView, SubmitRequest } from './schemas.ts'
 import { submissionView } from './status.ts'
 
@@ -15,12 +15,17 @@ import { submissionView } from './status.ts'
  * 1. the payment is in an accepted token, and is one of the two payment-first forms: a signed
  *    EIP-3009 transfer to the payee, or a delegate's signed batch whose first call pays the payee
  *    (read by the delegate's group; a payment hidden anywhere else is refused);
- * 2. the deadline (and the payment's own: `validBefore`, the batch's deadline) is ahead;
- * 3. the exact runner transaction — from, to, data with the call's stipend, gas limit, fee fields,
+ * 2. the same payment (its identity: token, payer and nonce) is not already active: if it is, that
+ *    submission answers, and nothing new is stored (so a client's retry is free);
+ * 3. the deadline (default now + `relay.submissionTtlSec`) is ahead and no later than that; the
+ *    payment's own (`validBefore`, the batch's deadline) is at least `relay.paymentMarginSec` ahead,
+ *    by the clock;
+ * 4. the exact runner transaction — from, to, data with the call's stipend, gas limit, fee fields,
  *    authorization list — simulated at the latest block: the payment phase pays and the call
  *    succeeds with its stipend (a call that fails in simulation is refused: on chain it would
- *    still pay);
- * 4. the payment covers the worst case the runner would sign now: gas limit × max fee per gas,
+ *    still pay); its gas limit within what one transaction may carry; its signed bytes within
+ *    `relay.maxTransactionBytes`;
+ * 5. the payment covers the worst case the runner would sign now: gas limit × max fee per gas,
  *    plus the L1 data fee where the chain charges one, at the pool's price.
  *
  * @example
@@ -31,11 +36,19 @@ export async function submitCall(context: RelayContext, request: SubmitRequest):
   const { config } = network
   const token = paymentToken(network, request.payment.token)
   const requested = relayOfRequest(context, request.call, request.payment, token)
+  const repeated = await store.activeByIdentity(requested.identity)
+  if (repeated) return submissionView(repeated)
   const now = Math.floor(Date.now() / 1000)
-  const deadline = request.deadline ?? now + config.relay.submissionTtlSec
+  const { submissionTtlSec, paymentMarginSec, maxTransactionBytes } = config.relay
+  const deadline = request.deadline ?? now + submissionTtlSec
   if (deadline <= now) throw new ToolError(`the deadline ${deadline} has passed (now ${now})`)
-  if (requested.paymentDeadline !== 0n && requested.paymentDeadline <= BigInt(now)) {
-    throw new ToolError(`the payment expired at ${requested.paymentDeadline} (now ${now}): sign a new one`)
+  if (deadline > now + submissionTtlSec) {
+    throw new ToolError(`the deadline ${deadline} is more than ${submissionTtlSec} s away (now ${now}), longer than this relay holds a submission: give one within ${submissionTtlSec} s, or none`)
+  }
+  if (requested.paymentDeadline !== 0n && requested.paymentDeadline < BigInt(now + paymentMarginSec)) {
+    throw new ToolError(
+      `the payment expires at ${requested.paymentDeadline} (now ${now}), too soon to send it safely: it must be valid at least ${paymentMarginSec} s more; sign a new one`,
+    )
   }
   const prepared = await prepareRunnerTransaction(context, requested.relay, request.authorizationList, {
     token,
@@ -43,6 +56,10 @@ export async function submitCall(context: RelayContext, request: SubmitRequest):
     nonce: 0,
     explainCallFailure: () => describeCallFailure(context, requested, token),
   })
+  const bytes = signedTransactionBytes(prepared, config.chainId)
+  if (bytes > maxTransactionBytes) {
+    throw new ToolError(`refused: the runner's transaction would be ${bytes} bytes, over the ${maxTransactionBytes} a node accepts: make the call's data smaller`)
+  }
   if (!prepared.coverage.covered) {
     throw new ToolError(
       `refused: the payment of ${formatUnits(requested.amount, token.decimals)} ${token.symbol} is below the most the runner could pay for it now, ` +
@@ -50,8 +67,34 @@ export async function submitCall(context: RelayContext, request: SubmitRequest):
     )
   }
   const createdAt = Date.now()
-  const submission = { id: randomUUID(), chain: network.name, stage: 'waiting' as const, createdAt, updatedAt: createdAt, deadline, request, callGas: prepared.callGas.toString() }
-  await store.insert(submission)
-  context.wake()
-  return submissionView(submission)
+  const submission = {
+    id: randomUUID(),
+    chain: network.name,
+    stage: 'waiting' as const,
+    createdAt,
+    updatedAt: createdAt,
+    deadline,
+    request,
+    identity: requested.identity,
+    callGas: prepared.callGas.toString(),
+  }
+  // A concurrent submit of the same payment may have stored it first: then that one answers.
+  const stored = await store.insert(submission)
+  if (stored.id === submission.id) context.wake()
+  return submissionView(stored)
+}
+
+/** The size of the runner's signed transaction: the unsigned encoding plus a signature's 67 bytes at most. */
+function signedTransactionBytes(prepared: PreparedRelay, chainId: number): number {
+  const unsigned = serializeTransaction({
+    chainId,
+    to: prepared.to,
+    data: prepared.data,
+    gas: prepared.gas,
+    nonce: 0xffffffff,
+    value: 0n,
+    ...prepared.fees,
+    ...(prepared.authorizationList ? { type: 'eip7702' as const, authorizationList: prepared.authorizationList } : { type: 'eip1559' as const }),
+  })
+  return (unsigned.length - 2) / 2 + 67
 }

@@ -2,7 +2,7 @@ import t from 'tap'
 import { erc20Abi, maxUint256, parseAbi, parseEther, type Hex } from 'viem'
 import { generatePrivateKey } from 'viem/accounts'
 import { weth9Artifact } from '../../core/devnet/artifacts.ts'
-import { readWeiPerBaseUnit } from '../../core/chain/tokenPrice.ts'
+import { pathPrice, readWeiPerBaseUnit, uniswapV3PoolAbi } from '../../core/chain/tokenPrice.ts'
 import { tokenToWei } from '../../core/relay/pricing.ts'
 import type { Network } from '../../core/chain/networks.ts'
 import { startDevnetBruno } from '../fixtures/devnetBruno.ts'
@@ -28,7 +28,12 @@ const routerAbi = parseAbi([
   'struct Params { address tokenIn; address tokenOut; uint24 fee; address recipient; uint256 amountIn; uint256 amountOutMinimum; uint160 sqrtPriceLimitX96; }',
   'function exactInputSingle(Params params) payable returns (uint256 amountOut)',
 ])
-const price = () => readWeiPerBaseUnit({ name: 'local', config: network, client: chain.client } as unknown as Network, deployment.usdc)
+// The pool's spot price (slot0), what the attacker moves; Bruno's own price is the lower of it and the time-weighted one.
+const price = async () => {
+  const [sqrtPriceX96] = await chain.client.readContract({ address: deployment.uniswap.usdcWethPool, abi: uniswapV3PoolAbi, functionName: 'slot0' })
+  return pathPrice([{ tokenIn: deployment.usdc, tokenOut: deployment.weth, sqrtPriceX96 }])
+}
+const brunoPrice = () => readWeiPerBaseUnit({ name: 'local', config: network, client: chain.client } as unknown as Network, deployment.usdc)
 const swap = (tokenIn: Hex, tokenOut: Hex, amountIn: bigint, fees?: typeof ATTACK_FEES) =>
   attacker.writeContract({
     address: router,
@@ -56,6 +61,8 @@ t.test('the pool is pushed up before Bruno prices, and back down ahead of the ru
   const pumped = await price()
   const factor = Number(tokenToWei(1_000_000n, pumped)) / Number(tokenToWei(1_000_000n, fair))
   t.ok(factor > 2.5, `USDC's pool price was pushed ×${factor.toFixed(2)}`)
+  const priced = Number(tokenToWei(1_000_000n, await brunoPrice())) / Number(tokenToWei(1_000_000n, fair))
+  t.ok(priced < 1.3, `Bruno values USDC at ×${priced.toFixed(2)} the fair price: the time-weighted price holds it down`)
 
   // The payer pays what Bruno quotes now: a third of the gas's fair value.
   const call = { to: '0x0000000000000000000000000000000000000000', data: '0x' }
