@@ -13,6 +13,7 @@ import { openRelay, type RelayService } from './relay/service.ts'
 import { mcpRoutes } from './mcp/routes.ts'
 import { Metrics } from './metrics.ts'
 import { operatorRoutes } from './operators/routes.ts'
+import { sharedRead } from './operators/sharedRead.ts'
 import { originGuard } from './originGuard.ts'
 import type { PluginDefinition } from './plugin.ts'
 import { relayBindings } from './rest/routes.ts'
@@ -118,7 +119,8 @@ const core: FastifyPluginAsync<AppOptions> = async (app, options) => {
   const metrics = new Metrics()
   const networks = new Networks(options.config, options.env, metrics)
   const relay = openRelay(options.config, networks, options.env ?? process.env, app.log, metrics)
-  metrics.runnerBalances(() => relay.runnerBalances())
+  // Read at scrape time, but at most once per interval however often /metrics is scraped.
+  metrics.runnerBalances(sharedRead(() => relay.runnerBalances()))
   app.addHook('onClose', () => relay.close())
   const names = networks.names.map((name) => Type.Literal(name))
   const chainArgument = Type.Union(names, { description: 'the network to act on, by its configured name' })

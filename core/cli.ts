@@ -75,6 +75,7 @@ async function main(argv: string[]): Promise<number> {
 }
 
 async function serve(options: ServeOptions): Promise<number> {
+  stopWhenOrphaned()
   const stops: (() => Promise<void>)[] = []
   let config: BrunoConfig
   const env = process.env
@@ -119,6 +120,24 @@ async function serve(options: ServeOptions): Promise<number> {
   process.stdout.write('\nStopping…\n')
   for (const close of stops) await close()
   return 0
+}
+
+/**
+ * When the process that started Bruno dies without stopping it (`npm start`'s npm killed with
+ * SIGKILL, which it cannot pass on), Bruno is adopted by init and no one would stop it: it stops
+ * itself as on SIGTERM (gracefully once serving; before that, as SIGTERM's default does, the
+ * devnet's anvil with it). Not when started by init itself (a container's PID 1, systemd): its
+ * parent never changes.
+ */
+function stopWhenOrphaned(): void {
+  const parent = process.ppid
+  if (parent <= 1) return
+  const watch = setInterval(() => {
+    if (process.ppid === parent) return
+    clearInterval(watch)
+    process.stderr.write(`bruno: the process that started it (PID ${parent}) is gone; stopping\n`)
+    process.kill(process.pid, 'SIGTERM')
+  }, 1_000).unref()
 }
 
 function banner(url: string, config: BrunoConfig, devnet: boolean): string {

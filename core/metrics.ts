@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client'
 import type { McpCount } from './mcp/dispatcher.ts'
+import { OPERATOR_READ_INTERVAL_MS } from './operators/sharedRead.ts'
 
 /**
  * Bruno's Prometheus metrics, one registry per app (so several apps in one process, as in the
@@ -85,12 +86,13 @@ export class Metrics {
 
   /**
    * Registers the runner-balance gauge, read from the chains at each scrape: a balance is only
-   * worth exporting as it is now, and the runner loop need not poll it.
+   * worth exporting as it is now, and the runner loop need not poll it. `read` is expected to be
+   * shared (`sharedRead`): `/metrics` is not rate-limited.
    */
   runnerBalances(read: () => Promise<readonly { chain: string; wei: bigint }[]>): void {
     new Gauge({
       name: 'bruno_runner_balance_wei',
-      help: 'the runner EOA\'s ETH balance, by chain (read at scrape time)',
+      help: `the runner EOA's ETH balance, by chain (read at scrape time, at most once per ${OPERATOR_READ_INTERVAL_MS / 1000} s)`,
       labelNames: ['chain'] as const,
       registers: [this.registry],
       async collect() {

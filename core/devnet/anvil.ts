@@ -72,7 +72,8 @@ export function anvilBinary(): string {
  *
  * The node never keeps the parent process alive on its own, and it is killed when the parent
  * exits (or dies of SIGINT/SIGTERM/SIGHUP with no other handler installed), so a forgotten
- * `stop()` leaves no stray process behind. Its output is read and discarded.
+ * `stop()` leaves no stray process behind. Off Windows it is killed even when the parent dies
+ * of SIGKILL, which runs no handler: see {@link PARENT_GUARD}. Its output is read and discarded.
  *
  * @example
  * const anvil = await startAnvil()
@@ -85,7 +86,11 @@ export async function startAnvil(options: StartAnvilOptions = {}): Promise<Anvil
   const args = ['--host', '127.0.0.1', '--port', String(port), '--chain-id', String(chainId)]
   if (blockTime !== undefined) args.push('--block-time', String(blockTime))
 
-  const child = spawn(anvilBinary(), args, { stdio: ['ignore', 'pipe', 'pipe'] })
+  const child =
+    process.platform === 'win32'
+      ? spawn(anvilBinary(), args, { stdio: ['ignore', 'pipe', 'pipe'] })
+      : // Its own process group (the guard, anvil, the watcher), killed as one by stop().
+        spawn('/bin/sh', ['-c', PARENT_GUARD, anvilBinary(), ...args], { stdio: ['pipe', 'pipe', 'pipe'], detached: true })
   track(child)
   try {
     const boundPort = await listeningPort(child)
@@ -97,6 +102,7 @@ export async function startAnvil(options: StartAnvilOptions = {}): Promise<Anvil
     child.stderr!.resume()
     ;(child.stdout as Socket).unref()
     ;(child.stderr as Socket).unref()
+    if (child.stdin) (child.stdin as Socket).unref()
     child.unref()
     return { rpcUrl, port: boundPort, stop: () => kill(child) }
   } catch (error) {
@@ -104,6 +110,24 @@ export async function startAnvil(options: StartAnvilOptions = {}): Promise<Anvil
     throw error
   }
 }
+
+/**
+ * anvil's guard against outliving us, as `sh -c PARENT_GUARD <anvil> <args…>`: it runs anvil, and
+ * a watcher that reads the guard's stdin, a pipe whose only writer is this process. When this
+ * process ends, however it ends (SIGKILL runs no handler, and anvil has no parent-death option),
+ * the kernel closes the pipe; the watcher reads end-of-file and kills anvil, and the guard exits
+ * with it. When anvil exits first, the guard ends the watcher and exits with anvil's status.
+ */
+const PARENT_GUARD = `exec 3<&0
+"$0" "$@" </dev/null 3<&- &
+anvil=$!
+(read -r _ <&3; kill -9 "$anvil") 2>/dev/null &
+watcher=$!
+exec 3<&-
+wait "$anvil"
+status=$?
+kill "$watcher" 2>/dev/null
+exit "$status"`
 
 // anvil prints "Listening on 127.0.0.1:<port>" once bound; reading it (rather than probing for a
 // free port ourselves) leaves no window for another process to take the port.
@@ -176,8 +200,22 @@ async function kill(child: ChildProcess): Promise<void> {
   // Re-ref so the event loop stays up until the exit arrives: stop() may be awaited as the
   // process winds down (tap runs root teardowns then), with nothing else keeping it alive.
   child.ref()
-  child.kill('SIGKILL')
+  killNow(child)
   await exited
+}
+
+// Off Windows the child leads its own process group (the guard, anvil and the watcher): all of
+// it goes at once.
+function killNow(child: ChildProcess): void {
+  if (process.platform === 'win32' || child.pid === undefined) {
+    child.kill('SIGKILL')
+    return
+  }
+  try {
+    process.kill(-child.pid, 'SIGKILL')
+  } catch {
+    // ESRCH: the group is gone already.
+  }
 }
 
 // Every live anvil of this process, so one set of process hooks serves them all (no listener
@@ -186,7 +224,7 @@ const live = new Set<ChildProcess>()
 const shutdownSignals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
 
 function killAll() {
-  for (const child of live) child.kill('SIGKILL')
+  for (const child of live) killNow(child)
 }
 
 // Dying of a signal skips 'exit' handlers (tap times a test out with SIGTERM). When no one else

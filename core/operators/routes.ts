@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify'
 import { ChainUnavailableError } from '../chain/guardedTransport.ts'
+import { OPERATOR_READ_INTERVAL_MS, sharedRead } from './sharedRead.ts'
 
 /** One chain's line in `GET /readyz`. */
 export interface ChainReadiness {
@@ -17,7 +18,9 @@ export interface ChainReadiness {
  * - `GET /readyz`: 200 when every chain's latest block is younger than its `maxBlockAgeSec`,
  *   else 503; the body lists each chain's block age;
  * - `GET /metrics`: Prometheus text format.
- * Bodies name chains by their configured names, never an RPC URL.
+ * Bodies name chains by their configured names, never an RPC URL. None is rate-limited, so their
+ * chain reads (the latest block here, the runner balances in `/metrics`) are shared: at most one
+ * per chain per {@link OPERATOR_READ_INTERVAL_MS}, concurrent requests waiting on the same read.
  *
  * @example
  * await app.register(operatorRoutes)
@@ -25,6 +28,7 @@ export interface ChainReadiness {
  */
 export const operatorRoutes: FastifyPluginAsync = async (app) => {
   const { relay, networks, metrics } = app.bruno
+  const latestBlocks = new Map(networks.names.map((name) => [name, sharedRead(() => networks.get(name).client.getBlock({ blockTag: 'latest' }))]))
 
   app.get('/healthz', async (_request, reply) => {
     const store = await relay.ping()
@@ -34,9 +38,11 @@ export const operatorRoutes: FastifyPluginAsync = async (app) => {
   app.get('/readyz', async (request, reply) => {
     const chains = await Promise.all(
       networks.names.map(async (name): Promise<ChainReadiness> => {
-        const { client, config } = networks.get(name)
+        const { config } = networks.get(name)
         try {
-          const block = await client.getBlock({ blockTag: 'latest' })
+          // Read at most once per interval; the age is counted to now, so a chain that stalls
+          // shows it at once, and a shared block is never reported younger than it is.
+          const block = await latestBlocks.get(name)!()
           const blockAgeSec = Math.max(0, Math.floor(Date.now() / 1000) - Number(block.timestamp))
           const fresh = config.maxBlockAgeSec === 0 || blockAgeSec <= config.maxBlockAgeSec
           return {

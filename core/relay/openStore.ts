@@ -4,6 +4,7 @@ import type { StoreConfig } from '../../config/schema.ts'
 import { localOwnership, type RunnerOwnership } from './ownership.ts'
 import { PostgresRunnerLock } from './postgresRunnerLock.ts'
 import { PostgresSubmissionStore } from './postgresStore.ts'
+import { lockSqliteStore } from './sqliteLock.ts'
 import { SqliteSubmissionStore } from './sqliteStore.ts'
 import type { SubmissionStore } from './store.ts'
 
@@ -18,15 +19,17 @@ export interface RelayStorage {
 }
 
 /**
- * Opens the store the config names. The PostgreSQL URL is read from the environment variable the
- * config names (the loader has checked it is set), and goes nowhere else.
+ * Opens the store the config names. A SQLite file is this process's alone: opening one another
+ * process holds throws `StoreInUseError`, naming the holder's PID (`:memory:` needs no lock). The
+ * PostgreSQL URL is read from the environment variable the config names (the loader has checked
+ * it is set), and goes nowhere else.
  *
  * @example
  * const { store, ownership } = openStore(config.store, process.env)
  * new RunnerLoop(context, account, log, ownership(network, { operator: account.address, wake }, log))
  */
 export function openStore(config: StoreConfig, env: NodeJS.ProcessEnv): RelayStorage {
-  if (config.kind === 'sqlite') return { store: new SqliteSubmissionStore(config.path), ownership: () => localOwnership() }
+  if (config.kind === 'sqlite') return { store: openSqlite(config.path), ownership: () => localOwnership() }
   const url = env[config.url.env]
   if (!url) throw new Error(`store.url: environment variable ${config.url.env} is not set`)
   return {
@@ -34,5 +37,16 @@ export function openStore(config: StoreConfig, env: NodeJS.ProcessEnv): RelaySto
     // One key, one lock, whichever chains or deployments share the database.
     ownership: (chain, runner, log) =>
       new PostgresRunnerLock(url, { name: `bruno-runner:${chain.chainId}:${runner.operator.toLowerCase()}`, chain: chain.name, onSubmission: runner.wake }, log),
+  }
+}
+
+function openSqlite(path: string): SqliteSubmissionStore {
+  if (path === ':memory:') return new SqliteSubmissionStore(path)
+  const lock = lockSqliteStore(path)
+  try {
+    return new SqliteSubmissionStore(path, lock)
+  } catch (error) {
+    lock.release()
+    throw error
   }
 }

@@ -19,7 +19,8 @@ export interface RunnerOwnership {
 }
 
 /**
- * Ownership for a store that one process uses (SQLite): that process owns every key.
+ * Ownership for a store that one process uses (SQLite): that process owns every key. It is the
+ * only one: the store's file lock (`lockSqliteStore`) keeps a second process from opening it.
  *
  * @example
  * new RunnerLoop(context, account, log, localOwnership())

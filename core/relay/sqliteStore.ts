@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
+import type { StoreLock } from './sqliteLock.ts'
 import type { Submission, SubmissionPatch, SubmissionStore } from './store.ts'
 import { fromRow, patchColumns, type SubmissionRow } from './storeRow.ts'
 
@@ -35,10 +36,11 @@ CREATE INDEX IF NOT EXISTS submissions_settled ON submissions (updated_at) WHERE
 
 /**
  * The embedded store: one SQLite file (WAL, synchronous FULL), or `:memory:` for throwaway runs.
- * One process uses it, so that process owns every chain's runner key.
+ * One process uses it, so that process owns every chain's runner key: the relay opens it holding
+ * the file's lock (`lockSqliteStore`, in `openStore`), which `close()` gives up.
  *
  * @example
- * const store = new SqliteSubmissionStore('.bruno/bruno.sqlite')
+ * const store = new SqliteSubmissionStore('.bruno/bruno.sqlite', lockSqliteStore('.bruno/bruno.sqlite'))
  */
 export class SqliteSubmissionStore implements SubmissionStore {
   readonly #db: Database.Database
@@ -48,8 +50,11 @@ export class SqliteSubmissionStore implements SubmissionStore {
   readonly #highestNonce: Database.Statement<[string], { nonce: number | null }>
   readonly #byIdentity: Database.Statement<[string], SubmissionRow>
   readonly #prune: Database.Statement<[number]>
+  readonly #lock: StoreLock | undefined
 
-  constructor(path: string) {
+  /** `lock`, when given, is released on `close()`. */
+  constructor(path: string, lock?: StoreLock) {
+    this.#lock = lock
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
     this.#db = new Database(path)
     this.#db.pragma('journal_mode = WAL')
@@ -118,5 +123,6 @@ export class SqliteSubmissionStore implements SubmissionStore {
 
   async close(): Promise<void> {
     this.#db.close()
+    this.#lock?.release()
   }
 }

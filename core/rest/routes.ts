@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import { ErrorCode, type RequestId } from '../mcp/jsonrpc.ts'
+import { batchLimiter, type RateLimitedError } from '../rateLimit.ts'
 import { failureOf, type Failure } from './errors.ts'
 import { boundOperations, type BoundOperations } from './operations.ts'
 
@@ -60,6 +61,9 @@ type RpcMethod = (params: Record<string, unknown>) => Promise<unknown>
  * JSON-RPC 2.0 at `POST /rpc`: by-name params, batches (up to 32), notifications (run, not
  * answered). Every answer to a readable request is HTTP 200, errors included; a body that is not
  * JSON is 400 (-32700), too large 413, another Content-Type 415; only notifications: 202, no body.
+ * Each element of a batch counts against the client's rate limit, as a request does: the elements
+ * past the limit are not run, each is answered with the limit's error (-32600), and the reply
+ * carries `Retry-After`.
  */
 const rpcRoutes: FastifyPluginAsync<Options> = async (app, { operations }) => {
   const methods: Readonly<Record<string, RpcMethod>> = {
@@ -75,8 +79,10 @@ const rpcRoutes: FastifyPluginAsync<Options> = async (app, { operations }) => {
     logFailure(request, error, failure)
     return reply.code(failure.status).send(rpcError(null, failure.rpcCode, failure.message))
   })
+  const countBatch = batchLimiter(app, app.bruno.config.server)
 
-  const answer = async (message: unknown, request: FastifyRequest): Promise<object | undefined> => {
+  /** One request's answer (`undefined` for a notification); `limited` when it is a batch element past the rate limit. */
+  const answer = async (message: unknown, request: FastifyRequest, limited?: RateLimitedError): Promise<object | undefined> => {
     if (!isObject(message) || message.jsonrpc !== '2.0' || typeof message.method !== 'string' || !validId(message.id)) {
       const id = isObject(message) && validId(message.id) ? ((message.id ?? null) as RequestId | null) : null
       return rpcError(id, ErrorCode.InvalidRequest, 'Invalid Request: expected {"jsonrpc":"2.0","method":…,"params":{…},"id":…}')
@@ -85,7 +91,10 @@ const rpcRoutes: FastifyPluginAsync<Options> = async (app, { operations }) => {
     const id = (message.id ?? null) as RequestId | null
     const method = Object.hasOwn(methods, message.method) ? methods[message.method] : undefined
     let reply: object
-    if (!method) reply = rpcError(id, ErrorCode.MethodNotFound, `Method not found: ${message.method}`)
+    if (limited) {
+      const failure = failureOf(limited)
+      reply = rpcError(id, failure.rpcCode, failure.message, failure.kind)
+    } else if (!method) reply = rpcError(id, ErrorCode.MethodNotFound, `Method not found: ${message.method}`)
     else if (message.params !== undefined && !isObject(message.params)) {
       reply = rpcError(id, ErrorCode.InvalidParams, 'params: Expected an object (params are passed by name)')
     } else {
@@ -106,7 +115,13 @@ const rpcRoutes: FastifyPluginAsync<Options> = async (app, { operations }) => {
       if (body.length === 0 || body.length > MAX_BATCH) {
         return reply.send(rpcError(null, ErrorCode.InvalidRequest, `Invalid Request: a batch holds 1 to ${MAX_BATCH} requests`))
       }
-      const answers = (await Promise.all(body.map((message) => answer(message, request)))).filter((found) => found !== undefined)
+      // The limit counted the request once; each further element counts too, before any runs.
+      const { refusals, retryAfterSec } = await countBatch(request, body.length)
+      if (retryAfterSec !== undefined) {
+        request.log.info({ elements: body.length, refused: refusals.filter(Boolean).length }, 'batch elements over the rate limit')
+        reply.header('retry-after', retryAfterSec)
+      }
+      const answers = (await Promise.all(body.map((message, index) => answer(message, request, refusals[index])))).filter((found) => found !== undefined)
       return answers.length === 0 ? reply.code(202).send() : reply.send(answers)
     }
     const answered = await answer(body, request)
