@@ -43,7 +43,13 @@ async function paidCall() {
   const call = { to: deployment.usdc, data: encodeFunctionData({ abi: erc20Abi, functionName: 'balanceOf', args: [account] }) }
   const quote = await mcp.call('quote', { chain: 'local', call, token: 'USDC', payment: 'authorization' })
   const fee = await signTransfer(key, usdcDomain, payee, BigInt(quote.amount))
-  return { call, payment: { token: deployment.usdc, authorization: fee.message, signature: fee.signature } }
+  // A second payment of the same account's that its balance covers only until the first is in.
+  const rest = await signTransfer(key, usdcDomain, payee, 5_000_000n - BigInt(quote.amount) / 2n)
+  return {
+    call,
+    payment: { token: deployment.usdc, authorization: fee.message, signature: fee.signature },
+    outrun: { token: deployment.usdc, authorization: rest.message, signature: rest.signature },
+  }
 }
 
 /** tasks/get until the task leaves `working`; returns the last result. */
@@ -95,9 +101,10 @@ t.test('a client that does not declare the extension gets today\'s result (SDK v
 })
 
 t.test('submit as a task: working while the runner holds it, then completed or failed', async (t) => {
-  const { call, payment } = await paidCall()
+  const { call, payment, outrun } = await paidCall()
   // Blocks wait for us: the first submission stays sent and unmined while we look at it, and a
-  // second one carrying the same signed transfer can then only revert, so it fails at its deadline.
+  // second payment by the same account, which its balance covers only until the first is in, can
+  // then only revert, so it fails at its deadline.
   await testClient.setAutomine(false)
   t.teardown(() => testClient.setAutomine(true))
   const created = await tasksRequest('tools/call', { name: 'submit', arguments: { chain: 'local', call, payment } }, 'submit')
@@ -128,7 +135,7 @@ t.test('submit as a task: working while the runner holds it, then completed or f
   t.equal(sent.json.result.result, undefined, 'no result while working')
 
   const deadline = Math.floor(Date.now() / 1000) + 3
-  const doomed = await tasksRequest('tools/call', { name: 'submit', arguments: { chain: 'local', call, payment, deadline } }, 'submit')
+  const doomed = await tasksRequest('tools/call', { name: 'submit', arguments: { chain: 'local', call, payment: outrun, deadline } }, 'submit')
   t.equal(doomed.json.result.resultType, 'task')
   await testClient.setAutomine(true)
   await testClient.mine({ blocks: 1 })

@@ -29,9 +29,12 @@ t.test('a submission that would revert waits with its reason, then fails at its 
   await testClient.setAutomine(false)
   const first = await mcp.call('submit', { chain: 'local', call, payment })
   for (let i = 0; i < 100 && (await mcp.call('status', { id: first.id })).stage !== 'sending'; i++) await new Promise((resolve) => setTimeout(resolve, 50))
+  // A second payment by the same account that its balance covers only until the first is in.
+  const rest = await signTransfer(key, { address: deployment.usdc, name: 'USD Coin', version: '2', chainId: deployment.chainId }, payee, 5_000_000n - BigInt(quote.amount) / 2n)
   const deadline = Math.floor(Date.now() / 1000) + 3
-  const second = await mcp.call('submit', { chain: 'local', call, payment, deadline })
-  t.equal(second.stage, 'waiting', 'accepted: against the latest block, the transfer is still unused')
+  const second = await mcp.call('submit', { chain: 'local', call, payment: { token: deployment.usdc, authorization: rest.message, signature: rest.signature }, deadline })
+  t.equal(second.stage, 'waiting', 'accepted: against the latest block, the balance still covers it')
+  t.not(second.id, first.id, 'a payment of its own: a submission of its own')
   await testClient.setAutomine(true)
   await testClient.mine({ blocks: 1 })
 
@@ -46,11 +49,11 @@ t.test('a submission that would revert waits with its reason, then fails at its 
   // once the first is in, the second's payment is spent and it waits for that reason.
   t.same(
     [...reasonsWhileWaiting].filter((reason) => !/has a transaction in flight; this one follows it$/.test(reason)),
-    ['waiting: the call reverted: FiatTokenV2: authorization is used or canceled'],
+    ['waiting: the call reverted: ERC20: transfer amount exceeds balance'],
     'while waiting, it says why',
   )
   t.equal(status.stage, 'failed')
-  t.match(status.reason, /^not sent before its deadline: .*authorization is used or canceled/)
+  t.match(status.reason, /^not sent before its deadline: .*transfer amount exceeds balance/)
   t.equal(status.transaction, undefined, 'it was never sent')
   const failedLine = bruno.logs.map((line) => JSON.parse(line)).find((line) => line.msg === 'submission failed')
   t.match(failedLine, { level: 40, submission: second.id, reason: status.reason }, 'the log says it failed, and why, at warn')

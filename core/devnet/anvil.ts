@@ -21,6 +21,12 @@ export type StartAnvilOptions = {
   blockTime?: number
   /** Defaults to 31337, the id viem's `anvil` and `foundry` chains carry. */
   chainId?: number
+  /**
+   * How far before now the chain's clock starts (seconds; default 3600): the genesis block is that
+   * old, so what is deployed first has that much history when `deployDevnet` brings the clock to now
+   * (the relay prices against the pool's time-weighted price, which needs a past).
+   */
+  historySec?: number
 }
 
 // The platform packages @foundry-rs/anvil lists as optionalDependencies, keyed the way its
@@ -82,8 +88,9 @@ export function anvilBinary(): string {
  * await anvil.stop()
  */
 export async function startAnvil(options: StartAnvilOptions = {}): Promise<Anvil> {
-  const { port = 0, blockTime, chainId = 31_337 } = options
-  const args = ['--host', '127.0.0.1', '--port', String(port), '--chain-id', String(chainId)]
+  const { port = 0, blockTime, chainId = 31_337, historySec = 3_600 } = options
+  const genesis = Math.floor(Date.now() / 1000) - historySec
+  const args = ['--host', '127.0.0.1', '--port', String(port), '--chain-id', String(chainId), '--timestamp', String(genesis)]
   if (blockTime !== undefined) args.push('--block-time', String(blockTime))
 
   const child =

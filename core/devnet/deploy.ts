@@ -206,6 +206,17 @@ export async function deployDevnet(rpcUrl: string): Promise<DevnetDeployment> {
   const operator = privateKeyToAccount(operatorKey)
   const runner = await deploy('Runner', runnerArtifact, [operator.address])
 
+  // 8. The chain's clock to now. startAnvil starts it in the past, so the pool has a history by now
+  //    (its time-weighted price is what the relay checks the spot price against); the relay and its
+  //    callers judge deadlines by the wall clock, which the chain must agree with from here on.
+  const latest = await client.getBlock({ blockTag: 'latest' })
+  const now = BigInt(Math.floor(Date.now() / 1000))
+  if (latest.timestamp < now) {
+    const testClient = createTestClient({ mode: 'anvil', chain, transport })
+    await testClient.setNextBlockTimestamp({ timestamp: now })
+    await testClient.mine({ blocks: 1 })
+  }
+
   return {
     chainId,
     rpcUrl,

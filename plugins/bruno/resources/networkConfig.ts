@@ -45,6 +45,13 @@ function publicConfig(network: NetworkConfig) {
       quoterV2: getAddress(network.uniswap.quoterV2),
     },
     margins: { quoteBps: network.margins.quoteBps, defaultSlippageBps: network.margins.defaultSlippageBps },
-    relay: { quoteTtlSec: network.relay.quoteTtlSec, submissionTtlSec: network.relay.submissionTtlSec, maxCallGas: network.relay.maxCallGas },
+    relay: {
+      quoteTtlSec: network.relay.quoteTtlSec,
+      submissionTtlSec: network.relay.submissionTtlSec,
+      maxTransactionBytes: network.relay.maxTransactionBytes,
+      paymentMarginSec: network.relay.paymentMarginSec,
+      retentionSec: network.relay.retentionSec,
+      maxCallGas: network.relay.maxCallGas,
+    },
   }
 }
