@@ -49,6 +49,13 @@ export class Metrics {
     registers: [this.registry],
   })
 
+  readonly admissionRefusals = new Counter({
+    name: 'bruno_admission_refusals_total',
+    help: 'submissions refused by admission before they were simulated, by chain and reason (account or client banned or busy)',
+    labelNames: ['chain', 'reason'] as const,
+    registers: [this.registry],
+  })
+
   readonly timeToDone = new Histogram({
     name: 'bruno_submission_done_seconds',
     help: 'from a submission being accepted to it being done, by chain',

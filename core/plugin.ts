@@ -65,7 +65,7 @@ export { calldataGas, stipendFor, viemAuthorizations } from './relay/runnerTrans
 export { readL1DataFee } from './chain/l1DataFee.ts'
 export type { BatchPaymentReader, BatchTerms } from './relay/batchPayment.ts'
 export { encodeApprove, encodeTransfer } from './erc20Calls.ts'
-export { revertReason } from './relay/revertReason.ts'
+export { revertReason, type ErrorVocabulary } from './relay/revertReason.ts'
 
 /** What a group's `setup` returns: its group definition, less the name and order the plugin declares. */
 export type GroupContribution = Omit<GroupDefinition, 'name' | 'order'>

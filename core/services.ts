@@ -52,7 +52,7 @@ export function createServices(networks: Networks, relay: RelayService, chainArg
     relay: {
       account: (chain, address) => relay.account(chain, address),
       quote: (chain, request) => relay.quote(chain, request),
-      submit: (chain, request) => relay.submit(chain, request),
+      submit: (chain, request, client) => relay.submit(chain, request, client),
       status: (id) => relay.status(id),
     },
     payment: {

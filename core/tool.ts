@@ -6,10 +6,11 @@ import type { BrunoServices } from './services.ts'
 import type { ToolTaskSupport } from './task.ts'
 
 /**
- * What a tool handler may use of core: the services a group's `setup` receives (core/plugin.ts).
- * Handlers stay thin: parse, call core, shape the result.
+ * What a tool handler may use of core: the services a group's `setup` receives (core/plugin.ts),
+ * and who asked (`client`: the caller's address as the transport sees it). Handlers stay thin:
+ * parse, call core, shape the result.
  */
-export type ToolContext = BrunoServices
+export type ToolContext = BrunoServices & { readonly client?: string }
 
 /** Behaviour hints published with a tool (MCP `ToolAnnotations`). */
 export interface ToolAnnotations {

@@ -104,7 +104,8 @@ t.test('a shared read: one in flight for every caller, reused for the interval, 
 
 t.test('50 concurrent /readyz and 50 /metrics read each chain once per interval', async (t) => {
   // Two chains, each behind its own counting proxy.
-  const anvils = await Promise.all([startAnvil({ chainId: 31337 }), startAnvil({ chainId: 31338 })])
+  // Bare chains whose clocks are now: /readyz judges the latest block's age.
+  const anvils = await Promise.all([startAnvil({ chainId: 31337, historySec: 0 }), startAnvil({ chainId: 31338, historySec: 0 })])
   t.teardown(() => Promise.all(anvils.map((anvil) => anvil.stop())))
   const proxies = await Promise.all(anvils.map((anvil) => startParityProxy(anvil.rpcUrl)))
   t.teardown(() => Promise.all(proxies.map((proxy) => proxy.close())))

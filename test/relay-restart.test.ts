@@ -120,10 +120,11 @@ t.test('a stuck transaction is replaced: same nonce, higher fee, and only the re
   const { id } = await mcp.call('submit', { chain: 'local', call: sender.call, payment: { token: deployment.usdc, authorization: fee.message, signature: fee.signature } })
   const sending = await waitFor(() => mcp.call('status', { id }), (status) => status.stage === 'sending', 'sending')
   const stuckHash = sending.transaction.hash
-  const stuck = await client.getTransaction({ hash: stuckHash })
+  // `sending` is stored before the broadcast: wait for the node to hold it.
+  const stuck = (await waitFor(() => client.getTransaction({ hash: stuckHash }).catch(() => undefined), (found) => found !== undefined, 'the node to hold it'))!
   const replaced = await waitFor(() => mcp.call('status', { id }), (status) => status.transaction?.hash !== stuckHash, 'a replacement', 10_000)
   t.equal(replaced.transaction.nonce, sending.transaction.nonce, 'the replacement takes the same nonce')
-  const replacement = await client.getTransaction({ hash: replaced.transaction.hash })
+  const replacement = (await waitFor(() => client.getTransaction({ hash: replaced.transaction.hash }).catch(() => undefined), (found) => found !== undefined, 'the node to hold the replacement'))!
   t.ok(replacement.maxFeePerGas! >= (stuck.maxFeePerGas! * 11_250n) / 10_000n, 'the max fee rose by the configured bump')
   t.ok(replacement.maxPriorityFeePerGas! > stuck.maxPriorityFeePerGas!, 'and so did the tip')
 

@@ -11,6 +11,11 @@ export interface Network {
   /** Reads and simulations: always the network's `rpcUrl`. */
   readonly client: PublicClient
   /**
+   * The runner loop's own client to `rpcUrl`: its JSON-RPC batches never carry a caller's requests,
+   * so a slow simulation of a held submission does not hold a `quote` or `submit` back.
+   */
+  readonly runnerClient: PublicClient
+  /**
    * Hands a signed transaction to the chain (`eth_sendRawTransaction`): to `runner.broadcastUrl`
    * when the network has one (a revert-protected or private-builder endpoint), else to `rpcUrl`.
    * Resolves to the hash the endpoint answered; fails with a `BroadcastError`, which names the
@@ -82,6 +87,7 @@ function openNetwork(config: NetworkConfig, env: NodeJS.ProcessEnv, metrics: Met
   const wrap = (inner: Transport) => guardedTransport(config.name, metrics ? observedTransport(config.name, inner, metrics) : inner)
   const rpc = http(url, { timeout: config.rpcTimeoutMs, retryCount: 1, batch: { wait: 0 } })
   const client = createPublicClient({ chain, transport: wrap(rpc) })
+  const runnerClient = createPublicClient({ chain, transport: wrap(http(url, { timeout: config.rpcTimeoutMs, retryCount: 1, batch: { wait: 0 } })) })
 
   const broadcastUrl = openBroadcastUrl(config, env)
   // One request at a time: a private builder's endpoint need not take JSON-RPC batches.
@@ -92,6 +98,7 @@ function openNetwork(config: NetworkConfig, env: NodeJS.ProcessEnv, metrics: Met
     name: config.name,
     config,
     client,
+    runnerClient,
     async sendRawTransaction(raw) {
       try {
         return await sender.sendRawTransaction({ serializedTransaction: raw })

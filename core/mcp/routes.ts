@@ -16,7 +16,8 @@ export const mcpRoutes: FastifyPluginAsync = async (app) => {
 
   const answer = async (view: RegistryView | undefined, request: FastifyRequest, reply: FastifyReply) => {
     if (!view) return reply.code(404).send()
-    const { status, payload, counted } = await dispatcher.dispatch(view, request.body, request.headers, context, request.log)
+    // Who asked, for the relay's per-client admission: one small object per request.
+    const { status, payload, counted } = await dispatcher.dispatch(view, request.body, request.headers, { ...context, client: request.ip }, request.log)
     app.bruno.metrics.countMcp(counted)
     reply.code(status)
     return payload === undefined ? reply.send() : reply.type('application/json; charset=utf-8').send(payload)

@@ -1,10 +1,15 @@
 import { erc20Abi, formatUnits, getAddress, isAddressEqual, slice, type Address } from 'viem'
-import { caliburCompatibleAbi } from '../../contracts/abi.ts'
 import { expectChainId } from '../chain/expectChainId.ts'
 import type { Network } from '../chain/networks.ts'
 import type { AccountView } from './schemas.ts'
 
 const DELEGATION_PREFIX = '0xef0100'
+
+// The account view names Calibur (SPEC §6: isCalibur, caliburNonce): the one read core makes of a
+// delegate, Calibur's own `getSeq(uint256 key)` (0x6a1ea88d, DESIGN §4), not the devnet stand-in's ABI.
+const getSeqAbi = [
+  { type: 'function', name: 'getSeq', stateMutability: 'view', inputs: [{ name: 'key', type: 'uint256' }], outputs: [{ name: 'seq', type: 'uint256' }] },
+] as const
 
 /**
  * What Bruno sees of an account: whether it is EIP-7702-delegated and to what (Calibur?), its
@@ -26,7 +31,7 @@ export async function readAccount(network: Network, address: Address): Promise<A
   const delegate = code && code.length === 48 && code.toLowerCase().startsWith(DELEGATION_PREFIX) ? getAddress(slice(code, 3)) : undefined
   const isCalibur = delegate !== undefined && isAddressEqual(delegate, getAddress(config.calibur))
   const caliburNonce = isCalibur
-    ? await client.readContract({ address, abi: caliburCompatibleAbi, functionName: 'getSeq', args: [0n] })
+    ? await client.readContract({ address, abi: getSeqAbi, functionName: 'getSeq', args: [0n] })
     : undefined
   return {
     address,

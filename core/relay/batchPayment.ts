@@ -1,5 +1,6 @@
 import type { Address, Hex } from 'viem'
 import type { Network } from '../chain/networks.ts'
+import type { ErrorVocabulary } from './revertReason.ts'
 import type { RelayCall } from './schemas.ts'
 
 /**
@@ -32,5 +33,7 @@ export interface BatchTerms {
 export interface BatchPaymentReader {
   /** The delegate's name, for messages: `Calibur`. */
   readonly delegate: string
+  /** The delegate's errors, in words: how the relay explains a batch its simulation refuses. */
+  readonly errors: ErrorVocabulary
   read(network: Network, call: RelayCall): BatchTerms | undefined
 }

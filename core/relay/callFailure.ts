@@ -18,6 +18,6 @@ export async function describeCallFailure(context: RelayContext, requested: Requ
     await context.network.client.call({ account: own.from, to: own.to, data: own.data, ...(blockNumber === undefined ? { blockTag: 'latest' as const } : { blockNumber }) })
     return undefined
   } catch (error) {
-    return revertReason(error, token.decimals, token.symbol)
+    return revertReason(error, token.decimals, token.symbol, context.batchReaders.map((reader) => reader.errors))
   }
 }

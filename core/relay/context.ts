@@ -1,5 +1,6 @@
 import type { Address } from 'viem'
 import type { Network } from '../chain/networks.ts'
+import type { AdmissionRefusal } from './admission.ts'
 import type { BatchPaymentReader } from './batchPayment.ts'
 import type { SubmissionStore } from './store.ts'
 
@@ -9,8 +10,10 @@ export interface RelayContext {
   readonly store: SubmissionStore
   /** The runner EOA's address (the Runner contract's operator). */
   readonly operator: Address
-  /** The delegates whose signed batches the relay accepts as payment (added by their groups at start). */
+  /** The delegates whose signed batches the relay accepts as payment (added by their groups at start), with their errors' words. */
   readonly batchReaders: readonly BatchPaymentReader[]
   /** Tells the runner loop there is work, so it need not wait for its next poll. */
   readonly wake: () => void
+  /** Counts a submission refused by admission (`/metrics`). */
+  readonly refused?: (reason: AdmissionRefusal) => void
 }

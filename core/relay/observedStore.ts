@@ -41,6 +41,7 @@ export function observedStore(store: SubmissionStore, log: FastifyBaseLogger, me
     active: (chain) => store.active(chain),
     highestNonce: (chain) => store.highestNonce(chain),
     activeByIdentity: (identity) => store.activeByIdentity(identity),
+    standing: (payer, client, since) => store.standing(payer, client, since),
     async prune(before) {
       const count = await store.prune(before)
       if (count > 0) log.info({ count }, 'settled submissions pruned')

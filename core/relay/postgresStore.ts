@@ -1,5 +1,5 @@
 import pg from 'pg'
-import type { Submission, SubmissionPatch, SubmissionStore } from './store.ts'
+import type { PartyStanding, Standing, Submission, SubmissionPatch, SubmissionStore } from './store.ts'
 import { fromRow, patchColumns, type SubmissionRow } from './storeRow.ts'
 import { advisoryLockKey, SUBMISSION_CHANNEL } from './postgresRunnerLock.ts'
 
@@ -22,6 +22,11 @@ CREATE TABLE IF NOT EXISTS submissions (
 ALTER TABLE submissions ADD COLUMN IF NOT EXISTS outcome TEXT;
 ALTER TABLE submissions ADD COLUMN IF NOT EXISTS call_gas TEXT;
 ALTER TABLE submissions ADD COLUMN IF NOT EXISTS identity TEXT;
+ALTER TABLE submissions ADD COLUMN IF NOT EXISTS payer TEXT;
+ALTER TABLE submissions ADD COLUMN IF NOT EXISTS client TEXT;
+ALTER TABLE submissions ADD COLUMN IF NOT EXISTS fault TEXT;
+CREATE INDEX IF NOT EXISTS submissions_payer ON submissions (payer, stage);
+CREATE INDEX IF NOT EXISTS submissions_client ON submissions (client, stage);
 CREATE INDEX IF NOT EXISTS submissions_active ON submissions (chain, stage, created_at);
 CREATE UNIQUE INDEX IF NOT EXISTS submissions_active_identity ON submissions (identity)
   WHERE identity IS NOT NULL AND stage IN ('waiting', 'sending', 'confirming');
@@ -59,7 +64,7 @@ export class PostgresSubmissionStore implements SubmissionStore {
     // is a conflict; the primary key still refuses a second insert of one id.
     const rows = await this.#query<{ chain: string }>(
       `WITH inserted AS (
-         INSERT INTO submissions (id, chain, stage, created_at, updated_at, deadline, request, call_gas, identity) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+         INSERT INTO submissions (id, chain, stage, created_at, updated_at, deadline, request, call_gas, identity, payer, client) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
          ON CONFLICT (identity) WHERE identity IS NOT NULL AND stage IN ('waiting', 'sending', 'confirming') DO NOTHING
          RETURNING chain
        )
@@ -74,6 +79,8 @@ export class PostgresSubmissionStore implements SubmissionStore {
         JSON.stringify(submission.request),
         submission.callGas ?? null,
         submission.identity ?? null,
+        submission.payer ?? null,
+        submission.client ?? null,
       ],
     )
     if (rows.length === 1) return submission
@@ -85,6 +92,27 @@ export class PostgresSubmissionStore implements SubmissionStore {
   async activeByIdentity(identity: string): Promise<Submission | undefined> {
     const row = (await this.#query<SubmissionRow>(`SELECT * FROM submissions WHERE identity = $1 AND stage IN ('waiting', 'sending', 'confirming')`, [identity]))[0]
     return row && fromRow(row)
+  }
+
+  async standing(payer: string, client: string | undefined, since: number): Promise<Standing> {
+    const party = async (column: 'payer' | 'client', value: string): Promise<PartyStanding> => {
+      const [row] = await this.#query<{ active: string | null; faults: string | null; reverts: string | null; last: string | null }>(
+        `SELECT COUNT(*) FILTER (WHERE stage IN ('waiting', 'sending', 'confirming')) AS active,
+                COUNT(*) FILTER (WHERE fault IS NOT NULL AND updated_at >= $2) AS faults,
+                COUNT(*) FILTER (WHERE fault = 'revert' AND updated_at >= $2) AS reverts,
+                MAX(updated_at) FILTER (WHERE fault IS NOT NULL) AS last
+         FROM submissions WHERE ${column} = $1`,
+        [value, since],
+      )
+      return {
+        active: Number(row?.active ?? 0),
+        faults: Number(row?.faults ?? 0),
+        reverts: Number(row?.reverts ?? 0),
+        ...(row?.last ? { lastFaultAt: Number(row.last) } : {}),
+      }
+    }
+    const [payerStanding, clientStanding] = await Promise.all([party('payer', payer), client === undefined ? undefined : party('client', client)])
+    return { payer: payerStanding, ...(clientStanding ? { client: clientStanding } : {}) }
   }
 
   async prune(before: number): Promise<number> {

@@ -93,7 +93,7 @@ async function measureAuthorizationRelay(context: RelayContext, request: QuoteRe
             return used > 0n ? used : 0n
           })
           .catch((error: unknown) => {
-            const reason = revertReason(error, token.decimals, token.symbol)
+            const reason = revertReason(error, token.decimals, token.symbol, context.batchReaders.map((reader) => reader.errors))
             if (!reason) throw error
             throw new ToolError(
               `cannot quote: the call fails in simulation from Bruno's Runner contract (${runner}): ${reason}. ` +

@@ -1,4 +1,4 @@
-import { getAddress, isAddressEqual, type Hex } from 'viem'
+import { getAddress, isAddressEqual, type Address, type Hex } from 'viem'
 import { ToolError } from '../tool.ts'
 import type { BatchTerms } from './batchPayment.ts'
 import type { RelayContext } from './context.ts'
@@ -15,6 +15,8 @@ export interface RequestedRelay {
   readonly paymentDeadline: bigint
   /** The payment's identity: no two active submissions may spend the same one. */
   readonly identity: string
+  /** The account that pays: the signed transfer's `from`, or the batch's account. */
+  readonly payer: Address
   /** The batch's terms, for a delegate batch. */
   readonly batch?: BatchTerms
 }
@@ -69,6 +71,7 @@ export function relayOfRequest(context: RelayContext, call: RelayCall, payment: 
       amount: BigInt(authorization.value),
       paymentDeadline: BigInt(authorization.validBefore),
       identity: `3009:${context.network.name}:${getAddress(payment.token)}:${getAddress(authorization.from)}:${authorization.nonce.toLowerCase()}`,
+      payer: getAddress(authorization.from),
     }
   }
   const relay = readBatch(context, call, token)
@@ -76,5 +79,5 @@ export function relayOfRequest(context: RelayContext, call: RelayCall, payment: 
     throw new ToolError(`the payment says ${payment.amount} but the batch's payment leg pays ${relay.amount}: pass the payment calibur_execute returned`)
   }
   const { terms, ...runnerRelay } = relay
-  return { relay: runnerRelay, amount: relay.amount, paymentDeadline: terms.deadline, identity: terms.identity, batch: terms }
+  return { relay: runnerRelay, amount: relay.amount, paymentDeadline: terms.deadline, identity: terms.identity, payer: terms.account, batch: terms }
 }

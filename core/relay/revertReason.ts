@@ -1,37 +1,53 @@
 import { BaseError, decodeErrorResult, formatUnits, type Abi, type Hex } from 'viem'
-import { caliburCompatibleAbi, runnerAbi } from '../../contracts/abi.ts'
+import { runnerAbi } from '../../contracts/abi.ts'
 
-const KNOWN_ERRORS = [...runnerAbi, ...caliburCompatibleAbi].filter((item) => item.type === 'error') as Abi
+const RUNNER_ERRORS = runnerAbi.filter((item) => item.type === 'error') as Abi
 
 /**
- * Says in words why a simulated runner transaction reverts: the Runner's own errors, Calibur's,
- * and `Error(string)` reasons of the call (a token's "transfer amount exceeds balance"), nested
- * through `CallReverted`/`CallFailed` to the innermost reason.
+ * A contract's errors and how to say them in words: a delegate's group gives the relay its own
+ * (`BatchPaymentReader.errors`), so the relay describes them without knowing the delegate.
+ */
+export interface ErrorVocabulary {
+  /** The error items of the contract's ABI. */
+  readonly abi: Abi
+  /** The words for one of them, or `undefined` for the generic form; `nested` describes wrapped revert data. */
+  describe(name: string, args: readonly unknown[], nested: (data: Hex) => string): string | undefined
+}
+
+/**
+ * Says in words why a simulated runner transaction reverts: the Runner's own errors, those of the
+ * `vocabularies` given (a delegate's), and `Error(string)` reasons of the call (a token's "transfer
+ * amount exceeds balance"), nested through wrapping errors to the innermost reason.
  *
  * @example
  * revertReason(error, 6, 'USDC') // 'payment short: the payee would receive 0.1 USDC of the 0.15 USDC required'
  */
-export function revertReason(error: unknown, decimals: number, symbol: string): string | undefined {
+export function revertReason(error: unknown, decimals: number, symbol: string, vocabularies: readonly ErrorVocabulary[] = []): string | undefined {
   const data = revertData(error)
   if (data === undefined) return undefined
-  return describeRevertData(data, decimals, symbol)
+  return describeRevertData(data, decimals, symbol, vocabularies)
 }
 
 /**
- * Says in words what revert data means (the Runner's errors, Calibur's, `Error(string)`, `Panic`).
+ * Says in words what revert data means (the Runner's errors, the vocabularies', `Error(string)`, `Panic`).
  *
  * @example
  * describeRevertData('0x08c379a0…', 6, 'USDC') // 'the call reverted: ERC20: transfer amount exceeds balance'
  */
-export function describeRevertData(data: Hex, decimals: number, symbol: string): string {
+export function describeRevertData(data: Hex, decimals: number, symbol: string, vocabularies: readonly ErrorVocabulary[] = []): string {
   if (data === '0x') return 'the call reverted without a reason'
+  const nested = (inner: Hex) => describeRevertData(inner, decimals, symbol, vocabularies)
   let decoded
   try {
-    decoded = decodeErrorResult({ abi: KNOWN_ERRORS, data })
+    decoded = decodeErrorResult({ abi: [...RUNNER_ERRORS, ...vocabularies.flatMap((vocabulary) => vocabulary.abi)], data })
   } catch {
     return `the call reverted with unrecognised data ${data.slice(0, 10)}`
   }
   const args = (decoded.args ?? []) as readonly unknown[]
+  for (const vocabulary of vocabularies) {
+    const words = vocabulary.describe(decoded.errorName, args, nested)
+    if (words !== undefined) return words
+  }
   switch (decoded.errorName) {
     case 'Error':
       return `the call reverted: ${String(args[0])}`
@@ -39,17 +55,6 @@ export function describeRevertData(data: Hex, decimals: number, symbol: string):
       return `the call panicked (code ${String(args[0])})`
     case 'PaymentShort':
       return `payment short: the payee would receive ${formatUnits(args[0] as bigint, decimals)} ${symbol} of the ${formatUnits(args[1] as bigint, decimals)} ${symbol} required`
-    case 'CallReverted':
-    case 'CallFailed':
-      return describeRevertData(args[0] as Hex, decimals, symbol)
-    case 'InvalidSignature':
-      return 'the signature does not recover to the account (InvalidSignature)'
-    case 'InvalidNonce':
-      return 'the batch nonce is not the account\'s current one: it was used already or skips ahead (InvalidNonce)'
-    case 'SignatureExpired':
-      return 'the batch\'s deadline has passed (SignatureExpired)'
-    case 'Unauthorized':
-      return 'the batch names another executor (Unauthorized)'
     case 'PayerHasCode':
       return `the payer ${String(args[0])} has code (a contract, or an account delegated by EIP-7702): the token would run it inside the payment. A signed EIP-3009 transfer must come from a plain account; a delegated account pays with a Calibur batch (calibur_batch)`
     case 'NotDelegated':

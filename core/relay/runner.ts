@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify'
-import { getAddress, keccak256, type Hex, type PrivateKeyAccount, type SignedAuthorizationList, type TransactionReceipt } from 'viem'
+import { BaseError, getAddress, keccak256, type Hex, type PrivateKeyAccount, type SignedAuthorizationList, type TransactionReceipt } from 'viem'
 import { readFees } from '../chain/fees.ts'
 import { readL1DataFeeOfBytes } from '../chain/l1DataFee.ts'
 import { readWeiPerBaseUnit } from '../chain/tokenPrice.ts'
@@ -21,6 +21,8 @@ import type { SentTransaction, Submission } from './store.ts'
 const MAX_BACKOFF_MS = 30_000
 /** The longest wait before a held submission is looked at again. */
 const MAX_HOLD_MS = 60_000
+/** How many held submissions are re-checked at once. */
+const RECHECKS_AT_ONCE = 4
 /** How often settled submissions older than `relay.retentionSec` are deleted. */
 const PRUNE_EVERY_MS = 60_000
 
@@ -28,6 +30,8 @@ const PRUNE_EVERY_MS = 60_000
 interface Hold {
   readonly holds: number
   readonly retryAt: number
+  /** Held because its payment or call failed in simulation: the payer's doing, should it fail for it. */
+  readonly byPayer: boolean
 }
 
 /**
@@ -154,26 +158,20 @@ export class RunnerLoop {
 
     const now = Date.now()
     const waiting = active.filter((submission) => submission.stage === 'waiting')
-    // Never held first, in arrival order; then held ones whose backoff has passed, soonest first.
+    // Never held first, in arrival order; held ones whose backoff has passed come after the
+    // transactions in flight are followed, so a slow re-check delays neither a new send nor a receipt.
     const fresh = waiting.filter((submission) => !this.#holds.has(submission.id))
     const due = waiting
-      .filter((submission) => (this.#holds.get(submission.id)?.retryAt ?? Infinity) <= now)
+      .filter((submission) => (this.#holds.get(submission.id)?.retryAt ?? Infinity) <= now || Math.floor(now / 1000) > submission.deadline)
+      .filter((submission) => this.#holds.has(submission.id))
       .sort((a, b) => this.#holds.get(a.id)!.retryAt - this.#holds.get(b.id)!.retryAt)
-    const expired = waiting.filter((submission) => this.#holds.has(submission.id) && Math.floor(now / 1000) > submission.deadline && !due.includes(submission))
     const payersInFlight = new Set(inFlight.map((submission) => this.#payerOf(submission)))
     // The fees are read once per pass, for all its sends: a chain that cannot answer fails the pass.
     const fees = fresh.length + due.length > 0 ? await readFees(network.client) : undefined
-    for (const submission of [...fresh, ...due, ...expired]) {
+    for (const submission of fresh) {
       // Lost mid-pass (the lock's session ended): the new owner carries on from the store.
       if (!this.#ownership.held()) return
-      try {
-        await this.#send(submission, fees!, payersInFlight)
-      } catch (error) {
-        // A fault while preparing or sending this one (its simulation's data, the chain's answer to
-        // it): held with its reason; the pass goes on.
-        await this.#hold(submission, `waiting: ${shortReason(error)}`)
-        this.#log.warn({ submission: submission.id, err: error }, 'submission held by a fault')
-      }
+      await this.#send(submission, fees!, payersInFlight)
     }
     if (!this.#ownership.held()) return
     // Then every transaction in flight at once: their reads leave in one JSON-RPC batch, and the
@@ -184,15 +182,53 @@ export class RunnerLoop {
     following.forEach((outcome, index) => {
       if (outcome.status === 'rejected') this.#log.warn({ submission: inFlight[index]!.id, err: outcome.reason }, 'following a transaction failed; retried next pass')
     })
+    // Last, the held ones due again: re-checked a few at a time (one slow simulation does not hold
+    // the others), then sent in order, each with the next nonce.
+    const rechecked = await mapLimited(due, RECHECKS_AT_ONCE, (submission) => this.#check(submission, fees!, payersInFlight))
+    for (const [index, submission] of due.entries()) {
+      if (!this.#ownership.held()) return
+      const checked = rechecked[index]!
+      if (checked) await this.#dispatch(submission, checked, payersInFlight)
+    }
   }
 
+  /**
+   * Sends a waiting submission if it passes its checks (`#check`). A fault while checking or sending
+   * it (its simulation's data, the chain's answer to it) holds it with its reason; the pass goes on.
+   */
   async #send(submission: Submission, fees: Fees, payersInFlight: Set<string>): Promise<void> {
+    const prepared = await this.#check(submission, fees, payersInFlight)
+    if (prepared) await this.#dispatch(submission, prepared, payersInFlight)
+  }
+
+  /**
+   * A waiting submission's checks before a send, each failing one settled or held with its reason:
+   * its deadline (failed past it), its payment's expiry (failed within `relay.paymentMarginSec`),
+   * its payer's transaction in flight (held), the exact simulation and the price (held). Returns the
+   * prepared transaction when it may go. Never throws: a fault holds the submission.
+   */
+  async #check(submission: Submission, fees: Fees, payersInFlight: Set<string>): Promise<PreparedRelay | undefined> {
+    try {
+      return await this.#checkOrThrow(submission, fees, payersInFlight)
+    } catch (error) {
+      await this.#hold(submission, `waiting: ${shortReason(error)}`)
+      this.#log.warn({ submission: submission.id, err: error }, 'submission held by a fault')
+      return undefined
+    }
+  }
+
+  async #checkOrThrow(submission: Submission, fees: Fees, payersInFlight: Set<string>): Promise<PreparedRelay | undefined> {
     const { store, network } = this.#context
     const now = Math.floor(Date.now() / 1000)
     if (now > submission.deadline) {
+      const byPayer = this.#holds.get(submission.id)?.byPayer ?? false
       this.#holds.delete(submission.id)
-      await store.update(submission.id, { stage: 'failed', reason: `not sent before its deadline${submission.reason ? `: ${submission.reason}` : ''}` })
-      return
+      await store.update(submission.id, {
+        stage: 'failed',
+        reason: `not sent before its deadline${submission.reason ? `: ${submission.reason}` : ''}`,
+        ...(byPayer ? { fault: 'payer' as const } : {}),
+      })
+      return undefined
     }
     const { request } = submission
     const token = paymentToken(network, request.payment.token)
@@ -204,32 +240,56 @@ export class RunnerLoop {
         stage: 'failed',
         reason: `not sent: its payment expires at ${requested.paymentDeadline}, within ${margin} s${submission.reason ? ` (${submission.reason})` : ''}`,
       })
-      return
+      return undefined
     }
     const payer = this.#payerOf(submission)
     if (payersInFlight.has(payer)) {
       // Simulated at latest, a second payment by the same account would not see the first in flight.
       await this.#hold(submission, `waiting: ${payer} has a transaction in flight; this one follows it`)
-      return
+      return undefined
     }
-    const nonce = this.#nextNonce!
     let prepared: PreparedRelay
     try {
-      prepared = await this.#prepare(submission, nonce, fees, submission.callGas === undefined ? undefined : BigInt(submission.callGas))
+      prepared = await this.#prepare(submission, this.#nextNonce!, fees, submission.callGas === undefined ? undefined : BigInt(submission.callGas))
     } catch (error) {
       if (!(error instanceof ToolError)) throw error
       // Re-simulated like at submit: a payment or a call that would now fail is not sent; it waits.
-      await this.#hold(submission, error.message)
-      return
+      await this.#hold(submission, error.message, true)
+      return undefined
     }
     if (!prepared.coverage.covered) {
       await this.#hold(submission, `waiting: the payment no longer covers the most the runner could pay at current fees (${prepared.coverage.worstCaseWei} wei)`)
+      return undefined
+    }
+    return prepared
+  }
+
+  /**
+   * Signs a checked submission's transaction with the next nonce, stores it, and broadcasts it; the
+   * nonce is kept only when the node takes it. A payer with a transaction in flight by now (sent
+   * earlier in this pass) waits. A fault holds the submission; a crash after the store keeps the
+   * stored bytes for the restart's rebroadcast.
+   */
+  async #dispatch(submission: Submission, prepared: PreparedRelay, payersInFlight: Set<string>): Promise<void> {
+    const { store } = this.#context
+    const payer = this.#payerOf(submission)
+    if (payersInFlight.has(payer)) {
+      await this.#hold(submission, `waiting: ${payer} has a transaction in flight; this one follows it`)
       return
     }
-    const transaction = await this.#sign(prepared, nonce, [], Date.now())
-    // Stored before it is broadcast: after a crash, the stored bytes are sent again, never new ones.
-    await store.update(submission.id, { stage: 'sending', transaction })
-    const refusal = await this.#broadcast(transaction.raw)
+    const nonce = this.#nextNonce!
+    let refusal: string | undefined
+    let transaction: SentTransaction
+    try {
+      transaction = await this.#sign(prepared, nonce, [], Date.now())
+      // Stored before it is broadcast: after a crash, the stored bytes are sent again, never new ones.
+      await store.update(submission.id, { stage: 'sending', transaction, reason: null })
+      refusal = await this.#broadcast(transaction.raw)
+    } catch (error) {
+      await this.#hold(submission, `waiting: ${shortReason(error)}`)
+      this.#log.warn({ submission: submission.id, err: error }, 'submission held by a fault')
+      return
+    }
     if (refusal) {
       // Not accepted: the nonce is given back, and the transaction is forgotten.
       this.#holds.delete(submission.id)
@@ -250,11 +310,14 @@ export class RunnerLoop {
     this.#log.info({ submission: submission.id, hash: transaction.hash, nonce, gas: prepared.gas.toString(), callGas: prepared.callGas.toString() }, 'sent')
   }
 
-  /** Holds a waiting submission with its reason, and backs off before looking at it again. */
-  async #hold(submission: Submission, reason: string): Promise<void> {
+  /**
+   * Holds a waiting submission with its reason, and backs off before looking at it again. `byPayer`:
+   * its payment or call fails in simulation, which counts against the payer if it fails for it.
+   */
+  async #hold(submission: Submission, reason: string, byPayer = false): Promise<void> {
     const holds = (this.#holds.get(submission.id)?.holds ?? 0) + 1
     const waitMs = Math.min(this.#context.network.config.runner.pollMs * 2 ** holds, MAX_HOLD_MS)
-    this.#holds.set(submission.id, { holds, retryAt: Date.now() + waitMs })
+    this.#holds.set(submission.id, { holds, retryAt: Date.now() + waitMs, byPayer })
     if (reason !== submission.reason) await this.#context.store.update(submission.id, { reason })
   }
 
@@ -333,7 +396,8 @@ export class RunnerLoop {
         return
       }
       if (receipt.status !== 'success') {
-        await store.update(submission.id, { ...included, ...transactionOfReceipt, stage: 'failed', reason: 'the transaction reverted in its payment phase: nothing was paid' })
+        // Only the payer's own doing can make a payment phase that simulated fail (DESIGN §3's one bounded loss).
+        await store.update(submission.id, { ...included, ...transactionOfReceipt, stage: 'failed', fault: 'revert', reason: 'the transaction reverted in its payment phase: nothing was paid' })
         return
       }
       const latest = await latestBlock()
@@ -448,7 +512,7 @@ export class RunnerLoop {
     const requested = relayOfRequest(this.#context, request.call, request.payment, token)
     const callReason =
       relayed.reason !== '0x'
-        ? describeRevertData(relayed.reason, token.decimals, token.symbol)
+        ? describeRevertData(relayed.reason, token.decimals, token.symbol, this.#context.batchReaders.map((reader) => reader.errors))
         : await describeCallFailure(this.#context, requested, token, receipt.blockNumber - 1n).catch(() => undefined)
     return { paid: relayed.received.toString(), callSucceeded: false, ...(callReason ? { callReason } : {}) }
   }
@@ -547,8 +611,31 @@ function max(...values: bigint[]): bigint {
   return values.reduce((a, b) => (a > b ? a : b))
 }
 
-/** An error's first line, for a held submission's reason, any URL in it taken out (a caller reads it). */
+/**
+ * Runs `work` over `items`, at most `limit` at once, and answers in the items' order.
+ *
+ * @example
+ * await mapLimited(submissions, 4, (submission) => check(submission))
+ */
+async function mapLimited<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length)
+  let next = 0
+  const lane = async () => {
+    while (next < items.length) {
+      const index = next++
+      results[index] = await work(items[index]!)
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane))
+  return results
+}
+
+/**
+ * Why a fault held a submission, in the words the caller can read in `status`: the node's own
+ * (viem's `details`) where it answered, else the error's first line; any URL taken out.
+ */
 function shortReason(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error)
+  const details = error instanceof BaseError ? error.details : undefined
+  const message = details || (error instanceof BaseError ? error.shortMessage : error instanceof Error ? error.message : String(error))
   return message.split('\n')[0]!.replace(/\b[a-z][a-z0-9+.-]*:\/\/\S+/gi, '[url]').slice(0, 300)
 }

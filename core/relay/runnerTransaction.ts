@@ -7,7 +7,7 @@ import { ToolError } from '../tool.ts'
 import type { RelayContext } from './context.ts'
 import type { PaymentToken } from './gasPricer.ts'
 import { paymentCovers, type Coverage } from './pricing.ts'
-import { describeRevertData, revertReason } from './revertReason.ts'
+import { describeRevertData, revertReason, type ErrorVocabulary } from './revertReason.ts'
 import { decodeRelayResult, encodeRunnerCall, type CallOutcome, type RunnerRelay } from './runnerCall.ts'
 import type { SignedAuthorization } from './schemas.ts'
 
@@ -81,6 +81,7 @@ export async function prepareRunnerTransaction(
   const authorizations = viemAuthorizations(authorizationList)
   const refusal = options.refusal ?? 'refused'
   const { token } = options
+  const vocabularies = context.batchReaders.map((reader) => reader.errors)
   const callData = relay.form === 'batch' ? relay.data : relay.call.data
   const hasCall = relay.form === 'batch' || getAddress(relay.call.to) !== zeroAddress
   const base = { account: operator, to, blockTag: 'latest' as const, ...(authorizations ? { authorizationList: authorizations } : {}) }
@@ -89,12 +90,12 @@ export async function prepareRunnerTransaction(
       const result = await client.call({ ...base, data: encodeRunnerCall(relay, callGas), gas, ...(withFees ?? {}) })
       return decodeRelayResult(relay.form, result.data ?? '0x')
     } catch (error) {
-      throw refuse(error, token, refusal)
+      throw refuse(error, token, refusal, vocabularies)
     }
   }
   const estimateFor = (callGas: bigint, fees: Fees) =>
     client.estimateGas({ ...base, data: encodeRunnerCall(relay, callGas), ...fees }).catch((error: unknown) => {
-      throw refuse(error, token, refusal)
+      throw refuse(error, token, refusal, vocabularies)
     })
   // One JSON-RPC batch: the block, fees and price, and either the probe (its stipend the configured
   // cap, checked against the block's gas limit once that is known) or, when the stipend and fees are
@@ -114,7 +115,7 @@ export async function prepareRunnerTransaction(
   const callCap = min(probeCap, transactionCap - PAYMENT_PHASE_ROOM - calldataGas(callData))
   if (callCap <= 0n) throw new ToolError(`${refusal}: the call's data is too large for one transaction on ${config.name}`)
   const callFails = async (outcome: CallOutcome, what: string) => {
-    const why = outcome.reason !== '0x' ? describeRevertData(outcome.reason, token.decimals, token.symbol) : await options.explainCallFailure?.()
+    const why = outcome.reason !== '0x' ? describeRevertData(outcome.reason, token.decimals, token.symbol, vocabularies) : await options.explainCallFailure?.()
     return new ToolError(
       `${refusal}: the call fails ${what}${why ? `: ${why}` : ''}. Nothing was sent. A call that fails on chain still pays, so Bruno only sends calls that succeed in simulation`,
     )
@@ -143,8 +144,8 @@ export async function prepareRunnerTransaction(
 }
 
 /** A failed simulation as the caller's refusal, when it reverted; a fault of the chain otherwise. */
-function refuse(error: unknown, token: PaymentToken, refusal: string): unknown {
-  const reason = revertReason(error, token.decimals, token.symbol)
+function refuse(error: unknown, token: PaymentToken, refusal: string, vocabularies: readonly ErrorVocabulary[]): unknown {
+  const reason = revertReason(error, token.decimals, token.symbol, vocabularies)
   return reason ? new ToolError(`${refusal}: ${reason}`) : error
 }
 

@@ -120,7 +120,8 @@ export const Stage = Type.Union([
 /** What an included runner transaction did: the payment is taken first, whatever the call then does. */
 export const RelayOutcome = Type.Object(
   {
-    paid: { ...BaseUnits, description: 'what the payee received, in the payment token\'s base units' },
+    // Typed as BaseUnits: the spread's own type names TypeBox's symbol keys, which a declaration file cannot.
+    paid: { ...BaseUnits, description: 'what the payee received, in the payment token\'s base units' } as typeof BaseUnits,
     callSucceeded: Type.Boolean({ description: 'false: the call failed on chain, and the payment was still taken' }),
     callReason: Type.Optional(Type.String({ description: 'why the call failed' })),
   },

@@ -27,7 +27,8 @@ import { submitCall } from './submit.ts'
 export interface RelayService {
   account(chain: string, address: Address): Promise<AccountView>
   quote(chain: string, request: QuoteRequest): Promise<Quote>
-  submit(chain: string, request: SubmitRequest): Promise<SubmissionView>
+  /** `client`: who asked (an address as the transport sees it), for per-client admission. */
+  submit(chain: string, request: SubmitRequest, client?: string): Promise<SubmissionView>
   /** `undefined` for an id the store does not have. */
   status(id: string): Promise<SubmissionView | undefined>
   /** Whether the store answers (the health check). */
@@ -59,18 +60,21 @@ export function openRelay(config: BrunoConfig, networks: Networks, env: NodeJS.P
       store,
       operator: getAddress(account.address),
       batchReaders,
+      refused: (reason) => metrics?.admissionRefusals.inc({ chain: network.name, reason }),
       wake: () => runners.get(network.name)?.wake(),
     }
     contexts.set(network.name, context)
     const ownership = storage.ownership(network, { operator: context.operator, wake: context.wake }, log.child({ chain: network.name, component: 'runner' }))
-    runners.set(network.name, new RunnerLoop(context, account, log, ownership))
+    // The runner reads through a client of its own: its slow simulations never share a batch with a caller's.
+    const runnerContext: RelayContext = { ...context, network: { ...context.network, client: context.network.runnerClient } }
+    runners.set(network.name, new RunnerLoop(runnerContext, account, log, ownership))
   }
   const context = (chain: string) => contexts.get(chain)!
   let started = false
   return {
     account: (chain, address) => readAccount(context(chain).network, address),
     quote: (chain, request) => quoteCall(context(chain), request),
-    submit: (chain, request) => submitCall(context(chain), request),
+    submit: (chain, request, client) => submitCall(context(chain), request, client),
     status: (id) => submissionStatus(store, id),
     ping: () => store.ping().catch(() => false),
     async runnerBalances() {

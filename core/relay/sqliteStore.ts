@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
 import type { StoreLock } from './sqliteLock.ts'
-import type { Submission, SubmissionPatch, SubmissionStore } from './store.ts'
+import type { PartyStanding, Standing, Submission, SubmissionPatch, SubmissionStore } from './store.ts'
 import { fromRow, patchColumns, type SubmissionRow } from './storeRow.ts'
 
 const SCHEMA = `
@@ -22,7 +22,10 @@ CREATE TABLE IF NOT EXISTS submissions (
   reason TEXT,
   outcome TEXT,
   call_gas TEXT,
-  identity TEXT
+  identity TEXT,
+  payer TEXT,
+  client TEXT,
+  fault TEXT
 );
 CREATE INDEX IF NOT EXISTS submissions_active ON submissions (chain, stage, created_at);
 `
@@ -32,6 +35,8 @@ const IDENTITY_INDEX = `
 CREATE UNIQUE INDEX IF NOT EXISTS submissions_active_identity ON submissions (identity)
   WHERE identity IS NOT NULL AND stage IN ('waiting', 'sending', 'confirming');
 CREATE INDEX IF NOT EXISTS submissions_settled ON submissions (updated_at) WHERE stage IN ('done', 'failed');
+CREATE INDEX IF NOT EXISTS submissions_payer ON submissions (payer, stage);
+CREATE INDEX IF NOT EXISTS submissions_client ON submissions (client, stage);
 `
 
 /**
@@ -62,14 +67,14 @@ export class SqliteSubmissionStore implements SubmissionStore {
     this.#db.exec(SCHEMA)
     // A file made before payment-first relays gains their columns.
     const columns = this.#db.prepare<[], { name: string }>('PRAGMA table_info(submissions)').all()
-    for (const name of ['outcome', 'call_gas', 'identity']) {
+    for (const name of ['outcome', 'call_gas', 'identity', 'payer', 'client', 'fault']) {
       if (!columns.some((column) => column.name === name)) this.#db.exec(`ALTER TABLE submissions ADD COLUMN ${name} TEXT`)
     }
     this.#db.exec(IDENTITY_INDEX)
     // OR IGNORE: an active submission with the same identity already stands (the unique index).
     this.#insert = this.#db.prepare(
-      `INSERT OR IGNORE INTO submissions (id, chain, stage, created_at, updated_at, deadline, request, call_gas, identity)
-       VALUES (@id, @chain, @stage, @createdAt, @updatedAt, @deadline, @request, @callGas, @identity)`,
+      `INSERT OR IGNORE INTO submissions (id, chain, stage, created_at, updated_at, deadline, request, call_gas, identity, payer, client)
+       VALUES (@id, @chain, @stage, @createdAt, @updatedAt, @deadline, @request, @callGas, @identity, @payer, @client)`,
     )
     this.#byIdentity = this.#db.prepare("SELECT * FROM submissions WHERE identity = ? AND stage IN ('waiting', 'sending', 'confirming')")
     this.#prune = this.#db.prepare("DELETE FROM submissions WHERE stage IN ('done', 'failed') AND updated_at < ?")
@@ -81,7 +86,14 @@ export class SqliteSubmissionStore implements SubmissionStore {
   }
 
   async insert(submission: Submission): Promise<Submission> {
-    const row = { ...submission, request: JSON.stringify(submission.request), callGas: submission.callGas ?? null, identity: submission.identity ?? null }
+    const row = {
+      ...submission,
+      request: JSON.stringify(submission.request),
+      callGas: submission.callGas ?? null,
+      identity: submission.identity ?? null,
+      payer: submission.payer ?? null,
+      client: submission.client ?? null,
+    }
     // The primary key still refuses a second insert of one id: only the identity's conflict is ignored.
     if (this.#insert.run(row).changes === 1) return submission
     const existing = submission.identity === undefined ? undefined : await this.activeByIdentity(submission.identity)
@@ -96,6 +108,22 @@ export class SqliteSubmissionStore implements SubmissionStore {
 
   async prune(before: number): Promise<number> {
     return this.#prune.run(before).changes
+  }
+
+  async standing(payer: string, client: string | undefined, since: number): Promise<Standing> {
+    const party = (column: 'payer' | 'client', value: string): PartyStanding => {
+      const row = this.#db
+        .prepare<[{ value: string; since: number }], { active: number | null; faults: number | null; reverts: number | null; last: number | null }>(
+          `SELECT SUM(stage IN ('waiting', 'sending', 'confirming')) AS active,
+                  SUM(fault IS NOT NULL AND updated_at >= @since) AS faults,
+                  SUM(fault = 'revert' AND updated_at >= @since) AS reverts,
+                  MAX(CASE WHEN fault IS NOT NULL THEN updated_at END) AS last
+           FROM submissions WHERE ${column} = @value`,
+        )
+        .get({ value, since })
+      return { active: row?.active ?? 0, faults: row?.faults ?? 0, reverts: row?.reverts ?? 0, ...(row?.last ? { lastFaultAt: row.last } : {}) }
+    }
+    return { payer: party('payer', payer), ...(client === undefined ? {} : { client: party('client', client) }) }
   }
 
   async get(id: string): Promise<Submission | undefined> {

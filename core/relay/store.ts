@@ -35,6 +35,16 @@ export interface Submission {
   readonly identity?: string
   /** The call's stipend measured at submit (decimal gas): each send re-simulates with it, raising it only if the call now needs more. */
   readonly callGas?: string
+  /** The paying account (the signed transfer's `from`, the batch's account), for admission. */
+  readonly payer?: string
+  /** Who submitted it (the caller's address as the transport saw it), for admission. */
+  readonly client?: string
+  /**
+   * Set when it failed by its payer's doing, counted against the payer and the client: `payer` (its
+   * payment or call stopped working after it was accepted), `revert` (its payment reverted on chain:
+   * the runner paid for that).
+   */
+  readonly fault?: 'payer' | 'revert'
   readonly transaction?: SentTransaction
   readonly blockNumber?: string
   readonly gasUsed?: string
@@ -44,9 +54,11 @@ export interface Submission {
   readonly outcome?: RelayOutcome
 }
 
-export type SubmissionPatch = Partial<Pick<Submission, 'stage' | 'blockNumber' | 'gasUsed' | 'fee' | 'reason' | 'outcome'>> & {
+export type SubmissionPatch = Partial<Pick<Submission, 'stage' | 'blockNumber' | 'gasUsed' | 'fee' | 'outcome' | 'fault'>> & {
   /** `null` clears it: a transaction the node refused holds no nonce. */
   readonly transaction?: SentTransaction | null
+  /** `null` clears it: a held submission that is sent no longer waits for a reason. */
+  readonly reason?: string | null
 }
 
 /**
@@ -55,6 +67,22 @@ export type SubmissionPatch = Partial<Pick<Submission, 'stage' | 'blockNumber' |
  * Two implementations: `SqliteSubmissionStore` (embedded, one process) and
  * `PostgresSubmissionStore` (shared by replicas); `openStore` picks one from the config.
  */
+/** How many active submissions a party has, and how many of its submissions failed by its doing lately. */
+export interface PartyStanding {
+  readonly active: number
+  /** Failures of its doing since `since`, reverts included. */
+  readonly faults: number
+  /** Of those, payments that reverted on chain. */
+  readonly reverts: number
+  /** unix ms of the latest fault, if any */
+  readonly lastFaultAt?: number
+}
+
+export interface Standing {
+  readonly payer: PartyStanding
+  readonly client?: PartyStanding
+}
+
 export interface SubmissionStore {
   /**
    * Stores a new submission and returns it — unless an active one (waiting, sending, confirming)
@@ -75,6 +103,8 @@ export interface SubmissionStore {
   highestNonce(chain: string): Promise<number | undefined>
   /** Deletes the submissions settled (done or failed) before `before` (unix ms); says how many. */
   prune(before: number): Promise<number>
+  /** A payer's and a client's standing: their active submissions, and their faults since `since` (unix ms). */
+  standing(payer: string, client: string | undefined, since: number): Promise<Standing>
   /** Whether the store answers (for health checks). */
   ping(): Promise<boolean>
   close(): Promise<void>

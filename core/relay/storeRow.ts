@@ -16,6 +16,9 @@ export interface SubmissionRow {
   request: string
   identity: string | null
   call_gas: string | null
+  payer: string | null
+  client: string | null
+  fault: string | null
   tx: string | null
   block_number: string | null
   gas_used: string | null
@@ -40,6 +43,7 @@ export function patchColumns(patch: SubmissionPatch, now: number): Record<string
   if (patch.fee !== undefined) columns.fee = patch.fee
   if (patch.reason !== undefined) columns.reason = patch.reason
   if (patch.outcome !== undefined) columns.outcome = JSON.stringify(patch.outcome)
+  if (patch.fault !== undefined) columns.fault = patch.fault
   return columns
 }
 
@@ -54,6 +58,9 @@ export function fromRow(row: SubmissionRow): Submission {
     request: JSON.parse(row.request) as SubmitRequest,
     ...(row.identity ? { identity: row.identity } : {}),
     ...(row.call_gas ? { callGas: row.call_gas } : {}),
+    ...(row.payer ? { payer: row.payer } : {}),
+    ...(row.client ? { client: row.client } : {}),
+    ...(row.fault === 'payer' || row.fault === 'revert' ? { fault: row.fault } : {}),
     ...(row.tx ? { transaction: JSON.parse(row.tx) as SentTransaction } : {}),
     ...(row.block_number ? { blockNumber: row.block_number } : {}),
     ...(row.gas_used ? { gasUsed: row.gas_used } : {}),

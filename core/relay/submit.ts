@@ -4,6 +4,7 @@ import { ToolError } from '../tool.ts'
 import type { RelayContext } from './context.ts'
 import { paymentToken } from './paymentToken.ts'
 import { relayOfRequest } from './relayOfRequest.ts'
+import { admit } from './admission.ts'
 import { describeCallFailure } from './callFailure.ts'
 import { prepareRunnerTransaction, type PreparedRelay } from './runnerTransaction.ts'
 import type { SubmissionView, SubmitRequest } from './schemas.ts'
@@ -16,7 +17,9 @@ import { submissionView } from './status.ts'
  *    EIP-3009 transfer to the payee, or a delegate's signed batch whose first call pays the payee
  *    (read by the delegate's group; a payment hidden anywhere else is refused);
  * 2. the same payment (its identity: token, payer and nonce) is not already active: if it is, that
- *    submission answers, and nothing new is stored (so a client's retry is free);
+ *    submission answers, and nothing new is stored (so a client's retry is free); then the payer's
+ *    and the client's standing (`admit`: caps on active submissions, throttling and bans for
+ *    submissions that failed by their doing);
  * 3. the deadline (default now + `relay.submissionTtlSec`) is ahead and no later than that; the
  *    payment's own (`validBefore`, the batch's deadline) is at least `relay.paymentMarginSec` ahead,
  *    by the clock;
@@ -31,13 +34,14 @@ import { submissionView } from './status.ts'
  * @example
  * const { id } = await submitCall(context, { call, payment: { token: usdc, authorization, signature } })
  */
-export async function submitCall(context: RelayContext, request: SubmitRequest): Promise<SubmissionView> {
+export async function submitCall(context: RelayContext, request: SubmitRequest, client?: string): Promise<SubmissionView> {
   const { network, store } = context
   const { config } = network
   const token = paymentToken(network, request.payment.token)
   const requested = relayOfRequest(context, request.call, request.payment, token)
   const repeated = await store.activeByIdentity(requested.identity)
   if (repeated) return submissionView(repeated)
+  await admit(context, requested.payer, client)
   const now = Math.floor(Date.now() / 1000)
   const { submissionTtlSec, paymentMarginSec, maxTransactionBytes } = config.relay
   const deadline = request.deadline ?? now + submissionTtlSec
@@ -77,6 +81,8 @@ export async function submitCall(context: RelayContext, request: SubmitRequest):
     request,
     identity: requested.identity,
     callGas: prepared.callGas.toString(),
+    payer: requested.payer,
+    ...(client === undefined ? {} : { client }),
   }
   // A concurrent submit of the same payment may have stored it first: then that one answers.
   const stored = await store.insert(submission)

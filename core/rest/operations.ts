@@ -24,7 +24,8 @@ const checks = {
 export interface BoundOperations {
   account(chain: unknown, request: unknown, where: string): Promise<AccountView>
   quote(chain: unknown, request: unknown, where: string): Promise<Quote>
-  submit(chain: unknown, request: unknown, where: string): Promise<SubmissionView>
+  /** `client`: who asked (the request's address), for the relay's per-client admission. */
+  submit(chain: unknown, request: unknown, where: string, client?: string): Promise<SubmissionView>
   /** With `chain`, an id of another chain's submission is unknown too. */
   status(request: unknown, where: string, chain?: unknown): Promise<SubmissionView>
 }
@@ -56,10 +57,10 @@ export function boundOperations({ networks, relay }: { networks: Networks; relay
       requireValid(checks.quote, request, where)
       return relay.quote(name, request as QuoteRequest)
     },
-    async submit(chain, request, where) {
+    async submit(chain, request, where, client) {
       const name = requireChain(chain, where)
       requireValid(checks.submit, request, where)
-      return relay.submit(name, request as SubmitRequest)
+      return relay.submit(name, request as SubmitRequest, client)
     },
     async status(request, where, chain) {
       const name = chain === undefined ? undefined : requireChain(chain, where)

@@ -44,7 +44,7 @@ const restRoutes: FastifyPluginAsync<Options> = async (app, { operations }) => {
   )
   app.post<Chain>('/:chain/v1/quote', (request) => operations.quote(request.params.chain, request.body, 'body'))
   app.post<Chain>('/:chain/v1/submit', async (request, reply) => {
-    const accepted = await operations.submit(request.params.chain, request.body, 'body')
+    const accepted = await operations.submit(request.params.chain, request.body, 'body', request.ip)
     return reply.code(202).header('location', `/v1/status/${encodeURIComponent(accepted.id)}`).send(accepted)
   })
   app.get<{ Params: { chain: string; id: string } }>('/:chain/v1/status/:id', (request) =>
@@ -55,7 +55,7 @@ const restRoutes: FastifyPluginAsync<Options> = async (app, { operations }) => {
 
 const MAX_BATCH = 32
 
-type RpcMethod = (params: Record<string, unknown>) => Promise<unknown>
+type RpcMethod = (params: Record<string, unknown>, client: string) => Promise<unknown>
 
 /**
  * JSON-RPC 2.0 at `POST /rpc`: by-name params, batches (up to 32), notifications (run, not
@@ -69,7 +69,7 @@ const rpcRoutes: FastifyPluginAsync<Options> = async (app, { operations }) => {
   const methods: Readonly<Record<string, RpcMethod>> = {
     bruno_getAccount: ({ chain, ...request }) => operations.account(chain, request, 'params'),
     bruno_quote: ({ chain, ...request }) => operations.quote(chain, request, 'params'),
-    bruno_sendTransaction: ({ chain, ...request }) => operations.submit(chain, request, 'params'),
+    bruno_sendTransaction: ({ chain, ...request }, client) => operations.submit(chain, request, 'params', client),
     bruno_getStatus: (params) => operations.status(params, 'params'),
   }
 
@@ -99,7 +99,7 @@ const rpcRoutes: FastifyPluginAsync<Options> = async (app, { operations }) => {
       reply = rpcError(id, ErrorCode.InvalidParams, 'params: Expected an object (params are passed by name)')
     } else {
       try {
-        reply = { jsonrpc: '2.0', id, result: await method((message.params ?? {}) as Record<string, unknown>) }
+        reply = { jsonrpc: '2.0', id, result: await method((message.params ?? {}) as Record<string, unknown>, request.ip) }
       } catch (error) {
         const failure = failureOf(error)
         logFailure(request, error, failure)

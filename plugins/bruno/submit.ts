@@ -26,6 +26,6 @@ export const submit = (chain: TSchema) =>
     input: Type.Object({ chain, ...SubmitRequest.properties }, { additionalProperties: false }),
     output: SubmissionView,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-    handler: async ({ chain: name, ...request }, { relay }) => relay.submit(name as string, request),
+    handler: async ({ chain: name, ...request }, { relay, client }) => relay.submit(name as string, request, client),
     task: submissionTask,
   })

@@ -28,6 +28,7 @@ import {
   type SignedAuthorization,
 } from '../../core/plugin.ts'
 import { caliburAbi } from './abi.ts'
+import { caliburErrors } from './errors.ts'
 import { encodeOwnerExecute, encodeSignedExecute } from './executeCalldata.ts'
 import { caliburNonce } from './nonce.ts'
 import { paymentFirstBatch } from './paymentFirstBatch.ts'
@@ -263,7 +264,7 @@ export async function measureSignedBatch(
   try {
     ownerGas = await network.client.estimateGas({ account, to: account, data: ownerData, blockTag: 'latest', ...(stateOverride ? { stateOverride } : {}) })
   } catch (error) {
-    const reason = revertReason(error, token.decimals, token.symbol)
+    const reason = revertReason(error, token.decimals, token.symbol, [caliburErrors])
     if (reason) throw new ToolError(`the batch would fail: ${reason}`)
     throw error
   }

@@ -1,6 +1,7 @@
 import { decodeFunctionData, erc20Abi, getAddress, isAddressEqual, zeroAddress, zeroHash, type Address, type Hex } from 'viem'
 import { paymentGuardCall, ToolError, type BatchPaymentReader, type Network, type PaymentServices, type RelayCall } from '../../core/plugin.ts'
 import { caliburAbi } from './abi.ts'
+import { caliburErrors } from './errors.ts'
 import { encodeOwnerExecute } from './executeCalldata.ts'
 import type { CaliburBatch, CaliburCall } from './typedData.ts'
 
@@ -96,6 +97,7 @@ const SIGNED_EXECUTE_SELECTOR = '0xc3c16ee4'
 export function caliburBatchReader(payments: PaymentServices): BatchPaymentReader {
   return {
     delegate: 'Calibur',
+    errors: caliburErrors,
     read(network, call: RelayCall) {
       if (!call.data.toLowerCase().startsWith(SIGNED_EXECUTE_SELECTOR)) return undefined
       const decoded = decodeOrUndefined(() => decodeFunctionData({ abi: caliburAbi, data: call.data as Hex }))

@@ -243,7 +243,6 @@ t.test('tally of the races', async (t) => {
 
 t.test(
   'a payer that voided its own payment is refused for a while (DESIGN §3: "the account is then refused for a while")',
-  { todo: 'reputation per paying account (DESIGN §3, Admission: ERC-7562-style) is not implemented: the same payer can void a payment in the same block again and again, each costing the payment phase' },
   async (t) => {
     const key = generatePrivateKey()
     const payer = await fundedPayer(bruno, chain, key, 100_000_000n, parseEther('1'))
@@ -259,5 +258,6 @@ t.test(
     const again = await api.submit('mcp', { call, payment: await transferPayment(bruno, key, BigInt(quote.amount)) })
     t.equal(again.accepted, false, 'the same payer\'s next submission is refused')
     if (again.accepted) await api.settled('mcp', again.id)
+    else t.match(again.message, new RegExp(`^refused: the account ${payer.address} is refused until \\d{4}-\\d\\d-\\d\\dT[0-9:.]+Z: a payment of its reverted on chain after it was accepted$`))
   },
 )

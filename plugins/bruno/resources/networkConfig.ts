@@ -52,6 +52,7 @@ function publicConfig(network: NetworkConfig) {
       paymentMarginSec: network.relay.paymentMarginSec,
       retentionSec: network.relay.retentionSec,
       maxCallGas: network.relay.maxCallGas,
+      admission: network.relay.admission,
     },
   }
 }

@@ -1,0 +1,50 @@
+import { ToolError } from '../tool.ts'
+import type { RelayContext } from './context.ts'
+import type { PartyStanding } from './store.ts'
+
+type PartyLimits = { readonly maxActive: number; readonly throttleAfter: number; readonly banAfter: number }
+
+/** Why a submission was refused before it was simulated: the `/metrics` label. */
+export type AdmissionRefusal = 'account_banned' | 'client_banned' | 'account_busy' | 'client_busy'
+
+/**
+ * Admission by standing, ERC-7562 style, for a payer and a client (`relay.admission.account`,
+ * `.client`): each may have a capped number of active submissions; one whose accepted submissions
+ * failed by its own doing (`fault`) `throttleAfter` times within the window may have only one, and
+ * `banAfter` times is refused until `banSec` after its latest such failure. A paying account is
+ * refused at once when a payment of its reverted on chain (the runner paid for that: DESIGN §3's
+ * one bounded loss). A refusal says why and until when, and is counted (`context.refused`).
+ *
+ * @example
+ * await admit(context, '0x7099…79C8', '203.0.113.7') // throws ToolError when refused
+ */
+export async function admit(context: RelayContext, payer: string, client: string | undefined): Promise<void> {
+  const { admission } = context.network.config.relay
+  const now = Date.now()
+  const standing = await context.store.standing(payer, client, now - admission.windowSec * 1000)
+  const judge = (party: PartyStanding, who: string, limits: PartyLimits, banOnRevert: boolean, banned: AdmissionRefusal, busy: AdmissionRefusal) => {
+    const until = (party.lastFaultAt ?? 0) + admission.banSec * 1000
+    const revertBan = banOnRevert && party.reverts > 0
+    if ((party.faults >= limits.banAfter || revertBan) && until > now) {
+      context.refused?.(banned)
+      throw new ToolError(
+        `refused: ${who} is refused until ${new Date(until).toISOString()}: ` +
+          (revertBan
+            ? `${party.reverts === 1 ? 'a payment of its' : `${party.reverts} payments of its`} reverted on chain after it was accepted`
+            : `${party.faults} of its submissions failed by its own doing in the last ${admission.windowSec} s (a payment or call that stopped working after it was accepted)`),
+      )
+    }
+    const throttled = party.faults >= limits.throttleAfter
+    const allowed = throttled ? 1 : limits.maxActive
+    if (party.active >= allowed) {
+      context.refused?.(busy)
+      throw new ToolError(
+        `refused: ${who} has ${party.active} active submission${party.active === 1 ? '' : 's'}, the most it may have` +
+          (throttled ? ` while throttled (${party.faults} recent failures of its own doing)` : '') +
+          ': wait for one to be done or failed',
+      )
+    }
+  }
+  judge(standing.payer, `the account ${payer}`, admission.account, true, 'account_banned', 'account_busy')
+  if (standing.client && client !== undefined) judge(standing.client, `the client ${client}`, admission.client, false, 'client_banned', 'client_busy')
+}
