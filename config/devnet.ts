@@ -1,5 +1,7 @@
+import { getAddress } from 'viem'
 import type { DevnetDeployment } from '../core/devnet/deploy.ts'
 import { parseConfig } from './load.ts'
+import { CALIBUR_ADDRESS } from './presets.ts'
 import type { BrunoConfig, GroupName } from './schema.ts'
 
 /** The environment variables the devnet's config names for its RPC URL and its runner's key. */
@@ -8,6 +10,8 @@ export const DEVNET_RUNNER_KEY_ENV = 'BRUNO_DEVNET_RUNNER_KEY'
 
 export interface DevnetConfigOptions {
   readonly port?: number
+  /** The bind address; default 127.0.0.1. */
+  readonly host?: string
   readonly groups?: readonly GroupName[]
   /** Receives the payments; defaults to anvil's account #9, which nothing else uses. */
   readonly payee?: `0x${string}`
@@ -22,8 +26,23 @@ export interface DevnetConfigOptions {
 }
 
 /**
- * The config that serves a devnet deployment: one network named `local`, USDC swapping to WETH
- * through the deployed 0.05% pool. Sets the RPC URL's environment variable in `env`.
+ * The devnet's `server` section: loopback, and no per-client limit to speak of (one developer,
+ * many agents and scripts). Known before the devnet exists, so `--host` and `--port` are checked
+ * against it before anything is deployed.
+ *
+ * @example
+ * parseServerConfig(devnetServer({ port: 4000 }))
+ */
+export function devnetServer(options: Pick<DevnetConfigOptions, 'host' | 'port'> = {}) {
+  return { host: options.host ?? '127.0.0.1', port: options.port ?? 3030, rateLimit: { max: 1_000_000 } }
+}
+
+/**
+ * The config that serves a devnet deployment: one network (`local`, USDC swapping to WETH through
+ * the deployed 0.05% pool). A devnet that took a preset's identity (`deployDevnet(…, { as })`) is
+ * served by the config an operator writes for that chain: `"preset"`, the RPC URL, the payee and
+ * the Runner, nothing else (and it must expand to the very addresses the devnet built). Sets the
+ * RPC URL's and the runner key's environment variables in `env`.
  *
  * @example
  * const config = devnetConfig(await deployDevnet(anvil.rpcUrl), process.env, { port: 0 })
@@ -31,45 +50,66 @@ export interface DevnetConfigOptions {
 export function devnetConfig(deployment: DevnetDeployment, env: NodeJS.ProcessEnv, options: DevnetConfigOptions = {}): BrunoConfig {
   env[DEVNET_RPC_ENV] = deployment.rpcUrl
   env[DEVNET_RUNNER_KEY_ENV] = deployment.runner.operator.privateKey
-  return parseConfig(
+  const common = {
+    rpcUrl: { env: DEVNET_RPC_ENV },
+    // anvil mines only when a transaction arrives: an idle devnet's latest block ages forever.
+    maxBlockAgeSec: options.maxBlockAgeSec ?? 0,
+    payee: options.payee ?? '0xa0Ee7A142d267C1f36714E4a8F75612F20a79720',
+    runner: {
+      contract: deployment.runner.contract,
+      key: { env: DEVNET_RUNNER_KEY_ENV },
+      pollMs: options.pollMs ?? 200,
+      stuckAfterMs: options.stuckAfterMs ?? 5_000,
+    },
+  }
+  const network = deployment.preset
+    ? { preset: deployment.preset, ...common }
+    : {
+        name: 'local',
+        chainId: deployment.chainId,
+        weth: deployment.weth,
+        tokens: [
+          {
+            symbol: 'USDC',
+            address: deployment.usdc,
+            decimals: 6,
+            swapPath: [{ fee: deployment.uniswap.usdcWethFee, tokenOut: deployment.weth }],
+          },
+          { symbol: 'WETH', address: deployment.weth, decimals: 18 },
+        ],
+        uniswap: {
+          factory: deployment.uniswap.factory,
+          swapRouter02: deployment.uniswap.swapRouter02,
+          quoterV2: deployment.uniswap.quoterV2,
+        },
+        calibur: CALIBUR_ADDRESS,
+        ...common,
+      }
+  const config = parseConfig(
     {
-      // One developer, many agents and scripts on loopback: no per-client limit to speak of.
-      server: { host: '127.0.0.1', port: options.port ?? 3030, rateLimit: { max: 1_000_000 } },
+      server: devnetServer(options),
       store: { path: options.storePath ?? ':memory:' },
       ...(options.groups ? { groups: options.groups } : {}),
-      networks: [
-        {
-          name: 'local',
-          chainId: deployment.chainId,
-          rpcUrl: { env: DEVNET_RPC_ENV },
-          weth: deployment.weth,
-          tokens: [
-            {
-              symbol: 'USDC',
-              address: deployment.usdc,
-              decimals: 6,
-              swapPath: [{ fee: deployment.uniswap.usdcWethFee, tokenOut: deployment.weth }],
-            },
-            { symbol: 'WETH', address: deployment.weth, decimals: 18 },
-          ],
-          uniswap: {
-            factory: deployment.uniswap.factory,
-            swapRouter02: deployment.uniswap.swapRouter02,
-            quoterV2: deployment.uniswap.quoterV2,
-          },
-          calibur: '0x000000005c84F8Fd50b21CAC312528A64437030e',
-          // anvil mines only when a transaction arrives: an idle devnet's latest block ages forever.
-          maxBlockAgeSec: options.maxBlockAgeSec ?? 0,
-          payee: options.payee ?? '0xa0Ee7A142d267C1f36714E4a8F75612F20a79720',
-          runner: {
-            contract: deployment.runner.contract,
-            key: { env: DEVNET_RUNNER_KEY_ENV },
-            pollMs: options.pollMs ?? 200,
-            stuckAfterMs: options.stuckAfterMs ?? 5_000,
-          },
-        },
-      ],
+      networks: [network],
     },
     env,
   )
+  if (deployment.preset) expectPresetAddresses(config, deployment)
+  return config
+}
+
+/** A preset devnet's config must name exactly what the devnet built, or its tests prove nothing. */
+function expectPresetAddresses(config: BrunoConfig, deployment: DevnetDeployment): void {
+  const [network] = config.networks
+  const pairs: [string, string, string][] = [
+    ['USDC', network!.tokens.find((token) => token.symbol === 'USDC')!.address, deployment.usdc],
+    ['WETH', network!.weth, deployment.weth],
+    ['uniswap.factory', network!.uniswap.factory, deployment.uniswap.factory],
+    ['uniswap.swapRouter02', network!.uniswap.swapRouter02, deployment.uniswap.swapRouter02],
+    ['uniswap.quoterV2', network!.uniswap.quoterV2, deployment.uniswap.quoterV2],
+    ['calibur', network!.calibur, deployment.calibur],
+  ]
+  for (const [what, configured, built] of pairs) {
+    if (getAddress(configured) !== getAddress(built)) throw new Error(`devnetConfig: the preset "${deployment.preset}" names ${what} ${configured}, the devnet built it at ${built}`)
+  }
 }

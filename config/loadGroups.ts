@@ -5,8 +5,9 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 import { Value } from '@sinclair/typebox/value'
 import type { ServedGroup } from '../core/groupPlugin.ts'
 import type { PluginDefinition } from '../core/plugin.ts'
-import { ConfigError } from './load.ts'
+import { ConfigError, loadConfig, type ConfigOverrides } from './load.ts'
 import { GroupName, type BrunoConfig, type PluginEntry } from './schema.ts'
+import { nearest } from './suggest.ts'
 
 const BRUNO_ROOT = fileURLToPath(new URL('..', import.meta.url))
 
@@ -38,7 +39,10 @@ export async function loadGroups(config: BrunoConfig, builtins: readonly PluginD
 
   const served = config.groups.map((name) => {
     const group = installed.get(name)
-    if (!group) throw new ConfigError(`config groups: no group "${name}" is installed (installed: ${[...installed.keys()].join(', ')})`)
+    if (!group) {
+      const near = nearest(name, [...installed.keys()])
+      throw new ConfigError(`config groups: no group "${name}" is installed (installed: ${[...installed.keys()].join(', ')})${near ? `; did you mean "${near}"?` : ''}`)
+    }
     return group
   })
   const byOrder = new Map<number, ServedGroup>()
@@ -123,11 +127,28 @@ function packageEntryFile(dir: string, from: string, source: string): string {
   return join(dir, target ?? manifest.main ?? 'index.js')
 }
 
+/**
+ * A config file read and checked as `bruno serve` and `bruno preflight` both check it: the file
+ * (`loadConfig`: JSON, keys, presets, schema, checksums, environment), then its groups
+ * (`loadGroups`: every `plugins` entry loaded, every enabled group installed), so that neither
+ * command passes what the other refuses.
+ *
+ * @example
+ * const config = await loadCheckedConfig('/etc/bruno/bruno.json', process.env, builtinGroups)
+ */
+export async function loadCheckedConfig(path: string, env: NodeJS.ProcessEnv, builtins: readonly PluginDefinition[], overrides: ConfigOverrides = {}): Promise<BrunoConfig> {
+  const config = await loadConfig(path, env, overrides)
+  await loadGroups(config, builtins, dirname(resolve(path)))
+  return config
+}
+
 let apiResolvable = false
 
 /** Lets every group's `import … from 'bruno/plugin'` reach this Bruno's API (core/pluginApiHook.ts), once per process. */
 function allowBrunoPluginImports(): void {
   if (apiResolvable) return
-  register(new URL('../core/pluginApiHook.ts', import.meta.url), { data: { url: new URL('../core/plugin.ts', import.meta.url).href } })
+  // The sources under tsx (.ts), or the built package under plain Node (dist/, .js).
+  const ext = import.meta.url.endsWith('.ts') ? 'ts' : 'js'
+  register(new URL(`../core/pluginApiHook.${ext}`, import.meta.url), { data: { url: new URL(`../core/plugin.${ext}`, import.meta.url).href } })
   apiResolvable = true
 }

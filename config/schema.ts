@@ -1,7 +1,11 @@
 import { Type, type Static } from '@sinclair/typebox'
+import { PRESET_NAMES } from './presets.ts'
 
-/** A 20-byte address, any case: checksums are not enforced in config files. */
-export const AddressString = Type.String({ pattern: '^0x[0-9a-fA-F]{40}$', description: '0x-prefixed 20-byte address' })
+/**
+ * A 20-byte address. Mixed case must be a valid EIP-55 checksum (config/load.ts refuses one that
+ * does not verify); all-lowercase (or all-uppercase) carries no checksum and is taken as written.
+ */
+export const AddressString = Type.String({ pattern: '^0x[0-9a-fA-F]{40}$', description: '0x-prefixed 20-byte address (EIP-55 checksummed, or all lowercase)' })
 
 /**
  * The name of the environment variable that holds a secret (an RPC URL usually carries an API key).
@@ -95,8 +99,36 @@ export const RunnerConfig = Type.Object(
   { additionalProperties: false },
 )
 
+/**
+ * Who may have how many submissions active, ERC-7562 style: a paying account, and a client (the
+ * caller's address), each with a cap; one whose accepted submissions later failed by its own doing
+ * (its payment or call failing at the re-check until the deadline, its payment reverting on chain)
+ * is throttled to one active submission, then refused for a while.
+ */
+const partyLimits = (who: string, maxActive: number, throttleAfter: number, banAfter: number) =>
+  Type.Object(
+    {
+      maxActive: Type.Integer({ minimum: 1, default: maxActive, description: `active submissions one ${who} may have` }),
+      throttleAfter: Type.Integer({ minimum: 1, default: throttleAfter, description: 'failures of its doing in the window after which it may have only one active' }),
+      banAfter: Type.Integer({ minimum: 1, default: banAfter, description: 'failures of its doing in the window after which its submissions are refused' }),
+    },
+    { additionalProperties: false, default: {} },
+  )
+
+export const AdmissionConfig = Type.Object(
+  {
+    account: partyLimits('paying account', 8, 2, 5),
+    // A client address may stand for many agents (a NAT, a gateway): looser than an account's.
+    client: partyLimits('client (caller address)', 64, 10, 25),
+    windowSec: Type.Integer({ minimum: 60, default: 3_600, description: 'how far back failures count' }),
+    banSec: Type.Integer({ minimum: 60, default: 3_600, description: 'how long a refusal lasts after the latest failure' }),
+  },
+  { additionalProperties: false, default: {} },
+)
+
 export const RelayConfig = Type.Object(
   {
+    admission: AdmissionConfig,
     quoteTtlSec: Type.Integer({ minimum: 5, maximum: 3_600, default: 120, description: 'how long a quote is valid' }),
     submissionTtlSec: Type.Integer({ minimum: 10, maximum: 86_400, default: 600, description: 'default deadline of a submission' }),
     maxTransactionBytes: Type.Integer({
@@ -128,6 +160,12 @@ export const RelayConfig = Type.Object(
 
 export const NetworkConfig = Type.Object(
   {
+    preset: Type.Optional(
+      Type.Union(
+        PRESET_NAMES.map((name) => Type.Literal(name)),
+        { description: 'fills name, chainId, weth, tokens, uniswap, calibur (and l1DataFee) for a known chain; what the entry gives overrides it (config/presets.ts)' },
+      ),
+    ),
     name: Type.String({ pattern: '^[a-z][a-z0-9-]{0,31}$', description: 'the `chain` argument every tool takes' }),
     chainId: Type.Integer({ minimum: 1 }),
     rpcUrl: EnvReference,
@@ -188,6 +226,18 @@ export const ServerConfig = Type.Object(
       description: 'Origin values accepted besides loopback ones on a loopback bind; "*" accepts any',
     }),
     bodyLimit: Type.Integer({ minimum: 1024, maximum: 16 * 1024 * 1024, description: 'bytes; a larger body is 413', default: 1_048_576 }),
+    trustProxy: Type.Union(
+      [
+        Type.Boolean(),
+        Type.Integer({ minimum: 1, maximum: 16 }),
+        Type.Array(Type.String({ minLength: 1 }), { minItems: 1 }),
+      ],
+      {
+        default: false,
+        description:
+          'whose X-Forwarded-For to believe for the client address (the rate limit\'s key): false (default) the TCP peer; a list of proxy addresses or CIDRs; a number of proxy hops; true any peer (only when nothing reaches Bruno but the proxy)',
+      },
+    ),
     rateLimit: Type.Object(
       {
         max: Type.Integer({ minimum: 1, default: 600, description: 'requests one client (by IP) may make per window; more is 429' }),

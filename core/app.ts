@@ -71,6 +71,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     logController: new AccessLog(),
     requestIdHeader: 'x-request-id',
     genReqId: requestIds(),
+    // Whose X-Forwarded-For names the client (request.ip, the rate limit's key): by default no
+    // one's, so behind a reverse proxy every client is the proxy unless it is trusted here.
+    trustProxy: trustedProxies(config.server.trustProxy),
   })
 
   // Every JSON body, on every route, is bounded (depth, __proto__) before it is parsed.
@@ -99,6 +102,17 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // The relay runs where its group is served: only then can a submission arrive.
   if (config.groups.includes('bruno')) app.bruno.relay.startRunners()
   return app
+}
+
+/**
+ * `server.trustProxy` as Fastify takes it: a number of hops becomes the function Fastify itself
+ * makes of one (its types do not admit the number).
+ *
+ * @example
+ * trustedProxies(1) // (address, hop) => hop < 1: only the nearest proxy's X-Forwarded-For entry is believed
+ */
+function trustedProxies(trust: BrunoConfig['server']['trustProxy']): boolean | string[] | ((address: string, hop: number) => boolean) {
+  return typeof trust === 'number' ? (_address, hop) => hop < trust : trust
 }
 
 /**

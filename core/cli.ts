@@ -1,20 +1,24 @@
+#!/usr/bin/env node
 import { dirname, resolve as resolvePath } from 'node:path'
 import { parseArgs } from 'node:util'
-import { DEVNET_RPC_ENV, devnetConfig } from '../config/devnet.ts'
-import { loadConfig } from '../config/load.ts'
+import { DEVNET_RPC_ENV, devnetConfig, devnetServer } from '../config/devnet.ts'
+import { parseServerConfig } from '../config/load.ts'
+import { loadCheckedConfig, loadGroups } from '../config/loadGroups.ts'
+import { PRESET_NAMES, PRESETS } from '../config/presets.ts'
 import type { BrunoConfig } from '../config/schema.ts'
 import { builtinGroups } from '../plugins/index.ts'
-import { startAnvil } from './devnet/anvil.ts'
-import { deployDevnet } from './devnet/deploy.ts'
+import { loadDevnet } from './devnet/load.ts'
 import { bufferedLogDestination, createLogger } from './logger.ts'
 import type { Command } from './commands/command.ts'
+import { deployCommand } from './commands/deploy.ts'
 import { preflightCommand } from './commands/preflight.ts'
 import { setupCommand } from './commands/setup.ts'
+import { checkPortFree, checkServeFlags, FlagError, LOG_LEVELS } from './serveFlags.ts'
 import { preflightServe } from './preflight/preflightServe.ts'
 import { configuredSecrets } from './secrets.ts'
 import { startServer } from './server.ts'
 
-const commands: readonly Command[] = [preflightCommand, setupCommand]
+const commands: readonly Command[] = [deployCommand, preflightCommand, setupCommand]
 
 const USAGE = `Usage: bruno [serve] [options]
        bruno <command> [options]     (bruno <command> --help lists its flags)
@@ -30,16 +34,21 @@ Before listening, runs \`bruno preflight\`'s checks and refuses to start on a fa
 
 Options:
   --config <file>      deployment config (JSON); see DEPLOYMENT.md. Omit for the devnet.
+  --as <preset>        the devnet takes a preset's identity: its chain id, and the real contracts
+                       at the preset's addresses (${PRESET_NAMES.join(', ')})
   --host <address>     override server.host
   --port <number>      override server.port (0 = any free port)
-  --log-level <level>  trace | debug | info | warn | error (default: info)
+  --log-level <level>  ${LOG_LEVELS.join(' | ')} (default: info)
   --skip-preflight <chain>  serve this chain even if its preflight checks fail (repeatable)
   --no-preflight       start without running the preflight checks
   -h, --help           show this help
+
+Flags, the config and the port are checked before the devnet is deployed or preflight runs.
 `
 
 interface ServeOptions {
   readonly config?: string
+  readonly as?: string
   readonly host?: string
   readonly port?: string
   readonly 'log-level'?: string
@@ -55,6 +64,7 @@ async function main(argv: string[]): Promise<number> {
     allowPositionals: true,
     options: {
       config: { type: 'string' },
+      as: { type: 'string' },
       host: { type: 'string' },
       port: { type: 'string' },
       'log-level': { type: 'string' },
@@ -76,28 +86,42 @@ async function main(argv: string[]): Promise<number> {
 
 async function serve(options: ServeOptions): Promise<number> {
   stopWhenOrphaned()
+  let flags: ReturnType<typeof checkServeFlags>
+  try {
+    flags = checkServeFlags(options)
+  } catch (error) {
+    if (!(error instanceof FlagError)) throw error
+    process.stderr.write(`bruno: ${error.message}\n(bruno --help lists every flag)\n`)
+    return 2
+  }
   const stops: (() => Promise<void>)[] = []
   let config: BrunoConfig
   const env = process.env
+  const overrides = { server: { host: flags.host, port: flags.port } }
   if (options.config) {
-    config = await loadConfig(options.config, env)
+    // The same check `bruno preflight` makes (groups and plugins included), with the flags in place.
+    config = await loadCheckedConfig(options.config, env, builtinGroups, overrides)
+    await checkPortFree(config.server.host, config.server.port)
   } else {
-    process.stdout.write('Starting the devnet (anvil + USDC, WETH, Uniswap V3, SwapRouter02)…\n')
-    const anvil = await startAnvil()
+    // Everything the devnet's config will hold but the addresses, checked before anything is deployed.
+    const server = parseServerConfig(devnetServer(flags))
+    await checkPortFree(server.host, server.port)
+    const identity = flags.as ? ` as ${PRESETS[flags.as].title} (chain id ${PRESETS[flags.as].chainId}, its contracts at their addresses)` : ''
+    process.stdout.write(`Starting the devnet${identity} (anvil + USDC, WETH, Uniswap V3, SwapRouter02)…\n`)
+    const { startAnvil, deployDevnet } = await loadDevnet()
+    const anvil = await startAnvil(flags.as ? { chainId: PRESETS[flags.as].chainId } : {})
     stops.push(() => anvil.stop())
-    config = devnetConfig(await deployDevnet(anvil.rpcUrl), env)
-  }
-  config = {
-    ...config,
-    server: {
-      ...config.server,
-      ...(options.host ? { host: options.host } : {}),
-      ...(options.port ? { port: Number(options.port) } : {}),
-    },
+    try {
+      config = devnetConfig(await deployDevnet(anvil.rpcUrl, flags.as ? { as: flags.as } : {}), env, flags)
+      await loadGroups(config, builtinGroups, process.cwd())
+    } catch (error) {
+      await anvil.stop()
+      throw error
+    }
   }
   const destination = bufferedLogDestination()
   process.once('exit', () => destination.flushSync())
-  const logger = createLogger({ secrets: configuredSecrets(config, env), level: options['log-level'] ?? 'info', destination })
+  const logger = createLogger({ secrets: configuredSecrets(config, env), level: flags.logLevel, destination })
   if (!options['no-preflight']) {
     const refusal = await preflightServe(config, env, options['skip-preflight'] ?? [], logger)
     if (refusal) {
@@ -163,6 +187,6 @@ main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
     process.stderr.write(`bruno: ${error instanceof Error ? error.message : String(error)}\n`)
-    process.exit(1)
+    process.exit(error instanceof FlagError ? 2 : 1)
   },
 )

@@ -3,10 +3,14 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp, type AppOptions } from './app.ts'
 import type { ServerInfo } from './mcp/dispatcher.ts'
 
+// package.json is beside core/ when tsx runs the sources (core/server.ts), beside dist/ when Node runs the
+// built package (dist/core/server.js).
+const PACKAGE_JSON = new URL(import.meta.url.endsWith('.ts') ? '../package.json' : '../../package.json', import.meta.url)
+
 /** Bruno's name and version as `serverInfo` reports them, from package.json. */
 export const serverInfo: ServerInfo = {
   name: 'bruno',
-  version: (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version,
+  version: (JSON.parse(readFileSync(PACKAGE_JSON, 'utf8')) as { version: string }).version,
 }
 
 export interface RunningServer {

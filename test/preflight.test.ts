@@ -4,10 +4,12 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import t from 'tap'
-import { createTestClient, http, parseEther } from 'viem'
+import { createPublicClient, createTestClient, http, parseEther } from 'viem'
+import { caliburCompatibleArtifact } from '../contracts/artifacts.ts'
 import { devnetConfig } from '../config/devnet.ts'
 import { startAnvil } from '../core/devnet/anvil.ts'
 import { deployDevnet } from '../core/devnet/deploy.ts'
+import { creationRuntime } from '../core/preflight/creationRuntime.ts'
 import { preflight } from '../core/preflight/preflight.ts'
 
 // Preflight on a real devnet: green as deployed, and red — naming the check — when the Runner's or
@@ -46,7 +48,7 @@ t.test('the devnet as deployed passes every check', async (t) => {
     ['chain id', 'uniswap', 'calibur', 'runner contract', 'runner balance', 'token USDC', 'token WETH', 'pool USDC→WETH 0.05%'],
   )
   const byName = Object.fromEntries(local.checks.map((check) => [check.name, check.detail]))
-  t.match(byName.calibur, /our Calibur-compatible delegate/)
+  t.match(byName.calibur, /^Calibur 1\.0\.0 at 0x000000005c84F8Fd50b21CAC312528A64437030e; a delegated account reports its own EIP-712 domain \(chain id 31337/)
   t.match(byName['runner contract'], deployment.runner.operator.address)
   t.match(byName['token USDC'], /"USD Coin", 6 decimals, EIP-712 domain "USD Coin" version "2"/)
   t.match(byName['token WETH'], /no EIP-3009 domain/)
@@ -67,8 +69,6 @@ t.test('no Runner code: "runner contract" fails', async (t) => {
 t.test('a Runner for another operator: "runner contract" names the operator', async (t) => {
   const other = await import('viem/accounts').then(({ privateKeyToAccount, generatePrivateKey }) => privateKeyToAccount(generatePrivateKey()))
   const { runnerArtifact } = await import('../contracts/artifacts.ts')
-  const { creationRuntime } = await import('../core/preflight/creationRuntime.ts')
-  const { createPublicClient } = await import('viem')
   const code = await creationRuntime(createPublicClient({ transport: http(anvil.rpcUrl) }), runnerArtifact, [other.address])
   await withChange(
     () => chain.setCode({ address: deployment.runner.contract, bytecode: code! }),
@@ -86,6 +86,49 @@ t.test('no code at Calibur\'s address: "calibur" fails', async (t) => {
       const local = await checks()
       t.same(local.checks.filter((check) => !check.ok).map((check) => check.name), ['calibur'])
       t.match(local.checks.find((check) => check.name === 'calibur')!.detail, /no code at 0x000000005c84F8Fd50b21CAC312528A64437030e/)
+    },
+  )
+})
+
+// Calibur is recognised by what it does, not by its bytes: the real contract's code is not ours.
+t.test('"calibur": other code that behaves as Calibur passes, here on anvil\'s chain id too', async (t) => {
+  const code = await createPublicClient({ transport: http(anvil.rpcUrl) }).getCode({ address: deployment.calibur })
+  // The stand-in's runtime with bytes appended after its metadata: never reached, so the same
+  // behaviour in other code (the old check, comparing bytes on chain id 31337, refused it).
+  const other = `${code!}00c0ffee` as const
+  await withChange(
+    () => chain.setCode({ address: deployment.calibur, bytecode: other }),
+    async () => {
+      const local = await checks()
+      t.ok(local.ok, JSON.stringify(local.checks.filter((check) => !check.ok)))
+      t.match(local.checks.find((check) => check.name === 'calibur')!.detail, /^Calibur 1\.0\.0 at /)
+    },
+  )
+})
+
+t.test('"calibur": a delegate that names itself Calibur 1.0.0 but signs under another salt fails, naming the salt', async (t) => {
+  const client = createPublicClient({ transport: http(anvil.rpcUrl) })
+  // Our delegate built for another address: eip712Domain() still says Calibur 1.0.0, but an account
+  // delegated to it reports a salt that is not Calibur's address (wallets would sign for another delegate).
+  const elsewhere = await creationRuntime(client, caliburCompatibleArtifact, ['0x00000000000000000000000000000000000ca11b'])
+  await withChange(
+    () => chain.setCode({ address: deployment.calibur, bytecode: elsewhere! }),
+    async () => {
+      const local = await checks()
+      t.same(local.checks.filter((check) => !check.ok).map((check) => check.name), ['calibur'])
+      t.match(local.checks.find((check) => check.name === 'calibur')!.detail, /reports an EIP-712 domain that is not Calibur's: salt 0x0{24}0{35}ca11b, not Calibur's address$/)
+    },
+  )
+})
+
+t.test('"calibur": code that does not answer eip712Domain() fails', async (t) => {
+  const weth = await createPublicClient({ transport: http(anvil.rpcUrl) }).getCode({ address: deployment.weth })
+  await withChange(
+    () => chain.setCode({ address: deployment.calibur, bytecode: weth! }),
+    async () => {
+      const local = await checks()
+      t.same(local.checks.filter((check) => !check.ok).map((check) => check.name), ['calibur'])
+      t.match(local.checks.find((check) => check.name === 'calibur')!.detail, /does not answer ERC-5267 eip712Domain\(\): it is not Calibur/)
     },
   )
 })

@@ -24,7 +24,12 @@ t.test('the PostgreSQL store is named by an environment variable, which must be 
     new ConfigError('config store.url: Expected object'),
     'a URL written in the config itself is refused, and the message does not quote it',
   )
-  t.throws(() => offlineConfig({}, { store: { kind: 'postgres', path: 'x.sqlite' } }), new ConfigError('config store.url: Expected required property'), 'a SQLite field on a PostgreSQL store')
+  t.throws(
+    () => offlineConfig({}, { store: { kind: 'postgres', path: 'x.sqlite' } }),
+    new ConfigError('config store.path: unknown key; the keys here are: "kind", "url"'),
+    'a SQLite field on a PostgreSQL store',
+  )
+  t.throws(() => offlineConfig({}, { store: { kind: 'postgres' } }), new ConfigError('config store.url: Expected required property'))
   t.throws(() => offlineConfig({}, { store: { kind: 'mysql' } }), new ConfigError("config store.kind: Expected 'sqlite' or 'postgres'"))
   const env = { BRUNO_TEST_STORE_URL: url }
   const config = offlineConfig(env, { store: postgres })

@@ -1,8 +1,9 @@
 import { devnetConfig } from '../../config/devnet.ts'
-import { loadConfig } from '../../config/load.ts'
+import { loadCheckedConfig, loadGroups } from '../../config/loadGroups.ts'
+import { PRESETS, type PresetName } from '../../config/presets.ts'
 import type { BrunoConfig } from '../../config/schema.ts'
-import { startAnvil } from '../devnet/anvil.ts'
-import { deployDevnet } from '../devnet/deploy.ts'
+import { builtinGroups } from '../../plugins/index.ts'
+import { loadDevnet } from '../devnet/load.ts'
 
 /** A config to act on, and what to stop when done (the devnet's chain, if one was started). */
 export interface CommandConfig {
@@ -12,18 +13,22 @@ export interface CommandConfig {
 }
 
 /**
- * The config file at `path`, or with no path the embedded devnet's: anvil started and the
- * contracts deployed, as `bruno serve` does without `--config`.
+ * The config file at `path`, checked as `bruno serve` checks it (groups and plugins included), or
+ * with no path the embedded devnet's: anvil started and the contracts deployed, as `bruno serve`
+ * does without `--config` (`as`: with a preset's identity, as `--as` does).
  *
  * @example
  * const { config, stop } = await configOrDevnet(values.config, process.env)
  * try { … } finally { await stop() }
  */
-export async function configOrDevnet(path: string | undefined, env: NodeJS.ProcessEnv): Promise<CommandConfig> {
-  if (path) return { config: await loadConfig(path, env), devnet: false, stop: async () => {} }
-  const anvil = await startAnvil()
+export async function configOrDevnet(path: string | undefined, env: NodeJS.ProcessEnv, as?: PresetName): Promise<CommandConfig> {
+  if (path) return { config: await loadCheckedConfig(path, env, builtinGroups), devnet: false, stop: async () => {} }
+  const { startAnvil, deployDevnet } = await loadDevnet()
+  const anvil = await startAnvil(as ? { chainId: PRESETS[as].chainId } : {})
   try {
-    return { config: devnetConfig(await deployDevnet(anvil.rpcUrl), env), devnet: true, stop: () => anvil.stop() }
+    const config = devnetConfig(await deployDevnet(anvil.rpcUrl, as ? { as } : {}), env)
+    await loadGroups(config, builtinGroups, process.cwd())
+    return { config, devnet: true, stop: () => anvil.stop() }
   } catch (error) {
     await anvil.stop()
     throw error

@@ -1,4 +1,6 @@
 import { parseArgs } from 'node:util'
+import { PRESET_NAMES, type PresetName } from '../../config/presets.ts'
+import { suggestion } from '../../config/suggest.ts'
 import { formatPreflight, preflight } from '../preflight/preflight.ts'
 import type { Command } from './command.ts'
 import { configOrDevnet } from './configOrDevnet.ts'
@@ -8,8 +10,9 @@ const usage = `Usage: bruno preflight [options]
 Checks that each configured chain can be served, and names every check with pass or FAIL and why:
   chain id         the RPC answers with the configured chainId
   uniswap          code at the factory, SwapRouter02 and QuoterV2
-  calibur          code at the Calibur address, and that it is Calibur 1.0.0 (eip712Domain); on a
-                   local chain (chainId 31337) that it is our CaliburCompatible build
+  calibur          Calibur by its behaviour: eip712Domain() is Calibur 1.0.0, and an account
+                   delegated to it (a state override in an eth_call) reports its own domain
+                   (this chain id, the account, Calibur's salt) and nonce sequence 0
   runner contract  runner.contract holds the committed Runner artifact's code with the runner
                    key's address as operator
   runner balance   the runner holds at least runner.minBalanceWei
@@ -18,7 +21,8 @@ Checks that each configured chain can be served, and names every check with pass
 Exits 1 if any check fails. \`bruno serve\` runs the same checks before it starts.
 
 Options:
-  --config <file>   deployment config (JSON), as for serve. Omit for the embedded devnet.
+  --config <file>   deployment config (JSON), checked as serve checks it. Omit for the embedded devnet.
+  --as <preset>     (no --config) the devnet with a preset's identity, as serve --as starts it
   --chain <name>    check only this chain (repeatable)
   -h, --help        show this help
 `
@@ -38,6 +42,7 @@ export const preflightCommand: Command = {
       args: [...argv],
       options: {
         config: { type: 'string' },
+        as: { type: 'string' },
         chain: { type: 'string', multiple: true },
         help: { type: 'boolean', short: 'h' },
       },
@@ -46,7 +51,13 @@ export const preflightCommand: Command = {
       io.stdout.write(usage)
       return 0
     }
-    const target = await configOrDevnet(values.config, io.env)
+    if (values.as !== undefined && (values.config !== undefined || !(PRESET_NAMES as string[]).includes(values.as))) {
+      io.stderr.write(
+        `bruno preflight: ${values.config !== undefined ? '--as is for the devnet; with --config, name the preset in the config file' : `--as: no preset is named "${values.as}"; ${suggestion(values.as, PRESET_NAMES, 'the presets are')}`}\n`,
+      )
+      return 2
+    }
+    const target = await configOrDevnet(values.config, io.env, values.as as PresetName | undefined)
     try {
       const unknown = values.chain?.filter((name) => !target.config.networks.some((network) => network.name === name)) ?? []
       if (unknown.length > 0) {

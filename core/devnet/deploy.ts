@@ -16,7 +16,9 @@ import {
 } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { foundry } from 'viem/chains'
+import { PRESETS, type NetworkPreset, type PresetName } from '../../config/presets.ts'
 import { caliburCompatibleArtifact, runnerArtifact } from '../../contracts/artifacts.ts'
+import { GAS_PRICE_ORACLE } from '../chain/l1DataFee.ts'
 import { uniswapV3PoolAbi } from '../chain/tokenPrice.ts'
 import {
   fiatTokenV2_2Artifact,
@@ -52,7 +54,27 @@ export type DevnetDeployment = {
   calibur: Address
   /** Our Runner contract and the EOA it accepts calls from: anvil's account #4 (10,000 ETH). */
   runner: { contract: Address; operator: { address: Address; privateKey: Hex } }
+  /** The preset whose identity the chain took (`deployDevnet(…, { as })`): its contracts are at the preset's addresses. */
+  preset?: PresetName
 }
+
+export interface DeployDevnetOptions {
+  /**
+   * Take a preset's identity: USDC, WETH and Uniswap's factory, SwapRouter02 and QuoterV2 are
+   * built at the preset's addresses (so the USDC/WETH pool is at the address the factory gives
+   * it there), and on an OP-stack preset a GasPriceOracle stand-in answers at its predeploy. Start
+   * anvil with the preset's chain id (`startAnvil({ chainId })`); the chain must not hold those
+   * addresses already.
+   */
+  readonly as?: PresetName
+}
+
+/**
+ * The devnet's GasPriceOracle at OP-stack's predeploy address: runtime code that answers every call
+ * with 32 zero bytes, so `getL1Fee(bytes)` is 0 — which is what anvil charges (it charges no L1
+ * data fee, even with `--optimism`). PUSH1 0x20, PUSH1 0x00, RETURN.
+ */
+const zeroGasPriceOracle: Hex = '0x60206000f3'
 
 // Calibur's address on every chain it is deployed to: the devnet places its stand-in there.
 const caliburAddress = '0x000000005c84F8Fd50b21CAC312528A64437030e' as const
@@ -83,17 +105,25 @@ const demoUsdc = parseUnits('10000', usdcDecimals)
  * QuoterV2) on a fresh anvil, opens a USDC/WETH 0.05% pool at 3,000 USDC per ETH with full-range
  * liquidity, gives anvil's accounts #1–#3 10,000 USDC each, places our Calibur-compatible delegate
  * at Calibur's address and deploys our Runner for anvil's account #4. Deterministic: the same fresh
- * chain always yields the same addresses.
+ * chain always yields the same addresses. With `as`, the chain takes a preset's identity: USDC,
+ * WETH, the factory, SwapRouter02 and QuoterV2 are built at the preset's addresses (the pool then
+ * lands where the factory puts it on that chain), the rest as above.
  *
  * @example
  * const anvil = await startAnvil()
  * const devnet = await deployDevnet(anvil.rpcUrl)
  * devnet.uniswap.usdcWethPool // '0x…'
+ *
+ * const base = await deployDevnet((await startAnvil({ chainId: 8453 })).rpcUrl, { as: 'base' })
+ * base.usdc // '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'
  */
-export async function deployDevnet(rpcUrl: string): Promise<DevnetDeployment> {
+export async function deployDevnet(rpcUrl: string, options: DeployDevnetOptions = {}): Promise<DevnetDeployment> {
   const transport = http(rpcUrl)
   const chainId = await createPublicClient({ transport }).getChainId()
+  const preset: NetworkPreset | undefined = options.as && PRESETS[options.as]
+  if (preset && preset.chainId !== chainId) throw new Error(`deployDevnet: the chain's id is ${chainId}, the preset "${options.as}" is chain ${preset.chainId}: start anvil with chainId ${preset.chainId}`)
   const chain = { ...foundry, id: chainId }
+  const testClient = createTestClient({ mode: 'anvil', chain, transport })
   // Automine makes receipts immediate; a short interval keeps interval-mined chains quick too.
   const client = createPublicClient({ chain, transport, pollingInterval: 50 })
   const deployer = privateKeyToAccount(deployerKey)
@@ -110,6 +140,25 @@ export async function deployDevnet(rpcUrl: string): Promise<DevnetDeployment> {
     // Receipts carry lowercase addresses; checksum them like every other address we return.
     return getAddress(contractAddress)
   }
+  // A contract built at a given address (a preset's), as foundry's deployCodeTo does: the creation
+  // code (with its constructor arguments) is set as the address's code and called, so the
+  // constructor runs with address(this) = that address, writes its storage there and returns the
+  // runtime code, immutables filled in; then the runtime code replaces the creation code. Runtime
+  // code copied from elsewhere would lose the constructor's storage and carry the wrong
+  // address(this) (Uniswap's NoDelegateCall compares it with an immutable).
+  const build = async (step: string, artifact: { abi: Abi; bytecode: Hex }, args: readonly unknown[], at: Address | undefined) => {
+    if (!at) return deploy(step, artifact, args)
+    const address = getAddress(at)
+    const existing = await client.getCode({ address })
+    if (existing && existing !== '0x') throw new Error(`deployDevnet: ${step}: ${address} already holds code`)
+    await testClient.setCode({ address, bytecode: encodeDeployData({ ...artifact, args } as Parameters<typeof encodeDeployData>[0]) })
+    const { data: runtime } = await client.call({ account: deployer, to: address })
+    if (!runtime || runtime === '0x') throw new Error(`deployDevnet: ${step}'s constructor returned no code at ${address}`)
+    const gas = ((await client.estimateGas({ account: deployer, to: address })) * 5n) / 4n
+    await confirm(step, await wallet.sendTransaction({ to: address, gas }))
+    await testClient.setCode({ address, bytecode: runtime })
+    return address
+  }
   // A call's gas is estimated against the pending block, whose timestamp may be a second older than
   // the block that mines it; Uniswap's oracle writes an observation only in a new second, so a
   // bare estimate can fall short (the position mint reverted now and then). A quarter more covers it.
@@ -122,10 +171,12 @@ export async function deployDevnet(rpcUrl: string): Promise<DevnetDeployment> {
   // 1. USDC, with the deployer in every role, initialized through each FiatToken version in turn
   //    as Circle's upgrades did. Its EIP-712 domain is initializeV2's name with the fixed version "2".
   const signatureChecker = await deploy('SignatureChecker', signatureCheckerArtifact)
-  const usdc = await deploy('FiatTokenV2_2', {
-    abi: fiatTokenV2_2Artifact.abi,
-    bytecode: linkBytecode(fiatTokenV2_2Artifact, { [signatureCheckerName]: signatureChecker }),
-  })
+  const usdc = await build(
+    'FiatTokenV2_2',
+    { abi: fiatTokenV2_2Artifact.abi, bytecode: linkBytecode(fiatTokenV2_2Artifact, { [signatureCheckerName]: signatureChecker }) },
+    [],
+    preset?.usdc,
+  )
   const usdcAbi = fiatTokenV2_2Artifact.abi
   const me = deployer.address
   await call(usdc, usdcAbi, 'initialize', ['USD Coin', 'USDC', 'USD', usdcDecimals, me, me, me, me])
@@ -136,15 +187,15 @@ export async function deployDevnet(rpcUrl: string): Promise<DevnetDeployment> {
 
   // 2–3. WETH9 and Uniswap V3. The position manager's token descriptor only serves tokenURI,
   //      and SwapRouter02's V2 factory only V2 routes: neither is used here.
-  const weth = await deploy('WETH9', weth9Artifact)
-  const factory = await deploy('UniswapV3Factory', uniswapV3FactoryArtifact)
+  const weth = await build('WETH9', weth9Artifact, [], preset?.weth)
+  const factory = await build('UniswapV3Factory', uniswapV3FactoryArtifact, [], preset?.uniswap.factory)
   const positionManager = await deploy('NonfungiblePositionManager', nonfungiblePositionManagerArtifact, [
     factory,
     weth,
     zeroAddress,
   ])
-  const swapRouter02 = await deploy('SwapRouter02', swapRouter02Artifact, [zeroAddress, factory, positionManager, weth])
-  const quoterV2 = await deploy('QuoterV2', quoterV2Artifact, [factory, weth])
+  const swapRouter02 = await build('SwapRouter02', swapRouter02Artifact, [zeroAddress, factory, positionManager, weth], preset?.uniswap.swapRouter02)
+  const quoterV2 = await build('QuoterV2', quoterV2Artifact, [factory, weth], preset?.uniswap.quoterV2)
 
   // 4. The USDC/WETH pool, then full-range liquidity from the deployer.
   const usdcIsToken0 = BigInt(usdc) < BigInt(weth)
@@ -197,10 +248,11 @@ export async function deployDevnet(rpcUrl: string): Promise<DevnetDeployment> {
     data: encodeDeployData({ ...caliburCompatibleArtifact, args: [caliburAddress] }),
   })
   if (!caliburRuntime.data) throw new Error('deployDevnet: CaliburCompatible\'s constructor returned no code')
-  await createTestClient({ mode: 'anvil', chain, transport }).setCode({
+  await testClient.setCode({
     address: caliburAddress,
     bytecode: caliburRuntime.data,
   })
+  if (preset?.l1DataFee === 'op-stack') await testClient.setCode({ address: GAS_PRICE_ORACLE, bytecode: zeroGasPriceOracle })
 
   // 7. The Runner, operated by anvil #4.
   const operator = privateKeyToAccount(operatorKey)
@@ -212,7 +264,6 @@ export async function deployDevnet(rpcUrl: string): Promise<DevnetDeployment> {
   const latest = await client.getBlock({ blockTag: 'latest' })
   const now = BigInt(Math.floor(Date.now() / 1000))
   if (latest.timestamp < now) {
-    const testClient = createTestClient({ mode: 'anvil', chain, transport })
     await testClient.setNextBlockTimestamp({ timestamp: now })
     await testClient.mine({ blocks: 1 })
   }
@@ -227,6 +278,7 @@ export async function deployDevnet(rpcUrl: string): Promise<DevnetDeployment> {
     demoAccounts,
     calibur: caliburAddress,
     runner: { contract: runner, operator: { address: operator.address, privateKey: operatorKey } },
+    ...(options.as ? { preset: options.as } : {}),
   }
 }
 

@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises'
 import type { ResourceDefinition } from '../../../core/plugin.ts'
 
-/** SPEC.md, the relay's client contract, beside the repository's root. */
-const SPEC_FILE = new URL('../../../SPEC.md', import.meta.url)
+/** SPEC.md, the relay's client contract, at the package's root (the built package runs from dist/). */
+const SPEC_FILE = new URL(import.meta.url.endsWith('.ts') ? '../../../SPEC.md' : '../../../../SPEC.md', import.meta.url)
 
 /**
  * `bruno://spec`: the client contract (SPEC.md), read once at start so a deployment serves the

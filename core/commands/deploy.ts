@@ -1,0 +1,223 @@
+import { parseArgs } from 'node:util'
+import {
+  BaseError,
+  concat,
+  createPublicClient,
+  createWalletClient,
+  encodeDeployData,
+  getAddress,
+  getContractAddress,
+  http,
+  isAddress,
+  isHex,
+  zeroHash,
+  type Address,
+  type Chain,
+  type Hex,
+} from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
+import { presetOfChain } from '../../config/presets.ts'
+import { runnerArtifact } from '../../contracts/artifacts.ts'
+import { ChainUnavailableError, guardedTransport } from '../chain/guardedTransport.ts'
+import { creationRuntime } from '../preflight/creationRuntime.ts'
+import type { Command } from './command.ts'
+
+/**
+ * The deterministic deployment proxy (github.com/Arachnid/deterministic-deployment-proxy): the
+ * same address on every chain it is on (anvil has it from genesis). Called with `salt ‖ initCode`,
+ * it CREATE2s the contract and returns its address.
+ */
+export const DEPLOYMENT_PROXY: Address = '0x4e59b44847b379578588920cA78FbF26c0B4956C'
+
+/** The Runner's CREATE2 salt: fixed (zero), so the address depends on the operator and the Runner's code alone. */
+export const RUNNER_SALT: Hex = zeroHash
+
+/**
+ * The Runner's creation code for an operator: the artifact's bytecode with `operator` as its
+ * constructor argument (the CREATE2 address hashes exactly this).
+ *
+ * @example
+ * runnerInitCode('0x15d3…6A65') // '0x6080…' ‖ the operator, ABI-encoded
+ */
+export function runnerInitCode(operator: Address): Hex {
+  return encodeDeployData({ abi: runnerArtifact.abi, bytecode: runnerArtifact.bytecode, args: [operator] })
+}
+
+/**
+ * Where `bruno deploy` puts the Runner of `operator`: CREATE2 from the deployment proxy with the
+ * fixed salt over the Runner's creation code. The same on every chain; a new Runner build (new
+ * bytecode) or a new operator gives a new address.
+ *
+ * @example
+ * runnerDeploymentAddress('0x15d34AAf54267DB7D7c367839AAf71A00a2C6A65') // '0x…' on every chain
+ */
+export function runnerDeploymentAddress(operator: Address): Address {
+  return getContractAddress({ opcode: 'CREATE2', from: DEPLOYMENT_PROXY, salt: RUNNER_SALT, bytecode: runnerInitCode(operator) })
+}
+
+const usage = `Usage: bruno deploy --rpc-url-env <NAME> --runner-key-env <NAME> [options]
+
+Deploys the Runner contract for the runner key's address (its operator) through the deterministic
+deployment proxy at ${DEPLOYMENT_PROXY} (CREATE2, salt 0): one operator's
+Runner has one address on every chain. Refuses when there is already code at that address (and says
+whose Runner it is), checks the deployed code against the committed Runner artifact, and prints the
+network entry to paste into the config's "networks" (a preset's, when the chain has one).
+
+Keys and the RPC URL are read from environment variables, never from the command line:
+  --rpc-url-env <NAME>       the variable holding the chain's RPC URL (required)
+  --runner-key-env <NAME>    the variable holding the runner's private key (0x + 64 hex): its
+                             address is the Runner's operator (required); also the printed
+                             entry's runner.key.env
+  --deployer-key-env <NAME>  the variable holding the key that pays for the deployment (default:
+                             the runner key); it needs ETH for ~1.1M gas
+Options:
+  --payee <address>          the payee to put in the printed entry (else the entry lacks it)
+  --name <name>              the network's name in the printed entry (default: the preset's, or chain-<id>)
+  -h, --help                 show this help
+
+Exit codes: 0 deployed and verified; 1 refused (code already there, no proxy on the chain, the
+deployment failed or its code differs); 2 a flag or variable is wrong.
+`
+
+/**
+ * `bruno deploy`: the Runner through the CREATE2 deployment proxy, verified, and the config entry
+ * that serves it.
+ *
+ * @example
+ * // BRUNO_BASE_RPC_URL=… BRUNO_BASE_RUNNER_KEY=0x… npx tsx core/cli.ts deploy --rpc-url-env BRUNO_BASE_RPC_URL --runner-key-env BRUNO_BASE_RUNNER_KEY
+ */
+export const deployCommand: Command = {
+  name: 'deploy',
+  summary: 'deploy the Runner contract for the runner key (CREATE2: one address on every chain) and print its network entry',
+  usage,
+  async run(argv, io) {
+    const { values } = parseArgs({
+      args: [...argv],
+      options: {
+        'rpc-url-env': { type: 'string' },
+        'runner-key-env': { type: 'string' },
+        'deployer-key-env': { type: 'string' },
+        payee: { type: 'string' },
+        name: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    })
+    if (values.help) {
+      io.stdout.write(usage)
+      return 0
+    }
+    const refuse = (code: number, message: string) => {
+      io.stderr.write(`bruno deploy: ${message}\n`)
+      return code
+    }
+    const rpcEnv = values['rpc-url-env']
+    const runnerEnv = values['runner-key-env']
+    if (!rpcEnv) return refuse(2, '--rpc-url-env <NAME> is required: the environment variable holding the RPC URL (see --help)')
+    if (!runnerEnv) return refuse(2, '--runner-key-env <NAME> is required: the environment variable holding the runner\'s private key (see --help)')
+    const deployerEnv = values['deployer-key-env'] ?? runnerEnv
+    for (const name of [rpcEnv, runnerEnv, deployerEnv]) {
+      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) return refuse(2, `"${name}" is not an environment variable name: the flags take the variable's name, not its value`)
+    }
+    const url = io.env[rpcEnv]
+    if (!url) return refuse(2, `environment variable ${rpcEnv} (--rpc-url-env) is not set`)
+    const runnerKey = io.env[runnerEnv]
+    const deployerKey = io.env[deployerEnv]
+    if (!isPrivateKey(runnerKey)) return refuse(2, `environment variable ${runnerEnv} (--runner-key-env) must hold a 32-byte hex private key (0x + 64 hex)`)
+    if (!isPrivateKey(deployerKey)) return refuse(2, `environment variable ${deployerEnv} (--deployer-key-env) must hold a 32-byte hex private key (0x + 64 hex)`)
+    if (values.payee !== undefined && !isAddress(values.payee, { strict: true })) {
+      return refuse(2, `--payee: ${values.payee} is not an address with a valid EIP-55 checksum (or all lowercase)`)
+    }
+    if (values.name !== undefined && !/^[a-z][a-z0-9-]{0,31}$/.test(values.name)) return refuse(2, '--name: a network name is lowercase letters, digits and "-", starting with a letter (at most 32)')
+
+    const operator = privateKeyToAccount(runnerKey).address
+    const deployer = privateKeyToAccount(deployerKey)
+    const address = runnerDeploymentAddress(operator)
+    // Every failure is retold without the URL: the guard names the chain, viem's short messages the call.
+    const scrub = (text: string) => text.replaceAll(url, '[RPC URL]')
+    const transport = guardedTransport(rpcEnv, http(url, { retryCount: 1 }))
+    try {
+      const probe = createPublicClient({ transport })
+      const chainId = await probe.getChainId()
+      const chain: Chain = { id: chainId, name: `chain ${chainId}`, nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [] } } }
+      const client = createPublicClient({ chain, transport, pollingInterval: 250 })
+      const entry = networkEntry(chainId, { rpcEnv, runnerEnv, contract: address, payee: values.payee, name: values.name })
+      const expected = await creationRuntime(client, runnerArtifact, [operator])
+      const existing = await client.getCode({ address })
+      if (existing && existing !== '0x') {
+        if (existing !== expected) return refuse(1, `${address} on chain ${chainId} already holds code, and it is not the Runner for operator ${operator}: nothing was sent`)
+        io.stdout.write(entryText(entry))
+        return refuse(1, `the Runner for operator ${operator} is already deployed at ${address} on chain ${chainId} (its code is the Runner artifact's): nothing was sent; its network entry is above`)
+      }
+      const proxy = await client.getCode({ address: DEPLOYMENT_PROXY })
+      if (!proxy || proxy === '0x') {
+        return refuse(
+          1,
+          `chain ${chainId} has no deterministic deployment proxy at ${DEPLOYMENT_PROXY}: deploy it first (github.com/Arachnid/deterministic-deployment-proxy: ` +
+            'fund its deployer and send its presigned transaction), then run bruno deploy again',
+        )
+      }
+      const wallet = createWalletClient({ account: deployer, chain, transport })
+      const data = concat([RUNNER_SALT, runnerInitCode(operator)])
+      const gas = ((await client.estimateGas({ account: deployer, to: DEPLOYMENT_PROXY, data })) * 6n) / 5n
+      io.stdout.write(`Deploying the Runner for operator ${operator} on chain ${chainId} from ${deployer.address} (gas limit ${gas})…\n`)
+      const hash = await wallet.sendTransaction({ to: DEPLOYMENT_PROXY, data, gas })
+      const receipt = await client.waitForTransactionReceipt({ hash, timeout: 300_000 })
+      if (receipt.status !== 'success') return refuse(1, `the deployment transaction ${hash} reverted: nothing was deployed`)
+      const deployed = await client.getCode({ address })
+      if (!deployed || deployed !== expected) return refuse(1, `after transaction ${hash}, the code at ${address} is not the Runner artifact's for operator ${operator}: do not use it`)
+      io.stdout.write(
+        `Deployed the Runner at ${address} on chain ${chainId} (transaction ${hash}); its code is the committed Runner artifact's with operator ${operator}.\n` +
+          `Fund the runner ${operator} with ETH, then run bruno preflight.\n` +
+          entryText(entry),
+      )
+      return 0
+    } catch (error) {
+      return refuse(1, scrub(failure(error)))
+    }
+  },
+}
+
+function isPrivateKey(value: string | undefined): value is Hex {
+  return value !== undefined && isHex(value) && value.length === 66
+}
+
+function failure(error: unknown): string {
+  for (let cause: unknown = error; cause instanceof Error; cause = cause.cause) {
+    if (cause instanceof ChainUnavailableError) return cause.message
+  }
+  if (error instanceof BaseError) return error.shortMessage
+  return error instanceof Error ? error.message : String(error)
+}
+
+interface EntryFacts {
+  readonly rpcEnv: string
+  readonly runnerEnv: string
+  readonly contract: Address
+  readonly payee: string | undefined
+  readonly name: string | undefined
+}
+
+/**
+ * The `networks[]` entry that serves this Runner: on a chain with a preset, the preset and what
+ * it leaves to the operator; elsewhere the chain id, with the addresses a preset would give left
+ * for the operator to add.
+ */
+function networkEntry(chainId: number, facts: EntryFacts): { entry: Record<string, unknown>; missing: string[] } {
+  const preset = presetOfChain(chainId)
+  const name = facts.name ?? (preset ? undefined : `chain-${chainId}`)
+  const entry: Record<string, unknown> = {
+    ...(preset ? { preset: preset.preset } : {}),
+    ...(name !== undefined ? { name } : {}),
+    ...(preset ? {} : { chainId }),
+    rpcUrl: { env: facts.rpcEnv },
+    ...(facts.payee ? { payee: getAddress(facts.payee) } : {}),
+    runner: { contract: facts.contract, key: { env: facts.runnerEnv } },
+  }
+  const missing = [...(facts.payee ? [] : ['payee']), ...(preset ? [] : ['weth', 'tokens', 'uniswap', 'calibur'])]
+  return { entry, missing }
+}
+
+function entryText({ entry, missing }: ReturnType<typeof networkEntry>): string {
+  const note = missing.length > 0 ? ` (add ${missing.map((field) => `"${field}"`).join(', ')}: see DEPLOYMENT.md)` : ''
+  return `\nNetwork entry for the config's "networks"${note}:\n${JSON.stringify(entry, null, 2)}\n`
+}

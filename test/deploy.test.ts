@@ -1,0 +1,151 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import t from 'tap'
+import { createPublicClient, createTestClient, getAddress, http, parseEther, type Address } from 'viem'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { runnerArtifact } from '../contracts/artifacts.ts'
+import { DEPLOYMENT_PROXY, deployCommand, runnerDeploymentAddress } from '../core/commands/deploy.ts'
+import { preflightCommand } from '../core/commands/preflight.ts'
+import { startAnvil } from '../core/devnet/anvil.ts'
+import { deployDevnet } from '../core/devnet/deploy.ts'
+import { creationRuntime } from '../core/preflight/creationRuntime.ts'
+
+// `bruno deploy` on fresh anvils: the Runner lands at one CREATE2 address whatever the chain (two
+// anvils, two chain ids), the code there is the Runner artifact's for the runner key's address, a
+// second run refuses, a chain without the deployment proxy refuses, and the printed entry, pasted
+// into a config, makes `bruno preflight` pass once the runner is funded.
+
+// anvil's account #0 pays; the runner (the Runner's operator) is a fresh key with no ETH at all.
+const deployerKey = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80'
+const runnerKey = generatePrivateKey()
+const operator = privateKeyToAccount(runnerKey).address
+
+interface Run {
+  code: number
+  stdout: string
+  stderr: string
+}
+
+async function deploy(rpcUrl: string, ...extra: string[]): Promise<Run> {
+  let stdout = ''
+  let stderr = ''
+  const env = { TEST_RPC_URL: rpcUrl, TEST_RUNNER_KEY: runnerKey, TEST_DEPLOYER_KEY: deployerKey }
+  const code = await deployCommand.run(
+    ['--rpc-url-env', 'TEST_RPC_URL', '--runner-key-env', 'TEST_RUNNER_KEY', '--deployer-key-env', 'TEST_DEPLOYER_KEY', ...extra],
+    { env, stdout: { write: (text: string) => (stdout += text) }, stderr: { write: (text: string) => (stderr += text) } },
+  )
+  for (const secret of [rpcUrl, runnerKey.slice(2), deployerKey.slice(2)]) {
+    if (stdout.includes(secret) || stderr.includes(secret)) throw new Error('bruno deploy printed the RPC URL or a key')
+  }
+  return { code, stdout, stderr }
+}
+
+/** The JSON entry `bruno deploy` prints after "Network entry for the config's "networks"…:". */
+function printedEntry(stdout: string): Record<string, any> {
+  const start = stdout.indexOf('\n{', stdout.indexOf('Network entry'))
+  return JSON.parse(stdout.slice(start, stdout.lastIndexOf('}') + 1))
+}
+
+const first = await startAnvil()
+const second = await startAnvil({ chainId: 4242 })
+t.teardown(async () => {
+  await first.stop()
+  await second.stop()
+})
+const expected = runnerDeploymentAddress(operator)
+
+t.test('the same address on two chains, and the Runner artifact\'s code for the runner key there', async (t) => {
+  const deployed: Address[] = []
+  for (const anvil of [first, second]) {
+    const client = createPublicClient({ transport: http(anvil.rpcUrl) })
+    t.equal(await client.getCode({ address: expected }), undefined, 'nothing there before')
+    const run = await deploy(anvil.rpcUrl)
+    t.equal(run.code, 0, run.stderr)
+    const address = getAddress(/Deployed the Runner at (0x[0-9a-fA-F]{40})/.exec(run.stdout)![1]!)
+    deployed.push(address)
+    t.equal(await client.getCode({ address }), await creationRuntime(client, runnerArtifact, [operator]), 'the code is the artifact\'s, operator filled in')
+    t.equal(await client.readContract({ address, abi: runnerArtifact.abi, functionName: 'operator' }), operator)
+    t.equal(await client.getBalance({ address: operator }), 0n, 'the deployer paid, not the runner')
+    t.match(printedEntry(run.stdout), { name: `chain-${await client.getChainId()}`, chainId: await client.getChainId(), runner: { contract: address, key: { env: 'TEST_RUNNER_KEY' } } })
+  }
+  t.equal(deployed[0], deployed[1], 'one address on both chains (chain ids 31337 and 4242)')
+  t.equal(deployed[0], expected)
+  t.not(runnerDeploymentAddress(privateKeyToAccount(deployerKey).address), expected, 'another operator, another address')
+})
+
+t.test('a second run refuses, and says whose Runner is there', async (t) => {
+  const client = createPublicClient({ transport: http(first.rpcUrl) })
+  const nonce = await client.getTransactionCount({ address: privateKeyToAccount(deployerKey).address })
+  const again = await deploy(first.rpcUrl)
+  t.equal(again.code, 1)
+  t.match(again.stderr, `the Runner for operator ${operator} is already deployed at ${expected} on chain 31337`)
+  t.match(again.stderr, /nothing was sent/)
+  t.equal(await client.getTransactionCount({ address: privateKeyToAccount(deployerKey).address }), nonce, 'nothing was sent')
+  t.match(printedEntry(again.stdout), { runner: { contract: expected } }, 'the entry is printed all the same')
+
+  // Other code at the address is not taken for the Runner.
+  const test = createTestClient({ mode: 'anvil', transport: http(second.rpcUrl) })
+  await test.setCode({ address: expected, bytecode: '0x6000' })
+  const other = await deploy(second.rpcUrl)
+  t.equal(other.code, 1)
+  t.match(other.stderr, `${expected} on chain 4242 already holds code, and it is not the Runner for operator ${operator}`)
+})
+
+t.test('a chain without the deployment proxy is refused, naming the proxy', async (t) => {
+  const anvil = await startAnvil({ chainId: 5151 })
+  t.teardown(() => anvil.stop())
+  await createTestClient({ mode: 'anvil', transport: http(anvil.rpcUrl) }).setCode({ address: DEPLOYMENT_PROXY, bytecode: '0x' })
+  const run = await deploy(anvil.rpcUrl)
+  t.equal(run.code, 1)
+  t.match(run.stderr, `chain 5151 has no deterministic deployment proxy at ${DEPLOYMENT_PROXY}`)
+})
+
+t.test('flags and variables are checked before anything is sent', async (t) => {
+  const flagged = async (argv: string[], env: NodeJS.ProcessEnv) => {
+    let stderr = ''
+    const code = await deployCommand.run(argv, { env, stdout: { write: () => true }, stderr: { write: (text: string) => (stderr += text) } })
+    return { code, stderr }
+  }
+  t.match(await flagged(['--runner-key-env', 'K'], {}), { code: 2, stderr: /--rpc-url-env <NAME> is required/ })
+  t.match(await flagged(['--rpc-url-env', 'U', '--runner-key-env', 'K'], { U: first.rpcUrl, K: '0x1234' }), { code: 2, stderr: /K \(--runner-key-env\) must hold a 32-byte hex private key/ })
+  t.match(await flagged(['--rpc-url-env', first.rpcUrl, '--runner-key-env', 'K'], {}), { code: 2, stderr: /is not an environment variable name: the flags take the variable's name, not its value/ })
+  t.match(
+    await flagged(['--rpc-url-env', 'U', '--runner-key-env', 'K', '--payee', '0xa0ee7A142d267C1f36714E4a8F75612F20a79720'], { U: first.rpcUrl, K: runnerKey }),
+    { code: 2, stderr: /--payee: .* is not an address with a valid EIP-55 checksum/ },
+  )
+})
+
+t.test('deploy, fund, preflight: the printed entry is a network preflight passes', async (t) => {
+  // A chain where everything but the Runner is in place: the devnet as Base, at Base's addresses.
+  const anvil = await startAnvil({ chainId: 8453 })
+  t.teardown(() => anvil.stop())
+  await deployDevnet(anvil.rpcUrl, { as: 'base' })
+  const payee = '0x90F79bf6EB2c4f870365E785982E1f101E93b906'
+  const run = await deploy(anvil.rpcUrl, '--payee', payee)
+  t.equal(run.code, 0, run.stderr)
+  const entry = printedEntry(run.stdout)
+  t.same(entry, { preset: 'base', rpcUrl: { env: 'TEST_RPC_URL' }, payee, runner: { contract: expected, key: { env: 'TEST_RUNNER_KEY' } } }, 'on a preset\'s chain, the preset and what it leaves to the operator')
+
+  const dir = await mkdtemp(join(tmpdir(), 'bruno-deploy-'))
+  t.teardown(() => rm(dir, { recursive: true, force: true }))
+  const file = join(dir, 'bruno.json')
+  await writeFile(file, JSON.stringify({ store: { path: ':memory:' }, networks: [entry] }, null, 2))
+  const env = { TEST_RPC_URL: anvil.rpcUrl, TEST_RUNNER_KEY: runnerKey }
+  const preflight = async () => {
+    let stdout = ''
+    let stderr = ''
+    const code = await preflightCommand.run(['--config', file], { env, stdout: { write: (text: string) => (stdout += text) }, stderr: { write: (text: string) => (stderr += text) } })
+    return { code, stdout, stderr }
+  }
+  const unfunded = await preflight()
+  t.equal(unfunded.code, 1, 'the runner has no ETH yet')
+  t.match(unfunded.stdout, /\[FAIL\] runner balance: 0 ETH/)
+  t.match(unfunded.stdout, `[pass] runner contract: the Runner artifact's code at ${expected}, operator ${operator}`)
+
+  await createTestClient({ mode: 'anvil', transport: http(anvil.rpcUrl) }).setBalance({ address: operator, value: parseEther('1') })
+  const funded = await preflight()
+  t.equal(funded.code, 0, funded.stdout + funded.stderr)
+  t.match(funded.stdout, /^base \(chainId 8453\): ok$/m)
+  t.notMatch(funded.stdout, /\[FAIL\]/)
+})
