@@ -1,12 +1,13 @@
 #!/usr/bin/env node
 import { dirname, resolve as resolvePath } from 'node:path'
 import { parseArgs } from 'node:util'
-import { DEVNET_RPC_ENV, devnetConfig, devnetServer } from '../config/devnet.ts'
+import { devnetConfig, devnetServer } from '../config/devnet.ts'
 import { parseServerConfig } from '../config/load.ts'
 import { loadCheckedConfig, loadGroups } from '../config/loadGroups.ts'
 import { PRESET_NAMES, PRESETS } from '../config/presets.ts'
 import type { BrunoConfig } from '../config/schema.ts'
 import { builtinGroups } from '../plugins/index.ts'
+import type { DevnetDeployment } from './devnet/deploy.ts'
 import { loadDevnet } from './devnet/load.ts'
 import { bufferedLogDestination, createLogger } from './logger.ts'
 import type { Command } from './commands/command.ts'
@@ -96,6 +97,7 @@ async function serve(options: ServeOptions): Promise<number> {
   }
   const stops: (() => Promise<void>)[] = []
   let config: BrunoConfig
+  let deployment: DevnetDeployment | undefined
   const env = process.env
   const overrides = { server: { host: flags.host, port: flags.port } }
   if (options.config) {
@@ -112,7 +114,8 @@ async function serve(options: ServeOptions): Promise<number> {
     const anvil = await startAnvil(flags.as ? { chainId: PRESETS[flags.as].chainId } : {})
     stops.push(() => anvil.stop())
     try {
-      config = devnetConfig(await deployDevnet(anvil.rpcUrl, flags.as ? { as: flags.as } : {}), env, flags)
+      deployment = await deployDevnet(anvil.rpcUrl, flags.as ? { as: flags.as } : {})
+      config = devnetConfig(deployment, env, flags)
       await loadGroups(config, builtinGroups, process.cwd())
     } catch (error) {
       await anvil.stop()
@@ -134,7 +137,9 @@ async function serve(options: ServeOptions): Promise<number> {
   const configDir = options.config ? dirname(resolvePath(options.config)) : process.cwd()
   const server = await startServer({ config, groups: builtinGroups, configDir, logger, env })
   stops.unshift(() => server.close())
-  process.stdout.write(banner(server.url, config, !options.config))
+  // Written to stdout on purpose, not through the logger: the devnet's RPC URL is a local chain's,
+  // no secret (a configured RPC URL stays scrubbed from every log line).
+  process.stdout.write(banner(server.url, config, deployment))
 
   await new Promise<void>((resolve) => {
     const stop = () => resolve()
@@ -164,7 +169,7 @@ function stopWhenOrphaned(): void {
   }, 1_000).unref()
 }
 
-function banner(url: string, config: BrunoConfig, devnet: boolean): string {
+function banner(url: string, config: BrunoConfig, devnet: DevnetDeployment | undefined): string {
   const mcp = `${url}/mcp`
   const clientConfig = JSON.stringify({ mcpServers: { bruno: { type: 'http', url: mcp } } }, null, 2)
   return [
@@ -172,7 +177,7 @@ function banner(url: string, config: BrunoConfig, devnet: boolean): string {
     `Bruno is serving MCP at ${mcp}`,
     `  groups: ${config.groups.join(', ')} (one group only: ${mcp}/<group>, several: ${mcp}/${config.groups.slice(0, 2).join(',')})`,
     `  chains: ${config.networks.map((network) => `${network.name} (chainId ${network.chainId})`).join(', ')}`,
-    ...(devnet ? [`  devnet: local anvil, RPC URL in $${DEVNET_RPC_ENV} of this process; demo accounts are anvil's #1–#3 with 10,000 USDC each`] : []),
+    ...(devnet ? devnetLines(mcp, config, devnet) : []),
     '',
     'Client configuration (.mcp.json, Claude Code / Cursor style):',
     clientConfig,
@@ -181,6 +186,29 @@ function banner(url: string, config: BrunoConfig, devnet: boolean): string {
     'Ctrl-C stops Bruno' + (devnet ? ' and the devnet.' : '.'),
     '',
   ].join('\n')
+}
+
+/** The devnet's RPC URL, its demo accounts with their (public, test-only) keys, and three calls to try first. */
+function devnetLines(mcp: string, config: BrunoConfig, devnet: DevnetDeployment): string[] {
+  const chain = config.networks[0]!.name
+  const noEth = devnet.noEthAccount
+  const call = (method: string, params: object) =>
+    `curl -s ${mcp} -H 'content-type: application/json' -d '${JSON.stringify({ jsonrpc: '2.0', id: 1, method, params })}'`
+  return [
+    '',
+    `Devnet (local anvil; its keys are public test keys, never use them elsewhere):`,
+    `  RPC URL: ${devnet.rpcUrl}`,
+    `  USDC ${devnet.usdc}  WETH ${devnet.weth}`,
+    '  demo accounts (10,000 USDC each):',
+    ...devnet.demoAccounts.map(({ address, privateKey }, index) => `    ${address}  key ${privateKey}  (anvil #${index + 1}, 10,000 ETH)`),
+    `    ${noEth.address}  key ${noEth.privateKey}  (0 ETH, not delegated: an agent's fresh account)`,
+    '',
+    'Try first:',
+    `  1. the tools:               ${call('tools/list', {})}`,
+    `  2. the no-ETH account:      ${call('tools/call', { name: 'account', arguments: { chain, address: noEth.address } })}`,
+    `  3. a transfer, then a quote: ${call('tools/call', { name: 'erc20_transfer', arguments: { chain, token: 'USDC', to: devnet.demoAccounts[0]!.address, amount: '1' } })}`,
+    '     (then pass its call to the tool "quote", or ask your agent to pay it from the no-ETH account with Bruno)',
+  ]
 }
 
 main(process.argv.slice(2)).then(

@@ -44,7 +44,7 @@ t.test('the path lists exactly its three groups\' tools', async (t) => {
   const { tools } = await agent.listTools()
   t.same(
     tools.map((tool) => tool.name),
-    ['account', 'quote', 'submit', 'status', 'calibur_batch', 'calibur_execute', 'payment_authorization'],
+    ['account', 'quote', 'submit', 'status', 'calibur_batch', 'calibur_execute', 'payment_authorization', 'transfer_authorization', 'transfer_authorization_call'],
   )
 })
 

@@ -217,7 +217,7 @@ t.test('REST and JSON-RPC refusals', async (t) => {
     t.match(reply.json.error.message, /^body\.call\.to: /)
     reply = await rest('POST', '/local/v1/submit', { call: account.call, payment: { token: usdc, amount: '1.5' } })
     t.equal(reply.status, 400)
-    t.match(reply.json.error.message, /^body\.payment\.amount: /, 'the payment form that came closest names its field')
+    t.match(reply.json.error.message, /^body\.payment: looks like a batch payment \(\{token, amount\}\) but `amount`: /, 'the payment form that came closest names its field')
     reply = await rest('POST', '/local/v1/submit', { call: account.call })
     t.equal(reply.status, 400)
     t.match(reply.json.error.message, /^body\.payment: Expected required property/)
@@ -308,7 +308,7 @@ t.test('flow 2 over MCP with the official SDK v2 client, as an agent would: /mcp
   await agent.connect(new ModernTransport(new URL(`${bruno.mcpUrl}/bruno,3009`)))
   t.teardown(() => agent.close())
   const { tools } = await agent.listTools()
-  t.same(tools.map((tool) => tool.name), ['account', 'quote', 'submit', 'status', 'payment_authorization'])
+  t.same(tools.map((tool) => tool.name), ['account', 'quote', 'submit', 'status', 'payment_authorization', 'transfer_authorization', 'transfer_authorization_call'])
   const discovered = await agent.discover()
   t.match(discovered.instructions, /payment_authorization/)
 

@@ -128,12 +128,22 @@ t.test('modern era: an unsupported version is 400 / -32022 with supported and re
   t.same(reply.json.error.data, { supported: ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26'], requested: '1900-01-01' })
 })
 
-t.test('modern era: an unknown method is 404 / -32601', async (t) => {
-  for (const method of ['tools/frobnicate', 'ping', 'initialize/extra']) {
+t.test('modern era: an unknown method, or one 2026-07-28 removed, is 404 / -32601', async (t) => {
+  // Removed in 2026-07-28 (changelog): the initialize handshake, ping, logging/setLevel,
+  // resources/subscribe and unsubscribe, tasks/result and tasks/list.
+  const removed = ['initialize', 'ping', 'logging/setLevel', 'resources/subscribe', 'resources/unsubscribe', 'tasks/result', 'tasks/list']
+  for (const method of ['tools/frobnicate', 'initialize/extra', ...removed]) {
     const reply = await postRaw(url, modern(method), modernHeaders(method))
     t.equal(reply.status, 404, method)
     t.equal(reply.json.error.code, -32601, method)
+    t.equal(reply.json.error.message, `Method not found: ${method}`, method)
   }
+  // A 2026-07-28 initialize as a 2025 client library would build it, plus the modern _meta.
+  const handshake = modern('initialize', { protocolVersion: '2026-07-28', capabilities: {}, clientInfo: { name: 't', version: '1' } })
+  const reply = await postRaw(url, handshake, modernHeaders('initialize'))
+  t.equal(reply.status, 404, 'initialize with modern _meta')
+  t.equal(reply.json.error.code, -32601)
+  t.equal(reply.json.result, undefined, 'no handshake is answered in 2026-07-28')
 })
 
 t.test('legacy era: initialize, initialized, ping, tools/list, tools/call', async (t) => {

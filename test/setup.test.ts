@@ -122,3 +122,21 @@ t.test('--client takes a comma-separated list', async (t) => {
   t.ok((await stat(join(dir, '.codex/config.toml'))).isFile())
   await t.rejects(stat(join(dir, '.cursor/mcp.json')), { code: 'ENOENT' }, 'only the named agents')
 })
+
+t.test('refusals: an unknown group, a missing --dir (nothing is written)', async (t) => {
+  const dir = t.testdir({})
+  const unknown = await setup('--groups', 'erc20,nosuch', '--dir', dir)
+  t.equal(unknown.code, 2)
+  t.match(unknown.stderr, /--groups: no group "nosuch"; Bruno's groups are bruno, calibur, 3009, erc20, uniswap/)
+  t.equal(unknown.stdout, '')
+  await t.rejects(stat(join(dir, '.mcp.json')), 'nothing written')
+
+  const missing = join(dir, 'no-such-project')
+  const noDir = await setup('--dir', missing)
+  t.equal(noDir.code, 2)
+  t.match(noDir.stderr, /--dir: .*no-such-project is not an existing directory/)
+  await t.rejects(stat(missing), 'the directory is not created')
+
+  const file = join(t.testdir({ 'a-file': 'x' }), 'a-file')
+  t.equal((await setup('--dir', file)).code, 2, 'a file is not a directory')
+})

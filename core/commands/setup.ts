@@ -1,3 +1,4 @@
+import { stat } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { CLIENT_NAMES, CLIENTS, type ClientName } from '../setup/clients.ts'
@@ -5,7 +6,10 @@ import { putJsonEntry } from '../setup/jsonEntry.ts'
 import { mcpEndpoint } from '../setup/mcpEndpoint.ts'
 import type { EntryOutcome } from '../setup/outcome.ts'
 import { putTomlEntry } from '../setup/tomlEntry.ts'
+import { builtinGroups } from '../../plugins/index.ts'
 import type { Command } from './command.ts'
+
+const GROUP_NAMES = builtinGroups.map((group) => group.name)
 
 const usage = `Usage: bruno setup [options]
 
@@ -25,9 +29,9 @@ Trusted Folders).
 Options:
   --client <clients>  ${CLIENT_NAMES.join(' | ')} | all; comma-separated or repeated (default all)
   --url <url>         Bruno's URL (default http://127.0.0.1:3030); /mcp is added unless it is there
-  --groups <groups>   comma-separated groups to serve the agent (e.g. erc20,uniswap); default all
+  --groups <groups>   comma-separated groups to serve the agent (${GROUP_NAMES.join(', ')}); default all
   --name <name>       the server's name in the config (default bruno)
-  --dir <directory>   the project directory the files are in (default: the current directory)
+  --dir <directory>   the project directory the files are in, which must exist (default: the current directory)
   --force             replace a different entry of the same name
   -h, --help          show this help
 `
@@ -79,6 +83,16 @@ export const setupCommand: Command = {
     }
     if (values.groups !== undefined && !GROUPS.test(values.groups)) {
       io.stderr.write('bruno setup: --groups is a comma-separated list of group names, e.g. erc20,uniswap\n')
+      return 2
+    }
+    const unknownGroups = (values.groups?.split(',') ?? []).filter((group) => !GROUP_NAMES.includes(group))
+    if (unknownGroups.length > 0) {
+      io.stderr.write(`bruno setup: --groups: no group ${unknownGroups.map((group) => `"${group}"`).join(', ')}; Bruno's groups are ${GROUP_NAMES.join(', ')}\n`)
+      return 2
+    }
+    const dirStat = await stat(values.dir).catch(() => undefined)
+    if (!dirStat?.isDirectory()) {
+      io.stderr.write(`bruno setup: --dir: ${values.dir} is not an existing directory (the agent's project directory)\n`)
       return 2
     }
     if (!NAME.test(values.name)) {

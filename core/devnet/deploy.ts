@@ -50,6 +50,12 @@ export type DevnetDeployment = {
   }
   /** anvil's accounts #1–#3, each holding 10,000 USDC (and anvil's 10,000 ETH). */
   demoAccounts: { address: Address; privateKey: Hex }[]
+  /**
+   * An account with 10,000 USDC and no ETH, undelegated: what an agent's fresh account looks like
+   * (it cannot pay gas, so Bruno's runner must). Its key is the well-known test key 0x…01, never
+   * an anvil dev account (anvil gives those 10,000 ETH each).
+   */
+  noEthAccount: { address: Address; privateKey: Hex }
   /** Our Calibur-compatible delegate, at Calibur's own address (so its EIP-712 salt is Calibur's). */
   calibur: Address
   /** Our Runner contract and the EOA it accepts calls from: anvil's account #4 (10,000 ETH). */
@@ -86,6 +92,8 @@ const demoKeys = [
   '0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a',
   '0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6',
 ] as const
+// The no-ETH demo account: private key 1, a well-known test key outside anvil's funded dev accounts.
+const noEthKey = '0x0000000000000000000000000000000000000000000000000000000000000001' as const
 // anvil #4: the runner, which nothing else on the devnet touches.
 const operatorKey = '0x47e179ec197488593b187f80a00eb0da91f1b9d0b13f8733639f19c30a34926a' as const
 
@@ -103,7 +111,7 @@ const demoUsdc = parseUnits('10000', usdcDecimals)
 /**
  * Deploys USDC (FiatTokenV2_2), WETH9 and Uniswap V3 (factory, position manager, SwapRouter02,
  * QuoterV2) on a fresh anvil, opens a USDC/WETH 0.05% pool at 3,000 USDC per ETH with full-range
- * liquidity, gives anvil's accounts #1–#3 10,000 USDC each, places our Calibur-compatible delegate
+ * liquidity, gives anvil's accounts #1–#3 and a no-ETH account (test key 0x…01) 10,000 USDC each, places our Calibur-compatible delegate
  * at Calibur's address and deploys our Runner for anvil's account #4. Deterministic: the same fresh
  * chain always yields the same addresses. With `as`, the chain takes a preset's identity: USDC,
  * WETH, the factory, SwapRouter02 and QuoterV2 are built at the preset's addresses (the pool then
@@ -258,6 +266,10 @@ export async function deployDevnet(rpcUrl: string, options: DeployDevnetOptions 
   const operator = privateKeyToAccount(operatorKey)
   const runner = await deploy('Runner', runnerArtifact, [operator.address])
 
+  // 7b. The no-ETH demo account's USDC (after the Runner, so every address above stays where it was).
+  const noEthAccount = { address: privateKeyToAccount(noEthKey).address, privateKey: noEthKey }
+  await call(usdc, usdcAbi, 'mint', [noEthAccount.address, demoUsdc])
+
   // 8. The chain's clock to now. startAnvil starts it in the past, so the pool has a history by now
   //    (its time-weighted price is what the relay checks the spot price against); the relay and its
   //    callers judge deadlines by the wall clock, which the chain must agree with from here on.
@@ -276,6 +288,7 @@ export async function deployDevnet(rpcUrl: string, options: DeployDevnetOptions 
     weth,
     uniswap: { factory, positionManager, swapRouter02, quoterV2, usdcWethPool, usdcWethFee: poolFee },
     demoAccounts,
+    noEthAccount,
     calibur: caliburAddress,
     runner: { contract: runner, operator: { address: operator.address, privateKey: operatorKey } },
     ...(options.as ? { preset: options.as } : {}),

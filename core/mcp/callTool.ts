@@ -2,6 +2,7 @@ import { BaseError } from 'viem'
 import type { FastifyBaseLogger } from 'fastify'
 import { ChainUnavailableError } from '../chain/guardedTransport.ts'
 import type { RegisteredTool } from '../registry.ts'
+import { schemaProblems } from '../schemaErrors.ts'
 import { ToolError, type ToolContext } from '../tool.ts'
 
 /** A `CallToolResult` before the era adds its own fields. */
@@ -29,13 +30,11 @@ export async function callTool(tool: RegisteredTool, args: unknown, context: Too
   }
 }
 
+// The same words REST and JSON-RPC give (`schemaProblems`), each problem at its JSON pointer.
 function describeErrors(tool: RegisteredTool, args: unknown): string {
-  const found: string[] = []
-  for (const error of tool.check.Errors(args)) {
-    found.push(`${error.path || '/'}: ${error.message}`)
-    if (found.length === MAX_REPORTED_ERRORS) break
-  }
-  return found.join('; ')
+  return schemaProblems(tool.check, args, MAX_REPORTED_ERRORS)
+    .map((problem) => `${problem.path || '/'}: ${problem.message}`)
+    .join('; ')
 }
 
 /** The message for an error a caller can act on, or `undefined` for a fault of our own. */

@@ -305,15 +305,18 @@ function readEnvelope(body: unknown): Request | 'notification' {
 }
 
 /**
- * Modern when the body carries the per-request protocol version; legacy for `initialize` and for
- * a request whose version header is absent or a legacy revision. A modern version header over a
- * body without `_meta` is a malformed modern request, not a legacy one.
+ * Modern when the body carries the per-request protocol version; legacy for a request whose
+ * version header is absent or a legacy revision. A modern version header over a body without
+ * `_meta` is a malformed modern request, not a legacy one. `initialize` is read like any other
+ * request: a 2025 handshake (no modern `_meta`, no modern version header) is legacy and answered;
+ * one that names 2026-07-28 is modern, where the method was removed (404, -32601, like `ping`).
  */
 function eraOf(request: Request, headers: IncomingHttpHeaders): Era {
-  if (request.method === 'initialize') return 'legacy'
   const meta = request.params._meta
   if (typeof meta === 'object' && meta !== null && META.protocolVersion in meta) return 'modern'
   const header = headers['mcp-protocol-version']
+  // A 2025 handshake is legacy whatever else its header says (an unknown version is then -32022).
+  if (request.method === 'initialize') return typeof header === 'string' && MODERN.has(header) ? 'modern' : 'legacy'
   return header === undefined || (typeof header === 'string' && LEGACY.has(header)) ? 'legacy' : 'modern'
 }
 

@@ -1,4 +1,4 @@
-import type { FastifyPluginAsync } from 'fastify'
+import type { FastifyBaseLogger, FastifyPluginAsync } from 'fastify'
 import { ChainUnavailableError } from '../chain/guardedTransport.ts'
 import { OPERATOR_READ_INTERVAL_MS, sharedRead } from './sharedRead.ts'
 
@@ -35,6 +35,17 @@ export const operatorRoutes: FastifyPluginAsync = async (app) => {
     return reply.code(store ? 200 : 503).send({ ok: store, store: store ? 'ok' : 'not answering' })
   })
 
+  // Each chain's readiness as last answered: a probe logs only a change (one line when a chain
+  // stops being ready, with its reason; one when it is ready again), not a line per probe.
+  const lastReady = new Map<string, boolean>()
+  const noteChange = (log: FastifyBaseLogger, chain: ChainReadiness) => {
+    const before = lastReady.get(chain.chain)
+    lastReady.set(chain.chain, chain.ready)
+    if (before === chain.ready || (before === undefined && chain.ready)) return
+    if (chain.ready) log.info({ chain: chain.chain }, 'readyz: chain ready again')
+    else log.warn({ chain: chain.chain, reason: chain.reason }, 'readyz: chain not ready')
+  }
+
   app.get('/readyz', async (request, reply) => {
     const chains = await Promise.all(
       networks.names.map(async (name): Promise<ChainReadiness> => {
@@ -54,11 +65,11 @@ export const operatorRoutes: FastifyPluginAsync = async (app) => {
           }
         } catch (error) {
           // Only our own message is quoted: an RPC library's may carry the URL.
-          request.log.warn({ chain: name, err: error }, 'readyz: chain not answering')
           return { chain: name, ready: false, reason: error instanceof ChainUnavailableError ? error.message : `chain "${name}" did not answer` }
         }
       }),
     )
+    for (const chain of chains) noteChange(request.log, chain)
     const ready = chains.every((chain) => chain.ready)
     return reply.code(ready ? 200 : 503).send({ ready, chains })
   })

@@ -4,6 +4,25 @@ import { runnerAbi } from '../../contracts/abi.ts'
 const RUNNER_ERRORS = runnerAbi.filter((item) => item.type === 'error') as Abi
 
 /**
+ * Words for `Error(string)` reasons that name only a symptom, from contracts any relayed call may
+ * meet whichever group built it. Kept in core, not given by the uniswap group: the reasons are
+ * those of Uniswap's TransferHelper, which SwapRouter02 and many routers and builders' calldata
+ * share (a swap from any builder meets them, not only uniswap_swap_to_eth's), and core already
+ * prices through Uniswap's pools; a plugin vocabulary (`ErrorVocabulary`) decodes custom errors of
+ * a delegate, which these are not.
+ */
+const WELL_KNOWN_REASONS: Readonly<Record<string, string>> = {
+  STF:
+    'Uniswap\'s TransferHelper: safeTransferFrom failed. The router could not take the input token: the account\'s ' +
+    'allowance to the router is missing or short (or its balance is). Approve the router first: calibur_batch\'s ' +
+    '`approvals` ({token, spender: the router, amount}, as uniswap_swap_to_eth returns them) adds the approve where it ' +
+    'is short, or put erc20_approve\'s call before the swap',
+  STE: 'Uniswap\'s TransferHelper: safeTransferETH failed. The ETH could not be sent to the recipient',
+  ST: 'Uniswap\'s TransferHelper: safeTransfer failed. The router holds too little of the token to send',
+  SA: 'Uniswap\'s TransferHelper: safeApprove failed',
+}
+
+/**
  * A contract's errors and how to say them in words: a delegate's group gives the relay its own
  * (`BatchPaymentReader.errors`), so the relay describes them without knowing the delegate.
  */
@@ -49,8 +68,11 @@ export function describeRevertData(data: Hex, decimals: number, symbol: string, 
     if (words !== undefined) return words
   }
   switch (decoded.errorName) {
-    case 'Error':
-      return `the call reverted: ${String(args[0])}`
+    case 'Error': {
+      const reason = String(args[0])
+      const known = WELL_KNOWN_REASONS[reason]
+      return `the call reverted: ${reason}${known ? ` (${known})` : ''}`
+    }
     case 'Panic':
       return `the call panicked (code ${String(args[0])})`
     case 'PaymentShort':

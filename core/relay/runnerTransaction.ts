@@ -9,7 +9,7 @@ import type { PaymentToken } from './gasPricer.ts'
 import { paymentCovers, type Coverage } from './pricing.ts'
 import { describeRevertData, revertReason, type ErrorVocabulary } from './revertReason.ts'
 import { decodeRelayResult, encodeRunnerCall, type CallOutcome, type RunnerRelay } from './runnerCall.ts'
-import type { SignedAuthorization } from './schemas.ts'
+import { yParityOf, type SignedAuthorization } from './schemas.ts'
 
 export type { Fees }
 
@@ -46,9 +46,9 @@ export function stipendFor(gasUsed: bigint): bigint {
   return gasUsed + gasUsed / 16n + 10_000n
 }
 
-/** viem's form of signed 7702 authorizations; `v` is dropped (yParity says it all). */
+/** viem's form of signed 7702 authorizations; `v` is dropped (yParity, given or derived from `v`, says it all). */
 export function viemAuthorizations(list: readonly SignedAuthorization[] | undefined): SignedAuthorizationList | undefined {
-  return list?.map((item) => ({ address: getAddress(item.address), chainId: item.chainId, nonce: item.nonce, r: item.r as Hex, s: item.s as Hex, yParity: item.yParity }))
+  return list?.map((item) => ({ address: getAddress(item.address), chainId: item.chainId, nonce: item.nonce, r: item.r as Hex, s: item.s as Hex, yParity: yParityOf(item) }))
 }
 
 /**
@@ -116,8 +116,15 @@ export async function prepareRunnerTransaction(
   if (callCap <= 0n) throw new ToolError(`${refusal}: the call's data is too large for one transaction on ${config.name}`)
   const callFails = async (outcome: CallOutcome, what: string) => {
     const why = outcome.reason !== '0x' ? describeRevertData(outcome.reason, token.decimals, token.symbol, vocabularies) : await options.explainCallFailure?.()
+    // A signed transfer pays first, then the Runner makes the call itself: whatever the call takes
+    // from msg.sender (a token's balance or allowance) it takes from the Runner, not the payer.
+    const sender =
+      relay.form === 'authorization'
+        ? `. The call runs with Bruno's Runner contract (${to}) as msg.sender, so only calls that act by signature belong there; ` +
+          'calls the account makes itself (a transfer, an approve, a swap of its tokens) go in a Calibur batch (calibur_batch)'
+        : ''
     return new ToolError(
-      `${refusal}: the call fails ${what}${why ? `: ${why}` : ''}. Nothing was sent. A call that fails on chain still pays, so Bruno only sends calls that succeed in simulation`,
+      `${refusal}: the call fails ${what}${why ? `: ${why}` : ''}${sender}. Nothing was sent. A call that fails on chain still pays, so Bruno only sends calls that succeed in simulation`,
     )
   }
 

@@ -18,18 +18,56 @@ export const RelayCall = Type.Object(
   { additionalProperties: false, description: 'the call Bruno\'s runner makes (for a Calibur batch: what calibur_execute returns)' },
 )
 
-/** A signed EIP-7702 authorization, as wallets and viem produce it. */
-export const SignedAuthorization = Type.Object(
-  {
-    chainId: Type.Integer({ minimum: 0 }),
-    address: Address,
-    nonce: Type.Integer({ minimum: 0 }),
-    r: Hash32,
-    s: Hash32,
-    yParity: Type.Union([Type.Literal(0), Type.Literal(1)]),
-  },
-  { additionalProperties: false, description: 'a signed EIP-7702 authorization: the account delegates to `address`' },
+/**
+ * An authorization's `v` as a caller may send it: viem's `signAuthorization` returns `v` as a
+ * bigint (27n/28n) beside `yParity`, which reaches JSON as a number or a string (decimal or hex).
+ * Only 27/28 and 0/1 are accepted; each names a y parity.
+ */
+const vOf = (parity: 0 | 1) => {
+  const legacy = 27 + parity
+  return Type.Union([
+    Type.Literal(parity),
+    Type.Literal(legacy),
+    Type.String({ pattern: `^(${parity}|${legacy}|${parity === 0 ? '0x0+' : '0x0*1'}|0x0*${legacy.toString(16)}|0x0*${legacy.toString(16).toUpperCase()})$` }),
+  ])
+}
+const V0 = vOf(0)
+const V1 = vOf(1)
+
+const authorizationFields = {
+  chainId: Type.Integer({ minimum: 0 }),
+  address: Address,
+  nonce: Type.Integer({ minimum: 0 }),
+  r: Hash32,
+  s: Hash32,
+}
+const authorizationOptions = { additionalProperties: false, description: 'a signed EIP-7702 authorization: the account delegates to `address`' } as const
+
+/**
+ * A signed EIP-7702 authorization, as wallets and viem produce it: `yParity` (0 or 1), `v` (27/28
+ * or 0/1, a number or a decimal or hex string: viem's bigint `v` once serialized), or both when
+ * they agree. A `v` and a `yParity` that disagree match no branch and are refused.
+ */
+export const SignedAuthorization = Type.Union(
+  [
+    Type.Object({ ...authorizationFields, yParity: Type.Literal(0), v: Type.Optional(V0) }, authorizationOptions),
+    Type.Object({ ...authorizationFields, yParity: Type.Literal(1), v: Type.Optional(V1) }, authorizationOptions),
+    Type.Object({ ...authorizationFields, v: Type.Union([V0, V1]) }, authorizationOptions),
+  ],
+  { description: 'a signed EIP-7702 authorization (viem\'s signAuthorization output as it is: yParity and/or v)' },
 )
+
+/**
+ * An authorization's y parity, from `yParity` or else from `v`.
+ *
+ * @example
+ * yParityOf({ chainId: 1, address, nonce: 0, r, s, v: '28' }) // 1
+ */
+export function yParityOf(authorization: SignedAuthorization): 0 | 1 {
+  if ('yParity' in authorization && authorization.yParity !== undefined) return authorization.yParity
+  const v = Number(authorization.v)
+  return v === 1 || v === 28 ? 1 : 0
+}
 
 export const AuthorizationList = Type.Array(SignedAuthorization, {
   maxItems: 4,
@@ -44,6 +82,7 @@ export const CallPayment = Type.Object(
   },
   {
     additionalProperties: false,
+    title: 'a batch payment',
     description: 'the call is a delegate batch (calibur_execute\'s `call`) whose first call pays the payee `amount` of `token`; no other call may pay this way',
   },
 )
@@ -65,7 +104,7 @@ export const SignedTransferPayment = Type.Object(
     ),
     signature: Type.String({ pattern: '^0x[0-9a-fA-F]{130}$', description: '65-byte signature (r‖s‖v) of the typed data' }),
   },
-  { additionalProperties: false, description: 'a signed EIP-3009 transfer of `token` to the payee (payment_authorization prepares it)' },
+  { additionalProperties: false, title: 'a signed transfer', description: 'a signed EIP-3009 transfer of `token` to the payee (payment_authorization prepares it)' },
 )
 
 export const Payment = Type.Union([CallPayment, SignedTransferPayment])

@@ -1,10 +1,10 @@
 import type { TSchema } from '@sinclair/typebox'
 import type { TypeCheck } from '@sinclair/typebox/compiler'
-import type { ValueError } from '@sinclair/typebox/errors'
 import { BaseError } from 'viem'
 import { UnsafeJsonError } from '../boundedJson.ts'
 import { ChainUnavailableError } from '../chain/guardedTransport.ts'
 import { RateLimitedError } from '../rateLimit.ts'
+import { schemaProblems, type SchemaProblem } from '../schemaErrors.ts'
 import { ErrorCode } from '../mcp/jsonrpc.ts'
 import { ToolError } from '../tool.ts'
 
@@ -77,28 +77,20 @@ export function failureOf(error: unknown): Failure {
 
 /**
  * `value` checked against a TypeBox schema (the same compiled check every transport uses), or an
- * `invalid_request` naming the first offending field. For a union (the payment forms) it names the
- * field of the form that came closest.
+ * `invalid_request` naming the first offending field, in the words MCP's `Invalid arguments` gives
+ * (`schemaProblems`: for a union, the payment forms, the form that came closest and its field).
  *
  * @example
- * requireValid(submitCheck, body, 'body') // throws BindingError('invalid_request', 'body.payment.amount: Expected string to match …')
+ * requireValid(submitCheck, body, 'body')
+ * // throws BindingError('invalid_request', 'body.payment: looks like a batch payment ({token, amount}) but `amount`: Expected string to match …')
  */
 export function requireValid<T extends TSchema>(check: TypeCheck<T>, value: unknown, where: string): void {
   if (check.Check(value)) return
-  const first = check.Errors(value).First()
-  throw new BindingError('invalid_request', first ? describe(closest(first), where) : `${where}: invalid`)
+  const [first] = schemaProblems(check, value, 1)
+  throw new BindingError('invalid_request', first ? describe(first, where) : `${where}: invalid`)
 }
 
-function closest(error: ValueError): ValueError {
-  let best: ValueError[] | undefined
-  for (const variant of error.errors ?? []) {
-    const found = [...variant]
-    if (found.length > 0 && (!best || found.length < best.length)) best = found
-  }
-  return best ? closest(best[0]!) : error
-}
-
-function describe(error: ValueError, where: string): string {
-  const field = `${where}${error.path.replaceAll('/', '.')}`.replace(/^\./, '') || 'body'
-  return `${field}: ${error.message}`
+function describe(problem: SchemaProblem, where: string): string {
+  const field = `${where}${problem.path.replaceAll('/', '.')}`.replace(/^\./, '') || 'body'
+  return `${field}: ${problem.message}`
 }

@@ -10,7 +10,8 @@ export const MAX_VALID_FOR_SEC = 3_600
 /** The TransferWithAuthorization message: the very schema `submit`'s payment.authorization is checked with. */
 const AuthorizationMessage = SignedTransferPayment.properties.authorization
 
-const TypedDataOutput = Type.Object(
+/** TransferWithAuthorization typed data as tools return it (and `transfer_authorization_call` takes it back). */
+export const TypedDataOutput = Type.Object(
   {
     domain: Type.Object(
       { name: Type.String(), version: Type.String(), chainId: Type.Integer({ minimum: 1 }), verifyingContract: Address },

@@ -15,7 +15,7 @@ export const submit = (chain: TSchema) =>
     description:
       'Gives Bruno\'s runner a call to send, with its payment, and answers at once with an id (poll `status`). ' +
       'The runner sends the call from Bruno\'s Runner contract, never from your account: `call` must be what ' +
-      'calibur_execute returned (your account\'s signed Calibur batch), or a call that acts by signature. A builder\'s ' +
+      'calibur_execute returned (your account\'s signed Calibur batch), or a call that acts by signature (transfer_authorization_call\'s). A builder\'s ' +
       'transactionRequest or a helper\'s calls never go here as they are: wrap them with calibur_batch first. ' +
       'payment is {token, authorization, signature} (a signed EIP-3009 transfer to the payee, from payment_authorization) ' +
       'or {token, amount} with `call` a Calibur batch whose first call pays (calibur_execute\'s); a payment elsewhere in a ' +

@@ -195,6 +195,27 @@ export async function delegationOverride(
 }
 
 /**
+ * Refuses an account not delegated to the network's Calibur (no authorizationList given), naming
+ * the fix: its signed 7702 authorization in authorizationList, or a signed transfer instead. Read
+ * before the account's domain and nonce, which an undelegated account cannot answer (viem would
+ * say only `getSeq returned no data`).
+ *
+ * @example
+ * await requireDelegated(network, '0x7099…79C8') // throws ToolError('0x7099…79C8 has no code: it is not delegated to Calibur (0x…). Delegate it first: …')
+ */
+export async function requireDelegated(network: Network, account: Address): Promise<void> {
+  const calibur = getAddress(network.config.calibur)
+  const code = await network.client.getCode({ address: account })
+  if (code && code.toLowerCase() === `${DELEGATION_PREFIX}${calibur.slice(2)}`.toLowerCase()) return
+  const what = !code || code === '0x' ? 'has no code' : code.toLowerCase().startsWith(DELEGATION_PREFIX) ? `is delegated to 0x${code.slice(8)}` : 'is a contract'
+  throw new ToolError(
+    `${account} ${what}: it is not delegated to Calibur (${calibur}). Delegate it first: have its wallet sign an EIP-7702 ` +
+      'authorization to Calibur (nonce = its current EOA nonce) and pass it as authorizationList to calibur_batch, ' +
+      'calibur_execute and submit (the runner sends it in the same transaction), or pay with a signed USDC transfer (payment_authorization)',
+  )
+}
+
+/**
  * The account's Calibur domain and the next seq of a nonce key, as read now — or, with a
  * delegation override, as they will read once the authorization has delegated the account.
  *
@@ -208,6 +229,7 @@ export async function readCaliburState(
   stateOverride: StateOverride | undefined,
 ): Promise<{ domain: CaliburDomain; seq: bigint }> {
   const { client } = network
+  if (!stateOverride) await requireDelegated(network, account)
   const [domain, seq] = await Promise.all([
     stateOverride
       ? readContract(client as Client, { address: account, abi: caliburAbi, functionName: 'eip712Domain', stateOverride }).then(caliburDomainFromEip712Domain)
@@ -404,7 +426,6 @@ export const caliburBatch = (chain: TSchema) =>
       const account = requireAddress(args.account, 'account')
       const token = payment.token(network.name, args.token)
       const payee = getAddress(config.payee)
-      const calibur = getAddress(config.calibur)
 
       const calls: CaliburCall[] = args.calls.map((call, index) => {
         if (call.chainId !== undefined && chainIdOf(call.chainId) !== config.chainId) {
@@ -413,18 +434,8 @@ export const caliburBatch = (chain: TSchema) =>
         return { to: requireAddress(call.to, `calls[${index}].to`), value: valueOf(call.value), data: (call.data ?? '0x') as Hex }
       })
 
+      // Without an authorization list, readCaliburState refuses an account not delegated to Calibur.
       const stateOverride = await delegationOverride(network, account, args.authorizationList)
-      if (!stateOverride) {
-        const code = await client.getCode({ address: account })
-        if (!code || code.toLowerCase() !== `${DELEGATION_PREFIX}${calibur.slice(2)}`.toLowerCase()) {
-          const what = !code || code === '0x' ? 'has no code' : code.toLowerCase().startsWith(DELEGATION_PREFIX) ? `is delegated to 0x${code.slice(8)}` : 'is a contract'
-          throw new ToolError(
-            `${account} ${what}: it is not delegated to Calibur (${calibur}). Delegate it first: have its wallet sign an EIP-7702 ` +
-              'authorization to Calibur (nonce = its current EOA nonce) and pass it here as authorizationList (then to ' +
-              'calibur_execute and submit), or pay with a signed USDC transfer (payment_authorization)',
-          )
-        }
-      }
       const key = BigInt(args.nonceKey ?? '0')
       const now = Math.floor(Date.now() / 1000)
       const deadline = args.deadline ?? now + config.relay.submissionTtlSec

@@ -1,7 +1,5 @@
 import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo, Socket } from 'node:net'
 import solc from 'solc'
 import type { Test } from 'tap'
 import {
@@ -31,6 +29,7 @@ import { tokenToWei } from '../../core/relay/pricing.ts'
 import { startBruno, type TestBruno } from '../fixtures/bruno.ts'
 import { RawMcpClient } from '../fixtures/mcpHttp.ts'
 import { startParityProxy } from '../fixtures/parityProxy.ts'
+import { listenOnLoopback } from '../fixtures/loopbackServer.ts'
 import { devnetPricing, ledgerViolations, runnerLedger, type LedgerEntry } from '../fixtures/runnerLedger.ts'
 import { signTransfer } from '../fixtures/signedTransfer.ts'
 
@@ -105,9 +104,8 @@ export async function startRecorder(target: string): Promise<Recorder> {
   let broadcasts = 0
   const refusing = new Set<string>()
   const refusedCounts = new Map<string, number>()
-  const sockets = new Set<Socket>()
 
-  const server: Server = createServer((req, res) => {
+  const loopback = await listenOnLoopback((req, res) => {
     const chunks: Buffer[] = []
     req.on('data', (chunk: Buffer) => chunks.push(chunk))
     req.on('end', async () => {
@@ -150,25 +148,15 @@ export async function startRecorder(target: string): Promise<Recorder> {
       }
     })
   })
-  server.on('connection', (socket) => {
-    sockets.add(socket)
-    socket.on('close', () => sockets.delete(socket))
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
   return {
-    url: `http://127.0.0.1:${port}/`,
+    url: loopback.url,
     sent,
     broadcasts: () => broadcasts,
     trace,
     refuse: (method) => void refusing.add(method),
     allow: (method) => void refusing.delete(method),
     refused: (method) => refusedCounts.get(method) ?? 0,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy()
-        server.close(() => resolve())
-      }),
+    close: () => loopback.close(),
   }
 }
 

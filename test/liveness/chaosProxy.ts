@@ -1,5 +1,4 @@
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo, Socket } from 'node:net'
+import { listenOnLoopback } from '../fixtures/loopbackServer.ts'
 
 // Issue 13's node that misbehaves for one call: a loopback JSON-RPC proxy whose rules answer chosen
 // requests themselves (an error, or a malformed result) and pass everything else on. Batches are
@@ -88,7 +87,6 @@ interface LiveRule {
 export async function startChaosProxy(target: string): Promise<ChaosProxy> {
   const rules: LiveRule[] = []
   const seen: Seen[] = []
-  const sockets = new Set<Socket>()
 
   const ruleFor = (element: RpcElement): LiveRule | undefined => {
     for (let index = rules.length - 1; index >= 0; index--) {
@@ -102,7 +100,7 @@ export async function startChaosProxy(target: string): Promise<ChaosProxy> {
     return undefined
   }
 
-  const server: Server = createServer((req, res) => {
+  const loopback = await listenOnLoopback((req, res) => {
     const chunks: Buffer[] = []
     req.on('data', (chunk: Buffer) => chunks.push(chunk))
     req.on('end', async () => {
@@ -162,14 +160,8 @@ export async function startChaosProxy(target: string): Promise<ChaosProxy> {
     }
   }
 
-  server.on('connection', (socket) => {
-    sockets.add(socket)
-    socket.on('close', () => sockets.delete(socket))
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
   return {
-    url: `http://127.0.0.1:${port}/`,
+    url: loopback.url,
     seen,
     rule(name, match, answer, times = Number.POSITIVE_INFINITY, delayMs = 0) {
       const rule: LiveRule = { name, match, answer, delayMs, remaining: times, hits: 0 }
@@ -188,11 +180,7 @@ export async function startChaosProxy(target: string): Promise<ChaosProxy> {
       const index = rules.indexOf(rule!)
       if (index >= 0) rules.splice(index, 1)
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy()
-        server.close(() => resolve())
-      }),
+    close: () => loopback.close(),
   }
 }
 

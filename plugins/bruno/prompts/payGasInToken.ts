@@ -20,7 +20,7 @@ export const payGasInToken = definePrompt({
     chainArgument,
     accountArgument,
     tokenArgument,
-    { name: 'call', title: 'Call', description: 'the call to relay, {to, data} (a call that acts by signature); asked for when missing' },
+    { name: 'call', title: 'Call', description: 'the call to relay, {to, data} (a call that acts by signature, e.g. transfer_authorization_call\'s); asked for when missing' },
   ],
   render: (args, context) => {
     const network = promptNetwork(args, context)
@@ -29,7 +29,7 @@ export const payGasInToken = definePrompt({
     const chain = network.name
     const call = args.call
       ? `The call to relay: ${args.call}.`
-      : 'First ask me for the call to relay, {to, data}: Bruno\'s runner sends it from its Runner contract (value 0), not from the account, so it must act by signature (a permit, a signed transfer).'
+      : 'First ask me for the call to relay, {to, data}: Bruno\'s runner sends it from its Runner contract (value 0), not from the account, so it must act by signature (a permit, a signed transfer). To pay someone: `transfer_authorization` prepares the transfer; quote its `quoteCall`, have the wallet sign its `typedData` too, and `transfer_authorization_call` returns the call.'
     return [
       `Relay a call on ${chain} for the account ${account}, paying its gas in ${symbol} with a signed EIP-3009 transfer made in the same transaction. The account needs no ETH and no delegate.`,
       call,

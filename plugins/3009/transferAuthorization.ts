@@ -1,0 +1,243 @@
+import { Type, type TSchema } from '@sinclair/typebox'
+import { encodeFunctionData, formatUnits, maxUint256, getAddress, isAddressEqual, recoverTypedDataAddress, type Address as Addr, type Hex } from 'viem'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { readContract } from 'viem/actions'
+import {
+  Address,
+  BaseUnits,
+  defineTool,
+  RelayCall,
+  requireAddress,
+  requireToken,
+  toBaseUnits,
+  TokenAmount,
+  TokenArgument,
+  TokenInfo,
+  ToolError,
+  type Network,
+} from '../../core/plugin.ts'
+import { eip3009Abi } from './abi.ts'
+import { MAX_VALID_FOR_SEC, TypedDataOutput } from './paymentAuthorization.ts'
+import { readTokenDomain } from './readTokenDomain.ts'
+import {
+  authorizationSignatureParts,
+  randomAuthorizationNonce,
+  transferWithAuthorizationTypedData,
+  transferWithAuthorizationTypes,
+  type TransferWithAuthorizationMessage,
+  type TransferWithAuthorizationTypedData,
+} from './typedData.ts'
+
+/** The relay call `transferWithAuthorization(from, to, value, validAfter, validBefore, nonce, v, r, s)` on `token`. */
+function transferWithAuthorizationCall(token: Addr, message: TransferWithAuthorizationMessage, signature: Hex): { to: Addr; data: Hex } {
+  for (const field of ['value', 'validAfter', 'validBefore'] as const)
+    if (BigInt(message[field]) > maxUint256) throw new ToolError(`typedData.message.${field} is out of the uint256 range`)
+  const { v, r, s } = authorizationSignatureParts(signature)
+  const data = encodeFunctionData({
+    abi: eip3009Abi,
+    functionName: 'transferWithAuthorization',
+    args: [
+      getAddress(message.from),
+      getAddress(message.to),
+      BigInt(message.value),
+      BigInt(message.validAfter),
+      BigInt(message.validBefore),
+      message.nonce,
+      v,
+      r,
+      s,
+    ],
+  })
+  return { to: token, data }
+}
+
+const TypeEntries = Type.Array(Type.Object({ name: Type.String(), type: Type.String() }, { additionalProperties: false }))
+
+/** The typed data taken back: as returned, `types` closed to its two entries (input schemas are closed). */
+const TypedDataInput = Type.Object(
+  {
+    ...TypedDataOutput.properties,
+    types: Type.Object({ EIP712Domain: TypeEntries, TransferWithAuthorization: TypeEntries }, { additionalProperties: false }),
+  },
+  { additionalProperties: false, description: 'transfer_authorization\'s typedData, unchanged' },
+)
+
+// The typed data as tools return it: `types` widened to JSON's shape.
+const asJson = (typedData: TransferWithAuthorizationTypedData) => ({
+  ...typedData,
+  types: typedData.types as unknown as Record<string, { name: string; type: string }[]>,
+})
+
+const PREPARE_NEXT =
+  'quote {call: quoteCall, token, payment: "authorization"}; payment_authorization with the quote\'s amount; have ' +
+  'the account\'s wallet sign both typedData unchanged; transfer_authorization_call with this typedData and its ' +
+  'signature returns the call; submit that call with the signed payment.'
+
+/**
+ * `transfer_authorization`: prepares a gasless token transfer (EIP-3009) from an account with no
+ * ETH to any recipient, the call of flow 2. Returns the typed data of the recipient's
+ * `transferWithAuthorization` for the account's wallet to sign, and `quoteCall`, the call to
+ * quote before it is signed.
+ *
+ * `quoteCall` is a real, succeeding `transferWithAuthorization` of 0 to the recipient, signed by a
+ * throwaway key Bruno then forgets: the same function, calldata size and work (signature
+ * recovery, a fresh nonce written, the event), so `quote` can measure it from the Runner, where
+ * the unsigned transfer would revert. It spends less gas than the real one only in its two
+ * balance writes (no change, about 23,000 gas below a first transfer to a fresh recipient), which
+ * the quote's payment-phase allowance and margin cover; `submit` simulates the signed call itself
+ * and refuses a payment that falls short.
+ *
+ * @example
+ * registry.addGroup({ name: '3009', order: 30, instructions, tools: [transferAuthorization(app.bruno.chainArgument), …] })
+ */
+export const transferAuthorization = (chain: TSchema) =>
+  defineTool({
+    name: 'transfer_authorization',
+    title: 'Prepare a gasless token transfer',
+    description:
+      'Prepares a gasless transfer of `amount` (whole units, e.g. "2") of `token` from `from` to `to`, for an account ' +
+      'with no ETH (flow 2). Returns EIP-712 typed data for from\'s own wallet (an EOA key) to sign unchanged, and ' +
+      '`quoteCall` to quote with payment "authorization" before signing. Once signed, transfer_authorization_call ' +
+      'returns the call for submit.',
+    input: Type.Object(
+      {
+        chain,
+        from: { ...Address, description: 'the account that sends the tokens and signs' },
+        to: { ...Address, description: 'who receives the tokens' },
+        token: { ...TokenArgument, description: 'a configured token (e.g. "USDC") or its address' },
+        amount: TokenAmount,
+        validForSec: Type.Optional(
+          Type.Integer({ minimum: 10, maximum: MAX_VALID_FOR_SEC, description: 'seconds the signature stays usable (default: the network\'s quote validity)' }),
+        ),
+      },
+      { additionalProperties: false },
+    ),
+    output: Type.Object(
+      {
+        typedData: TypedDataOutput,
+        quoteCall: {
+          ...RelayCall,
+          description:
+            'a transfer of 0 to `to` signed by a throwaway key: the same function and size, so quote measures it from the ' +
+            'Runner; quote this, submit the signed call',
+        },
+        token: TokenInfo,
+        from: Address,
+        to: Address,
+        amount: Type.String({ description: 'the amount sent, in whole token units' }),
+        amountBaseUnits: BaseUnits,
+        next: Type.String(),
+      },
+      { additionalProperties: false },
+    ),
+    annotations: { readOnlyHint: true, openWorldHint: true },
+    handler: async (args, { networks }) => {
+      // The schema admits only configured network names.
+      const network = networks.get(args.chain as string)
+      const { config } = network
+      const from = requireAddress(args.from, 'from')
+      const to = requireAddress(args.to, 'to')
+      const found = requireToken(config, args.token)
+      if (!found.configured) {
+        const symbols = config.tokens.map((token) => token.symbol).join(', ')
+        throw new ToolError(`${found.address} is not a token configured on ${config.name}: transfer one of ${symbols}`)
+      }
+      const { symbol, decimals } = found.configured
+      const value = toBaseUnits(args.amount, decimals, symbol)
+      if (value === 0n) throw new ToolError('amount is 0: a transfer of nothing does nothing')
+      const domain = await readTokenDomain(network.client, found.address)
+      const token = { address: found.address, name: domain.name, version: domain.version, chainId: config.chainId }
+      const validBefore = BigInt(Math.floor(Date.now() / 1000) + (args.validForSec ?? config.relay.quoteTtlSec))
+      const typedData = transferWithAuthorizationTypedData({ token, from, to, value, validAfter: 0n, validBefore, nonce: randomAuthorizationNonce() })
+
+      // The stand-in for quoting: the same transfer, of 0, from a throwaway key that signs it here.
+      const stand = privateKeyToAccount(generatePrivateKey())
+      const standIn = transferWithAuthorizationTypedData({ token, from: stand.address, to, value: 0n, validAfter: 0n, validBefore, nonce: randomAuthorizationNonce() })
+      const quoteCall = transferWithAuthorizationCall(found.address, standIn.message, await stand.signTypedData(standIn))
+
+      return {
+        typedData: asJson(typedData),
+        quoteCall,
+        token: { address: found.address, symbol, decimals },
+        from,
+        to,
+        amount: formatUnits(value, decimals),
+        amountBaseUnits: value.toString(),
+        next: PREPARE_NEXT,
+      }
+    },
+  })
+
+/**
+ * `transfer_authorization_call`: takes the typed data `transfer_authorization` returned and the
+ * wallet's signature, checks them as the token will (the domain read now, the signer is `from`,
+ * the window open, the nonce unused), and returns the `transferWithAuthorization` call for
+ * `submit`.
+ *
+ * @example
+ * registry.addGroup({ name: '3009', order: 30, instructions, tools: [transferAuthorizationCall(app.bruno.chainArgument), …] })
+ */
+export const transferAuthorizationCall = (chain: TSchema) =>
+  defineTool({
+    name: 'transfer_authorization_call',
+    title: 'Encode a signed gasless transfer',
+    description:
+      'Takes transfer_authorization\'s typedData and the wallet\'s signature of it and returns `call` ' +
+      '(transferWithAuthorization on the token) for submit, beside a signed payment from payment_authorization.',
+    input: Type.Object(
+      {
+        chain,
+        typedData: TypedDataInput,
+        signature: Type.String({ pattern: '^0x[0-9a-fA-F]{130}$', description: 'the wallet\'s 65-byte signature of typedData' }),
+      },
+      { additionalProperties: false },
+    ),
+    output: Type.Object(
+      {
+        call: { ...RelayCall, description: 'submit\'s `call`: the signed transfer, which acts by signature from Bruno\'s Runner' },
+        next: Type.String(),
+      },
+      { additionalProperties: false },
+    ),
+    annotations: { readOnlyHint: true, openWorldHint: true },
+    handler: async (args, { networks }) => {
+      const network = networks.get(args.chain as string)
+      const { domain } = args.typedData
+      if (JSON.stringify(args.typedData.types) !== JSON.stringify(transferWithAuthorizationTypes))
+        throw new ToolError('typedData.types are not EIP-3009\'s: pass the typedData transfer_authorization returned, unchanged')
+      const message = args.typedData.message as TransferWithAuthorizationMessage
+      if (domain.chainId !== network.config.chainId)
+        throw new ToolError(`typedData is for chain ${domain.chainId}, not ${network.config.name} (${network.config.chainId})`)
+      const token = requireAddress(domain.verifyingContract, 'typedData.domain.verifyingContract')
+      const from = requireAddress(message.from, 'typedData.message.from')
+      requireAddress(message.to, 'typedData.message.to')
+      const call = transferWithAuthorizationCall(token, message, args.signature as Hex)
+      // Recovered under the canonical types, the ones the token hashes, whatever `types` came back.
+      const signer = await recoverTypedDataAddress({
+        domain: { ...domain, verifyingContract: token },
+        types: transferWithAuthorizationTypes as unknown as TransferWithAuthorizationTypedData['types'],
+        primaryType: 'TransferWithAuthorization',
+        message,
+        signature: args.signature as Hex,
+      })
+      if (!isAddressEqual(signer, from)) throw new ToolError(`the signature is by ${signer}, not by the sender ${from}: have ${from}'s own wallet sign typedData unchanged`)
+      if (BigInt(message.validBefore) <= BigInt(Math.floor(Date.now() / 1000)))
+        throw new ToolError(`the transfer expired at ${message.validBefore} (validBefore): prepare it again with transfer_authorization`)
+      await checkDomainAndNonce(network, token, domain, from, message.nonce)
+      return {
+        call,
+        next: 'submit {chain, call, payment: {token, authorization, signature}} with payment_authorization\'s payment and its signature.',
+      }
+    },
+  })
+
+// The domain must be the token's own (a signature for another is refused on chain), the nonce unused.
+async function checkDomainAndNonce(network: Network, token: Addr, domain: { name: string; version: string }, from: Addr, nonce: Hex) {
+  const [own, used] = await Promise.all([
+    readTokenDomain(network.client, token),
+    readContract(network.client, { address: token, abi: eip3009Abi, functionName: 'authorizationState', args: [from, nonce] }),
+  ])
+  if (own.name !== domain.name || own.version !== domain.version)
+    throw new ToolError(`${token} signs under "${own.name}" version "${own.version}", not "${domain.name}" version "${domain.version}": prepare it again with transfer_authorization`)
+  if (used) throw new ToolError(`the transfer's nonce ${nonce} is already used or cancelled: prepare it again with transfer_authorization`)
+}

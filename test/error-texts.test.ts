@@ -1,0 +1,181 @@
+import t from 'tap'
+import { createPublicClient, createWalletClient, encodeFunctionData, erc20Abi, getAddress, http, type Hex, type PrivateKeyAccount } from 'viem'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { foundry } from 'viem/chains'
+import { mintUsdc } from '../core/devnet/fund.ts'
+import { startDevnetBruno } from './fixtures/devnetBruno.ts'
+import { postRaw, RawMcpClient } from './fixtures/mcpHttp.ts'
+import { signTransfer } from './fixtures/signedTransfer.ts'
+
+// Every refusal of SPEC §6's bruno section, and the texts that name a cause and the next step
+// (issue 15, point 3), asserted as the real tools answer them on a devnet.
+
+const bruno = await startDevnetBruno(t, { groups: ['bruno', 'calibur', '3009', 'erc20', 'uniswap'] })
+const { deployment } = bruno
+const chain = { ...foundry, id: deployment.chainId }
+const transport = http(deployment.rpcUrl)
+const client = createPublicClient({ chain, transport, pollingInterval: 50 })
+const mcp = new RawMcpClient(`${bruno.mcpUrl}/bruno,calibur,3009,erc20,uniswap`)
+const payee = getAddress(bruno.config.networks[0]!.payee)
+const usdc = deployment.usdc
+const runnerContract = getAddress(deployment.runner.contract)
+const usdcDomain = { address: usdc, name: 'USD Coin', version: '2', chainId: deployment.chainId }
+const sponsor = createWalletClient({ account: privateKeyToAccount(deployment.deployer.privateKey), chain, transport })
+const friend = privateKeyToAccount(generatePrivateKey()).address
+const ADDRESS = /0x[0-9a-fA-F]{40}/.source
+
+const refusal = async (name: string, args: Record<string, unknown>): Promise<string> => {
+  const result = await mcp.callTool(name, { chain: 'local', ...args })
+  if (!result.isError) throw new Error(`${name} was expected to refuse: ${JSON.stringify(result.structuredContent)}`)
+  if (result.structuredContent !== undefined) throw new Error(`${name}: an isError result carries no structuredContent`)
+  return result.content[0].text as string
+}
+
+const transferCall = (to: Hex, amount: bigint) => ({ to: usdc, data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to, amount] }) })
+
+async function fundedPayer() {
+  const key = generatePrivateKey()
+  const account = privateKeyToAccount(key)
+  await mintUsdc(deployment.rpcUrl, deployment, account.address, 50_000_000n)
+  return { key, account }
+}
+
+async function signedPayment(key: Hex, value: bigint, to: Hex = payee) {
+  const signed = await signTransfer(key, usdcDomain, to, value)
+  return { token: usdc, authorization: signed.message, signature: signed.signature }
+}
+
+const authorize = async (signer: PrivateKeyAccount) => {
+  const nonce = await client.getTransactionCount({ address: signer.address })
+  const signed = await signer.signAuthorization({ contractAddress: deployment.calibur, chainId: deployment.chainId, nonce })
+  return [{ chainId: signed.chainId, address: signed.address, nonce: signed.nonce, r: signed.r, s: signed.s, yParity: signed.yParity! }]
+}
+
+async function delegate(account: PrivateKeyAccount): Promise<void> {
+  const authorization = await sponsor.signAuthorization({ account, contractAddress: deployment.calibur })
+  const hash = await sponsor.sendTransaction({ to: sponsor.account.address, authorizationList: [authorization] })
+  await client.waitForTransactionReceipt({ hash })
+}
+
+t.test('invalid arguments: a union names the branch the input came closest to and its first wrong field', async (t) => {
+  const { key } = await fundedPayer()
+  const payment = await signedPayment(key, 1_000_000n)
+  const { signature: _dropped, ...unsigned } = payment
+  const call = transferCall(friend, 1n)
+
+  const missing = await refusal('submit', { call, payment: unsigned })
+  t.equal(missing, 'Invalid arguments for submit: /payment: looks like a signed transfer ({token, authorization, signature}) but `signature` is missing')
+
+  const badAmount = await refusal('submit', { call, payment: { token: usdc, amount: '1.5' } })
+  t.equal(badAmount, "Invalid arguments for submit: /payment: looks like a batch payment ({token, amount}) but `amount`: Expected string to match '^[0-9]{1,78}$'")
+
+  const badNested = await refusal('submit', { call, payment: { ...payment, authorization: { ...payment.authorization, value: 'all' } } })
+  t.equal(badNested, "Invalid arguments for submit: /payment: looks like a signed transfer ({token, authorization, signature}) but `authorization.value`: Expected string to match '^[0-9]{1,78}$'")
+
+  const neither = await refusal('submit', { call, payment: { foo: 1 } })
+  t.equal(neither, 'Invalid arguments for submit: /payment: expected a batch payment ({token, amount}) or a signed transfer ({token, authorization, signature})')
+
+  const literal = await refusal('quote', { call, token: 'USDC', payment: 'signed' })
+  t.equal(literal, 'Invalid arguments for quote: /payment: Expected one of "authorization", "batch"')
+
+  // The same words on REST (400 invalid_request, body.<path>) and JSON-RPC (-32602, params.<path>).
+  const rest = await postRaw(`${bruno.server.url}/local/v1/submit`, { call, payment: unsigned })
+  t.equal(rest.status, 400)
+  t.same(rest.json.error, { code: 'invalid_request', message: 'body.payment: looks like a signed transfer ({token, authorization, signature}) but `signature` is missing' })
+  const rpc = await postRaw(`${bruno.server.url}/rpc`, { jsonrpc: '2.0', id: 1, method: 'bruno_sendTransaction', params: { chain: 'local', call, payment: unsigned } })
+  t.equal(rpc.json.error.code, -32602)
+  t.equal(rpc.json.error.message, 'params.payment: looks like a signed transfer ({token, authorization, signature}) but `signature` is missing')
+})
+
+t.test('quote refusals', async (t) => {
+  t.match(await refusal('quote', { call: transferCall(friend, 1n), token: friend }), new RegExp(`^${ADDRESS} is not accepted as payment on local: pay in one of `))
+  const text = await refusal('quote', { call: transferCall(friend, 1n), token: 'USDC' })
+  t.equal(
+    text,
+    `cannot quote: the call fails in simulation from Bruno's Runner contract (${runnerContract}): the call reverted: ERC20: transfer amount exceeds balance. ` +
+      'The call runs with the Runner as msg.sender, so only calls that act by signature belong there',
+  )
+})
+
+t.test('submit refusals of the authorization form', async (t) => {
+  const { key } = await fundedPayer()
+  const call = transferCall(friend, 1n)
+
+  // The call itself reverts because the Runner, not the payer, is its msg.sender.
+  const sender = await refusal('submit', { call, payment: await signedPayment(key, 1_000_000n) })
+  t.match(sender, /^refused: the call fails in simulation even with \d+ gas: the call reverted: ERC20: transfer amount exceeds balance\. /)
+  t.match(sender, `The call runs with Bruno's Runner contract (${runnerContract}) as msg.sender, so only calls that act by signature belong there; calls the account makes itself (a transfer, an approve, a swap of its tokens) go in a Calibur batch (calibur_batch). Nothing was sent. A call that fails on chain still pays, so Bruno only sends calls that succeed in simulation`)
+
+  const noCall = { to: '0x0000000000000000000000000000000000000000', data: '0x' }
+  t.match(await refusal('submit', { call: noCall, payment: await signedPayment(key, 1n) }), /^refused: the payment of 0\.000001 USDC is below the most the runner could pay for it now, [0-9.]+ USDC \(\d+ gas at up to \d+ wei\): quote again and pay the quoted amount$/)
+  t.match(await refusal('submit', { call: noCall, payment: await signedPayment(key, 1_000_000n, friend) }), /not the payee/)
+
+  const now = Math.floor(Date.now() / 1000)
+  const ttl = bruno.config.networks[0]!.relay.submissionTtlSec
+  t.match(
+    await refusal('submit', { call: noCall, payment: await signedPayment(key, 1_000_000n), deadline: now + ttl + 600 }),
+    new RegExp(`^the deadline \\d+ is more than ${ttl} s away \\(now \\d+\\), longer than this relay holds a submission: give one within ${ttl} s, or none$`),
+  )
+  const soon = await signTransfer(key, usdcDomain, payee, 1_000_000n)
+  const expiring = { token: usdc, authorization: { ...soon.message, validBefore: String(now + 5) }, signature: soon.signature }
+  t.match(await refusal('submit', { call: noCall, payment: expiring }), /too soon to send it safely: it must be valid at least \d+ s more; sign a new one$/)
+
+  // A payer with code (delegated by 7702): the Runner's PayerHasCode, naming the way it can pay.
+  const delegated = await fundedPayer()
+  await delegate(delegated.account)
+  t.match(
+    await refusal('submit', { call: noCall, payment: await signedPayment(delegated.key, 1_000_000n) }),
+    /has code \(a contract, or an account delegated by EIP-7702\).*a delegated account pays with a Calibur batch \(calibur_batch\)/,
+  )
+
+  // {token, amount} with a call that is no delegate batch: a payment hidden inside is not accepted.
+  t.match(await refusal('submit', { call, payment: { token: usdc, amount: '1000000' } }), /^refused: a call that pays somewhere inside is not accepted, since it cannot be made safe\. Pay one of two ways: /)
+})
+
+t.test('an undelegated account: each tool names the fix', async (t) => {
+  const { account } = await fundedPayer()
+  const transfer = await mcp.call('erc20_transfer', { chain: 'local', token: 'USDC', to: friend, amount: '1' })
+  const fix = /it is not delegated to Calibur \(0x[0-9a-fA-F]{40}\)\. Delegate it first: have its wallet sign an EIP-7702 authorization to Calibur .* pass it as authorizationList to calibur_batch, calibur_execute and submit/
+
+  t.match(await refusal('calibur_batch', { account: account.address, calls: transfer.calls, token: 'USDC' }), new RegExp(`^${account.address} has no code: ${fix.source}`))
+
+  // Prepared and signed with its authorization, then sent on without it.
+  const authorizationList = await authorize(account)
+  const batch = await mcp.call('calibur_batch', { chain: 'local', account: account.address, calls: transfer.calls, token: 'USDC', authorizationList })
+  const signature = await account.signTypedData(batch.typedData as never)
+  const execute = await refusal('calibur_execute', { typedData: batch.typedData, signature })
+  t.match(execute, new RegExp(`^${account.address} has no code: ${fix.source}`), 'not "getSeq returned no data"')
+
+  const executed = await mcp.call('calibur_execute', { chain: 'local', typedData: batch.typedData, signature, authorizationList })
+  const notDelegated = new RegExp(
+    `the account ${account.address} is not delegated to ${ADDRESS}: the batch can only run there \\(delegate it first, or pass its signed 7702 authorization in authorizationList\\)`,
+  )
+  t.match(await refusal('quote', { call: executed.call, token: 'USDC', payment: 'batch' }), new RegExp(`^cannot quote: ${notDelegated.source}`))
+  t.match(await refusal('submit', { call: executed.call, payment: executed.payment }), new RegExp(`^refused: ${notDelegated.source}`), 'not "payment short: 0"')
+})
+
+t.test('a swap without its approval: STF names the missing allowance and calibur_batch\'s approvals', async (t) => {
+  const { account } = await fundedPayer()
+  await delegate(account)
+  const swap = await mcp.call('uniswap_swap_to_eth', { chain: 'local', token: 'USDC', amountIn: '1', recipient: account.address })
+  const text = await refusal('calibur_batch', { account: account.address, calls: swap.calls, token: 'USDC' })
+  t.match(text, /^the batch would fail: the call reverted: STF \(Uniswap's TransferHelper: safeTransferFrom failed\. /)
+  t.match(text, /allowance to the router is missing or short .*calibur_batch's `approvals`/)
+  // With the approvals the helper returned, it is prepared.
+  const batch = await mcp.call('calibur_batch', { chain: 'local', account: account.address, calls: swap.calls, approvals: swap.approvals, token: 'USDC' })
+  t.equal(batch.approvalsAdded.length, 1)
+})
+
+t.test('a batch that is not payment-first, and an unknown id', async (t) => {
+  const { account } = await fundedPayer()
+  await delegate(account)
+  const transfer = await mcp.call('erc20_transfer', { chain: 'local', token: 'USDC', to: friend, amount: '1' })
+  const batch = await mcp.call('calibur_batch', { chain: 'local', account: account.address, calls: transfer.calls, token: 'USDC' })
+  const typedData = structuredClone(batch.typedData)
+  typedData.message.batchedCall.calls[0].to = friend
+  const signature = await account.signTypedData(typedData as never)
+  t.match(await refusal('calibur_execute', { typedData, signature }), new RegExp(`^the batch is not payment-first: its first call goes to ${friend}, not an accepted payment token`))
+
+  const result = await mcp.callTool('status', { id: 'no-such-id' })
+  t.equal(result.content[0].text, 'unknown submission id "no-such-id"')
+})
