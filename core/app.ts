@@ -137,7 +137,7 @@ const core: FastifyPluginAsync<AppOptions> = async (app, options) => {
   metrics.runnerBalances(sharedRead(() => relay.runnerBalances()))
   app.addHook('onClose', () => relay.close())
   const names = networks.names.map((name) => Type.Literal(name))
-  const chainArgument = Type.Union(names, { description: 'the network to act on, by its configured name' })
+  const chainArgument = Type.Union(names)
   app.decorate('bruno', {
     config: options.config,
     networks,

@@ -39,7 +39,10 @@ export interface RegistryView extends PromptsAndResources {
 
 const PREAMBLE =
   'Bruno relays an agent account\'s on-chain calls: the account pays for its own call in a token (USDC) inside the ' +
-  'transaction Bruno sends, and Bruno never holds a key. A wallet signs what these tools prepare.'
+  'transaction Bruno sends, and Bruno never holds a key. A wallet signs what these tools prepare. Formats in every ' +
+  'schema: addresses, calldata and 32-byte values are 0x-hex strings; base-unit amounts (wei, or a token\'s smallest ' +
+  'unit), nonces and deadlines in typed data are decimal strings; `chain` is a configured network name; a call is ' +
+  '{to, value, data}, value in wei; an approval {token, spender, amount} lets spender move amount of token first.'
 
 /**
  * The groups a deployment serves and their tools. Groups register once at start; a path's view
@@ -130,8 +133,8 @@ function registerTool(group: string, definition: ToolDefinition<any, any>): Regi
     name: definition.name,
     ...(definition.title ? { title: definition.title } : {}),
     description: definition.description,
-    inputSchema: publishedSchema(definition.input),
-    outputSchema: publishedSchema(definition.output),
+    inputSchema: publishedSchema(definition.input, 'input'),
+    outputSchema: publishedSchema(definition.output, 'output'),
     ...(definition.annotations ? { annotations: definition.annotations } : {}),
   }
   return { group, definition, check: TypeCompiler.Compile(definition.input), listing }
@@ -148,7 +151,83 @@ function assertClosed(path: string, schema: unknown): void {
   }
 }
 
-/** The JSON form of a TypeBox schema: its symbols (TypeBox's kind markers) dropped by the round trip. */
-function publishedSchema(schema: TObject): unknown {
-  return JSON.parse(JSON.stringify(schema))
+/**
+ * The JSON form of a TypeBox schema as `tools/list` serves it: its symbols (TypeBox's kind
+ * markers) dropped by the round trip, and compacted so the list stays light (issue 15). Bruno
+ * validates every input with the TypeBox schema itself, so the served form may only be as strict
+ * or looser, never stricter:
+ * - a union of literals is served as an `enum`; a union of primitive types as one `type` list
+ *   when no keyword could then apply to another branch;
+ * - variants of one shape (object branches with the same description, e.g. an authorization's
+ *   `yParity` and/or `v` forms) are served as one object: every field, the fields all require;
+ * - an output schema keeps its shape (types, properties, required, enums, descriptions) but not
+ *   the bounds only an input check needs (patterns, lengths, counts, numeric bounds,
+ *   closedness): the instructions' preamble names the formats once.
+ */
+function publishedSchema(schema: TObject, kind: 'input' | 'output'): unknown {
+  return compact(JSON.parse(JSON.stringify(schema)), kind)
+}
+
+type Node = Record<string, unknown>
+
+const OUTPUT_ONLY_BOUNDS = new Set(['pattern', 'minLength', 'maxLength', 'minItems', 'maxItems', 'minimum', 'maximum', 'additionalProperties'])
+const STRING_BOUNDS = new Set(['pattern', 'minLength', 'maxLength'])
+const NUMBER_BOUNDS = new Set(['minimum', 'maximum'])
+
+function compact(node: unknown, kind: 'input' | 'output'): unknown {
+  if (Array.isArray(node)) return node.map((item) => compact(item, kind))
+  if (typeof node !== 'object' || node === null) return node
+  const out: Node = {}
+  for (const [key, value] of Object.entries(node)) {
+    if (kind === 'output' && OUTPUT_ONLY_BOUNDS.has(key) && typeof value !== 'object') continue
+    // `properties` maps field names: a field may be called `pattern` or `minimum`.
+    out[key] = key === 'properties' ? Object.fromEntries(Object.entries(value as object).map(([name, field]) => [name, compact(field, kind)])) : compact(value, kind)
+  }
+  if (!Array.isArray(out.anyOf)) return out
+  const { anyOf, ...rest } = out as Node & { anyOf: Node[] }
+  const merged = mergeBranches(flatten(anyOf), kind)
+  return merged.length === 1 ? { ...merged[0], ...rest } : { ...rest, ...collapse(merged, kind) }
+}
+
+/** Nested unions without a keyword of their own are one union; identical branches are served once. */
+function flatten(branches: Node[]): Node[] {
+  const flat = branches.flatMap((branch) => (Array.isArray(branch.anyOf) && Object.keys(branch).length === 1 ? flatten(branch.anyOf as Node[]) : [branch]))
+  return [...new Map(flat.map((branch) => [JSON.stringify(branch), branch])).values()]
+}
+
+/** Object branches that share a description are variants of one shape: one object with every field, requiring what all require. */
+function mergeBranches(branches: Node[], kind: 'input' | 'output'): Node[] {
+  const objects = branches.filter((branch) => branch.type === 'object' && typeof branch.properties === 'object')
+  if (objects.length < 2 || objects.length !== branches.length || new Set(objects.map((branch) => branch.description)).size !== 1) return branches
+  const properties: Record<string, Node[]> = {}
+  for (const branch of objects) {
+    for (const [name, field] of Object.entries(branch.properties as Record<string, Node>)) (properties[name] ??= []).push(field)
+  }
+  const required = (objects[0]!.required as string[] | undefined ?? []).filter((name) => objects.every((branch) => (branch.required as string[] | undefined ?? []).includes(name)))
+  const fields = Object.fromEntries(Object.entries(properties).map(([name, variants]) => [name, compact({ anyOf: variants }, kind)]))
+  return [{ ...objects[0], required, properties: fields }]
+}
+
+/** Literals as an `enum`; primitive branches as one `type` list when their bounds cannot reach another branch. */
+function collapse(branches: Node[], kind: 'input' | 'output'): Node {
+  const type = branches[0]?.type
+  if (typeof type === 'string' && branches.every((branch) => 'const' in branch && Object.keys(branch).length === 2 && branch.type === type)) {
+    return { type, enum: branches.map((branch) => branch.const) }
+  }
+  const plain = branches.every((branch) => typeof branch.type === 'string' && Object.keys(branch).every((key) => key === 'type' || STRING_BOUNDS.has(key) || NUMBER_BOUNDS.has(key)))
+  const types = branches.map((branch) => branch.type as string)
+  if (plain && new Set(types).size === types.length) {
+    const numeric = types.filter((name) => name === 'integer' || name === 'number').length
+    const keywords = Object.assign({}, ...branches.map(({ type: _type, ...bounds }) => bounds)) as Node
+    const stringBounded = Object.keys(keywords).some((key) => STRING_BOUNDS.has(key))
+    const numberBounded = Object.keys(keywords).some((key) => NUMBER_BOUNDS.has(key))
+    if ((!numberBounded || numeric === 1) && (!stringBounded || types.includes('string'))) return { type: types, ...keywords }
+  }
+  // An output says what comes back, not what a check refuses: primitive branches are their types.
+  const primitive = branches.every((branch) => typeof branch.type === 'string' && branch.type !== 'object' && branch.type !== 'array')
+  if (kind === 'output' && primitive) {
+    const names = [...new Set(types)]
+    return names.length === 1 ? { type: names[0] } : { type: names }
+  }
+  return { anyOf: branches }
 }

@@ -1,19 +1,23 @@
 import { Type, type Static } from '@sinclair/typebox'
 
-/** Shapes every group shares. One schema per shape: it validates and it is what we publish. */
+/**
+ * Shapes every group shares. One schema per shape: it validates and it is what we publish. The
+ * primitives carry no description (they are in every schema): the served instructions' preamble
+ * names their formats once.
+ */
 
-export const Address = Type.String({ pattern: '^0x[0-9a-fA-F]{40}$', description: '0x-prefixed 20-byte address' })
+export const Address = Type.String({ pattern: '^0x[0-9a-fA-F]{40}$' })
 
-export const HexData = Type.String({ pattern: '^0x([0-9a-fA-F]{2})*$', maxLength: 262_146, description: '0x-prefixed bytes' })
+export const HexData = Type.String({ pattern: '^0x([0-9a-fA-F]{2})*$', maxLength: 262_146 })
 
 /** A non-negative integer in base units, as a decimal string (JSON numbers lose precision past 2^53). */
-export const BaseUnits = Type.String({ pattern: '^[0-9]{1,78}$', description: 'integer amount in base units (wei, or the token\'s smallest unit), decimal string' })
+export const BaseUnits = Type.String({ pattern: '^[0-9]{1,78}$' })
 
 /** A token amount in whole units as people write it (`"12.5"` USDC). */
-export const TokenAmount = Type.String({ pattern: '^[0-9]{1,40}(\\.[0-9]{1,36})?$', description: 'amount in whole token units, e.g. "12.5"' })
+export const TokenAmount = Type.String({ pattern: '^[0-9]{1,40}(\\.[0-9]{1,36})?$', description: 'whole token units, e.g. "12.5"' })
 
 /** A token named by its configured symbol (any case) or by address. */
-export const TokenArgument = Type.String({ minLength: 1, maxLength: 42, description: 'a configured token symbol (e.g. "USDC") or a token address' })
+export const TokenArgument = Type.String({ minLength: 1, maxLength: 42, description: 'symbol (e.g. "USDC") or address' })
 
 /** One call an account makes: the shape every helper returns and `calibur_batch` takes. */
 export const Call = Type.Object(
@@ -22,10 +26,10 @@ export const Call = Type.Object(
     value: BaseUnits,
     data: HexData,
   },
-  { additionalProperties: false, description: 'a call the account makes: target, wei sent, calldata' },
+  { additionalProperties: false },
 )
 
-export const Calls = Type.Array(Call, { description: 'calls for the account to make, in order' })
+export const Calls = Type.Array(Call)
 
 export type Call = Static<typeof Call>
 
@@ -33,10 +37,10 @@ export type Call = Static<typeof Call>
 export const TokenInfo = Type.Object(
   {
     address: Address,
-    symbol: Type.Optional(Type.String({ description: 'the configured symbol; absent for a token the config does not list' })),
-    decimals: Type.Integer({ minimum: 0, maximum: 255, description: 'the token\'s decimals: from the config, else read from the token' }),
+    symbol: Type.Optional(Type.String()),
+    decimals: Type.Integer({ minimum: 0, maximum: 255 }),
   },
-  { additionalProperties: false, description: 'the token, resolved' },
+  { additionalProperties: false },
 )
 
 /** An allowance an account's calls need: what a swap helper returns and `calibur_batch` takes. */
@@ -46,10 +50,10 @@ export const Approval = Type.Object(
     spender: Address,
     amount: BaseUnits,
   },
-  { additionalProperties: false, description: 'the account must let `spender` move at least `amount` (base units) of `token` before the calls run' },
+  { additionalProperties: false },
 )
 
-export const Approvals = Type.Array(Approval, { description: 'allowances the account must have granted, one per token and spender' })
+export const Approvals = Type.Array(Approval)
 
 export type TokenInfo = Static<typeof TokenInfo>
 export type Approval = Static<typeof Approval>

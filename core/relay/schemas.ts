@@ -6,16 +6,16 @@ import { Address, BaseUnits, HexData } from '../schemas.ts'
  * publishes these. One schema per shape.
  */
 
-const Hash32 = Type.String({ pattern: '^0x[0-9a-fA-F]{64}$', description: '0x-prefixed 32 bytes' })
+const Hash32 = Type.String({ pattern: '^0x[0-9a-fA-F]{64}$' })
 
 /** The call the runner makes: always value 0 (the runner never spends its own ETH as call value). */
 export const RelayCall = Type.Object(
   {
     to: Address,
     data: HexData,
-    value: Type.Optional(Type.Literal('0', { description: 'must be "0" when given: the runner sends no ETH with a call' })),
+    value: Type.Optional(Type.Literal('0')),
   },
-  { additionalProperties: false, description: 'the call Bruno\'s runner makes (for a Calibur batch: what calibur_execute returns)' },
+  { additionalProperties: false, description: 'the call Bruno\'s Runner makes' },
 )
 
 /**
@@ -41,7 +41,7 @@ const authorizationFields = {
   r: Hash32,
   s: Hash32,
 }
-const authorizationOptions = { additionalProperties: false, description: 'a signed EIP-7702 authorization: the account delegates to `address`' } as const
+const authorizationOptions = { additionalProperties: false } as const
 
 /**
  * A signed EIP-7702 authorization, as wallets and viem produce it: `yParity` (0 or 1), `v` (27/28
@@ -54,7 +54,6 @@ export const SignedAuthorization = Type.Union(
     Type.Object({ ...authorizationFields, yParity: Type.Literal(1), v: Type.Optional(V1) }, authorizationOptions),
     Type.Object({ ...authorizationFields, v: Type.Union([V0, V1]) }, authorizationOptions),
   ],
-  { description: 'a signed EIP-7702 authorization (viem\'s signAuthorization output as it is: yParity and/or v)' },
 )
 
 /**
@@ -71,7 +70,7 @@ export function yParityOf(authorization: SignedAuthorization): 0 | 1 {
 
 export const AuthorizationList = Type.Array(SignedAuthorization, {
   maxItems: 4,
-  description: 'EIP-7702 authorizations sent with the call, in the same transaction (e.g. to delegate an account to Calibur first)',
+  description: 'EIP-7702 authorizations sent in the same transaction',
 })
 
 /** A delegate's signed batch pays: its first call transfers `amount` of `token` to the payee, before the account's own calls. */
@@ -83,7 +82,7 @@ export const CallPayment = Type.Object(
   {
     additionalProperties: false,
     title: 'a batch payment',
-    description: 'the call is a delegate batch (calibur_execute\'s `call`) whose first call pays the payee `amount` of `token`; no other call may pay this way',
+    description: 'calibur_execute\'s payment: the batch\'s first call pays the payee',
   },
 )
 
@@ -100,11 +99,11 @@ export const SignedTransferPayment = Type.Object(
         validBefore: BaseUnits,
         nonce: Hash32,
       },
-      { additionalProperties: false, description: 'the TransferWithAuthorization message, as signed' },
+      { additionalProperties: false },
     ),
-    signature: Type.String({ pattern: '^0x[0-9a-fA-F]{130}$', description: '65-byte signature (r‖s‖v) of the typed data' }),
+    signature: Type.String({ pattern: '^0x[0-9a-fA-F]{130}$', description: '65-byte signature' }),
   },
-  { additionalProperties: false, title: 'a signed transfer', description: 'a signed EIP-3009 transfer of `token` to the payee (payment_authorization prepares it)' },
+  { additionalProperties: false, title: 'a signed transfer', description: 'payment_authorization\'s payment, signed' },
 )
 
 export const Payment = Type.Union([CallPayment, SignedTransferPayment])
@@ -116,7 +115,7 @@ export const QuoteRequest = Type.Object(
     token: Type.String({ minLength: 1, maxLength: 42, description: 'the token to pay in: a configured symbol or its address' }),
     payment: Type.Optional(
       Type.Union([Type.Literal('authorization'), Type.Literal('batch')], {
-        description: 'how it will be paid: "authorization" (default), a signed EIP-3009 transfer then `call`; "batch", `call` is a signed delegate batch that pays first',
+        description: '"authorization" (default): a signed EIP-3009 transfer; "batch": `call` is a Calibur batch that pays first',
       }),
     ),
   },
@@ -160,11 +159,11 @@ export const Stage = Type.Union([
 export const RelayOutcome = Type.Object(
   {
     // Typed as BaseUnits: the spread's own type names TypeBox's symbol keys, which a declaration file cannot.
-    paid: { ...BaseUnits, description: 'what the payee received, in the payment token\'s base units' } as typeof BaseUnits,
+    paid: { ...BaseUnits, description: 'base units the payee received' } as typeof BaseUnits,
     callSucceeded: Type.Boolean({ description: 'false: the call failed on chain, and the payment was still taken' }),
     callReason: Type.Optional(Type.String({ description: 'why the call failed' })),
   },
-  { additionalProperties: false, description: 'set once the transaction is included' },
+  { additionalProperties: false, description: 'once included' },
 )
 
 export const SubmissionView = Type.Object(
@@ -173,7 +172,7 @@ export const SubmissionView = Type.Object(
     chain: Type.String(),
     stage: Stage,
     createdAt: Type.Integer({ description: 'unix ms' }),
-    updatedAt: Type.Integer({ description: 'unix ms of the last change of stage, transaction or reason' }),
+    updatedAt: Type.Integer({ description: 'unix ms' }),
     deadline: Type.Integer({ description: 'unix seconds' }),
     transaction: Type.Optional(
       Type.Object(
@@ -187,7 +186,7 @@ export const SubmissionView = Type.Object(
         { additionalProperties: false },
       ),
     ),
-    reason: Type.Optional(Type.String({ description: 'why it failed, why it is still waiting, or why its call failed on chain' })),
+    reason: Type.Optional(Type.String({ description: 'why it failed, waits, or its call failed' })),
     outcome: Type.Optional(RelayOutcome),
   },
   { additionalProperties: false },

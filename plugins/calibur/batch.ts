@@ -42,7 +42,7 @@ import {
   type SignedBatchedCallMessage,
 } from './typedData.ts'
 
-const Hash32 = Type.String({ pattern: '^0x[0-9a-fA-F]{64}$', description: '0x-prefixed 32 bytes' })
+const Hash32 = Type.String({ pattern: '^0x[0-9a-fA-F]{64}$' })
 
 const TypeField = Type.Object({ name: Type.String({ maxLength: 64 }), type: Type.String({ maxLength: 64 }) }, { additionalProperties: false })
 const TypeFields = Type.Array(TypeField, { maxItems: 8 })
