@@ -33,6 +33,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { foundry } from 'viem/chains'
 import { formatAbiItem } from 'viem/utils'
 import { caliburCompatibleAbi, runnerAbi } from '../contracts/abi.ts'
+import { RUNNER_SETTLE_GAS } from '../core/relay/runnerCall.ts'
 import { compilerSettings } from '../contracts/build.ts'
 import { startAnvil } from '../core/devnet/anvil.ts'
 import { deployDevnet } from '../core/devnet/deploy.ts'
@@ -403,6 +404,9 @@ t.test('the devnet deploys the Runner for anvil #4, and it holds nothing', async
   t.equal(await client.getBalance({ address: runner }), 0n)
   t.equal(await usdcBalance(runner), 0n)
   t.ok(probeEntryGas > 0n && probeEntryGas < 500n, `the probe reads gasleft() ${probeEntryGas} gas into its call`)
+  // The relay prices with these (core/relay/runnerCall.ts, SPEC): the contract must hold the same.
+  t.equal(reasonBytes, 256n, 'a failed call\'s reason keeps 256 bytes')
+  t.equal(settleGas, RUNNER_SETTLE_GAS, 'the settle reserve the relay prices is the contract\'s')
 })
 
 t.test('operator-only: both entry points refuse anyone else, and a call cannot re-enter them', async (t) => {

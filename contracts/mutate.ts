@@ -1,0 +1,495 @@
+// `npm run mutate:contracts`: mutation testing of the contracts (issue 16, point 2). Each mutant below is one exact
+// source replacement in contracts/*.sol that removes or breaks a guarantee. For each one: copy the repository's
+// sources to a temporary directory (node_modules symlinked), write the mutated .sol there, compile it with the
+// pinned solc and the build's own settings, write its artifacts there, and run the contract tests in that copy.
+// A mutant is killed when a test file fails; one that passes every contract test SURVIVED, and the run exits 1.
+// The real contracts/ is never written. The result table goes to bench/MUTATION.md (its own section only).
+//
+//   npm run mutate:contracts                      every mutant
+//   npm run mutate:contracts -- --only a,b        just those (by name); bench/MUTATION.md is left alone
+import { spawn } from 'node:child_process'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import solc from 'solc'
+import { type ContractArtifact, type ContractName, abiConstName, compilerSettings, contractNames } from './build.ts'
+
+const root = dirname(dirname(fileURLToPath(import.meta.url)))
+
+/** One mutation: `find` must occur exactly once in `file`; it is replaced by `replace`. */
+type Mutant = { name: string; file: ContractName; find: string; replace: string }
+
+const RUNNER_TEST = 'test/runner-contract.test.ts'
+const CALIBUR_TEST = 'test/calibur-compatible.test.ts'
+/** The contract tests, the mutated file's own test first (a mutant stops at its first killer). */
+const testsFor: Record<ContractName, string[]> = {
+  Runner: [RUNNER_TEST, CALIBUR_TEST],
+  CaliburCompatible: [CALIBUR_TEST, RUNNER_TEST],
+}
+
+const R = 'Runner' as const
+const C = 'CaliburCompatible' as const
+const rwaHead = '        if (msg.sender != operator) revert NotOperator();\n        if (authorization.from.code.length'
+const batchHead = '        if (msg.sender != operator) revert NotOperator();\n        if (account.codehash'
+const rwaSig = '        Authorization calldata authorization\n    ) external returns'
+const batchSig = '        uint256 amount\n    ) external returns'
+const guardShort = '        if (balance < required) revert PaymentShort(balance, required);'
+const receivedShort = '        if (received < amount) revert PaymentShort(received, amount);'
+const gasShort = '        if (gasleft() < required) revert GasShort(gasleft(), required);'
+// relayWithAuthorization's two phases, and the same lines with the call first.
+const transferLines = `        uint256 balanceBefore = IPaymentToken(token).balanceOf(payee);
+        IPaymentToken(token).transferWithAuthorization(
+            authorization.from,
+            payee,
+            authorization.value,
+            authorization.validAfter,
+            authorization.validBefore,
+            authorization.nonce,
+            authorization.v,
+            authorization.r,
+            authorization.s
+        );
+        uint256 received = _received(token, payee, balanceBefore, amount);
+`
+const callLines = `        callSucceeded = true;
+        if (target != address(0)) (callSucceeded, callGasUsed, reason) = _callWithStipend(target, data, callGas);
+`
+const paymentThenCall = transferLines + callLines
+const callThenPayment = callLines + transferLines
+
+export const mutants: Mutant[] = [
+  // ─── Runner: operator-only ───
+  { name: 'operator-check-removed-rwa', file: R, find: rwaHead, replace: rwaHead.replace(/.*NotOperator\(\);\n/, '') },
+  { name: 'operator-check-inverted-rwa', file: R, find: rwaHead, replace: rwaHead.replace('!= operator', '== operator') },
+  { name: 'operator-check-removed-batch', file: R, find: batchHead, replace: batchHead.replace(/.*NotOperator\(\);\n/, '') },
+  { name: 'operator-check-inverted-batch', file: R, find: batchHead, replace: batchHead.replace('!= operator', '== operator') },
+  // ─── Runner: PayerHasCode, NotDelegated ───
+  {
+    name: 'payer-has-code-removed',
+    file: R,
+    find: '        if (authorization.from.code.length != 0) revert PayerHasCode(authorization.from);\n',
+    replace: '',
+  },
+  {
+    name: 'payer-has-code-inverted',
+    file: R,
+    find: 'if (authorization.from.code.length != 0)',
+    replace: 'if (authorization.from.code.length == 0)',
+  },
+  {
+    name: 'not-delegated-removed',
+    file: R,
+    find: '        if (account.codehash != keccak256(abi.encodePacked(hex"ef0100", delegate))) revert NotDelegated(account, delegate);\n',
+    replace: '',
+  },
+  {
+    name: 'not-delegated-inverted',
+    file: R,
+    find: 'if (account.codehash != keccak256',
+    replace: 'if (account.codehash == keccak256',
+  },
+  {
+    name: 'not-delegated-ignores-delegate',
+    file: R,
+    find: 'if (account.codehash != keccak256(abi.encodePacked(hex"ef0100", delegate)))',
+    replace: 'if (account.code.length == 0)',
+  },
+  // ─── Runner: payment before the call, the payee-balance check ───
+  { name: 'payment-after-call-rwa', file: R, find: paymentThenCall, replace: callThenPayment },
+  { name: 'payment-short-removed', file: R, find: `${receivedShort}\n`, replace: '' },
+  { name: 'payment-short-inverted', file: R, find: 'if (received < amount)', replace: 'if (received >= amount)' },
+  { name: 'payment-short-one-unit-lenient', file: R, find: 'if (received < amount)', replace: 'if (received + 1 < amount)' },
+  {
+    name: 'received-no-underflow-guard',
+    file: R,
+    find: 'received = balanceAfter > balanceBefore ? balanceAfter - balanceBefore : 0;',
+    replace: 'received = balanceAfter - balanceBefore;',
+  },
+  {
+    name: 'received-is-balance-after',
+    file: R,
+    find: 'received = balanceAfter > balanceBefore ? balanceAfter - balanceBefore : 0;',
+    replace: 'received = balanceAfter; balanceBefore;',
+  },
+  // ─── Runner: the payment guard ───
+  { name: 'guard-not-in-batch-removed', file: R, find: '        if (msg.sender != _batchAccount) revert NotInBatchRelay();\n', replace: '' },
+  { name: 'guard-not-in-batch-inverted', file: R, find: 'if (msg.sender != _batchAccount)', replace: 'if (msg.sender == _batchAccount)' },
+  { name: 'guard-payment-short-removed', file: R, find: `${guardShort}\n`, replace: '' },
+  { name: 'guard-payment-short-inverted', file: R, find: 'if (balance < required)', replace: 'if (balance >= required)' },
+  { name: 'guard-payment-short-one-unit-lenient', file: R, find: 'if (balance < required)', replace: 'if (balance + 1 < required)' },
+  { name: 'guard-flag-not-set', file: R, find: '        _batchGuardPassed = true;\n', replace: '' },
+  { name: 'guard-flag-not-reset', file: R, find: '        _batchGuardPassed = false;\n', replace: '' },
+  { name: 'guard-account-not-reset', file: R, find: '        _batchAccount = address(0);\n', replace: '' },
+  { name: 'guard-account-not-set', file: R, find: '        _batchAccount = account;\n', replace: '' },
+  {
+    name: 'guard-required-without-amount',
+    file: R,
+    find: '_batchRequiredBalance = balanceBefore + amount;',
+    replace: '_batchRequiredBalance = balanceBefore;',
+  },
+  {
+    name: 'call-succeeded-ignores-guard',
+    file: R,
+    find: 'callSucceeded = accountCallSucceeded && _batchGuardPassed;',
+    replace: 'callSucceeded = accountCallSucceeded;',
+  },
+  // ─── Runner: the stipend, GasShort, SETTLE_GAS ───
+  { name: 'gas-short-removed', file: R, find: `${gasShort}\n`, replace: '' },
+  { name: 'gas-short-inverted', file: R, find: 'if (gasleft() < required)', replace: 'if (gasleft() >= required)' },
+  {
+    name: 'gas-short-without-1/64',
+    file: R,
+    find: 'uint256 required = callGas + callGas / 63 + SETTLE_GAS;',
+    replace: 'uint256 required = callGas + SETTLE_GAS;',
+  },
+  { name: 'settle-gas-zero', file: R, find: 'SETTLE_GAS = 25_000;', replace: 'SETTLE_GAS = 0;' },
+  { name: 'stipend-is-all-gas', file: R, find: 'call(callGas, target, 0,', replace: 'call(gas(), target, 0,' },
+  { name: 'stipend-halved', file: R, find: 'call(callGas, target, 0,', replace: 'call(div(callGas, 2), target, 0,' },
+  // ─── Runner: the reason cap ───
+  { name: 'reason-cap-removed', file: R, find: '            if (size > REASON_BYTES) size = REASON_BYTES;\n', replace: '' },
+  { name: 'reason-bytes-128', file: R, find: 'REASON_BYTES = 256;', replace: 'REASON_BYTES = 128;' },
+  // ─── Runner: no ETH kept or spent ───
+  { name: 'payable-rwa', file: R, find: rwaSig, replace: rwaSig.replace('external returns', 'external payable returns') },
+  { name: 'payable-batch', file: R, find: batchSig, replace: batchSig.replace('external returns', 'external payable returns') },
+  { name: 'payable-guard', file: R, find: 'function paymentGuard() external {', replace: 'function paymentGuard() external payable {' },
+  {
+    name: 'receive-added',
+    file: R,
+    find: '    constructor(address operator_) {',
+    replace: '    receive() external payable {}\n\n    constructor(address operator_) {',
+  },
+  { name: 'value-forwarded', file: R, find: 'call(callGas, target, 0,', replace: 'call(callGas, target, selfbalance(),' },
+
+  // ─── CaliburCompatible ───
+  {
+    name: 'executor-check-removed',
+    file: C,
+    find: '        if (executor != address(0) && executor != msg.sender) revert Unauthorized();\n',
+    replace: '',
+  },
+  {
+    name: 'deadline-check-removed',
+    file: C,
+    find: '        if (deadline != 0 && block.timestamp > deadline) revert SignatureExpired();\n',
+    replace: '',
+  },
+  { name: 'nonce-not-incremented', file: C, find: 'nonceSequenceNumber[key]++ != seq', replace: 'nonceSequenceNumber[key] != seq' },
+  {
+    name: 'nonce-check-removed',
+    file: C,
+    find: 'if (nonceSequenceNumber[key]++ != seq) revert InvalidNonce();',
+    replace: 'nonceSequenceNumber[key]++; seq;',
+  },
+  { name: 'key-hash-check-removed', file: C, find: '        if (signedBatchedCall.keyHash != ROOT_KEY_HASH) revert KeyDoesNotExist();\n', replace: '' },
+  {
+    name: 'signature-check-removed',
+    file: C,
+    find: '            revert InvalidSignature();\n',
+    replace: '',
+  },
+  {
+    name: 'revert-on-failure-ignored-never',
+    file: C,
+    find: 'if (!success && revertOnFailure) revert CallFailed(returndata);',
+    replace: 'if (!success && revertOnFailure && false) revert CallFailed(returndata);',
+  },
+  {
+    name: 'revert-on-failure-ignored-always',
+    file: C,
+    find: 'if (!success && revertOnFailure) revert CallFailed(returndata);',
+    replace: 'if (!success) revert CallFailed(returndata); revertOnFailure;',
+  },
+  {
+    name: 'owner-path-unauthorized-removed',
+    file: C,
+    find: '        if (msg.sender != address(this)) revert Unauthorized();\n        for (uint256 i; i < batchedCall.calls.length',
+    replace: '        for (uint256 i; i < batchedCall.calls.length',
+  },
+  {
+    name: 'erc7821-unauthorized-removed',
+    file: C,
+    find: '        if (msg.sender != address(this)) revert Unauthorized();\n        Call[] memory calls',
+    replace: '        Call[] memory calls',
+  },
+  {
+    name: 'erc7821-mode-check-removed',
+    file: C,
+    find: '        if (!supportsExecutionMode(mode)) revert UnsupportedExecutionMode();\n',
+    replace: '',
+  },
+  {
+    name: 'update-salt-unauthorized-removed',
+    file: C,
+    find: '        if (msg.sender != address(this)) revert Unauthorized();\n        saltPrefix = prefix;',
+    replace: '        saltPrefix = prefix;',
+  },
+  {
+    name: 'address-zero-not-self',
+    file: C,
+    find: '(to == address(0) ? address(this) : to).call',
+    replace: 'to.call',
+  },
+  { name: 'spend-as-calibur-removed', file: C, find: 'SPEND_STEPS_PER_CALL = 17;', replace: 'SPEND_STEPS_PER_CALL = 0;' },
+]
+
+// ─── Compiling given sources with the build's pinned settings ───
+
+type SolcOutput = {
+  errors?: { severity: string; formattedMessage: string }[]
+  contracts?: Record<string, Record<string, { abi: unknown; evm: { bytecode: { object: string }; deployedBytecode: { object: string } } }>>
+}
+
+/**
+ * The files `npm run build:contracts` would write for these sources (contracts/artifacts/*.json and contracts/abi.ts),
+ * compiled with the same solc and `compilerSettings`. Unlike the build, warnings are allowed (a mutant may leave a
+ * variable unused); errors throw.
+ */
+export function renderArtifactsFor(sources: Record<ContractName, string>): Record<string, string> {
+  const input = {
+    language: 'Solidity',
+    sources: Object.fromEntries(contractNames.map((name) => [`${name}.sol`, { content: sources[name] }])),
+    settings: {
+      ...compilerSettings,
+      outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object', 'evm.deployedBytecode.object'] } },
+    },
+  }
+  const output = JSON.parse(solc.compile(JSON.stringify(input))) as SolcOutput
+  const errors = (output.errors ?? []).filter((d) => d.severity === 'error')
+  if (errors.length > 0) throw new Error(errors.map((d) => d.formattedMessage).join('\n'))
+  const files: Record<string, string> = {}
+  const artifacts = {} as Record<ContractName, ContractArtifact>
+  for (const name of contractNames) {
+    const contract = output.contracts?.[`${name}.sol`]?.[name]
+    if (!contract) throw new Error(`solc produced no ${name}`)
+    artifacts[name] = {
+      contractName: name,
+      abi: sortKeys(contract.abi) as ContractArtifact['abi'],
+      bytecode: `0x${contract.evm.bytecode.object}`,
+      deployedBytecode: `0x${contract.evm.deployedBytecode.object}`,
+      solcVersion: solc.version() as string,
+      settings: compilerSettings,
+    }
+    files[`contracts/artifacts/${name}.json`] = `${JSON.stringify(artifacts[name], null, 2)}\n`
+  }
+  // The ABIs as contracts/abi.ts exports them (a payable mutant changes a stateMutability).
+  files['contracts/abi.ts'] = `${contractNames
+    .map((name) => `export const ${abiConstName(name)} = ${JSON.stringify(artifacts[name].abi, null, 2)} as const`)
+    .join('\n\n')}\n`
+  return files
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys)
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(
+      Object.entries(value)
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        .map(([key, inner]) => [key, sortKeys(inner)]),
+    )
+  return value
+}
+
+export function applyMutant(sources: Record<ContractName, string>, mutant: Mutant): Record<ContractName, string> {
+  const source = sources[mutant.file]
+  const at = source.indexOf(mutant.find)
+  if (at < 0) throw new Error(`${mutant.name}: its text is not in ${mutant.file}.sol`)
+  if (source.indexOf(mutant.find, at + 1) >= 0) throw new Error(`${mutant.name}: its text occurs more than once in ${mutant.file}.sol`)
+  if (mutant.find === mutant.replace) throw new Error(`${mutant.name}: changes nothing`)
+  return { ...sources, [mutant.file]: source.slice(0, at) + mutant.replace + source.slice(at + mutant.find.length) }
+}
+
+// ─── Running the tests in a temporary copy ───
+
+// What the contract tests import, copied; node_modules is linked.
+const copied = ['core', 'contracts', 'test', 'golden', 'config', 'plugins', 'package.json', '.taprc', 'tsconfig.json']
+
+function makeCopy(base: string, name: string): string {
+  const dir = join(base, name.replace(/[^a-z0-9-]/gi, '_'))
+  mkdirSync(dir)
+  for (const entry of copied)
+    cpSync(join(root, entry), join(dir, entry), { recursive: true })
+  symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'), 'dir')
+  return dir
+}
+
+type TestRun = { file: string; passed: boolean; failures: string[]; ms: number }
+
+function runTest(dir: string, file: string): Promise<TestRun> {
+  const started = performance.now()
+  return new Promise((resolve, reject) => {
+    const child = spawn(join(dir, 'node_modules', '.bin', 'tap'), ['--reporter=tap', '--jobs=1', file], {
+      cwd: dir,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1' },
+    })
+    let out = ''
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()))
+    child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()))
+    child.on('error', reject)
+    child.on('close', (code) => {
+      // The first failing subtest (a file's own t.test, 4 spaces in) and its first telling assertion (deeper in):
+      // generic messages ("should be equal") and multi-line error dumps are left out.
+      const named = (indent: string) =>
+        [...out.matchAll(new RegExp(`^${indent}not ok \\d+ - (.*)$`, 'gm'))]
+          .map((m) => m[1]!.replace(/ # .*$/, '').trim())
+          .filter((name) => !/^should (not )?be /.test(name))
+          .map((name) => (name.length > 110 ? `${name.slice(0, 107)}…` : name))
+      const failures = [...named(' {4}').slice(0, 1), ...named(' {8,}').slice(0, 1)]
+      resolve({ file, passed: code === 0, failures, ms: performance.now() - started })
+    })
+  })
+}
+
+export type Result = { mutant: Mutant; fate: 'killed' | 'SURVIVED' | 'INVALID'; by?: string; why?: string; ms: number }
+
+async function runMutant(base: string, sources: Record<ContractName, string>, mutant: Mutant): Promise<Result> {
+  const started = performance.now()
+  let files: Record<string, string>
+  let mutated: Record<ContractName, string>
+  try {
+    mutated = applyMutant(sources, mutant)
+    files = renderArtifactsFor(mutated)
+  } catch (error) {
+    return { mutant, fate: 'INVALID', why: (error as Error).message.split('\n')[0], ms: performance.now() - started }
+  }
+  const dir = makeCopy(base, mutant.name)
+  try {
+    writeFileSync(join(dir, 'contracts', `${mutant.file}.sol`), mutated[mutant.file])
+    for (const [path, contents] of Object.entries(files)) writeFileSync(join(dir, path), contents)
+    for (const file of testsFor[mutant.file]) {
+      const run = await runTest(dir, file)
+      if (!run.passed)
+        return { mutant, fate: 'killed', by: file, why: run.failures.join(' › '), ms: performance.now() - started }
+    }
+    return { mutant, fate: 'SURVIVED', ms: performance.now() - started }
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+async function pool<T, R>(items: T[], width: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length)
+  let next = 0
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < items.length) {
+        const index = next++
+        results[index] = await work(items[index]!)
+      }
+    }),
+  )
+  return results
+}
+
+// ─── The report ───
+
+const escapeCell = (text: string) => text.replaceAll('|', '\\|').replaceAll('\n', ' ')
+
+// The lines a mutation changes (context common to both sides dropped): `old` → `new`, or `old` removed.
+function describe({ find, replace }: Mutant): string {
+  const a = find.split('\n')
+  const b = replace.split('\n')
+  while (a.length && b.length && a[0] === b[0]) a.shift(), b.shift()
+  while (a.length && b.length && a.at(-1) === b.at(-1)) a.pop(), b.pop()
+  const show = (lines: string[]) => {
+    const text = lines.map((line) => line.trim()).filter(Boolean)
+    return `\`${escapeCell(text[0] ?? '')}${text.length > 1 ? ' …' : ''}\``
+  }
+  const removed = b.every((line) => line.trim() === '')
+  return removed ? `${show(a)} removed` : `${show(a)} → ${show(b)}`
+}
+
+export function table(results: Result[]): string {
+  const rows = results.map(({ mutant, fate, by, why, ms }) => {
+    const outcome = fate === 'killed' ? `killed by \`${by}\`` : `**${fate}**`
+    const change = describe(mutant)
+    return `| ${mutant.name} | ${mutant.file}.sol | ${change} | ${outcome} | ${escapeCell(why ?? '')} | ${(ms / 1000).toFixed(1)} s |`
+  })
+  return ['| mutant | file | mutation | fate | first failing assertions | time |', '|---|---|---|---|---|---|', ...rows].join('\n')
+}
+
+const HEADING = '## Contract mutants (npm run mutate:contracts)'
+
+export function writeReport(results: Result[], seconds: number) {
+  const path = join(root, 'bench', 'MUTATION.md')
+  const killed = results.filter((r) => r.fate === 'killed').length
+  const section = [
+    HEADING,
+    '',
+    `\`npm run mutate:contracts\` (contracts/mutate.ts) applies each mutation to a temporary copy of contracts/*.sol, ` +
+      `compiles it with the pinned solc ${solc.version()} and the build's settings, and runs the contract tests ` +
+      `(${RUNNER_TEST}, ${CALIBUR_TEST}; the mutated file's own test first, stopping at the first that fails) ` +
+      `against the mutated artifacts, two mutants at a time.`,
+    '',
+    `Last run: ${new Date().toISOString().slice(0, 10)}, ${results.length} mutants, ${killed} killed, ` +
+      `${results.filter((r) => r.fate === 'SURVIVED').length} survived, ${results.filter((r) => r.fate === 'INVALID').length} invalid, ${Math.round(seconds)} s.`,
+    '',
+    table(results),
+    '',
+  ].join('\n')
+  const existing = existsSync(path) ? readFileSync(path, 'utf8') : '# Mutation testing\n\n'
+  const start = existing.indexOf(HEADING)
+  let next: string
+  if (start < 0) next = `${existing.trimEnd()}\n\n${section}`
+  else {
+    const end = existing.indexOf('\n## ', start + HEADING.length)
+    next = existing.slice(0, start) + section + (end < 0 ? '' : `\n${existing.slice(end + 1)}`)
+  }
+  writeFileSync(path, next)
+  console.log(`wrote bench/MUTATION.md`)
+}
+
+async function main() {
+  const onlyArg = process.argv.indexOf('--only')
+  const only = onlyArg >= 0 ? new Set((process.argv[onlyArg + 1] ?? '').split(',')) : undefined
+  const chosen = only ? mutants.filter((m) => only.has(m.name)) : mutants
+  if (only && chosen.length !== only.size) throw new Error(`unknown mutant in --only: ${[...only].filter((n) => !mutants.some((m) => m.name === n))}`)
+  const names = new Set<string>()
+  for (const m of mutants) {
+    if (names.has(m.name)) throw new Error(`two mutants named ${m.name}`)
+    names.add(m.name)
+  }
+
+  const sources = Object.fromEntries(
+    contractNames.map((name) => [name, readFileSync(join(root, 'contracts', `${name}.sol`), 'utf8')]),
+  ) as Record<ContractName, string>
+  // Every mutation must apply to today's sources: a stale one is an error, not a silent skip.
+  for (const mutant of chosen) applyMutant(sources, mutant)
+
+  const started = performance.now()
+  const base = mkdtempSync(join(tmpdir(), 'bruno-mutate-'))
+  try {
+    // The unmutated contracts must pass, or every "kill" means nothing.
+    const baselineDir = makeCopy(base, 'baseline')
+    for (const [path, contents] of Object.entries(renderArtifactsFor(sources))) writeFileSync(join(baselineDir, path), contents)
+    const baseline = await pool([RUNNER_TEST, CALIBUR_TEST], 2, (file) => runTest(baselineDir, file))
+    for (const run of baseline) {
+      console.log(`baseline ${run.file}: ${run.passed ? 'passes' : 'FAILS'} (${(run.ms / 1000).toFixed(1)} s)`)
+      if (!run.passed) {
+        console.error(`the unmutated contracts fail ${run.file}: ${run.failures.join('; ')}`)
+        process.exit(2)
+      }
+    }
+    rmSync(baselineDir, { recursive: true, force: true })
+
+    const results = await pool(chosen, 2, async (mutant) => {
+      const result = await runMutant(base, sources, mutant)
+      const outcome = result.fate === 'killed' ? `killed by ${result.by}` : result.fate
+      console.log(`${mutant.name.padEnd(38)} ${outcome}  (${(result.ms / 1000).toFixed(1)} s)${result.why ? `  ${result.why}` : ''}`)
+      return result
+    })
+    const seconds = (performance.now() - started) / 1000
+    console.log(`\n${table(results)}\n`)
+    const survivors = results.filter((r) => r.fate !== 'killed')
+    console.log(`${results.length} mutants: ${results.length - survivors.length} killed, ${survivors.length} not (${Math.round(seconds)} s)`)
+    for (const { mutant, fate } of survivors)
+      console.log(`\n${fate}: ${mutant.name} in contracts/${mutant.file}.sol\n--- find:\n${mutant.find}\n--- replace:\n${mutant.replace}`)
+    if (!only) writeReport(results, seconds)
+    process.exitCode = survivors.length > 0 ? 1 : 0
+  } finally {
+    rmSync(base, { recursive: true, force: true })
+  }
+}
+
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) await main()
