@@ -3,7 +3,7 @@ import { once } from 'node:events'
 import { fileURLToPath } from 'node:url'
 import type { ParentMessage, ProcessStats } from './child.ts'
 import type { LoadMessage, LoadResult, LoadSpec } from './load.ts'
-import type { RoundTrip } from './proxy.ts'
+import type { RoundTrip, WatchAction } from './proxy.ts'
 
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url))
 const STARTUP_MS = 60_000
@@ -108,6 +108,10 @@ export interface ProxyChild {
   readonly url: string
   count(): Promise<number>
   since(mark: number): Promise<RoundTrip[]>
+  /** Marks round trips carrying 32-byte keys that start with `prefix` (bench/proxy.ts). */
+  tag(prefix: string): Promise<void>
+  /** Changes `key`'s call once submit has checked it (bench/proxy.ts); resolves once the proxy has it. */
+  watch(key: string, action: WatchAction): Promise<void>
   stop(): Promise<void>
 }
 
@@ -129,6 +133,8 @@ export async function startProxyChild(target: string): Promise<ProxyChild> {
     url,
     count: async () => (await ask<{ count: number }>({ type: 'count' }, 'count')).count,
     since: async (mark) => (await ask<{ trips: RoundTrip[] }>({ type: 'since', mark }, 'since')).trips,
+    tag: async (prefix) => void (await ask({ type: 'tag', prefix }, 'tagged')),
+    watch: async (key, action) => void (await ask({ type: 'watch', key, action }, 'watched')),
     stop: () => stopChild(child, { type: 'stop' }),
   }
 }

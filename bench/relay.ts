@@ -23,6 +23,7 @@ import { RawMcpClient } from '../test/fixtures/mcpHttp.ts'
 import { signTransfer } from '../test/fixtures/signedTransfer.ts'
 import type { RoundTrip } from './proxy.ts'
 import { startProxyChild, startServerChild, type ProxyChild } from './processes.ts'
+import { runSoak, type SoakOptions, type SoakResults } from './soak.ts'
 
 export interface RelayBenchOptions {
   /** Accounts, each submitting once in the timed run (200). */
@@ -53,6 +54,8 @@ export interface RelayResults {
   }
   readonly statusRead: { readonly memoryUs: number; readonly fileUs: number; readonly stored: number; readonly reads: number }
   readonly timed: TimedRun
+  /** Held submissions and poison pills beside a legitimate workload (bench/soak.ts), when run. */
+  readonly soak?: SoakResults
   readonly memory: {
     readonly submissions: number
     readonly rssBeforeMb: number
@@ -83,24 +86,24 @@ export interface TimedRun {
 }
 
 const silent = pino({ level: 'silent' })
-const MB = (bytes: number) => Math.round((bytes / 2 ** 20) * 10) / 10
+export const MB = (bytes: number) => Math.round((bytes / 2 ** 20) * 10) / 10
 
 function tripCount(trips: RoundTrip[], per = 1): TripCount {
   return { roundTrips: Math.round((trips.length / per) * 100) / 100, methods: trips.map((trip) => [...trip.methods]) }
 }
 
-function percentile(sorted: readonly number[], p: number): number {
+export function percentile(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return NaN
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!
 }
 
-interface Payer {
+export interface Payer {
   readonly key: Hex
   readonly address: Address
 }
 
 /** A USDC-only account's call: a signed EIP-3009 gift of 0.01 USDC to a friend (flow 2). */
-async function giftCall(deployment: DevnetDeployment, payer: Payer, friend: Address) {
+export async function giftCall(deployment: DevnetDeployment, payer: Payer, friend: Address) {
   const token = { address: deployment.usdc, name: 'USD Coin', version: '2', chainId: deployment.chainId }
   const gift = await signTransfer(payer.key, token, friend, 10_000n)
   const { v, r, s } = parseSignature(gift.signature)
@@ -179,7 +182,7 @@ async function countRoundTrips(deployment: DevnetDeployment, proxy: ProxyChild, 
 }
 
 /** The store's cost of one `status` read, with `stored` submissions in it, in memory and in a file. */
-async function statusReadCost(sample: Submission, stored: number, reads: number) {
+export async function statusReadCost(sample: Submission, stored: number, reads: number) {
   const dir = mkdtempSync(join(tmpdir(), 'bruno-bench-'))
   try {
     const cost = async (path: string) => {
@@ -218,7 +221,7 @@ interface Tracked {
  * A lean modern-era MCP caller for the driver (no output validation: the bench checks its first
  * answers with the tests' validating client, then keeps its own CPU for the load).
  */
-class LeanMcp {
+export class LeanMcp {
   #id = 0
   constructor(readonly url: string) {}
 
@@ -323,15 +326,25 @@ function summarize(tracked: Tracked[], options: RelayBenchOptions, trips: RoundT
   }
 }
 
+/** The relay bench's devnet: anvil with the contracts, the counting proxy before it, funded USDC-only accounts. */
+export interface RelayDevnet {
+  readonly rpcUrl: string
+  readonly deployment: DevnetDeployment
+  readonly proxy: ProxyChild
+  readonly payers: readonly Payer[]
+  /** Receives the gifts (flow 2's calls). */
+  readonly friend: Address
+  readonly setupSec: number
+}
+
 /**
- * The relay on the local chain: RPC round trips per quote, submit and runner send (counted by a
- * loopback proxy in front of anvil); the store's cost per status read; then Bruno in a child
- * process, anvil mining every `blockTimeSec`, `accounts` USDC-only accounts each submitting once
- * (flow 2: a signed EIP-3009 transfer pays), and more until `totalSubmissions` for memory.
+ * Runs `body` on a fresh devnet: anvil (automine) with the contracts deployed, the counting proxy
+ * in front of it in a process of its own, and `accounts` fresh accounts holding 100 USDC each;
+ * everything stopped afterwards.
  */
-export async function runRelayBench(options: RelayBenchOptions, log: (line: string) => void): Promise<RelayResults> {
+export async function withRelayDevnet<T>(accounts: number, log: (line: string) => void, body: (devnet: RelayDevnet) => Promise<T>): Promise<T> {
   const setupStarted = performance.now()
-  // Deploying and funding run on automine (a block per transaction); the timed run then switches
+  // Deploying and funding run on automine (a block per transaction); the timed runs then switch
   // anvil to a block every `blockTimeSec`, as `startAnvil({ blockTime })` would have run it.
   const anvil = await startAnvil()
   const stops: (() => Promise<void>)[] = [() => anvil.stop()]
@@ -339,7 +352,7 @@ export async function runRelayBench(options: RelayBenchOptions, log: (line: stri
     const deployment = await deployDevnet(anvil.rpcUrl)
     const proxy = await startProxyChild(anvil.rpcUrl)
     stops.unshift(() => proxy.stop())
-    const payers: Payer[] = Array.from({ length: options.accounts }, () => {
+    const payers: Payer[] = Array.from({ length: accounts }, () => {
       const key = generatePrivateKey()
       return { key, address: privateKeyToAccount(key).address }
     })
@@ -347,7 +360,27 @@ export async function runRelayBench(options: RelayBenchOptions, log: (line: stri
     for (const payer of payers) await mintUsdc(anvil.rpcUrl, deployment, payer.address, 100_000_000n)
     const setupSec = Math.round((performance.now() - setupStarted) / 100) / 10
     log(`  devnet deployed, ${payers.length} accounts funded with USDC in ${setupSec} s`)
+    return await body({ rpcUrl: anvil.rpcUrl, deployment, proxy, payers, friend, setupSec })
+  } finally {
+    for (const stop of stops) await stop()
+  }
+}
 
+/** A submission as the store keeps it once done (one of `countRoundTrips`'), to size the store with. */
+export async function storedSample(devnet: RelayDevnet): Promise<Submission> {
+  return (await countRoundTrips(devnet.deployment, devnet.proxy, devnet.payers.slice(0, 1), devnet.friend)).sample
+}
+
+/**
+ * The relay on the local chain: RPC round trips per quote, submit and runner send (counted by a
+ * loopback proxy in front of anvil); the store's cost per status read; then Bruno in a child
+ * process, anvil mining every `blockTimeSec`, `accounts` USDC-only accounts each submitting once
+ * (flow 2: a signed EIP-3009 transfer pays), and more until `totalSubmissions` for memory; then,
+ * with `soak`, the soak (bench/soak.ts) on the same devnet, in a Bruno of its own.
+ */
+export async function runRelayBench(options: RelayBenchOptions, log: (line: string) => void, soak?: SoakOptions): Promise<RelayResults> {
+  return withRelayDevnet(options.accounts, log, async (devnet) => {
+    const { deployment, proxy, payers, friend, setupSec } = devnet
     const { counts, sample } = await countRoundTrips(deployment, proxy, payers.slice(0, 5), friend)
     log(`  round trips: quote ${counts.quote.roundTrips}, submit ${counts.submit.roundTrips}, runner send ${counts.runnerSend.roundTrips}, follow ${counts.runnerFollow.roundTrips}`)
     const statusRead = await statusReadCost(sample, 1_000, 20_000)
@@ -364,70 +397,79 @@ export async function runRelayBench(options: RelayBenchOptions, log: (line: stri
       calls.push(wave)
     }
 
-    const bruno = await startServerChild('bruno', [], { ...process.env, BENCH_DEVNET: JSON.stringify(deployment), BENCH_RPC_URL: proxy.url })
-    stops.unshift(() => bruno.stop())
-    const payee = getAddress('0xa0Ee7A142d267C1f36714E4a8F75612F20a79720')
-    // A quote's shape, checked once against the tool's outputSchema by the tests' client.
-    const checked = new RawMcpClient(`${bruno.url}/mcp/bruno`)
-    const first = calls[0]![0]!
-    await checked.call('quote', { chain: 'local', call: first.call, token: 'USDC', payment: 'authorization' })
-    const mcp = new LeanMcp(`${bruno.url}/mcp/bruno`)
-
-    const test = createTestClient({ mode: 'anvil', transport: http(anvil.rpcUrl) })
-    await test.setAutomine(false)
-    await test.setIntervalMining({ interval: options.blockTimeSec })
-    const chain = createPublicClient({ transport: http(anvil.rpcUrl) })
-    let latest = await chain.getBlockNumber({ cacheTime: 0 })
-    let watching = true
-    const watcher = (async () => {
-      while (watching) {
-        // Uncached: viem keeps a block number for its polling interval (4 s) by default.
-        latest = await chain.getBlockNumber({ cacheTime: 0 })
-        await new Promise((resolve) => setTimeout(resolve, 50))
-      }
-    })()
+    // Every submission comes from one client (127.0.0.1): the memory run's waves keep more than the
+    // default 64 active at once (relay.admission.client.maxActive), so the bench raises it.
+    const network = { relay: { admission: { client: { maxActive: options.totalSubmissions } } } }
+    const bruno = await startServerChild('bruno', [], { ...process.env, BENCH_DEVNET: JSON.stringify(deployment), BENCH_RPC_URL: proxy.url, BENCH_NETWORK: JSON.stringify(network) })
+    let results: Omit<RelayResults, 'soak'>
     try {
-      const before = await bruno.stats(true)
-      const rssBefore = before.rss
-      const mark = await proxy.count()
-      const timedTracked = await submitWave(mcp, deployment, calls[0]!, options.arrivalMs, payee, () => latest, 120_000)
-      const timed = summarize(timedTracked, options, await proxy.since(mark))
-      log(`  timed: ${timed.done}/${timed.submissions} done, submit→done p50 ${timed.submitToDoneMs.p50} ms p99 ${timed.submitToDoneMs.p99} ms, max ${timed.blocksToInclusion.max} blocks`)
-      const rssAfterTimed = (await bruno.stats()).rss
-      let total = timedTracked.length
-      for (const wave of calls.slice(1)) {
-        const more = await submitWave(mcp, deployment, wave, Math.max(5, Math.floor(options.arrivalMs / 2)), payee, () => latest, 120_000)
-        const open = more.filter((item) => item.stage !== 'done')
-        if (open.length > 0) throw new Error(`memory run: ${open.length} submissions not done`)
-        total += more.length
-      }
-      const rssAfterAll = (await bruno.stats()).rss
-      const collected = await bruno.stats(true)
-      log(
-        `  memory: RSS ${MB(rssBefore)} MB → ${MB(rssAfterTimed)} MB after ${timedTracked.length} → ${MB(rssAfterAll)} MB after ${total}; ` +
-          `after a full GC: RSS ${MB(collected.rss)} MB, heap ${MB(before.heapUsed)} → ${MB(collected.heapUsed)} MB`,
-      )
-      return {
-        setupSec,
-        roundTrips: counts,
-        statusRead,
-        timed,
-        memory: {
-          submissions: total,
-          rssBeforeMb: MB(rssBefore),
-          rssAfterTimedMb: MB(rssAfterTimed),
-          rssAfterAllMb: MB(rssAfterAll),
-          growthMb: MB(rssAfterAll - rssBefore),
-          heapBeforeMb: MB(before.heapUsed),
-          heapAfterAllGcMb: MB(collected.heapUsed),
-          rssAfterAllGcMb: MB(collected.rss),
-        },
+      const payee = getAddress('0xa0Ee7A142d267C1f36714E4a8F75612F20a79720')
+      // A quote's shape, checked once against the tool's outputSchema by the tests' client.
+      const checked = new RawMcpClient(`${bruno.url}/mcp/bruno`)
+      const first = calls[0]![0]!
+      await checked.call('quote', { chain: 'local', call: first.call, token: 'USDC', payment: 'authorization' })
+      const mcp = new LeanMcp(`${bruno.url}/mcp/bruno`)
+
+      const test = createTestClient({ mode: 'anvil', transport: http(devnet.rpcUrl) })
+      await test.setAutomine(false)
+      await test.setIntervalMining({ interval: options.blockTimeSec })
+      const chain = createPublicClient({ transport: http(devnet.rpcUrl) })
+      let latest = await chain.getBlockNumber({ cacheTime: 0 })
+      let watching = true
+      const watcher = (async () => {
+        while (watching) {
+          // Uncached: viem keeps a block number for its polling interval (4 s) by default.
+          latest = await chain.getBlockNumber({ cacheTime: 0 })
+          await new Promise((resolve) => setTimeout(resolve, 50))
+        }
+      })()
+      try {
+        const before = await bruno.stats(true)
+        const rssBefore = before.rss
+        const mark = await proxy.count()
+        const timedTracked = await submitWave(mcp, deployment, calls[0]!, options.arrivalMs, payee, () => latest, 120_000)
+        const timed = summarize(timedTracked, options, await proxy.since(mark))
+        log(`  timed: ${timed.done}/${timed.submissions} done, submit→done p50 ${timed.submitToDoneMs.p50} ms p99 ${timed.submitToDoneMs.p99} ms, max ${timed.blocksToInclusion.max} blocks`)
+        const rssAfterTimed = (await bruno.stats()).rss
+        let total = timedTracked.length
+        for (const wave of calls.slice(1)) {
+          const more = await submitWave(mcp, deployment, wave, Math.max(5, Math.floor(options.arrivalMs / 2)), payee, () => latest, 120_000)
+          const open = more.filter((item) => item.stage !== 'done')
+          if (open.length > 0) throw new Error(`memory run: ${open.length} submissions not done`)
+          total += more.length
+        }
+        const rssAfterAll = (await bruno.stats()).rss
+        const collected = await bruno.stats(true)
+        log(
+          `  memory: RSS ${MB(rssBefore)} MB → ${MB(rssAfterTimed)} MB after ${timedTracked.length} → ${MB(rssAfterAll)} MB after ${total}; ` +
+            `after a full GC: RSS ${MB(collected.rss)} MB, heap ${MB(before.heapUsed)} → ${MB(collected.heapUsed)} MB`,
+        )
+        results = {
+          setupSec,
+          roundTrips: counts,
+          statusRead,
+          timed,
+          memory: {
+            submissions: total,
+            rssBeforeMb: MB(rssBefore),
+            rssAfterTimedMb: MB(rssAfterTimed),
+            rssAfterAllMb: MB(rssAfterAll),
+            growthMb: MB(rssAfterAll - rssBefore),
+            heapBeforeMb: MB(before.heapUsed),
+            heapAfterAllGcMb: MB(collected.heapUsed),
+            rssAfterAllGcMb: MB(collected.rss),
+          },
+        }
+      } finally {
+        watching = false
+        await watcher
       }
     } finally {
-      watching = false
-      await watcher
+      // Stopped before the soak's Bruno starts: two runners must never share the runner key.
+      await bruno.stop()
     }
-  } finally {
-    for (const stop of stops) await stop()
-  }
+    if (!soak) return results
+    log(`Soak: held submissions and poison pills`)
+    return { ...results, soak: await runSoak(devnet, soak, log, sample) }
+  })
 }

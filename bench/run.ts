@@ -4,12 +4,15 @@ import { cpus, loadavg, totalmem, platform, release } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { profileServersInto } from './processes.ts'
 import { runCallMemory, runMcpCases, type CaseResult, type McpResults, type MemoryResult } from './mcp.ts'
-import { runRelayBench, type RelayResults } from './relay.ts'
+import { runRelayBench, storedSample, withRelayDevnet, type RelayResults } from './relay.ts'
+import { runSoak, type SoakResults } from './soak.ts'
 
 /**
- * `npm run bench [-- --smoke] [-- --only mcp|relay]`: every case in one run, each server alone in
+ * `npm run bench [-- --smoke] [-- --only mcp|relay|soak]`: every case in one run, each server alone in
  * a child process on loopback, the load generator (autocannon) in another; prints a table and
- * writes bench/out/results-<date>.json. `--smoke` runs each case for about a second.
+ * writes bench/out/results-<date>.json. `--smoke` runs each case for about a second, and a tiny soak.
+ * `--only relay` runs the relay's cases and the soak; `--only soak` the soak alone (on a devnet of its own);
+ * `--soak-idle <s>` keeps the soak's relay idle that long (default 20 s) while its calls to the node are counted.
  */
 
 const args = process.argv.slice(2)
@@ -24,10 +27,17 @@ if (args.includes('--profile')) {
 }
 
 const shape = smoke ? { connections: 10, warmupSec: 0.5, durationSec: 1, rounds: 1 } : { connections: 10, warmupSec: 2, durationSec: 12, rounds: 3 }
+// `--soak-idle <s>`: a longer idle window (the default shows the first seconds after the load only).
+const soakIdleSec = args.includes('--soak-idle') ? Number(args[args.indexOf('--soak-idle') + 1]) : undefined
 const relayOptions = smoke
   ? { accounts: 20, totalSubmissions: 40, arrivalMs: 50, blockTimeSec: 2 }
   : { accounts: 200, totalSubmissions: 1_000, arrivalMs: 50, blockTimeSec: 2 }
 const memoryCalls = smoke ? 2_000 : 10_000
+// Issue 13's soak (bench/soak.ts): 1,000 submissions from 200 accounts, 300 held and 100 poison pills among them.
+const soakOptions = smoke
+  ? { accounts: 5, submissions: 25, held: 7, poison: 3, arrivalMs: 50, blockTimeSec: 1, idleSec: 2, warmup: 2 }
+  : { accounts: 200, submissions: 1_000, held: 300, poison: 100, arrivalMs: 25, blockTimeSec: 2, idleSec: 20, warmup: 10 }
+if (soakIdleSec !== undefined) soakOptions.idleSec = soakIdleSec
 
 function machine() {
   const cores = cpus()
@@ -98,6 +108,29 @@ function relayLines(relay: RelayResults): string {
   ].join('\n')
 }
 
+export function soakLines(soak: SoakResults): string {
+  const { baseline: b, soak: s, idle: i, memory: m, badEnd: e } = soak
+  const kinds = Object.entries(soak.bad).map(([kind, count]) => `${count} ${kind}`).join(', ')
+  return [
+    `${soak.submissions} submissions from ${soak.accounts} accounts, ${soak.arrivalPerSec}/s, a block every ${soak.blockTimeSec} s: ${soak.legit} legitimate, ${kinds}`,
+    `(relay.submissionTtlSec ${soak.config.submissionTtlSec}, relay.admission.client.maxActive ${soak.config.clientMaxActive}, account limits ${soak.config.accountMaxActive})`,
+    `| run | legitimate done | submit → done p50 ms | p99 ms | max ms | round trips (carrying a bad call) | s | Bruno CPU s |`,
+    `|---|---:|---:|---:|---:|---:|---:|---:|`,
+    `| idle relay (baseline) | ${b.done}/${b.submissions} | ${b.submitToDoneMs.p50} | ${b.submitToDoneMs.p99} | ${b.submitToDoneMs.max} | ${b.roundTrips} | ${b.seconds} | ${b.brunoCpuSec} |`,
+    `| with the bad ones | ${s.done}/${s.submissions} | ${s.submitToDoneMs.p50} | ${s.submitToDoneMs.p99} | ${s.submitToDoneMs.max} | ${s.roundTrips} (${s.badRoundTrips}) | ${s.seconds} | ${s.brunoCpuSec} |`,
+    `- p99 ${soak.p99Ratio}× the baseline's; bad ones at the end: ${e.waiting} waiting, ${e.sent} sent, ${e.failed} failed`,
+    ...Object.entries(e.reasons).map(([reason, count]) => `  - ${count}: ${reason}`),
+    `- idle ${i.seconds} s holding them (accepted ${i.ageSec.min}–${i.ageSec.max} s before): ${i.calls} JSON-RPC calls to the node in ${i.roundTrips} round trips, ` +
+      `${i.callsPerSec} calls/s (${i.perSec} round trips/s; calls/s by 10 s: ${i.callsPerSecSeries.join(', ')}); Bruno CPU ${i.brunoCpuSec} s`,
+    `- re-checks in the window: ${Object.entries(i.looks).map(([kind, l]) => `${kind} ${l.looks} (${Math.round((l.calls / Math.max(1, l.looks)) * 10) / 10} simulations each)`).join(', ')} ` +
+      `(the backoff alone schedules ${i.scheduledLooks}); ${i.untaggedCalls} other calls (block, fees, price, chain id); ` +
+      `in all ${i.callsPerLook} calls in ${i.roundTripsPerLook} round trips per re-check; ` +
+      `once every hold reaches the runner's 60 s cap: ${i.steadyCallsPerSec} calls/s (${i.steadyPerSec} round trips/s)`,
+    `- Bruno after a full GC (after the warm-up → the baseline → the soak → idling): RSS ${m.rssMb.before} → ${m.rssMb.afterBaseline} → ${m.rssMb.afterSoak} → ${m.rssMb.afterIdle} MB, ` +
+      `heap ${m.heapMb.before} → ${m.heapMb.afterBaseline} → ${m.heapMb.afterSoak} → ${m.heapMb.afterIdle} MB; ${m.stored} submissions stored${m.storeFileMb === undefined ? '' : ` (${m.storeFileMb} MB as an SQLite file)`}`,
+  ].join('\n')
+}
+
 function memoryLine(memory: MemoryResult): string {
   return `Bruno RSS before/after ${memory.calls} tools/call: ${memory.rssBeforeMb} MB → ${memory.rssAfterMb} MB (growth ${memory.growthMb} MB; heap ${memory.heapBeforeMb} → ${memory.heapAfterMb} MB); after a full GC: RSS ${memory.rssAfterGcMb} MB, heap ${memory.heapAfterGcMb} MB`
 }
@@ -108,15 +141,20 @@ log(`Bruno bench${smoke ? ' (smoke)' : ''}: ${host.cpu}, ${host.cores} cores, No
 let mcp: McpResults | undefined
 let memory: MemoryResult | undefined
 let relay: RelayResults | undefined
-if (only !== 'relay') {
+let soak: SoakResults | undefined
+if (only !== 'relay' && only !== 'soak') {
   log(`MCP cases: ${shape.connections} connections; ${shape.rounds} rounds, each case in each a fresh server, ${shape.warmupSec} s warm-up, ${shape.durationSec / shape.rounds} s measured`)
   mcp = await runMcpCases(shape, log)
   log(`Memory: ${memoryCalls} tools/call`)
   memory = await runCallMemory(memoryCalls, shape.connections)
 }
-if (only !== 'mcp') {
+if (only === 'soak') {
+  log(`Soak: held submissions and poison pills`)
+  soak = await withRelayDevnet(soakOptions.accounts, log, async (devnet) => runSoak(devnet, soakOptions, log, await storedSample(devnet)))
+} else if (only !== 'mcp') {
   log(`Relay on the local chain`)
-  relay = await runRelayBench(relayOptions, log)
+  relay = await runRelayBench(relayOptions, log, soakOptions)
+  soak = relay.soak
 }
 const seconds = Math.round((performance.now() - started) / 1000)
 const loadAverageAtEnd = Math.round(loadavg()[0]! * 100) / 100
@@ -138,6 +176,15 @@ const targets = {
         [`${relay.timed.submissions} submissions each done within 3 blocks`]: relay.timed.withinThreeBlocks,
       }
     : {}),
+  ...(soak
+    ? {
+        'soak: every legitimate submission done, every bad one held': soak.soak.done === soak.soak.submissions && soak.badEnd.waiting === soak.submissions - soak.legit,
+        'soak: the baseline (idle relay) kept up, p99 within 3 blocks (else the ratio below compares two backlogs)': soak.baselineKeptUp,
+        'soak: legitimate p99 within 2× the idle relay\'s': soak.p99Ratio <= 2,
+        // "Near 0": at most one round trip a second while nothing arrives.
+        'soak: idle relay holding the bad ones ≤ 1 RPC call/s': soak.idle.callsPerSec <= 1,
+      }
+    : {}),
 }
 
 log('')
@@ -153,11 +200,15 @@ if (relay) {
   log(relayLines(relay))
   log('')
 }
+if (soak) {
+  log(soakLines(soak))
+  log('')
+}
 for (const [target, met] of Object.entries(targets)) log(`${met ? 'met ' : 'MISSED'}  ${target}`)
 log(`(${seconds} s; load average ${host.loadAverage} at the start, ${loadAverageAtEnd} at the end)`)
 
 const out = fileURLToPath(new URL('./out/', import.meta.url))
 mkdirSync(out, { recursive: true })
 const file = `${out}results-${stamp}${smoke ? '-smoke' : ''}.json`
-writeFileSync(file, `${JSON.stringify({ date: new Date().toISOString(), smoke, seconds, machine: { ...host, loadAverageAtEnd }, shape, mcp, memory, relay, targets }, null, 2)}\n`)
+writeFileSync(file, `${JSON.stringify({ date: new Date().toISOString(), smoke, seconds, machine: { ...host, loadAverageAtEnd }, shape, mcp, memory, relay: relay && { ...relay, soak: undefined }, soak, targets }, null, 2)}\n`)
 log(`wrote ${file}`)

@@ -4,8 +4,9 @@ import { promisify } from 'node:util'
 import t from 'tap'
 
 // `npm run bench -- --smoke` end to end: every server child starts, answers the expected bytes
-// under load, and the relay's flow runs to done. Figures are not asserted (this machine runs other
-// tests meanwhile): only validity, and the round-trip counts, which do not depend on load.
+// under load, the relay's flow runs to done, and a tiny soak (bench/soak.ts: 25 submissions, 10 of
+// them held or poison pills) runs. Figures are not asserted (this machine runs other tests
+// meanwhile): only validity, and the round-trip counts, which do not depend on load.
 
 const run = promisify(execFile)
 const { stdout } = await run(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--smoke'], { timeout: 170_000, maxBuffer: 16 * 2 ** 20 })
@@ -33,4 +34,14 @@ t.test('the relay: round trips within their targets, every submission done', asy
   t.equal(timed.done, timed.submissions, 'every timed submission done')
   t.equal(timed.failed, 0)
   t.equal(memory.submissions, 40)
+})
+
+t.test('the tiny soak: every legitimate submission done, every bad one held and never sent', async (t) => {
+  const { soak } = results
+  t.equal(soak.submissions, 25)
+  t.same(soak.bad, { held: 7, bomb: 1, nodeError: 1, garbage: 1 })
+  t.equal(soak.baseline.done, soak.legit, 'the baseline: every legitimate submission done')
+  t.equal(soak.soak.done, soak.legit, 'beside the bad ones: every legitimate submission done')
+  t.same([soak.badEnd.waiting, soak.badEnd.sent, soak.badEnd.failed], [10, 0, 0], 'the bad ones all waiting, none sent')
+  t.ok(soak.idle.roundTrips >= 0 && soak.memory.stored === 42, 'idle and memory measured')
 })

@@ -1,4 +1,5 @@
 import { devnetConfig } from '../../config/devnet.ts'
+import { parseConfig } from '../../config/load.ts'
 import type { BrunoConfig } from '../../config/schema.ts'
 import type { DevnetDeployment } from '../../core/devnet/deploy.ts'
 import { bufferedLogDestination, createLogger } from '../../core/logger.ts'
@@ -12,7 +13,9 @@ import { serveBenchIpc } from '../child.ts'
 // their cost is counted but no terminal's is. Two configs:
 // - offline (default): the chain-free config of the tests; erc20 encoders of configured tokens need no chain;
 // - devnet: BENCH_DEVNET holds the deployment (JSON) and BENCH_RPC_URL the RPC URL to use for it
-//   (the bench's counting proxy in front of anvil).
+//   (the bench's counting proxy in front of anvil); BENCH_NETWORK, when set, holds settings of the
+//   network's `relay` and `runner` sections (JSON) laid over the devnet's, checked as a config file
+//   is (the soak's admission limits and deadlines: bench/soak.ts).
 
 const env = { ...process.env }
 const level = env.BENCH_LOG_LEVEL ?? 'info'
@@ -22,11 +25,21 @@ if (env.BENCH_DEVNET) {
   const deployment = JSON.parse(env.BENCH_DEVNET) as DevnetDeployment
   const rpcUrl = env.BENCH_RPC_URL ?? deployment.rpcUrl
   config = devnetConfig({ ...deployment, rpcUrl }, env, { port: 0, pollMs: 200, groups: ['bruno', 'calibur', '3009', 'erc20', 'uniswap'] })
+  if (env.BENCH_NETWORK) config = parseConfig({ ...config, networks: config.networks.map((network) => overlay(network, JSON.parse(env.BENCH_NETWORK!))) }, env)
   secrets = configuredSecrets(config, env)
 } else {
   config = offlineConfig(env)
 }
 delete env.BENCH_DEVNET
+delete env.BENCH_NETWORK
+
+/** `base` with `patch`'s values laid over it, objects merged key by key. */
+function overlay<T>(base: T, patch: unknown): T {
+  if (typeof patch !== 'object' || patch === null || Array.isArray(patch) || typeof base !== 'object' || base === null) return patch as T
+  const merged: Record<string, unknown> = { ...(base as Record<string, unknown>) }
+  for (const [key, value] of Object.entries(patch)) merged[key] = overlay(merged[key], value)
+  return merged as T
+}
 
 // As the CLI writes its log: buffered (see bufferedLogDestination), here into /dev/null.
 const destination = bufferedLogDestination(env.BENCH_LOG_FILE ?? '/dev/null')
