@@ -148,10 +148,8 @@ export async function readWeiPerBaseUnit(network: Network, token: Address): Prom
   const prices = await Promise.all(
     hops.map(async (hop) => {
       const pool = poolAddress(factory, hop.tokenIn, hop.tokenOut, hop.fee)
-      const [slot0, averageTick] = await Promise.all([
-        network.client.readContract({ address: pool, abi: uniswapV3PoolAbi, functionName: 'slot0' }),
-        readAverageTick(network, pool),
-      ])
+      const slot0Read = network.client.readContract({ address: pool, abi: uniswapV3PoolAbi, functionName: 'slot0' })
+      const [slot0, averageTick] = await Promise.all([slot0Read, readAverageTick(network, pool, slot0Read)])
       const spot = pathPrice([{ ...hop, sqrtPriceX96: slot0[0] }])
       const average = pathPrice([{ ...hop, sqrtPriceX96: sqrtPriceX96AtTick(averageTick) }])
       // The lower of the two: a payment is never valued above what the pool has held.
@@ -165,7 +163,7 @@ export async function readWeiPerBaseUnit(network: Network, token: Address): Prom
  * A pool's average tick over `PRICE_WINDOW_SEC`, or over its whole history when it has less (its
  * oldest observation read then): rounded toward negative infinity, as Uniswap's oracle library does.
  */
-async function readAverageTick(network: Network, pool: Address): Promise<number> {
+async function readAverageTick(network: Network, pool: Address, slot0Read: Promise<readonly [bigint, number, number, number, number, number, boolean]>): Promise<number> {
   const { client } = network
   let window = PRICE_WINDOW_SEC
   let cumulatives: readonly bigint[]
@@ -173,14 +171,11 @@ async function readAverageTick(network: Network, pool: Address): Promise<number>
     ;[cumulatives] = await client.readContract({ address: pool, abi: uniswapV3PoolAbi, functionName: 'observe', args: [[window, 0]] })
   } catch {
     // Younger than the window ('OLD'): from its oldest observation on.
-    const [[, , index, cardinality], block] = await Promise.all([
-      client.readContract({ address: pool, abi: uniswapV3PoolAbi, functionName: 'slot0' }),
-      client.getBlock({ blockTag: 'latest' }),
-    ])
+    const [[, tickNow, index, cardinality], block] = await Promise.all([slot0Read, client.getBlock({ blockTag: 'latest' })])
     let oldest = await client.readContract({ address: pool, abi: uniswapV3PoolAbi, functionName: 'observations', args: [BigInt((index + 1) % cardinality)] })
     if (!oldest[3]) oldest = await client.readContract({ address: pool, abi: uniswapV3PoolAbi, functionName: 'observations', args: [0n] })
     window = Math.max(0, Number(block.timestamp) - oldest[0])
-    if (window === 0) return Number((await client.readContract({ address: pool, abi: uniswapV3PoolAbi, functionName: 'slot0' }))[1])
+    if (window === 0) return tickNow
     ;[cumulatives] = await client.readContract({ address: pool, abi: uniswapV3PoolAbi, functionName: 'observe', args: [[window, 0]] })
   }
   const delta = cumulatives[1]! - cumulatives[0]!

@@ -8,8 +8,8 @@ import type { RelayContext } from './context.ts'
 import { paymentToken } from './paymentToken.ts'
 import { chargeFor, worstCaseWei } from './pricing.ts'
 import { revertReason } from './revertReason.ts'
-import { encodeRunnerCall, RUNNER_SETTLE_GAS } from './runnerCall.ts'
-import { calldataGas, MAX_TRANSACTION_GAS, prepareRunnerTransaction, stipendFor, viemAuthorizations } from './runnerTransaction.ts'
+import { encodeRunnerCall } from './runnerCall.ts'
+import { calldataGas, MAX_TRANSACTION_GAS, prepareRunnerTransaction, runnerGasLimit, stipendFor, viemAuthorizations } from './runnerTransaction.ts'
 import type { Quote, QuoteRequest } from './schemas.ts'
 import { readBatch } from './relayOfRequest.ts'
 
@@ -113,12 +113,15 @@ async function measureAuthorizationRelay(context: RelayContext, request: QuoteRe
     signature: PLACEHOLDER_SIGNATURE,
   }
   const data = encodeRunnerCall({ form: 'authorization', call: { to: target, data: request.call.data as Hex }, payment: placeholder, payee }, callGas)
-  const words = BigInt(Math.ceil((request.call.data.length - 2) / 64))
-  const memoryCopy = 3n * words + (words * words) / 512n
-  const measured = 21_000n + calldataGas(data) + AUTHORIZATION_PHASE_GAS + memoryCopy + callGas + callGas / 63n + RUNNER_SETTLE_GAS
-  const floor = 21_000n + (10n * calldataGas(data)) / 4n
   const transactionCap = block.gasLimit < MAX_TRANSACTION_GAS ? block.gasLimit : MAX_TRANSACTION_GAS
-  const gasLimit = ((measured > floor ? measured : floor) * BigInt(config.runner.gasLimitBps)) / 10_000n
+  const gasLimit = runnerGasLimit({
+    runnerData: data,
+    copiedData: request.call.data as Hex,
+    beforeCall: AUTHORIZATION_PHASE_GAS,
+    callGas,
+    authorizationGas: 0n,
+    gasLimitBps: config.runner.gasLimitBps,
+  })
   if (gasLimit > transactionCap) throw new ToolError(`cannot quote: the call needs ${gasLimit} gas, over the ${transactionCap} one transaction may carry on ${config.name}`)
   const l1FeeWei = await readL1DataFee(network, { to: runner, data, gas: gasLimit, nonce: 0, ...fees, ...(authorizations ? { authorizationList: authorizations } : {}) })
   return { worstCase: { gasLimit, maxFeePerGas: fees.maxFeePerGas, l1FeeWei }, weiPerBaseUnit }

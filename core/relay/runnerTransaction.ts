@@ -8,7 +8,7 @@ import type { RelayContext } from './context.ts'
 import type { PaymentToken } from './gasPricer.ts'
 import { paymentCovers, type Coverage } from './pricing.ts'
 import { describeRevertData, revertReason, type ErrorVocabulary } from './revertReason.ts'
-import { decodeRelayResult, encodeRunnerCall, type CallOutcome, type RunnerRelay } from './runnerCall.ts'
+import { decodeRelayResult, encodeRunnerCall, RUNNER_SETTLE_GAS, type CallOutcome, type RunnerRelay } from './runnerCall.ts'
 import { yParityOf, type SignedAuthorization } from './schemas.ts'
 
 export type { Fees }
@@ -44,6 +44,25 @@ export interface PreparedRelay {
  */
 export function stipendFor(gasUsed: bigint): bigint {
   return gasUsed + gasUsed / 16n + 10_000n
+}
+
+/**
+ * The gas limit the runner would sign for a relay measured before it can be simulated whole (a
+ * quote before the transfer is signed, a batch before it is signed), counted as the Runner spends
+ * it: the intrinsic gas of `runnerData` (and `authorizationGas`), the work before the call, the
+ * copy of `copiedData` into memory, the stipend with the 1/64 a call keeps back, the settlement —
+ * never below the EIP-7623 calldata floor — with the configured headroom (`gasLimitBps`).
+ *
+ * @example
+ * runnerGasLimit({ runnerData, copiedData: call.data, beforeCall: 110_000n, callGas: 60_000n, authorizationGas: 0n, gasLimitBps: 10_500 })
+ */
+export function runnerGasLimit(parts: { runnerData: Hex; copiedData: Hex; beforeCall: bigint; callGas: bigint; authorizationGas: bigint; gasLimitBps: number }): bigint {
+  const calldata = calldataGas(parts.runnerData)
+  const words = BigInt(Math.ceil((parts.copiedData.length - 2) / 64))
+  const least =
+    21_000n + calldata + parts.authorizationGas + parts.beforeCall + 3n * words + (words * words) / 512n + parts.callGas + parts.callGas / 63n + RUNNER_SETTLE_GAS
+  const floor = 21_000n + (10n * calldata) / 4n
+  return ((least > floor ? least : floor) * BigInt(parts.gasLimitBps)) / 10_000n
 }
 
 /** viem's form of signed 7702 authorizations; `v` is dropped (yParity, given or derived from `v`, says it all). */

@@ -19,7 +19,7 @@ import {
   readL1DataFee,
   requireAddress,
   revertReason,
-  RUNNER_SETTLE_GAS,
+  runnerGasLimit,
   stipendFor,
   ToolError,
   viemAuthorizations,
@@ -300,11 +300,14 @@ export async function measureSignedBatch(
     { form: 'batch', account, delegate: getAddress(network.config.calibur), data: encodeSignedExecute({ message, signature: PLACEHOLDER_SIGNATURE }), token: token.address, payee, amount },
     callGas,
   )
-  const words = BigInt(Math.ceil((runnerData.length - 2) / 64))
-  const intrinsic = 21_000n + calldataGas(runnerData) + (stateOverride ? AUTHORIZATION_GAS : 0n)
-  const least = intrinsic + RUNNER_BATCH_GAS + 3n * words + (words * words) / 512n + callGas + callGas / 63n + RUNNER_SETTLE_GAS
-  const floor = 21_000n + (10n * calldataGas(runnerData)) / 4n
-  const gas = ((least > floor ? least : floor) * BigInt(network.config.runner.gasLimitBps)) / 10_000n
+  const gas = runnerGasLimit({
+    runnerData,
+    copiedData: runnerData,
+    beforeCall: RUNNER_BATCH_GAS,
+    callGas,
+    authorizationGas: stateOverride ? AUTHORIZATION_GAS : 0n,
+    gasLimitBps: network.config.runner.gasLimitBps,
+  })
   const l1FeeWei = await readL1DataFee(network, {
     to: getAddress(network.config.runner.contract),
     data: runnerData,
