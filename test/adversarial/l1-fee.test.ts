@@ -138,6 +138,8 @@ t.test('the L1 fee rises by half while the transaction is pending: the runner ca
   await setPerByte((3n * PER_BYTE) / 2n)
   const cancelling = await waitFor(() => status(sent), (s) => /L1 data fee rose/.test(s.reason ?? ''), 'the cancellation', 10_000)
   t.match(cancelling.reason, /its L1 data fee rose to \d+ wei while it waited, past what the payment covers/)
+  // The cancellation is stored before it is broadcast: mine once the node holds it.
+  await waitFor(() => h.client.getTransaction({ hash: cancelling.transaction.hash }).catch(() => undefined), (found) => found !== undefined, 'the node to hold the cancellation', 10_000)
   await h.mineAtBaseFee(sending.transaction ? signedFor(sent).at(-1)!.maxFeePerGas : 0n)
   const failed = await waitFor(() => status(sent), (s) => s.stage === 'done' || s.stage === 'failed', 'settled', 15_000)
   t.equal(failed.stage, 'failed', 'the relay was not included')
