@@ -270,6 +270,61 @@ export async function runMcpCases(shape: LoadShape, log: (line: string) => void)
   }
 }
 
+/** tools/list against tools/call, both answered by one Bruno process. */
+export interface ListVsCallResult {
+  /** The groups served: `/mcp`'s tools/list lists their tools. */
+  readonly groups: string
+  readonly list: CaseResult
+  readonly call: CaseResult
+  /** tools/list's requests per second over tools/call's: above 1, the list is the faster. */
+  readonly rpsRatio: number
+  /** tools/call's CPU per request over tools/list's. */
+  readonly cpuRatio: number
+}
+
+/** The groups of the other cases' server (the offline config's), then every group: the full list. */
+export const LIST_GROUPS = ['erc20,uniswap', 'bruno,calibur,3009,erc20,uniswap'] as const
+
+/**
+ * tools/list against tools/call in the same Bruno process serving `groups` (the offline config, so
+ * no chain is reached; every group: the full list, as an agent on `/mcp` gets it). The two loads
+ * take turns on the one server, `shape.rounds` times over, each warmed up before it is measured:
+ * the ratio compares the two requests, not two processes or two moments of a drifting machine.
+ */
+export async function runListVsCall(shape: LoadShape, groups: string, log: (line: string) => void): Promise<ListVsCallResult> {
+  const env = { ...process.env, BENCH_GROUPS: groups }
+  const call: CaseSpec = { name: `bruno tools/call (modern), ${groups}`, server: 'bruno', request: requests.call, check: checkCall, env }
+  const list: CaseSpec = { name: `bruno tools/list (modern), ${groups}`, server: 'bruno', request: requests.list, check: checkList, env }
+  const server = await startServerChild('bruno', [], env)
+  try {
+    const expected = new Map<CaseSpec, string>()
+    for (const spec of [call, list]) expected.set(spec, await expectedBytes(server.url, spec.request, spec.check))
+    const rounds = new Map<CaseSpec, Round[]>([
+      [call, []],
+      [list, []],
+    ])
+    const roundShape = { ...shape, durationSec: shape.durationSec / shape.rounds }
+    for (let round = 1; round <= shape.rounds; round++) {
+      for (const spec of [call, list]) {
+        const measured = await measureRound(server, spec.request, expected.get(spec)!, roundShape)
+        rounds.get(spec)!.push(measured)
+        log(`  round ${round}/${shape.rounds} ${spec.name}: ${Math.round(measured.load.rps)} req/s, ${(measured.cpuUs / Math.max(1, measured.load.requests)).toFixed(1)} µs CPU/req`)
+      }
+    }
+    const [callResult, listResult] = [call, list].map((spec) => caseResult(spec, expected.get(spec)!, rounds.get(spec)!)) as [CaseResult, CaseResult]
+    const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100
+    return {
+      groups,
+      list: listResult,
+      call: callResult,
+      rpsRatio: ratio(listResult.rps, callResult.rps),
+      cpuRatio: ratio(callResult.cpuUsPerRequest, listResult.cpuUsPerRequest),
+    }
+  } finally {
+    await server.stop()
+  }
+}
+
 export interface MemoryResult {
   readonly calls: number
   readonly rssBeforeMb: number

@@ -144,7 +144,7 @@ async function countRoundTrips(deployment: DevnetDeployment, proxy: ProxyChild, 
     let mark = await proxy.count()
     const quote = await quoteCall(context, { call, token: 'USDC', payment: 'authorization' })
     quotes.push(await proxy.since(mark))
-    const pay = await payment(deployment, payer, payee, BigInt(quote.amount))
+    const pay = await payment(deployment, payer, payee, BigInt(quote.amountBaseUnits))
     mark = await proxy.count()
     ids.push((await submitCall(context, { call, payment: pay })).id)
     submits.push(await proxy.since(mark))
@@ -266,7 +266,7 @@ async function submitWave(
     if (due > 0) await new Promise((resolve) => setTimeout(resolve, due))
     try {
       const quote = await mcp.call('quote', { chain: 'local', call, token: 'USDC', payment: 'authorization' })
-      const pay = await payment(deployment, payer, payee, BigInt(quote.amount))
+      const pay = await payment(deployment, payer, payee, BigInt(quote.amountBaseUnits))
       const accepted = await mcp.call('submit', { chain: 'local', call, payment: pay })
       tracked.push({ id: accepted.id, acceptedAt: performance.now(), arrivalBlock: latestBlock() })
     } catch (error) {

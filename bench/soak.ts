@@ -21,7 +21,7 @@ import { giftCall, LeanMcp, MB, percentile, type Payer, type RelayDevnet } from 
  * - legitimate: flow 2's signed gift (a USDC `transferWithAuthorization` to a friend), paid by a
  *   signed EIP-3009 fee: quote → sign → submit, followed with `status` until done;
  * - held: `SoakGate.pass(key)`, which succeeds at submit and reverts ("SoakGate: closed") at every
- *   re-check after it, until its deadline;
+ *   re-check after it, until the runner gives up on it (`relay.failingHoldSec`, 120 s);
  * - poison pills, three kinds in turn: `SoakGate.bomb(key, 2.75 MB)`, which then reverts with 2.75 MB
  *   (the node expands that much memory at every re-check); and `SoakGate.pass(key)` whose every later
  *   simulation the node cannot answer: the proxy answers geth's "execution aborted (timeout = 5s)"
@@ -113,11 +113,10 @@ export interface SoakResults {
     readonly untaggedCalls: number
     readonly roundTripsPerLook: number
     readonly callsPerLook: number
-    /** Re-checks the runner's backoff (pollMs × 2^holds, at most 60 s) schedules in the window, counted from each acceptance: fewer than `looks` when the runner is behind. */
+    /** Re-checks the runner's backoff (pollMs × 2^holds, up to `relay.failingHoldSec`) schedules in the window, counted from each acceptance: fewer than `looks` when the runner is behind. */
     readonly scheduledLooks: number
-    /** Once every hold has reached the runner's 60 s cap: every bad submission looked at once a minute, at the window's cost per look. */
-    readonly steadyPerSec: number
-    readonly steadyCallsPerSec: number
+    /** Once every bad one has failed (`relay.failingHoldSec` after the last was accepted, plus a slice): the calls per second for the rest of the window, if 10 s of it are left. */
+    readonly afterHoldsEnded?: { readonly fromSec: number; readonly seconds: number; readonly calls: number; readonly callsPerSec: number }
   }
   readonly memory: {
     /** After a full GC: after the warm-up, after the baseline, after the soak's legitimate ones were done, after the idle window. */
@@ -135,18 +134,19 @@ const GATE = getAddress('0x5eed000000000000000000000000000000005eed')
 /** Every bad call's key starts with this; then the kind's byte, then the index. */
 const KEY_PREFIX = '5eed5eed5eed5eed'
 const BOMB_BYTES = 2_750_000n
-/** core/relay/runner.ts: a held submission is looked at again after pollMs × 2^holds, at most this long. */
-const RUNNER_MAX_HOLD_SEC = 60
+/** core/relay/runner.ts: a submission whose simulation keeps failing is looked at again after pollMs × 2^holds, and fails after `relay.failingHoldSec` (default). */
+const FAILING_HOLD_SEC = 120
 /** bench/servers/bruno.ts: the runner's pollMs. */
 const POLL_MS = 200
 
 /** How many looks the runner's backoff schedules within [from, to] (ms after the acceptance): the first at 0, then after each hold's wait. */
 function scheduledLooks(from: number, to: number): number {
   let looks = 0
-  for (let at = 0, holds = 0; at <= to; ) {
+  const endsAt = Math.min(to, FAILING_HOLD_SEC * 1000)
+  for (let at = 0, holds = 0; at <= endsAt; ) {
     if (at >= from) looks++
     holds++
-    at += Math.min(POLL_MS * 2 ** holds, RUNNER_MAX_HOLD_SEC * 1000)
+    at += at === FAILING_HOLD_SEC * 1000 ? Infinity : Math.min(POLL_MS * 2 ** holds, FAILING_HOLD_SEC * 1000 - at)
   }
   return looks
 }
@@ -276,7 +276,7 @@ async function runArrivals(devnet: RelayDevnet, mcp: LeanMcp, arrivals: readonly
     if (due > 0) await sleep(due)
     try {
       const quote = await mcp.call('quote', { chain: 'local', call, token: 'USDC', payment: 'authorization' })
-      const payment = await fee(devnet, slot.payer, payee, BigInt(quote.amount))
+      const payment = await fee(devnet, slot.payer, payee, BigInt(quote.amountBaseUnits))
       if (slot.kind !== 'legit') await devnet.proxy.watch(slot.key!, actions[slot.kind])
       const accepted = await mcp.call('submit', { chain: 'local', call, payment })
       tracked.push({ slot, id: accepted.id, acceptedAt: performance.now() })
@@ -473,6 +473,15 @@ export async function runSoak(devnet: RelayDevnet, options: SoakOptions, log: (l
     const ages = bad.map((item) => (idleFrom - item.acceptedAt) / 1000)
     const scheduled = bad.reduce((sum, item) => sum + scheduledLooks(windowStart - item.acceptedAt, windowStart - item.acceptedAt + idleSec * 1000), 0)
     const perSec = idleTrips.length / idleSec
+    // The last bad one's hold ends failingHoldSec after its first failed look (just after acceptance).
+    const endedFrom = Math.max(...bad.map((item) => item.acceptedAt)) + (FAILING_HOLD_SEC + SERIES_SEC) * 1000 - windowStart
+    const endedTrips = idleTrips.filter((trip) => trip.at - windowStartUnix >= endedFrom)
+    const endedSec = idleSec - endedFrom / 1000
+    const endedCalls = endedTrips.reduce((sum, trip) => sum + trip.methods.length, 0)
+    const afterHoldsEnded =
+      endedSec >= SERIES_SEC
+        ? { fromSec: Math.round(endedFrom / 100) / 10, seconds: Math.round(endedSec * 10) / 10, calls: endedCalls, callsPerSec: Math.round((endedCalls / endedSec) * 100) / 100 }
+        : undefined
     const idle = {
       seconds: Math.round(idleSec * 10) / 10,
       roundTrips: idleTrips.length,
@@ -488,12 +497,12 @@ export async function runSoak(devnet: RelayDevnet, options: SoakOptions, log: (l
       roundTripsPerLook: Math.round(roundTripsPerLook * 10) / 10,
       callsPerLook: Math.round(callsPerLook * 10) / 10,
       scheduledLooks: scheduled,
-      steadyPerSec: Math.round(((bad.length * roundTripsPerLook) / RUNNER_MAX_HOLD_SEC) * 10) / 10,
-      steadyCallsPerSec: Math.round(((bad.length * callsPerLook) / RUNNER_MAX_HOLD_SEC) * 10) / 10,
+      ...(afterHoldsEnded ? { afterHoldsEnded } : {}),
     }
     log(
-      `  idle ${idle.seconds} s holding ${badEnd.waiting} (accepted ${idle.ageSec.min}–${idle.ageSec.max} s before): ${idle.calls} calls in ${idle.roundTrips} round trips, ${idle.callsPerSec} calls/s (${idle.perSec} round trips/s; calls/s by ${SERIES_SEC} s: ${series.join(', ')}); ` +
-        `${totalLooks} re-checks (the backoff alone schedules ${scheduled}), ${idle.callsPerLook} calls in ${idle.roundTripsPerLook} round trips each; at the runner's ${RUNNER_MAX_HOLD_SEC} s cap: ${idle.steadyCallsPerSec} calls/s`,
+      `  idle ${idle.seconds} s, ${badEnd.waiting} still held at its end (accepted ${idle.ageSec.min}–${idle.ageSec.max} s before): ${idle.calls} calls in ${idle.roundTrips} round trips, ${idle.callsPerSec} calls/s (${idle.perSec} round trips/s; calls/s by ${SERIES_SEC} s: ${series.join(', ')}); ` +
+        `${totalLooks} re-checks (the backoff alone schedules ${scheduled}), ${idle.callsPerLook} calls in ${idle.roundTripsPerLook} round trips each` +
+        (afterHoldsEnded ? `; once every hold ended (from ${afterHoldsEnded.fromSec} s, ${afterHoldsEnded.seconds} s): ${afterHoldsEnded.calls} calls, ${afterHoldsEnded.callsPerSec} calls/s` : ''),
     )
     const stored = options.warmup + baseline.tracked.length + soak.tracked.length
     const storeFileMb = sample ? MB(await storeFileBytes(sample, stored - bad.length, bad.length)) : undefined

@@ -143,6 +143,12 @@ export const RelayConfig = Type.Object(
       default: 30,
       description: 'a payment (3009 validBefore, a batch deadline) must run at least this long after submit; the runner stops sending this close to it',
     }),
+    failingHoldSec: Type.Integer({
+      minimum: 10,
+      maximum: 86_400,
+      default: 120,
+      description: 'a submission whose own payment or call keeps failing at the runner\'s looks fails after this long (counted against its payer)',
+    }),
     retentionSec: Type.Integer({
       minimum: 60,
       default: 604_800,

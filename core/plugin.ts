@@ -42,7 +42,25 @@ export type { CacheHint, ResourceDefinition, ResourceTemplateDefinition } from '
 export type { TaskState, ToolTaskSupport } from './task.ts'
 
 // Shapes every group shares, and the relay's, for tools that hand their output on to `quote`/`submit`.
-export { Address, Approval, Approvals, BaseUnits, Call, Calls, HexData, TokenAmount, TokenArgument, TokenInfo } from './schemas.ts'
+export {
+  Address,
+  Approval,
+  Approvals,
+  BaseUnits,
+  BlockNumber,
+  Call,
+  Calls,
+  described,
+  GasUnits,
+  HexData,
+  Nonce,
+  passedBack,
+  TokenAmount,
+  TokenArgument,
+  TokenInfo,
+  UnixSeconds,
+  UnixSecondsDecimal,
+} from './schemas.ts'
 export {
   AccountView,
   AuthorizationList,
@@ -55,6 +73,7 @@ export {
   SignedTransferPayment,
   SubmissionView,
   SubmitRequest,
+  TransferAuthorizationMessage,
 } from './relay/schemas.ts'
 
 // Argument checks (each refusal a ToolError) and the relay's encodings, for groups that build payments.

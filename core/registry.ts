@@ -1,6 +1,7 @@
 import type { TObject } from '@sinclair/typebox'
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import { checkPromptsAndResources, composePromptsAndResources, type PromptsAndResources } from './promptsAndResources.ts'
+import { PUBLISHED_AS } from './schemas.ts'
 import type { GroupDefinition, ToolDefinition } from './tool.ts'
 
 const MAX_REMEMBERED_PATHS = 256
@@ -40,9 +41,13 @@ export interface RegistryView extends PromptsAndResources {
 const PREAMBLE =
   'Bruno relays an agent account\'s on-chain calls: the account pays for its own call in a token (USDC) inside the ' +
   'transaction Bruno sends, and Bruno never holds a key. A wallet signs what these tools prepare. Formats in every ' +
-  'schema: addresses, calldata and 32-byte values are 0x-hex strings; base-unit amounts (wei, or a token\'s smallest ' +
-  'unit), nonces and deadlines in typed data are decimal strings; `chain` is a configured network name; a call is ' +
-  '{to, value, data}, value in wei; an approval {token, spender, amount} lets spender move amount of token first.'
+  'schema: addresses, calldata, hashes and signatures are 0x-hex strings; `chain` is a configured network name; a ' +
+  '`token` is a configured symbol (any case, e.g. "USDC") or an address. Units: `amount` is always whole token units ' +
+  'as a decimal string ("12.5"); a value in base units (a token\'s smallest unit, or wei) is named for its unit ' +
+  '(`…BaseUnits`, `…Wei`), an integer as a decimal string, as are gas, block numbers and the nonces and deadlines ' +
+  'of typed data; times are unix seconds (`createdAt`, `updatedAt`: unix ms). A call is {to, value, data}, value in ' +
+  'wei; an approval {token, spender, amountBaseUnits} lets spender move that much of the account\'s token. An ' +
+  'argument described as another tool\'s result "unchanged" takes that result exactly as it came.'
 
 /**
  * The groups a deployment serves and their tools. Groups register once at start; a path's view
@@ -146,6 +151,8 @@ function assertClosed(path: string, schema: unknown): void {
   const node = schema as Record<string, unknown>
   if (node.type === 'object' && node.additionalProperties !== false) throw new Error(`${path}: object schema must set additionalProperties: false`)
   for (const [key, value] of Object.entries(node)) {
+    // The published stand-in of a passed-back argument is no schema Bruno validates with.
+    if (key === PUBLISHED_AS) continue
     if (Array.isArray(value)) value.forEach((item, index) => assertClosed(`${path}.${key}[${index}]`, item))
     else assertClosed(`${path}.${key}`, value)
   }
@@ -160,9 +167,13 @@ function assertClosed(path: string, schema: unknown): void {
  *   when no keyword could then apply to another branch;
  * - variants of one shape (object branches with the same description, e.g. an authorization's
  *   `yParity` and/or `v` forms) are served as one object: every field, the fields all require;
+ * - the other branches of a union of primitives are joined: constants of one type as one `enum`,
+ *   strings bounded by a pattern alone as one string whose pattern is their patterns' union;
  * - an output schema keeps its shape (types, properties, required, enums, descriptions) but not
  *   the bounds only an input check needs (patterns, lengths, counts, numeric bounds,
- *   closedness): the instructions' preamble names the formats once.
+ *   closedness): the instructions' preamble names the formats once;
+ * - an argument taken back unchanged from another tool's result (`passedBack`) is published as
+ *   the open object it names, not a second copy of that result's shape.
  */
 function publishedSchema(schema: TObject, kind: 'input' | 'output'): unknown {
   return compact(JSON.parse(JSON.stringify(schema)), kind)
@@ -170,19 +181,24 @@ function publishedSchema(schema: TObject, kind: 'input' | 'output'): unknown {
 
 type Node = Record<string, unknown>
 
-const OUTPUT_ONLY_BOUNDS = new Set(['pattern', 'minLength', 'maxLength', 'minItems', 'maxItems', 'minimum', 'maximum', 'additionalProperties'])
+const OUTPUT_ONLY_BOUNDS = new Set(['pattern', 'minLength', 'maxLength', 'minItems', 'maxItems', 'minProperties', 'maxProperties', 'minimum', 'maximum', 'additionalProperties'])
 const STRING_BOUNDS = new Set(['pattern', 'minLength', 'maxLength'])
 const NUMBER_BOUNDS = new Set(['minimum', 'maximum'])
 
 function compact(node: unknown, kind: 'input' | 'output'): unknown {
   if (Array.isArray(node)) return node.map((item) => compact(item, kind))
   if (typeof node !== 'object' || node === null) return node
+  const publishedAs = (node as Node)[PUBLISHED_AS]
+  if (kind === 'input' && publishedAs) return publishedAs
   const out: Node = {}
   for (const [key, value] of Object.entries(node)) {
+    if (key === PUBLISHED_AS) continue
     if (kind === 'output' && OUTPUT_ONLY_BOUNDS.has(key) && typeof value !== 'object') continue
     // `properties` maps field names: a field may be called `pattern` or `minimum`.
     out[key] = key === 'properties' ? Object.fromEntries(Object.entries(value as object).map(([name, field]) => [name, compact(field, kind)])) : compact(value, kind)
   }
+  const patterns = joinedPatterns.get(node as Node)
+  if (patterns) joinedPatterns.set(out, patterns)
   if (!Array.isArray(out.anyOf)) return out
   const { anyOf, ...rest } = out as Node & { anyOf: Node[] }
   const merged = mergeBranches(flatten(anyOf), kind)
@@ -229,5 +245,36 @@ function collapse(branches: Node[], kind: 'input' | 'output'): Node {
     const names = [...new Set(types)]
     return names.length === 1 ? { type: names[0] } : { type: names }
   }
-  return { anyOf: branches }
+  return { anyOf: joinPrimitives(branches) }
+}
+
+// The patterns a joined string branch was made of, so that joining it again does not repeat them.
+const joinedPatterns = new WeakMap<Node, readonly string[]>()
+
+/** Constants of one type as one `enum` branch; strings bounded by a pattern alone as one string, its pattern their union. */
+function joinPrimitives(branches: Node[]): Node[] {
+  const joined: Node[] = []
+  let string: { node: Node; patterns: string[] } | undefined
+  for (const branch of branches) {
+    const keys = Object.keys(branch).sort().join(',')
+    const constants = keys === 'const,type' ? [branch.const] : keys === 'enum,type' ? (branch.enum as unknown[]) : undefined
+    if (constants && typeof branch.type === 'string') {
+      const same = joined.find((other) => Array.isArray(other.enum) && other.type === branch.type)
+      if (same) same.enum = [...new Set([...(same.enum as unknown[]), ...constants])]
+      else joined.push({ type: branch.type, enum: [...constants] })
+    } else if (keys === 'pattern,type' && branch.type === 'string') {
+      const patterns = joinedPatterns.get(branch) ?? [branch.pattern as string]
+      if (string) string.patterns.push(...patterns)
+      else {
+        string = { node: { type: 'string' }, patterns: [...patterns] }
+        joined.push(string.node)
+      }
+    } else joined.push(branch)
+  }
+  if (string) {
+    const patterns = [...new Set(string.patterns)]
+    string.node.pattern = patterns.join('|')
+    joinedPatterns.set(string.node, patterns)
+  }
+  return joined
 }

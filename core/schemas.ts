@@ -1,4 +1,4 @@
-import { Type, type Static } from '@sinclair/typebox'
+import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox'
 
 /**
  * Shapes every group shares. One schema per shape: it validates and it is what we publish. The
@@ -10,14 +10,59 @@ export const Address = Type.String({ pattern: '^0x[0-9a-fA-F]{40}$' })
 
 export const HexData = Type.String({ pattern: '^0x([0-9a-fA-F]{2})*$', maxLength: 262_146 })
 
-/** A non-negative integer in base units, as a decimal string (JSON numbers lose precision past 2^53). */
-export const BaseUnits = Type.String({ pattern: '^[0-9]{1,78}$' })
+/**
+ * A shared schema with a field's own description. Typed as the schema: a spread's own type names
+ * TypeBox's symbol keys, which a declaration file cannot.
+ *
+ * @example
+ * described(BaseUnits, 'what the runner paid for gas')
+ */
+export const described = <T extends TSchema>(schema: T, description: string): T => ({ ...schema, description })
 
-/** A token amount in whole units as people write it (`"12.5"` USDC). */
+/** The keyword under which a schema carries the form `tools/list` publishes in its place (core/registry.ts). */
+export const PUBLISHED_AS = 'x-published-as'
+
+/**
+ * An argument a tool takes back unchanged from another tool's result (typed data, returned with
+ * its signature): validated in full, but published as an open object naming where it comes from,
+ * since that tool's `outputSchema` already describes it: `tools/list` carries the shape once.
+ *
+ * @example
+ * passedBack(CaliburTypedDataSchema, "calibur_batch's typedData") // published: { type: 'object', required: […], description: "calibur_batch's typedData, unchanged" }
+ */
+export function passedBack<T extends TObject>(schema: T, from: string): T {
+  return { ...schema, [PUBLISHED_AS]: { type: 'object', required: schema.required, description: `${from}, unchanged` } }
+}
+
+// A non-negative integer as a decimal string: JSON numbers lose precision past 2^53.
+const decimalInteger = (options: { description?: string } = {}) => Type.String({ pattern: '^[0-9]{1,78}$', ...options })
+
+/**
+ * An amount in base units (a token's smallest unit; wei for ETH). A field of it is named for its
+ * unit, `…BaseUnits` or `…Wei` (SPEC §5, Units): a plain `amount` is always whole units.
+ */
+export const BaseUnits = decimalInteger()
+
+/** A quantity of gas, decimal. */
+export const GasUnits = decimalInteger()
+
+/** A block number, decimal. */
+export const BlockNumber = decimalInteger()
+
+/** A nonce signed as a uint256 (Calibur's key and seq), decimal. */
+export const Nonce = decimalInteger()
+
+/** A time signed as a uint256 (a typed-data deadline, EIP-3009's validAfter and validBefore), decimal. */
+export const UnixSecondsDecimal = decimalInteger({ description: 'unix seconds' })
+
+/** A time as a JSON integer. */
+export const UnixSeconds = Type.Integer({ minimum: 0, description: 'unix seconds' })
+
+/** A token amount in whole units as people write it (`"12.5"` USDC): what every `amount` an agent types is. */
 export const TokenAmount = Type.String({ pattern: '^[0-9]{1,40}(\\.[0-9]{1,36})?$', description: 'whole token units, e.g. "12.5"' })
 
-/** A token named by its configured symbol (any case) or by address. */
-export const TokenArgument = Type.String({ minLength: 1, maxLength: 42, description: 'symbol (e.g. "USDC") or address' })
+/** A token named by its configured symbol (any case) or by address: the preamble says so once, for every `token`. */
+export const TokenArgument = Type.String({ minLength: 1, maxLength: 42 })
 
 /** One call an account makes: the shape every helper returns and `calibur_batch` takes. */
 export const Call = Type.Object(
@@ -43,12 +88,15 @@ export const TokenInfo = Type.Object(
   { additionalProperties: false },
 )
 
-/** An allowance an account's calls need: what a swap helper returns and `calibur_batch` takes. */
+/**
+ * An allowance an account's calls need: what a swap helper returns and `calibur_batch` takes. In
+ * base units, since it is copied from one tool's result into another's arguments, not typed.
+ */
 export const Approval = Type.Object(
   {
     token: Address,
     spender: Address,
-    amount: BaseUnits,
+    amountBaseUnits: BaseUnits,
   },
   { additionalProperties: false },
 )

@@ -17,7 +17,7 @@ const bruno = await startDevnetBruno(t, {
   configure: (config) => {
     const [network] = config.networks
     const admission = { account: { maxActive: 3, throttleAfter: 2, banAfter: 3 }, client: { maxActive: 4, throttleAfter: 100, banAfter: 100 }, windowSec: 600, banSec: 600 }
-    return { ...config, networks: [{ ...network!, relay: { ...network!.relay, admission } }] }
+    return { ...config, networks: [{ ...network!, relay: { ...network!.relay, admission, failingHoldSec: 10 } }] }
   },
 })
 const { deployment } = bruno
@@ -32,11 +32,11 @@ async function payer(usdcUnits = 5_000_000n) {
   await mintUsdc(deployment.rpcUrl, deployment, address, usdcUnits)
   const call = { to: deployment.usdc, data: encodeFunctionData({ abi: erc20Abi, functionName: 'balanceOf', args: [address] }) }
   const quote = await mcp.call('quote', { chain: 'local', call, token: 'USDC', payment: 'authorization' })
-  const pay = async (value = BigInt(quote.amount)) => {
+  const pay = async (value = BigInt(quote.amountBaseUnits)) => {
     const signed = await signTransfer(key, usdc, payee, value)
     return { token: deployment.usdc, authorization: signed.message, signature: signed.signature }
   }
-  return { key, address, call, amount: BigInt(quote.amount), pay }
+  return { key, address, call, amount: BigInt(quote.amountBaseUnits), pay }
 }
 
 const submit = (call: unknown, payment: unknown, deadline?: number) => mcp.callTool('submit', { chain: 'local', call, payment, ...(deadline ? { deadline } : {}) })
@@ -146,4 +146,44 @@ t.test('a client may have maxActive submissions active, whichever accounts pay',
   await testClient.setAutomine(true)
   await testClient.mine({ blocks: 1 })
   for (const id of accepted) t.equal((await settled(id)).stage, 'done')
+})
+
+t.test('submissions whose own call keeps failing fail after relay.failingHoldSec, not at their deadline, and count against their payer', async (t) => {
+  const one = await payer()
+  const sink = privateKeyToAccount(generatePrivateKey()).address
+  const wallet = createWalletClient({ account: one.address, transport: http(deployment.rpcUrl) })
+  await testClient.impersonateAccount({ address: one.address })
+  t.teardown(() => testClient.stopImpersonatingAccount({ address: one.address }))
+  await testClient.setBalance({ address: one.address, value: 10n ** 18n })
+  const approve = (amount: bigint) => wallet.writeContract({ chain: null, address: deployment.usdc, abi: erc20Abi, functionName: 'approve', args: [deployment.runner.contract, amount] })
+  await approve(1n)
+  const pull = { to: deployment.usdc, data: encodeFunctionData({ abi: erc20Abi, functionName: 'transferFrom', args: [one.address, sink, 1n] }) }
+  // A payment in flight first: the payer's next ones wait for it, and meanwhile the allowance goes.
+  await testClient.setAutomine(false)
+  const first = await submit(one.call, await one.pay())
+  await waitFor(() => mcp.call('status', { id: first.structuredContent.id }), (view: any) => view.stage === 'sending', 'the first payment in flight', 20_000)
+  const accepted = [await submit(pull, await one.pay()), await submit(pull, await one.pay())]
+  for (const result of accepted) t.notOk(result.isError, 'accepted while the allowance stands, with the default deadline (600 s)')
+  const acceptedAt = Date.now()
+  await approve(0n)
+  await testClient.setAutomine(true)
+  await testClient.mine({ blocks: 1 })
+  t.equal((await settled(first.structuredContent.id)).stage, 'done')
+  for (const result of accepted) {
+    const failed = await waitFor(() => mcp.call('status', { id: result.structuredContent.id }), (view: any) => view.stage === 'failed', 'the held submission to fail', 30_000)
+    const heldMs = Date.now() - acceptedAt
+    t.match(failed.reason, /^not sent: its payment or call kept failing for 10 s: .*transfer amount exceeds allowance/)
+    t.ok(heldMs >= 10_000, `failed after ${heldMs} ms: no sooner than failingHoldSec`)
+    t.ok(failed.deadline - Math.floor(Date.now() / 1000) > 500, 'long before its deadline')
+  }
+  // Two failures of its doing (throttleAfter 2): one active submission at most.
+  await testClient.setAutomine(false)
+  t.teardown(() => testClient.setAutomine(true))
+  const only = await submit(one.call, await one.pay())
+  t.notOk(only.isError, 'one active submission is allowed')
+  const more = await submit(one.call, await one.pay())
+  t.match(more.content[0].text, /while throttled \(2 recent failures of its own doing\)/, 'the second is refused: both failures counted')
+  await testClient.setAutomine(true)
+  await testClient.mine({ blocks: 1 })
+  t.equal((await settled(only.structuredContent.id)).stage, 'done')
 })

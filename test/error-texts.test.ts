@@ -66,14 +66,14 @@ t.test('invalid arguments: a union names the branch the input came closest to an
   const missing = await refusal('submit', { call, payment: unsigned })
   t.equal(missing, 'Invalid arguments for submit: /payment: looks like a signed transfer ({token, authorization, signature}) but `signature` is missing')
 
-  const badAmount = await refusal('submit', { call, payment: { token: usdc, amount: '1.5' } })
-  t.equal(badAmount, "Invalid arguments for submit: /payment: looks like a batch payment ({token, amount}) but `amount`: Expected string to match '^[0-9]{1,78}$'")
+  const badAmount = await refusal('submit', { call, payment: { token: usdc, amountBaseUnits: '1.5' } })
+  t.equal(badAmount, "Invalid arguments for submit: /payment: looks like a batch payment ({token, amountBaseUnits}) but `amountBaseUnits`: Expected string to match '^[0-9]{1,78}$'")
 
   const badNested = await refusal('submit', { call, payment: { ...payment, authorization: { ...payment.authorization, value: 'all' } } })
   t.equal(badNested, "Invalid arguments for submit: /payment: looks like a signed transfer ({token, authorization, signature}) but `authorization.value`: Expected string to match '^[0-9]{1,78}$'")
 
   const neither = await refusal('submit', { call, payment: { foo: 1 } })
-  t.equal(neither, 'Invalid arguments for submit: /payment: expected a batch payment ({token, amount}) or a signed transfer ({token, authorization, signature})')
+  t.equal(neither, 'Invalid arguments for submit: /payment: expected a batch payment ({token, amountBaseUnits}) or a signed transfer ({token, authorization, signature})')
 
   const literal = await refusal('quote', { call, token: 'USDC', payment: 'signed' })
   t.equal(literal, 'Invalid arguments for quote: /payment: Expected one of "authorization", "batch"')
@@ -128,8 +128,8 @@ t.test('submit refusals of the authorization form', async (t) => {
     /has code \(a contract, or an account delegated by EIP-7702\).*a delegated account pays with a Calibur batch \(calibur_batch\)/,
   )
 
-  // {token, amount} with a call that is no delegate batch: a payment hidden inside is not accepted.
-  t.match(await refusal('submit', { call, payment: { token: usdc, amount: '1000000' } }), /^refused: a call that pays somewhere inside is not accepted, since it cannot be made safe\. Pay one of two ways: /)
+  // {token, amountBaseUnits} with a call that is no delegate batch: a payment hidden inside is not accepted.
+  t.match(await refusal('submit', { call, payment: { token: usdc, amountBaseUnits: '1000000' } }), /^refused: a call that pays somewhere inside is not accepted, since it cannot be made safe\. Pay one of two ways: /)
 })
 
 t.test('an undelegated account: each tool names the fix', async (t) => {
@@ -157,7 +157,7 @@ t.test('an undelegated account: each tool names the fix', async (t) => {
 t.test('a swap without its approval: STF names the missing allowance and calibur_batch\'s approvals', async (t) => {
   const { account } = await fundedPayer()
   await delegate(account)
-  const swap = await mcp.call('uniswap_swap_to_eth', { chain: 'local', token: 'USDC', amountIn: '1', recipient: account.address })
+  const swap = await mcp.call('uniswap_swap_to_eth', { chain: 'local', token: 'USDC', amount: '1', recipient: account.address })
   const text = await refusal('calibur_batch', { account: account.address, calls: swap.calls, token: 'USDC' })
   t.match(text, /^the batch would fail: the call reverted: STF \(Uniswap's TransferHelper: safeTransferFrom failed\. /)
   t.match(text, /allowance to the router is missing or short .*calibur_batch's `approvals`/)

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process'
 import t from 'tap'
 import { createPublicClient, erc20Abi, http } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
+import { waitFor } from './fixtures/waitFor.ts'
 
 // The first five minutes: `npm start`'s banner names the devnet's RPC URL, the demo accounts with
 // their keys (one with USDC and 0 ETH, undelegated) and three calls to try, which work as printed;
@@ -54,12 +55,17 @@ t.test('the banner: the RPC URL, the demo accounts and their keys, three calls',
   }
   t.ok(answers[0]!.tools!.length > 5, 'tools/list answers')
   t.equal(answers[1]!.isError, undefined)
-  t.match(answers[1]!.structuredContent, { address: noEth, eth: '0', delegated: false }, 'account: the no-ETH account as printed')
+  t.match(answers[1]!.structuredContent, { address: noEth, ethBalanceWei: '0', delegated: false }, 'account: the no-ETH account as printed')
   t.equal(answers[2]!.isError, undefined, 'the transfer encodes')
 })
 
 t.test('GET /mcp (405) logs nothing at info', async (t) => {
   for (let i = 0; i < 5; i++) t.equal((await fetch(mcp)).status, 405)
-  await new Promise((resolve) => setTimeout(resolve, 1_500))
+  // Then a request that is logged at info (a body that is not JSON: 400). The log is written in
+  // order, so once its line is out, any line for the probes before it would be out too.
+  const mark = stderr.length
+  const refused = await fetch(mcp, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{not json' })
+  t.equal(refused.status, 400)
+  await waitFor(async () => stderr.slice(mark), (log) => /"statusCode":400/.test(log), 'the access-log line of the 400', 15_000)
   t.notMatch(stderr, /"statusCode":405/, 'no access-log line for a 405 probe')
 })

@@ -24,6 +24,7 @@ import { paymentFirstBatch } from '../plugins/calibur/paymentFirstBatch.ts'
 import { caliburTypedData, type CaliburCall } from '../plugins/calibur/typedData.ts'
 import { startDevnetBruno } from './fixtures/devnetBruno.ts'
 import { RawMcpClient } from './fixtures/mcpHttp.ts'
+import { waitFor } from './fixtures/waitFor.ts'
 
 // Flows 1 and 3 of DESIGN §7 through MCP, as an agent runs them: helpers' calls → calibur_batch →
 // the account's key signs the typed data as it came → calibur_execute → submit → status until done.
@@ -52,12 +53,7 @@ async function delegate(account: PrivateKeyAccount): Promise<void> {
 }
 
 async function untilSettled(id: string): Promise<any> {
-  let status = await mcp.call('status', { id })
-  for (let i = 0; i < 150 && status.stage !== 'done' && status.stage !== 'failed'; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 100))
-    status = await mcp.call('status', { id })
-  }
-  return status
+  return waitFor(() => mcp.call('status', { id }), (status) => status.stage === 'done' || status.stage === 'failed', `submission ${id} settled`, 30_000)
 }
 
 // The signer sees the typed data exactly as the tool returned it (JSON, decimal strings).
@@ -74,7 +70,7 @@ async function relayBatch(t: Test, account: PrivateKeyAccount, batch: any) {
   const signature = await sign(account, batch.typedData)
   const executed = await mcp.call('calibur_execute', { chain: 'local', typedData: batch.typedData, signature })
   t.equal(executed.call.to, account.address, 'the runner calls the account')
-  t.same(executed.payment, { token: usdc, amount: batch.payment.amount }, 'the payment is the batch\'s leg')
+  t.same(executed.payment, { token: usdc, amountBaseUnits: batch.payment.amountBaseUnits }, 'the payment is the batch\'s leg')
   t.match(executed.next, /submit/)
   const accepted = await mcp.call('submit', { chain: 'local', call: executed.call, payment: executed.payment })
   const status = await untilSettled(accepted.id)
@@ -86,10 +82,10 @@ async function relayBatch(t: Test, account: PrivateKeyAccount, batch: any) {
   const signed = await client.getTransaction({ hash: status.transaction.hash })
   t.ok(BigInt(batch.gas.estimated) >= signed.gas, `the estimate ${batch.gas.estimated} covers the signed limit ${signed.gas}`)
   t.equal(status.outcome.callSucceeded, true, 'the calls ran')
-  t.equal(status.outcome.paid, batch.payment.amount, 'the payee received the leg')
+  t.equal(status.outcome.paidBaseUnits, batch.payment.amountBaseUnits, 'the payee received the leg')
   t.comment(
     `gas: estimated ${batch.gas.estimated} (owner path ${batch.gas.ownerPath}), signed limit ${signed.gas}, used ${receipt.gasUsed}; ` +
-      `payment leg ${batch.payment.amountFormatted} USDC vs actual cost ${await costInUsdc(fee)} USDC`,
+      `payment leg ${batch.payment.amount} USDC vs actual cost ${await costInUsdc(fee)} USDC`,
   )
   t.ok(BigInt(batch.gas.estimated) >= receipt.gasUsed, 'the estimate covers the gas used')
   return { status, receipt, fee, executed, signature }
@@ -126,7 +122,7 @@ t.test('flow 1: a delegated account sends 1 USDC to a friend through a signed Ca
 
     const before = { payee: await usdcOf(payee), friend: await usdcOf(friend), account: await usdcOf(demo.address), runner: await client.getBalance({ address: runner }) }
     const { fee, signature } = await relayBatch(t, demo, batch)
-    const amount = BigInt(batch.payment.amount)
+    const amount = BigInt(batch.payment.amountBaseUnits)
     t.ok((await usdcOf(payee)) - before.payee >= amount, 'the payee gained at least the payment')
     t.equal(before.runner - (await client.getBalance({ address: runner })), fee, 'the runner spent only the gas')
     t.equal((await usdcOf(friend)) - before.friend, 1_000_000n, 'the friend got exactly 1 USDC')
@@ -142,7 +138,7 @@ t.test('flow 3: a USDC-only account with no ETH swaps USDC to ETH, paying in USD
   await delegate(account)
   t.equal(await client.getBalance({ address: account.address }), 0n, 'no ETH')
 
-  const swap = await mcp.call('uniswap_swap_to_eth', { chain: 'local', token: 'USDC', amountIn: '10', recipient: account.address })
+  const swap = await mcp.call('uniswap_swap_to_eth', { chain: 'local', token: 'USDC', amount: '10', recipient: account.address })
   const batch = await mcp.call('calibur_batch', { chain: 'local', account: account.address, calls: swap.calls, approvals: swap.approvals, token: 'USDC' })
   t.same(batch.approvalsAdded, swap.approvals, 'the router had no allowance: approve added')
   t.equal(batch.calls.length, 2, 'approve, swap')
@@ -151,7 +147,7 @@ t.test('flow 3: a USDC-only account with no ETH swaps USDC to ETH, paying in USD
   await relayBatch(t, account, batch)
   const eth = await client.getBalance({ address: account.address })
   t.ok(eth >= BigInt(swap.minimumOut.wei), `the account got ${formatUnits(eth, 18)} ETH, at least the minimum ${swap.minimumOut.eth}`)
-  t.equal(await usdcOf(account.address), 50_000_000n - 10_000_000n - BigInt(batch.payment.amount))
+  t.equal(await usdcOf(account.address), 50_000_000n - 10_000_000n - BigInt(batch.payment.amountBaseUnits))
 })
 
 t.test('delegating first, through the tools: calibur_batch and calibur_execute take the account\'s authorization', async (t) => {
@@ -190,11 +186,11 @@ t.test('delegating first, through the tools: calibur_batch and calibur_execute t
   t.ok(BigInt(batch.gas.estimated) >= signed.gas, `the estimate ${batch.gas.estimated} covers the signed limit ${signed.gas}`)
   t.comment(
     `gas: delegation + batch estimated ${batch.gas.estimated} (owner path ${batch.gas.ownerPath}), signed limit ${signed.gas}, ` +
-      `used ${receipt.gasUsed}; payment leg ${batch.payment.amountFormatted} USDC vs actual cost ${await costInUsdc(receipt.gasUsed * receipt.effectiveGasPrice)} USDC`,
+      `used ${receipt.gasUsed}; payment leg ${batch.payment.amount} USDC vs actual cost ${await costInUsdc(receipt.gasUsed * receipt.effectiveGasPrice)} USDC`,
   )
   t.equal(await client.getCode({ address: account.address }), delegatedCode, 'delegated to Calibur by that transaction')
   t.equal(await usdcOf(friend), 1_000_000n)
-  t.equal(await usdcOf(account.address), 20_000_000n - 1_000_000n - BigInt(batch.payment.amount))
+  t.equal(await usdcOf(account.address), 20_000_000n - 1_000_000n - BigInt(batch.payment.amountBaseUnits))
 })
 
 t.test('delegating first, the wallet\'s way: typed data from the pure encoders, quoted, one transaction', async (t) => {
@@ -221,12 +217,12 @@ t.test('delegating first, the wallet\'s way: typed data from the pure encoders, 
   }
   // Quoted with a provisional leg (quote measures the call with its authorization), then signed with the quoted amount.
   const quote = await mcp.call('quote', { chain: 'local', call: await executeFor(1n), authorizationList, token: 'USDC', payment: 'batch' })
-  const amount = BigInt(quote.amount)
-  const accepted = await mcp.call('submit', { chain: 'local', call: await executeFor(amount), authorizationList, payment: { token: usdc, amount: quote.amount } })
+  const amount = BigInt(quote.amountBaseUnits)
+  const accepted = await mcp.call('submit', { chain: 'local', call: await executeFor(amount), authorizationList, payment: { token: usdc, amountBaseUnits: quote.amountBaseUnits } })
   const status = await untilSettled(accepted.id)
   t.equal(status.stage, 'done', status.reason)
   const receipt = await client.getTransactionReceipt({ hash: status.transaction.hash })
-  t.comment(`gas: delegation + batch quoted ${quote.gas}, used ${receipt.gasUsed}; paid ${quote.amountFormatted} USDC`)
+  t.comment(`gas: delegation + batch quoted ${quote.gas}, used ${receipt.gasUsed}; paid ${quote.amount} USDC`)
   t.equal(await client.getCode({ address: account.address }), delegatedCode, 'delegated to Calibur by that transaction')
   t.equal(await usdcOf(friend), 1_000_000n)
   t.equal(await usdcOf(account.address), 20_000_000n - 1_000_000n - amount)
@@ -253,7 +249,7 @@ t.test('refusals: nothing reaches the runner', async (t) => {
 
   // The message changed after signing: the signature no longer recovers to the account.
   const tampered = structuredClone(batch.typedData)
-  tampered.message.batchedCall.calls[0].data = encodeTransfer({ token: usdc, to: payee, amount: BigInt(batch.payment.amount) + 1n }).data
+  tampered.message.batchedCall.calls[0].data = encodeTransfer({ token: usdc, to: payee, amount: BigInt(batch.payment.amountBaseUnits) + 1n }).data
   result = await execute(tampered, signature)
   t.equal(result.isError, true)
   t.match(result.content[0].text, /not the account/)
@@ -267,7 +263,8 @@ t.test('refusals: nothing reaches the runner', async (t) => {
   const soon = Math.floor(Date.now() / 1000) + 2
   const expiring = await mcp.call('calibur_batch', { chain: 'local', account: account.address, calls: transfer.calls, token: 'USDC', deadline: soon })
   const expiringSignature = await sign(account, expiring.typedData)
-  await new Promise((resolve) => setTimeout(resolve, (soon + 1) * 1000 - Date.now()))
+  // Bruno compares the deadline with its own clock: wait for the clock to pass it.
+  await waitFor(async () => Math.floor(Date.now() / 1000), (now) => now > soon, `the clock past the deadline ${soon}`, 10_000, 100)
   result = await execute(expiring.typedData, expiringSignature)
   t.equal(result.isError, true)
   t.match(result.content[0].text, /deadline .* has passed/)
@@ -308,7 +305,7 @@ t.test('refusals: nothing reaches the runner', async (t) => {
     deadline: BigInt(batch.deadline),
   })
   const flatCall = { to: account.address, data: encodeSignedExecute({ message: flat.message, signature: await sign(account, flat) }) }
-  result = await mcp.callTool('submit', { chain: 'local', call: flatCall, payment: { token: usdc, amount: '1000000' } })
+  result = await mcp.callTool('submit', { chain: 'local', call: flatCall, payment: { token: usdc, amountBaseUnits: '1000000' } })
   t.equal(result.isError, true)
   t.match(result.content[0].text, /not payment-first/)
 
@@ -318,17 +315,17 @@ t.test('refusals: nothing reaches the runner', async (t) => {
   const request = { ...transfer.calls[0], value: '0x0', chainId: deployment.chainId, gas: '0x5208', from: account.address, nonce: 7, type: 'eip1559' }
   const fromBuilder = await mcp.call('calibur_batch', { chain: 'local', account: account.address, calls: [request], token: 'USDC' })
   t.same(fromBuilder.calls[0], transfer.calls[0], 'the builder\'s extra fields are dropped')
-  t.equal(parseUnits(batch.payment.amountFormatted, 6).toString(), batch.payment.amount)
+  t.equal(parseUnits(batch.payment.amount, 6).toString(), batch.payment.amountBaseUnits)
 
   // An allowance that suffices adds no approve; one that is short does.
   const spender = '0x2222222222222222222222222222222222222222'
   const wallet = createWalletClient({ account, chain, transport })
   await client.waitForTransactionReceipt({ hash: await wallet.writeContract({ address: usdc, abi: erc20Abi, functionName: 'approve', args: [spender, 5n] }) })
-  const enough = await mcp.call('calibur_batch', { chain: 'local', account: account.address, calls: transfer.calls, approvals: [{ token: usdc, spender, amount: '5' }], token: 'USDC' })
+  const enough = await mcp.call('calibur_batch', { chain: 'local', account: account.address, calls: transfer.calls, approvals: [{ token: usdc, spender, amountBaseUnits: '5' }], token: 'USDC' })
   t.same(enough.approvalsAdded, [])
   t.equal(enough.calls.length, 1)
-  const short = await mcp.call('calibur_batch', { chain: 'local', account: account.address, calls: transfer.calls, approvals: [{ token: usdc, spender, amount: '6' }], token: 'USDC' })
-  t.same(short.approvalsAdded, [{ token: usdc, spender, amount: '6' }])
+  const short = await mcp.call('calibur_batch', { chain: 'local', account: account.address, calls: transfer.calls, approvals: [{ token: usdc, spender, amountBaseUnits: '6' }], token: 'USDC' })
+  t.same(short.approvalsAdded, [{ token: usdc, spender, amountBaseUnits: '6' }])
   t.equal(short.calls.length, 2)
   t.match(short.summary, /approve 0x2222…2222 for 0.000006 USDC/)
 })

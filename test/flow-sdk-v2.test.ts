@@ -5,6 +5,7 @@ import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 
 import { foundry } from 'viem/chains'
 import { mintUsdc } from '../core/devnet/fund.ts'
 import { startDevnetBruno } from './fixtures/devnetBruno.ts'
+import { waitFor } from './fixtures/waitFor.ts'
 
 // Flows 1–4 exactly as an agent runs them: the official SDK v2 client on
 // /mcp/bruno,calibur,3009 (and uniswap for flow 3), the wallet a local key that signs the typed data
@@ -32,12 +33,7 @@ async function use(name: string, args: Record<string, unknown>, through: Client 
 }
 
 async function untilSettled(id: string): Promise<any> {
-  let status = await use('status', { id })
-  for (let i = 0; i < 150 && status.stage !== 'done' && status.stage !== 'failed'; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 100))
-    status = await use('status', { id })
-  }
-  return status
+  return waitFor(() => use('status', { id }), (status: any) => status.stage === 'done' || status.stage === 'failed', `submission ${id} settled`, 30_000)
 }
 
 t.test('the path lists exactly its three groups\' tools', async (t) => {
@@ -73,10 +69,10 @@ t.test('flow 1 over SDK v2: calibur_batch → wallet signs → calibur_execute �
   const accepted = await use('submit', { chain: 'local', call: executed.call, payment: executed.payment })
   const status = await untilSettled(accepted.id)
   t.equal(status.stage, 'done', status.reason)
-  t.same(status.outcome, { paid: batch.payment.amount, callSucceeded: true }, 'paid first, then the call ran')
+  t.same(status.outcome, { paidBaseUnits: batch.payment.amountBaseUnits, callSucceeded: true }, 'paid first, then the call ran')
   t.equal(await usdcOf(friend), 2_000_000n, 'the builder\'s call ran from the account')
-  t.equal((await usdcOf(payee)) - payeeBefore, BigInt(batch.payment.amount), 'the payee got the batch\'s payment leg')
-  t.equal(ownerBefore - (await usdcOf(owner.address)), 2_000_000n + BigInt(batch.payment.amount), 'the account paid the call and the leg, nothing else')
+  t.equal((await usdcOf(payee)) - payeeBefore, BigInt(batch.payment.amountBaseUnits), 'the payee got the batch\'s payment leg')
+  t.equal(ownerBefore - (await usdcOf(owner.address)), 2_000_000n + BigInt(batch.payment.amountBaseUnits), 'the account paid the call and the leg, nothing else')
 })
 
 t.test('flow 2 over SDK v2: quote → payment_authorization → wallet signs → submit → done', async (t) => {
@@ -90,7 +86,7 @@ t.test('flow 2 over SDK v2: quote → payment_authorization → wallet signs →
   const accepted = await use('submit', { chain: 'local', call, payment: { ...prepared.payment, signature } })
   const status = await untilSettled(accepted.id)
   t.equal(status.stage, 'done', status.reason)
-  t.equal(await usdcOf(payer.address), 3_000_000n - BigInt(quote.amount), 'the payer paid exactly the quote')
+  t.equal(await usdcOf(payer.address), 3_000_000n - BigInt(quote.amountBaseUnits), 'the payer paid exactly the quote')
   t.equal(await client.getBalance({ address: payer.address }), 0n, 'and never held ETH')
 })
 
@@ -100,7 +96,7 @@ t.test('flow 3 over SDK v2: uniswap_swap_to_eth → calibur_batch with its appro
   const sponsor = createWalletClient({ account: privateKeyToAccount(deployment.deployer.privateKey), chain, transport: http(deployment.rpcUrl) })
   const authorization = await sponsor.signAuthorization({ account: owner, contractAddress: deployment.calibur })
   await client.waitForTransactionReceipt({ hash: await sponsor.sendTransaction({ to: sponsor.account.address, authorizationList: [authorization] }) })
-  const swap = await use('uniswap_swap_to_eth', { chain: 'local', token: 'USDC', amountIn: '10', recipient: owner.address }, swapper)
+  const swap = await use('uniswap_swap_to_eth', { chain: 'local', token: 'USDC', amount: '10', recipient: owner.address }, swapper)
   const batch = await use('calibur_batch', { chain: 'local', account: owner.address, calls: swap.calls, approvals: swap.approvals, token: 'USDC' }, swapper)
   const signature = await owner.signTypedData(batch.typedData)
   const executed = await use('calibur_execute', { chain: 'local', typedData: batch.typedData, signature }, swapper)
@@ -109,7 +105,7 @@ t.test('flow 3 over SDK v2: uniswap_swap_to_eth → calibur_batch with its appro
   t.equal(status.stage, 'done', status.reason)
   t.equal(status.outcome.callSucceeded, true, 'the swap ran')
   t.ok((await client.getBalance({ address: owner.address })) >= BigInt(swap.minimumOut.wei), 'the account got at least the swap\'s minimum in ETH')
-  t.equal(await usdcOf(owner.address), 30_000_000n - 10_000_000n - BigInt(batch.payment.amount), 'it paid the swap\'s input and the leg')
+  t.equal(await usdcOf(owner.address), 30_000_000n - 10_000_000n - BigInt(batch.payment.amountBaseUnits), 'it paid the swap\'s input and the leg')
 })
 
 t.test('flow 4 over SDK v2: the account\'s 7702 authorization in calibur_batch, calibur_execute and submit: one transaction delegates and runs', async (t) => {
@@ -127,5 +123,5 @@ t.test('flow 4 over SDK v2: the account\'s 7702 authorization in calibur_batch, 
   t.equal(status.stage, 'done', status.reason)
   t.equal(await client.getCode({ address: owner.address }), `0xef0100${deployment.calibur.slice(2).toLowerCase()}`, 'delegated by that transaction')
   t.equal(await usdcOf(friend), 1_000_000n)
-  t.equal(await usdcOf(owner.address), 5_000_000n - 1_000_000n - BigInt(batch.payment.amount))
+  t.equal(await usdcOf(owner.address), 5_000_000n - 1_000_000n - BigInt(batch.payment.amountBaseUnits))
 })

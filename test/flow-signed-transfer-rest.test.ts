@@ -8,6 +8,7 @@ import { randomAuthorizationNonce, transferWithAuthorizationTypedData } from '..
 import { offlineConfig, OFFLINE_RPC_URL, startBruno } from './fixtures/bruno.ts'
 import { startDevnetBruno } from './fixtures/devnetBruno.ts'
 import { postRaw, RawMcpClient } from './fixtures/mcpHttp.ts'
+import { waitFor } from './fixtures/waitFor.ts'
 
 // Flow 2 (an account with only USDC: no ETH, no delegate) over every transport: REST, JSON-RPC,
 // and MCP with the official SDK v2 client, plus the REST and JSON-RPC refusals.
@@ -79,12 +80,7 @@ async function signTransfer(key: Hex, to: Address, value: bigint) {
 }
 
 async function until<T extends { stage: string }>(read: () => Promise<T>): Promise<T> {
-  let status = await read()
-  for (let i = 0; i < 150 && status.stage !== 'done' && status.stage !== 'failed'; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 100))
-    status = await read()
-  }
-  return status
+  return waitFor(read, (status) => status.stage === 'done' || status.stage === 'failed', 'the submission settled', 30_000)
 }
 
 /** What the chain says after a done submission: the payee got `amount`, the runner paid only gas, the account exactly the call and the fee. */
@@ -108,7 +104,7 @@ async function checkSettled(
   const fee = receipt.gasUsed * receipt.effectiveGasPrice
   t.equal(before.runner - (await client.getBalance({ address: runner })), fee, 'the runner paid only the gas')
   t.equal(await client.getTransactionCount({ address: runner }), before.runnerNonce + 1, 'the runner sent one transaction')
-  t.equal(done.transaction.fee, fee.toString())
+  t.equal(done.transaction.feeWei, fee.toString())
 }
 
 const snapshot = async () => ({
@@ -125,15 +121,15 @@ t.test('flow 2 over REST: quote, payment_authorization, sign, submit (202), stat
   t.equal(seen.status, 200)
   t.equal(seen.json.address, account.address, 'checksummed')
   t.equal(seen.json.delegated, false)
-  t.equal(seen.json.eth, '0')
+  t.equal(seen.json.ethBalanceWei, '0')
   t.equal(seen.json.nonce, 0)
-  t.equal(seen.json.tokens.find((entry: any) => entry.symbol === 'USDC').balance, funds.toString())
+  t.equal(seen.json.tokens.find((entry: any) => entry.symbol === 'USDC').balanceBaseUnits, funds.toString())
 
   const quoted = await rest('POST', '/local/v1/quote', { call: account.call, token: 'USDC', payment: 'authorization' })
   t.equal(quoted.status, 200)
   const quote = quoted.json
   t.equal(quote.payee, payee)
-  t.ok(BigInt(quote.amount) > 0n)
+  t.ok(BigInt(quote.amountBaseUnits) > 0n)
 
   const prepared = await mcp.call('payment_authorization', { chain: 'local', from: account.address, token: 'USDC', amount: quote.amount })
   const { typedData } = prepared
@@ -141,7 +137,7 @@ t.test('flow 2 over REST: quote, payment_authorization, sign, submit (202), stat
   t.equal(typedData.primaryType, 'TransferWithAuthorization')
   t.equal(typedData.message.from, account.address)
   t.equal(typedData.message.to, payee, 'pays the payee')
-  t.equal(typedData.message.value, quote.amount)
+  t.equal(typedData.message.value, quote.amountBaseUnits)
   t.equal(typedData.message.validAfter, '0')
   const ttl = bruno.config.networks[0]!.relay.quoteTtlSec
   const validBefore = Number(typedData.message.validBefore) - Math.floor(Date.now() / 1000)
@@ -158,13 +154,13 @@ t.test('flow 2 over REST: quote, payment_authorization, sign, submit (202), stat
   t.equal(accepted.headers.get('location'), `/v1/status/${accepted.json.id}`)
 
   const done = await until(async () => (await rest('GET', `/local/v1/status/${accepted.json.id}`)).json)
-  await checkSettled(t, done, before, { ...account, funds }, BigInt(quote.amount))
+  await checkSettled(t, done, before, { ...account, funds }, BigInt(quote.amountBaseUnits))
   const global = await rest('GET', `/v1/status/${accepted.json.id}`)
   t.equal(global.status, 200)
   t.same(global.json, done, 'the chain-free status path answers the same')
 
   const after = await rest('GET', `/local/v1/account/${account.address}`)
-  t.equal(after.json.tokens.find((entry: any) => entry.symbol === 'USDC').balance, (funds - 10_000_000n - BigInt(quote.amount)).toString())
+  t.equal(after.json.tokens.find((entry: any) => entry.symbol === 'USDC').balanceBaseUnits, (funds - 10_000_000n - BigInt(quote.amountBaseUnits)).toString())
 })
 
 t.test('flow 2 over JSON-RPC: bruno_quote, encoder typed data, bruno_sendTransaction, bruno_getStatus', async (t) => {
@@ -172,11 +168,11 @@ t.test('flow 2 over JSON-RPC: bruno_quote, encoder typed data, bruno_sendTransac
   const account = await usdcOnlyAccount(funds)
   const seen = await rpcResult('bruno_getAccount', { chain: 'local', address: account.address })
   t.equal(seen.delegated, false)
-  t.equal(seen.eth, '0')
+  t.equal(seen.ethBalanceWei, '0')
 
   const quote = await rpcResult('bruno_quote', { chain: 'local', call: account.call, token: 'USDC', payment: 'authorization' })
   t.equal(quote.payee, payee)
-  const fee = await signTransfer(account.key, payee, BigInt(quote.amount))
+  const fee = await signTransfer(account.key, payee, BigInt(quote.amountBaseUnits))
   const before = await snapshot()
   const accepted = await rpcResult('bruno_sendTransaction', {
     chain: 'local',
@@ -185,7 +181,7 @@ t.test('flow 2 over JSON-RPC: bruno_quote, encoder typed data, bruno_sendTransac
   })
   t.equal(accepted.stage, 'waiting')
   const done = await until(() => rpcResult('bruno_getStatus', { id: accepted.id }))
-  await checkSettled(t, done, before, { ...account, funds }, BigInt(quote.amount))
+  await checkSettled(t, done, before, { ...account, funds }, BigInt(quote.amountBaseUnits))
 })
 
 t.test('REST and JSON-RPC refusals', async (t) => {
@@ -215,9 +211,9 @@ t.test('REST and JSON-RPC refusals', async (t) => {
     t.equal(reply.status, 400)
     t.equal(reply.json.error.code, 'invalid_request')
     t.match(reply.json.error.message, /^body\.call\.to: /)
-    reply = await rest('POST', '/local/v1/submit', { call: account.call, payment: { token: usdc, amount: '1.5' } })
+    reply = await rest('POST', '/local/v1/submit', { call: account.call, payment: { token: usdc, amountBaseUnits: '1.5' } })
     t.equal(reply.status, 400)
-    t.match(reply.json.error.message, /^body\.payment: looks like a batch payment \(\{token, amount\}\) but `amount`: /, 'the payment form that came closest names its field')
+    t.match(reply.json.error.message, /^body\.payment: looks like a batch payment \(\{token, amountBaseUnits\}\) but `amountBaseUnits`: /, 'the payment form that came closest names its field')
     reply = await rest('POST', '/local/v1/submit', { call: account.call })
     t.equal(reply.status, 400)
     t.match(reply.json.error.message, /^body\.payment: Expected required property/)
@@ -233,7 +229,7 @@ t.test('REST and JSON-RPC refusals', async (t) => {
     t.equal(reply.status, 400)
     t.equal(reply.json.error.code, 'invalid_request')
 
-    reply = await rpc('bruno_sendTransaction', { chain: 'local', call: { to: usdc, data: 'zz' }, payment: { token: usdc, amount: '1' } })
+    reply = await rpc('bruno_sendTransaction', { chain: 'local', call: { to: usdc, data: 'zz' }, payment: { token: usdc, amountBaseUnits: '1' } })
     t.equal(reply.status, 200)
     t.equal(reply.json.error.code, -32602)
     t.match(reply.json.error.message, /^params\.call\.data: /)
@@ -330,7 +326,7 @@ t.test('flow 2 over MCP with the official SDK v2 client, as an agent would: /mcp
   const accepted = await call('submit', { chain: 'local', call: account.call, payment: { ...prepared.payment, signature } })
   t.equal(accepted.stage, 'waiting')
   const done = await until(() => call('status', { id: accepted.id }))
-  await checkSettled(t, done, before, { ...account, funds }, BigInt(quote.amount))
+  await checkSettled(t, done, before, { ...account, funds }, BigInt(quote.amountBaseUnits))
 
   const zero = await agent.callTool({ name: 'payment_authorization', arguments: { chain: 'local', from: account.address, token: 'USDC', amount: '0' } })
   t.equal(zero.isError, true)
@@ -344,7 +340,7 @@ t.test('flow 2 over MCP with the official SDK v2 client, as an agent would: /mcp
   t.match((notToken.content as { text: string }[])[0]!.text, /unknown token "DOGE"/)
 })
 
-t.test('an unreachable chain: 503 naming the chain, never its URL; JSON-RPC 1003; MCP isError', async (t) => {
+t.test('an unreachable chain: 503 naming the chain, never its URL; JSON-RPC and MCP -32603; each with a correlation id', async (t) => {
   const env = { ...process.env }
   const offline = await startBruno(t, offlineConfig(env, { groups: ['bruno', '3009'] }), env, [OFFLINE_RPC_URL])
   const address = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8'
@@ -353,13 +349,22 @@ t.test('an unreachable chain: 503 naming the chain, never its URL; JSON-RPC 1003
   t.equal(reply.status, 503)
   t.equal(JSON.parse(text).error.code, 'chain_unavailable')
   t.match(JSON.parse(text).error.message, /chain "local" is unavailable/)
+  t.match(JSON.parse(text).error.correlationId, /^[0-9a-f]{16}$/)
   t.notMatch(text, /offline-rpc-secret-key|127\.0\.0\.1:9/, 'the RPC URL is never quoted')
   const viaRpc = await postRaw(`${offline.server.url}/rpc`, { jsonrpc: '2.0', id: 1, method: 'bruno_getAccount', params: { chain: 'local', address } })
-  t.equal(viaRpc.json.error.code, 1003)
+  t.equal(viaRpc.json.error.code, -32603)
+  t.equal(viaRpc.json.error.data.code, 'chain_unavailable')
+  t.match(viaRpc.json.error.data.correlationId, /^[0-9a-f]{16}$/)
   t.notMatch(viaRpc.text, /offline-rpc-secret-key/)
-  const prepared = await new RawMcpClient(`${offline.mcpUrl}/3009`).callTool('payment_authorization', { chain: 'local', from: address, token: 'USDC', amount: '1' })
-  t.equal(prepared.isError, true)
-  t.match(prepared.content[0].text, /chain "local" is unavailable/)
+  // Not the caller's doing: a JSON-RPC internal error, not a tool result with isError.
+  const prepared = await new RawMcpClient(`${offline.mcpUrl}/3009`).request(
+    'tools/call',
+    { name: 'payment_authorization', arguments: { chain: 'local', from: address, token: 'USDC', amount: '1' } },
+    'payment_authorization',
+  )
+  t.equal(prepared.json.error.code, -32603)
+  t.match(prepared.json.error.message, /chain "local" is unavailable/)
+  t.match(prepared.json.error.data.correlationId, /^[0-9a-f]{16}$/)
 })
 
 t.test('without the bruno group there is no REST or JSON-RPC relay', async (t) => {

@@ -5,6 +5,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { foundry } from 'viem/chains'
 import { mintUsdc } from '../core/devnet/fund.ts'
 import { startDevnetBruno } from './fixtures/devnetBruno.ts'
+import { waitFor } from './fixtures/waitFor.ts'
 
 // Flow 2 from the tools alone, over the official SDK v2 client: an account holding only USDC pays a
 // friend with a gasless transfer (transfer_authorization → quote its quoteCall → payment_authorization
@@ -33,12 +34,7 @@ async function use(name: string, args: Record<string, unknown>): Promise<any> {
 }
 
 async function untilSettled(id: string): Promise<any> {
-  let status = await use('status', { id })
-  for (let i = 0; i < 150 && status.stage !== 'done' && status.stage !== 'failed'; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 100))
-    status = await use('status', { id })
-  }
-  return status
+  return waitFor(() => use('status', { id }), (status: any) => status.stage === 'done' || status.stage === 'failed', `submission ${id} settled`, 30_000)
 }
 
 t.test('the 3009 group lists its tools, each with an output schema', async (t) => {
@@ -96,11 +92,11 @@ t.test('flow 2 from the tools: a USDC-only account pays a friend 2 USDC', async 
   const status = await untilSettled(accepted.id)
   t.equal(status.stage, 'done', status.reason)
   t.equal(status.outcome.callSucceeded, true, 'the transfer to the friend ran')
-  t.equal(status.outcome.paid, quote.amount, 'the payee was paid the quoted amount')
+  t.equal(status.outcome.paidBaseUnits, quote.amountBaseUnits, 'the payee was paid the quoted amount')
   t.ok(BigInt(status.transaction.gasUsed) <= BigInt(quote.gas), `the quote's gas (${quote.gas}) covered what the signed call used (${status.transaction.gasUsed})`)
   t.equal(await usdcOf(friend), 2_000_000n, 'the friend got exactly 2 USDC')
-  t.equal(minted - (await usdcOf(payer.address)), 2_000_000n + BigInt(quote.amount), 'the payer paid exactly 2 USDC and the quote')
-  t.equal((await usdcOf(payee)) - payeeBefore, BigInt(quote.amount))
+  t.equal(minted - (await usdcOf(payer.address)), 2_000_000n + BigInt(quote.amountBaseUnits), 'the payer paid exactly 2 USDC and the quote')
+  t.equal((await usdcOf(payee)) - payeeBefore, BigInt(quote.amountBaseUnits))
   t.equal(await client.getBalance({ address: payer.address }), 0n, 'the payer never held ETH')
 
   const again = await call('transfer_authorization_call', { chain: 'local', typedData: transfer.typedData, signature: transferSignature })

@@ -30,7 +30,6 @@ const toolArguments = fc.record(
     spender: fc.oneof(address, scalar),
     recipient: fc.oneof(address, scalar),
     amount: fc.oneof(fc.constantFrom('1', '0', 'max', '1.5', '0.0000001'), hugeNumber, scalar),
-    amountIn: fc.oneof(hugeNumber, scalar),
     slippageBps: fc.oneof(fc.integer({ min: -10, max: 10_000 }), scalar),
     extra: value,
   },

@@ -33,33 +33,33 @@ const alice = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8'
 const bob = '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC'
 
 type Erc20Case =
-  | { name: string; encoder: 'encodeApprove'; input: { token: Address; spender: Address; amount: string } }
-  | { name: string; encoder: 'encodeTransfer'; input: { token: Address; to: Address; amount: string } }
-  | { name: string; encoder: 'encodeWethWithdraw'; input: { weth: Address; amount: string } }
+  | { name: string; encoder: 'encodeApprove'; input: { token: Address; spender: Address; amountBaseUnits: string } }
+  | { name: string; encoder: 'encodeTransfer'; input: { token: Address; to: Address; amountBaseUnits: string } }
+  | { name: string; encoder: 'encodeWethWithdraw'; input: { weth: Address; amountWei: string } }
 type Erc20Vector = Erc20Case & { calls: Call[] }
 
 interface SwapVector {
   name: string
   encoder: 'encodeSwapToEth'
-  input: { router: Address; hops: SwapHop[]; amountIn: string; expectedOut: string; slippageBps: number; recipient: Address }
+  input: { router: Address; hops: SwapHop[]; amountInBaseUnits: string; expectedOutWei: string; slippageBps: number; recipient: Address }
   path: Hex
-  minimumOut: string
+  minimumOutWei: string
   calls: Call[]
 }
 
 const erc20Inputs: Erc20Case[] = [
-  { name: 'approve 12.5 USDC to SwapRouter02 (mainnet)', encoder: 'encodeApprove', input: { token: mainnet.usdc, spender: mainnet.swapRouter02, amount: '12500000' } },
+  { name: 'approve 12.5 USDC to SwapRouter02 (mainnet)', encoder: 'encodeApprove', input: { token: mainnet.usdc, spender: mainnet.swapRouter02, amountBaseUnits: '12500000' } },
   {
     name: 'approve max USDC to SwapRouter02 (mainnet)',
     encoder: 'encodeApprove',
-    input: { token: mainnet.usdc, spender: mainnet.swapRouter02, amount: (2n ** 256n - 1n).toString() },
+    input: { token: mainnet.usdc, spender: mainnet.swapRouter02, amountBaseUnits: (2n ** 256n - 1n).toString() },
   },
-  { name: 'revoke: approve 0 USDC to SwapRouter02 (mainnet)', encoder: 'encodeApprove', input: { token: mainnet.usdc, spender: mainnet.swapRouter02, amount: '0' } },
-  { name: 'transfer 250.75 USDC (mainnet)', encoder: 'encodeTransfer', input: { token: mainnet.usdc, to: alice, amount: '250750000' } },
-  { name: 'unwrap 0.5 WETH (mainnet)', encoder: 'encodeWethWithdraw', input: { weth: mainnet.weth, amount: '500000000000000000' } },
-  { name: 'devnet: approve 12.5 USDC to SwapRouter02', encoder: 'encodeApprove', input: { token: devnet.usdc, spender: devnet.swapRouter02, amount: '12500000' } },
-  { name: 'devnet: transfer 250.75 USDC', encoder: 'encodeTransfer', input: { token: devnet.usdc, to: bob, amount: '250750000' } },
-  { name: 'devnet: unwrap 0.4 WETH', encoder: 'encodeWethWithdraw', input: { weth: devnet.weth, amount: '400000000000000000' } },
+  { name: 'revoke: approve 0 USDC to SwapRouter02 (mainnet)', encoder: 'encodeApprove', input: { token: mainnet.usdc, spender: mainnet.swapRouter02, amountBaseUnits: '0' } },
+  { name: 'transfer 250.75 USDC (mainnet)', encoder: 'encodeTransfer', input: { token: mainnet.usdc, to: alice, amountBaseUnits: '250750000' } },
+  { name: 'unwrap 0.5 WETH (mainnet)', encoder: 'encodeWethWithdraw', input: { weth: mainnet.weth, amountWei: '500000000000000000' } },
+  { name: 'devnet: approve 12.5 USDC to SwapRouter02', encoder: 'encodeApprove', input: { token: devnet.usdc, spender: devnet.swapRouter02, amountBaseUnits: '12500000' } },
+  { name: 'devnet: transfer 250.75 USDC', encoder: 'encodeTransfer', input: { token: devnet.usdc, to: bob, amountBaseUnits: '250750000' } },
+  { name: 'devnet: unwrap 0.4 WETH', encoder: 'encodeWethWithdraw', input: { weth: devnet.weth, amountWei: '400000000000000000' } },
 ]
 
 const swapInputs: Pick<SwapVector, 'name' | 'encoder' | 'input'>[] = [
@@ -69,8 +69,8 @@ const swapInputs: Pick<SwapVector, 'name' | 'encoder' | 'input'>[] = [
     input: {
       router: mainnet.swapRouter02,
       hops: [{ tokenIn: mainnet.usdc, fee: 500, tokenOut: mainnet.weth }],
-      amountIn: '100000000',
-      expectedOut: '33123456789012345',
+      amountInBaseUnits: '100000000',
+      expectedOutWei: '33123456789012345',
       slippageBps: 50,
       recipient: alice,
     },
@@ -84,8 +84,8 @@ const swapInputs: Pick<SwapVector, 'name' | 'encoder' | 'input'>[] = [
         { tokenIn: mainnet.dai, fee: 100, tokenOut: mainnet.usdc },
         { tokenIn: mainnet.usdc, fee: 500, tokenOut: mainnet.weth },
       ],
-      amountIn: '250500000000000000000',
-      expectedOut: '83456789000000001',
+      amountInBaseUnits: '250500000000000000000',
+      expectedOutWei: '83456789000000001',
       slippageBps: 30,
       recipient: bob,
     },
@@ -96,8 +96,8 @@ const swapInputs: Pick<SwapVector, 'name' | 'encoder' | 'input'>[] = [
     input: {
       router: devnet.swapRouter02,
       hops: [{ tokenIn: devnet.usdc, fee: 500, tokenOut: devnet.weth }],
-      amountIn: '100000000',
-      expectedOut: '33233333333333333',
+      amountInBaseUnits: '100000000',
+      expectedOutWei: '33233333333333333',
       slippageBps: 50,
       recipient: alice,
     },
@@ -107,25 +107,26 @@ const swapInputs: Pick<SwapVector, 'name' | 'encoder' | 'input'>[] = [
 function encodeErc20(vector: Erc20Case): Call {
   switch (vector.encoder) {
     case 'encodeApprove':
-      return encodeApprove({ ...vector.input, amount: BigInt(vector.input.amount) })
+      return encodeApprove({ token: vector.input.token, spender: vector.input.spender, amount: BigInt(vector.input.amountBaseUnits) })
     case 'encodeTransfer':
-      return encodeTransfer({ ...vector.input, amount: BigInt(vector.input.amount) })
+      return encodeTransfer({ token: vector.input.token, to: vector.input.to, amount: BigInt(vector.input.amountBaseUnits) })
     case 'encodeWethWithdraw':
-      return encodeWethWithdraw({ ...vector.input, amount: BigInt(vector.input.amount) })
+      return encodeWethWithdraw({ weth: vector.input.weth, amount: BigInt(vector.input.amountWei) })
   }
 }
 
 function encodeSwap({ name, encoder, input }: Pick<SwapVector, 'name' | 'encoder' | 'input'>): SwapVector {
   const path = encodeV3Path(input.hops)
-  const minimumOut = minimumOutAfterSlippage(BigInt(input.expectedOut), input.slippageBps)
-  const call = encodeSwapToEth({ router: input.router, path, amountIn: BigInt(input.amountIn), minimumOut, recipient: input.recipient })
-  return { name, encoder, input, path, minimumOut: minimumOut.toString(), calls: [call] }
+  const minimumOut = minimumOutAfterSlippage(BigInt(input.expectedOutWei), input.slippageBps)
+  const call = encodeSwapToEth({ router: input.router, path, amountIn: BigInt(input.amountInBaseUnits), minimumOut, recipient: input.recipient })
+  return { name, encoder, input, path, minimumOutWei: minimumOut.toString(), calls: [call] }
 }
 
 const erc20Golden = {
   note:
     'Byte-exact calls of the erc20 group\'s encoders (plugins/erc20: encodeApprove, encodeTransfer, encodeWethWithdraw — the ' +
-    'functions erc20_approve, erc20_transfer and weth_unwrap call) for fixed inputs; amounts are base units. Produced by ' +
+    'functions erc20_approve, erc20_transfer and weth_unwrap call) for fixed inputs; amounts in base units, named for their unit ' +
+    '(`amountBaseUnits`, `amountWei`: SPEC §5, Units). Produced by ' +
     '`UPDATE_GOLDEN=1 npx tap test/golden-encoders.test.ts` from the inputs in that test. Pinned by: the selectors asserted ' +
     'literally there (approve 0x095ea7b3, transfer 0xa9059cbb, withdraw 0x2e1a7d4d), calldata rebuilt there by hand from ' +
     'selector and 32-byte words, test/erc20.test.ts comparing the devnet tools\' output to the "devnet:" vectors and sending ' +
@@ -136,11 +137,12 @@ const erc20Golden = {
 const uniswapGolden = {
   note:
     'Byte-exact calls of uniswap_swap_to_eth\'s encoders (plugins/uniswap: encodeV3Path, minimumOutAfterSlippage, ' +
-    'encodeSwapToEth) for fixed inputs, a fixed quoted amount (`expectedOut`, wei) standing in for QuoterV2. Produced by ' +
+    'encodeSwapToEth) for fixed inputs (amounts named for their unit: SPEC §5, Units), a fixed quoted amount ' +
+    '(`expectedOutWei`) standing in for QuoterV2. Produced by ' +
     '`UPDATE_GOLDEN=1 npx tap test/golden-encoders.test.ts` from the inputs in that test. Pinned by: the selectors ' +
     'asserted literally there (multicall(bytes[]) 0xac9650d8, exactInput 0xb858183f, unwrapWETH9(uint256,address) ' +
     '0x49404b7c), the calls decoded there with SwapRouter02\'s published ABI (@uniswap/swap-router-contracts), the path ' +
-    'rebuilt by hand (token 20 bytes, fee 3 bytes, token …), minimumOut recomputed as expectedOut − ⌈expectedOut·bps/10000⌉, ' +
+    'rebuilt by hand (token 20 bytes, fee 3 bytes, token …), minimumOutWei recomputed as expectedOutWei − ⌈expectedOutWei·bps/10000⌉, ' +
     'and test/uniswap.test.ts executing such calls on the devnet. The "devnet:" vector uses the devnet deploy\'s addresses.',
   vectors: swapInputs.map(encodeSwap),
 }
@@ -171,7 +173,7 @@ t.test('golden/erc20.json agrees with hand-built calldata', async (t) => {
     t.equal(vector.calls.length, 1, vector.name)
     t.equal(call?.data.slice(0, 10), selectors[vector.encoder], `${vector.name}: selector`)
     t.equal(call?.value, '0', `${vector.name}: no ETH sent`)
-    const amount = word(BigInt(vector.input.amount).toString(16))
+    const amount = word(BigInt(vector.encoder === 'encodeWethWithdraw' ? vector.input.amountWei : vector.input.amountBaseUnits).toString(16))
     switch (vector.encoder) {
       case 'encodeApprove':
         t.equal(call?.to, getAddress(vector.input.token))
@@ -195,12 +197,12 @@ t.test('golden/uniswap.json agrees with SwapRouter02\'s published ABI and a hand
   const { vectors } = JSON.parse(readFileSync(uniswapFile, 'utf8')) as { vectors: SwapVector[] }
   t.equal(vectors.length, swapInputs.length)
   const abi = swapRouter02Artifact.abi
-  for (const { name, input, path, minimumOut, calls } of vectors) {
+  for (const { name, input, path, minimumOutWei, calls } of vectors) {
     const packed = `0x${input.hops[0]!.tokenIn.slice(2)}${input.hops.map((hop) => hop.fee.toString(16).padStart(6, '0') + hop.tokenOut.slice(2)).join('')}`
     t.equal(path, packed.toLowerCase(), `${name}: path`)
-    const expected = BigInt(input.expectedOut)
+    const expected = BigInt(input.expectedOutWei)
     const shortfall = (expected * BigInt(input.slippageBps) + 9_999n) / 10_000n
-    t.equal(minimumOut, (expected - shortfall).toString(), `${name}: minimumOut`)
+    t.equal(minimumOutWei, (expected - shortfall).toString(), `${name}: minimumOutWei`)
 
     t.equal(calls.length, 1, `${name}: one call`)
     const [call] = calls
@@ -214,8 +216,8 @@ t.test('golden/uniswap.json agrees with SwapRouter02\'s published ABI and a hand
     t.equal(inner[0]?.slice(0, 10), '0xb858183f', `${name}: exactInput`)
     t.equal(inner[1]?.slice(0, 10), '0x49404b7c', `${name}: unwrapWETH9(uint256,address)`)
     const swap = decodeFunctionData({ abi, data: inner[0]! })
-    t.same(swap.args, [{ path, recipient: '0x0000000000000000000000000000000000000002', amountIn: BigInt(input.amountIn), amountOutMinimum: 0n }], `${name}: exactInput params`)
+    t.same(swap.args, [{ path, recipient: '0x0000000000000000000000000000000000000002', amountIn: BigInt(input.amountInBaseUnits), amountOutMinimum: 0n }], `${name}: exactInput params`)
     const unwrap = decodeFunctionData({ abi, data: inner[1]! })
-    t.same(unwrap.args, [BigInt(minimumOut), getAddress(input.recipient)], `${name}: unwrapWETH9 args`)
+    t.same(unwrap.args, [BigInt(minimumOutWei), getAddress(input.recipient)], `${name}: unwrapWETH9 args`)
   }
 })

@@ -47,7 +47,7 @@ t.test('a JSON-RPC batch counts element by element against the client\'s limit',
   // The batch used up the limit: the next single request is refused before its body is read.
   const next = await postRaw(rpc, status(9))
   t.equal(next.status, 429)
-  t.same(next.json, { jsonrpc: '2.0', id: null, error: { code: -32600, message: `Too many requests: at most ${limit} per 1 minute` } })
+  t.same(next.json, { jsonrpc: '2.0', id: null, error: { code: -32600, message: `Too many requests: at most ${limit} per 1 minute`, data: { code: 'rate_limited' } } })
   const rest = await fetch(`${bruno.server.url}/v1/status/whatever`)
   t.equal(rest.status, 429, 'REST shares the count')
   t.equal((await fetch(`${bruno.server.url}/healthz`)).status, 200, 'the probes are not limited')
@@ -84,6 +84,7 @@ t.test('a shared read: one in flight for every caller, reused for the interval, 
   const read = sharedRead(
     async () => {
       reads++
+      // Not a wait: the read's own latency, so the 50 callers arrive while it is in flight.
       await new Promise((resolve) => setTimeout(resolve, 20))
       if (fail) throw new Error(`read ${reads} failed`)
       return reads
@@ -154,6 +155,7 @@ t.test('50 concurrent /readyz and 50 /metrics read each chain once per interval'
   t.same(again.statuses, Array(100).fill(200))
   t.same(counts().map((count) => count.total), [2, 2], 'within the interval: no read at all')
 
+  // Not a wait for an event: the interval itself is under test, and only the clock ends it.
   await new Promise((resolve) => setTimeout(resolve, OPERATOR_READ_INTERVAL_MS + 100))
   await burst()
   t.same(counts(), [

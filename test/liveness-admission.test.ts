@@ -21,7 +21,7 @@ const relay = bruno.config.networks[0]!.relay
 const status = (id: string) => mcp.call('status', { id })
 const settled = (id: string, what: string) => waitFor(() => status(id), (view) => view.stage === 'done' || view.stage === 'failed', what)
 const runnerNonce = () => chain.client.getTransactionCount({ address: bruno.runner })
-const quoteOf = async (call: { to: Address; data: Hex }) => BigInt((await mcp.call('quote', { chain: 'local', call, token: 'USDC', payment: 'authorization' })).amount)
+const quoteOf = async (call: { to: Address; data: Hex }) => BigInt((await mcp.call('quote', { chain: 'local', call, token: 'USDC', payment: 'authorization' })).amountBaseUnits)
 
 /** Runs `body` with blocks mined only by hand; automine is back on afterwards. */
 async function byHand<T>(body: () => Promise<T>): Promise<T> {

@@ -21,7 +21,7 @@ bruno.allowCancellations(1)
 const { mcp, chaos } = bruno
 const chain = adversaryChain(bruno)
 const status = (id: string) => mcp.call('status', { id })
-const quoteOf = async (call: { to: Hex; data: Hex }) => BigInt((await mcp.call('quote', { chain: 'local', call, token: 'USDC', payment: 'authorization' })).amount)
+const quoteOf = async (call: { to: Hex; data: Hex }) => BigInt((await mcp.call('quote', { chain: 'local', call, token: 'USDC', payment: 'authorization' })).amountBaseUnits)
 
 t.test('a transaction never included is cancelled past runner.maxSendingMs; the nonce is the cancellation\'s and the next submission is done', async (t) => {
   t.equal(bruno.config.networks[0]!.runner.maxSendingMs, MAX_SENDING_MS, 'runner.maxSendingMs is 10 s')

@@ -28,7 +28,7 @@ const status = (id: string) => mcp.call('status', { id })
 
 t.test(`a good submission arriving while ${PILLS} held pills are re-simulated (each ${SLOW_MS} ms to fail) waits behind at most one of them each way`, async (t) => {
   const call = (to: Address) => ({ to, data: encodeFunctionData({ abi: gate.abi, functionName: 'pass' }) })
-  const amount = BigInt((await mcp.call('quote', { chain: 'local', call: call(pills[0]!), token: 'USDC', payment: 'authorization' })).amount)
+  const amount = BigInt((await mcp.call('quote', { chain: 'local', call: call(pills[0]!), token: 'USDC', payment: 'authorization' })).amountBaseUnits)
   const ids: string[] = []
   for (const address of pills) {
     const payer = await bruno.payer()
@@ -37,7 +37,7 @@ t.test(`a good submission arriving while ${PILLS} held pills are re-simulated (e
   // The good one's payment is signed now, so that it is submitted the moment the test sees a re-simulation.
   const payer = await bruno.payer()
   const goodCall = bruno.readCall(payer.address)
-  const payment = await bruno.payment(payer.key, BigInt((await mcp.call('quote', { chain: 'local', call: goodCall, token: 'USDC', payment: 'authorization' })).amount))
+  const payment = await bruno.payment(payer.key, BigInt((await mcp.call('quote', { chain: 'local', call: goodCall, token: 'USDC', payment: 'authorization' })).amountBaseUnits))
   const anyPill = (element: RpcElement) => pills.some((address) => simulating(address)(element))
   const slow = chaos.rule('slow node error', anyPill, { error: { code: -32000, message: 'execution aborted (timeout = 5s)' } }, Number.POSITIVE_INFINITY, SLOW_MS)
   bruno.release()

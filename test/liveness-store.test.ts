@@ -39,7 +39,7 @@ function row(id: string, stage: Stage, updatedAt: number, identity?: string): Su
     createdAt: updatedAt - 1_000,
     updatedAt,
     deadline: Math.floor(updatedAt / 1000) + 600,
-    request: { call: { to: USDC, data: '0x70a08231', value: '0' }, payment: { token: USDC, amount: '1234' } },
+    request: { call: { to: USDC, data: '0x70a08231', value: '0' }, payment: { token: USDC, amountBaseUnits: '1234' } },
     ...(identity === undefined ? {} : { identity }),
   }
 }
@@ -54,6 +54,8 @@ for (const kind of kinds) {
     const place = await kind.place(t)
     const store = kind.open(place)
     t.teardown(() => store.close())
+    // The runner's writes carry the fence it took its key with.
+    const fence = await store.takeRunnerKey('bruno-runner:1:0xaa')
 
     t.test('prune(before): settled rows last changed before `before` are deleted; active ones of any age are kept', async (t) => {
       const now = Date.now()
@@ -66,14 +68,14 @@ for (const kind of kinds) {
       // In flight for ten hours (an update would stamp them now: they are stored as they stand).
       await store.insert(row('old-sending', 'sending', before - 10 * HOUR))
       await store.insert(row('old-confirming', 'confirming', before - 10 * HOUR))
-      const deleted = await store.prune(before)
+      const deleted = await store.prune(before, fence)
       t.equal(deleted, 2, 'it says how many it deleted')
       for (const id of ['old-done', 'old-failed']) t.equal(await store.get(id), undefined, `${id}: deleted`)
       for (const id of ['at-limit-done', 'new-done', 'old-waiting', 'old-sending', 'old-confirming']) t.ok(await store.get(id), `${id}: kept`)
       t.same((await store.active('local')).map((submission) => submission.id).sort(), ['old-confirming', 'old-sending', 'old-waiting'], 'the active ones are all still active')
-      t.equal(await store.prune(before), 0, 'a second prune finds nothing more')
+      t.equal(await store.prune(before, fence), 0, 'a second prune finds nothing more')
       // Everything settled, however recent, goes with a `before` in the future; active ones still stay.
-      t.equal(await store.prune(now + HOUR), 2, 'at-limit-done and new-done')
+      t.equal(await store.prune(now + HOUR, fence), 2, 'at-limit-done and new-done')
       t.equal((await store.active('local')).length, 3, 'the three active ones remain')
     })
 
@@ -86,7 +88,7 @@ for (const kind of kinds) {
       t.equal((await store.activeByIdentity(identity))?.id, 'id-first', 'activeByIdentity finds it')
 
       for (const stage of ['waiting', 'sending', 'confirming'] as const) {
-        if (stage !== 'waiting') await store.update('id-first', { stage, transaction: sent(5) })
+        if (stage !== 'waiting') await store.update('id-first', { stage, transaction: sent(5) }, fence)
         const again = await store.insert(row(`id-again-${stage}`, 'waiting', now + 1, identity))
         t.equal(again.id, 'id-first', `while the first is ${stage}, a second insert returns the first`)
         t.equal(await store.get(`id-again-${stage}`), undefined, `and stores nothing (${stage})`)
@@ -101,14 +103,14 @@ for (const kind of kinds) {
       t.teardown(() => other.close())
       t.equal((await other.insert(row('id-elsewhere', 'waiting', now + 3, identity))).id, 'id-first', 'a second store on the same place returns the first too')
 
-      await store.update('id-first', { stage: 'done', blockNumber: '9' })
+      await store.update('id-first', { stage: 'done', blockNumber: '9' }, fence)
       t.equal(await store.activeByIdentity(identity), undefined, 'once done, the identity has no active submission')
       const next = await store.insert(row('id-next', 'waiting', now + 4, identity))
       t.equal(next.id, 'id-next', 'a new submission of the identity is allowed after the first is done')
       t.equal((await store.activeByIdentity(identity))?.id, 'id-next', 'activeByIdentity finds the new one')
       t.equal((await store.insert(row('id-next-again', 'waiting', now + 5, identity))).id, 'id-next', 'and it is the one a further copy returns')
 
-      await store.update('id-next', { stage: 'failed', reason: 'the node refused the transaction: txpool is full' })
+      await store.update('id-next', { stage: 'failed', reason: 'the node refused the transaction: txpool is full' }, fence)
       t.equal(await store.activeByIdentity(identity), undefined, 'once failed, none either')
       t.equal((await store.insert(row('id-third', 'waiting', now + 6, identity))).id, 'id-third', 'and a third may follow a failed one')
 

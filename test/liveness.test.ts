@@ -48,7 +48,7 @@ let reasonsOnceDone: (string | undefined)[] = []
 const quotes = new Map<string, bigint>()
 async function amountFor(call: { to: Address; data: Hex }): Promise<bigint> {
   const key = `${call.to}${call.data}`
-  if (!quotes.has(key)) quotes.set(key, BigInt((await mcp.call('quote', { chain: 'local', call, token: 'USDC', payment: 'authorization' })).amount))
+  if (!quotes.has(key)) quotes.set(key, BigInt((await mcp.call('quote', { chain: 'local', call, token: 'USDC', payment: 'authorization' })).amountBaseUnits))
   return quotes.get(key)!
 }
 /** Submits `call` paid by a fresh payer; returns the id and when it was accepted. */

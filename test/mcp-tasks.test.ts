@@ -6,6 +6,7 @@ import { mintUsdc } from '../core/devnet/fund.ts'
 import { startDevnetBruno } from './fixtures/devnetBruno.ts'
 import { RawMcpClient, modernHeaders, modernMeta, postRaw } from './fixtures/mcpHttp.ts'
 import { signTransfer } from './fixtures/signedTransfer.ts'
+import { waitFor } from './fixtures/waitFor.ts'
 
 // The Tasks extension (io.modelcontextprotocol/tasks) on `submit`: a client that declares it in a
 // request's clientCapabilities gets a task whose id is the submission id, and follows it with
@@ -42,9 +43,9 @@ async function paidCall() {
   await mintUsdc(deployment.rpcUrl, deployment, account, 5_000_000n)
   const call = { to: deployment.usdc, data: encodeFunctionData({ abi: erc20Abi, functionName: 'balanceOf', args: [account] }) }
   const quote = await mcp.call('quote', { chain: 'local', call, token: 'USDC', payment: 'authorization' })
-  const fee = await signTransfer(key, usdcDomain, payee, BigInt(quote.amount))
+  const fee = await signTransfer(key, usdcDomain, payee, BigInt(quote.amountBaseUnits))
   // A second payment of the same account's that its balance covers only until the first is in.
-  const rest = await signTransfer(key, usdcDomain, payee, 5_000_000n - BigInt(quote.amount) / 2n)
+  const rest = await signTransfer(key, usdcDomain, payee, 5_000_000n - BigInt(quote.amountBaseUnits) / 2n)
   return {
     call,
     payment: { token: deployment.usdc, authorization: fee.message, signature: fee.signature },
@@ -54,12 +55,8 @@ async function paidCall() {
 
 /** tasks/get until the task leaves `working`; returns the last result. */
 async function untilSettled(taskId: string) {
-  for (let i = 0; i < 400; i++) {
-    const { json } = await getTask(taskId)
-    if (json.result.status !== 'working') return { result: json.result }
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-  throw new Error(`task ${taskId} is still working`)
+  const { json } = await waitFor(() => getTask(taskId), ({ json }) => json.result.status !== 'working', `task ${taskId} to leave working`, 30_000)
+  return { result: json.result }
 }
 
 t.test('the extension is advertised in the modern era, where a task tool is served', async (t) => {
@@ -92,12 +89,8 @@ t.test('a client that does not declare the extension gets today\'s result (SDK v
   t.equal(undeclared.status, 400, 'tasks/get without the extension')
   t.same(undeclared.json.error, { code: -32021, message: 'Missing required client capability', data: { requiredCapabilities: { extensions: { [TASKS]: {} } } } })
 
-  let stage = view.stage
-  for (let i = 0; i < 100 && stage !== 'done' && stage !== 'failed'; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 50))
-    stage = (await mcp.call('status', { id: view.id })).stage
-  }
-  t.equal(stage, 'done')
+  const settled = await waitFor(() => mcp.call('status', { id: view.id }), (status) => status.stage === 'done' || status.stage === 'failed', `submission ${view.id} settled`, 30_000)
+  t.equal(settled.stage, 'done', settled.reason)
 })
 
 t.test('submit as a task: working while the runner holds it, then completed or failed', async (t) => {
@@ -124,11 +117,7 @@ t.test('submit as a task: working while the runner holds it, then completed or f
   t.equal(submission.id, task.taskId, 'the task id is the submission id')
   t.equal(new Date(submission.createdAt).toISOString(), task.createdAt)
 
-  let sent = await getTask(task.taskId)
-  for (let i = 0; i < 100 && !/^sent as/.test(sent.json.result.statusMessage); i++) {
-    await new Promise((resolve) => setTimeout(resolve, 50))
-    sent = await getTask(task.taskId)
-  }
+  const sent = await waitFor(() => getTask(task.taskId), (answer) => /^sent as/.test(answer.json.result.statusMessage), `task ${task.taskId} sent`, 30_000)
   t.equal(sent.json.result.resultType, 'complete', 'tasks/get answers a complete result')
   t.equal(sent.json.result.status, 'working', 'sent, not mined: still working')
   t.match(sent.json.result.statusMessage, /^sent as 0x[0-9a-f]{64}, waiting for inclusion$/)

@@ -7,6 +7,7 @@ import { startBruno } from './fixtures/bruno.ts'
 import { startDevnetBruno } from './fixtures/devnetBruno.ts'
 import { RawMcpClient } from './fixtures/mcpHttp.ts'
 import { signTransfer } from './fixtures/signedTransfer.ts'
+import { waitFor } from './fixtures/waitFor.ts'
 import { configuredSecrets } from '../core/secrets.ts'
 
 // The operator endpoints on a real devnet: /healthz, /readyz, and /metrics after flow 2 (a
@@ -63,13 +64,9 @@ t.test('metrics after flow 2: requests, stages, time to done, runner balance, RP
     }),
   }
   const quote = await mcp.call('quote', { chain: 'local', call, token: 'USDC', payment: 'authorization' })
-  const fee = await signTransfer(key, token, payee, BigInt(quote.amount))
+  const fee = await signTransfer(key, token, payee, BigInt(quote.amountBaseUnits))
   const accepted = await mcp.call('submit', { chain: 'local', call, payment: { token: deployment.usdc, authorization: fee.message, signature: fee.signature } })
-  let status = accepted
-  for (let i = 0; i < 100 && status.stage !== 'done' && status.stage !== 'failed'; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 100))
-    status = await mcp.call('status', { id: accepted.id })
-  }
+  const status = await waitFor(() => mcp.call('status', { id: accepted.id }), (status) => status.stage === 'done' || status.stage === 'failed', `submission ${accepted.id} settled`, 30_000)
   t.equal(status.stage, 'done', status.reason)
   const unknownTool = await mcp.request('tools/call', { name: 'no_such_tool', arguments: {} }, 'no_such_tool')
   t.equal(unknownTool.json.error.code, -32602)
@@ -118,10 +115,19 @@ t.test('readyz: ready with each chain\'s block age; not ready once a block is ol
   const network = bruno.config.networks[0]!
   const strict = await startBruno(t, { ...bruno.config, groups: ['erc20'], networks: [{ ...network, maxBlockAgeSec: 1 }] }, devnetEnv)
   await createTestClient({ mode: 'anvil', transport: http(deployment.rpcUrl) }).mine({ blocks: 1 })
-  await new Promise((resolve) => setTimeout(resolve, 2_100))
-  const stale = await fetch(`${strict.server.url}/readyz`)
+  // Nothing is mined from here: wait until the latest block's age passes 1 s and readyz says so.
+  const stale = await waitFor(
+    async () => {
+      const reply = await fetch(`${strict.server.url}/readyz`)
+      return { status: reply.status, body: await reply.json() }
+    },
+    (reply) => reply.status === 503,
+    'readyz to report the block too old',
+    15_000,
+    100,
+  )
   t.equal(stale.status, 503)
-  const staleBody = await stale.json()
+  const staleBody = stale.body
   t.equal(staleBody.ready, false)
   t.match(staleBody.chains[0].reason, /the latest block is \d+s old \(maxBlockAgeSec 1\)/)
 })

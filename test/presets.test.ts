@@ -17,6 +17,7 @@ import { eip3009Abi } from '../plugins/3009/abi.ts'
 import { startBruno } from './fixtures/bruno.ts'
 import { RawMcpClient } from './fixtures/mcpHttp.ts'
 import { signTransfer } from './fixtures/signedTransfer.ts'
+import { waitFor } from './fixtures/waitFor.ts'
 import { devnetPricing, ledgerViolations, runnerLedger } from './fixtures/runnerLedger.ts'
 
 // Network presets: `"preset"` fills a network entry (what the entry gives wins), and a devnet that
@@ -164,16 +165,17 @@ async function flowTwo(t: Test, base: string, mcp: RawMcpClient, rpcUrl: string,
   const signature = await account.signTypedData(prepared.typedData)
   const accepted = await post(`/${chain}/v1/submit`, { call, payment: { ...prepared.payment, signature } })
   t.equal(accepted.status, 202, JSON.stringify(accepted.json))
-  let status = accepted.json
-  for (let i = 0; i < 150 && status.stage !== 'done' && status.stage !== 'failed'; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 100))
-    status = await (await fetch(`${base}/${chain}/v1/status/${accepted.json.id}`)).json()
-  }
+  const status = await waitFor(
+    async () => (await fetch(`${base}/${chain}/v1/status/${accepted.json.id}`)).json(),
+    (status) => status.stage === 'done' || status.stage === 'failed',
+    `submission ${accepted.json.id} settled`,
+    30_000,
+  )
   t.equal(status.stage, 'done', status.reason)
   t.equal(status.outcome?.callSucceeded, true)
   const balance = (address: Address) => client.readContract({ address: deployment.usdc, abi: erc20Abi, functionName: 'balanceOf', args: [address] })
   t.equal(await balance(friend), 10_000_000n, 'the call ran')
-  t.equal(await balance(payeeAddress), BigInt(quoted.json.amount), 'the payee was paid')
+  t.equal(await balance(payeeAddress), BigInt(quoted.json.amountBaseUnits), 'the payee was paid')
 }
 
 t.test('bruno preflight --as optimism: the devnet as OP Mainnet passes every check', async (t) => {

@@ -5,6 +5,7 @@ import { mintUsdc } from '../core/devnet/fund.ts'
 import { startDevnetBruno } from './fixtures/devnetBruno.ts'
 import { RawMcpClient } from './fixtures/mcpHttp.ts'
 import { signTransfer } from './fixtures/signedTransfer.ts'
+import { waitFor } from './fixtures/waitFor.ts'
 
 // A submission that stops working after it was accepted is never sent: it waits, with the reason,
 // and fails at its deadline. Here two submissions carry the same signed transfer; the runner sends
@@ -22,15 +23,15 @@ t.test('a submission that would revert waits with its reason, then fails at its 
   await mintUsdc(deployment.rpcUrl, deployment, account, 5_000_000n)
   const call = { to: deployment.usdc, data: encodeFunctionData({ abi: erc20Abi, functionName: 'balanceOf', args: [account] }) }
   const quote = await mcp.call('quote', { chain: 'local', call, token: 'USDC', payment: 'authorization' })
-  const fee = await signTransfer(key, { address: deployment.usdc, name: 'USD Coin', version: '2', chainId: deployment.chainId }, payee, BigInt(quote.amount))
+  const fee = await signTransfer(key, { address: deployment.usdc, name: 'USD Coin', version: '2', chainId: deployment.chainId }, payee, BigInt(quote.amountBaseUnits))
   const payment = { token: deployment.usdc, authorization: fee.message, signature: fee.signature }
 
   // Blocks wait for us: the first submission is sent but not mined when the second is accepted.
   await testClient.setAutomine(false)
   const first = await mcp.call('submit', { chain: 'local', call, payment })
-  for (let i = 0; i < 100 && (await mcp.call('status', { id: first.id })).stage !== 'sending'; i++) await new Promise((resolve) => setTimeout(resolve, 50))
+  await waitFor(() => mcp.call('status', { id: first.id }), (status) => status.stage === 'sending', `the first submission ${first.id} sent`, 20_000)
   // A second payment by the same account that its balance covers only until the first is in.
-  const rest = await signTransfer(key, { address: deployment.usdc, name: 'USD Coin', version: '2', chainId: deployment.chainId }, payee, 5_000_000n - BigInt(quote.amount) / 2n)
+  const rest = await signTransfer(key, { address: deployment.usdc, name: 'USD Coin', version: '2', chainId: deployment.chainId }, payee, 5_000_000n - BigInt(quote.amountBaseUnits) / 2n)
   const deadline = Math.floor(Date.now() / 1000) + 3
   const second = await mcp.call('submit', { chain: 'local', call, payment: { token: deployment.usdc, authorization: rest.message, signature: rest.signature }, deadline })
   t.equal(second.stage, 'waiting', 'accepted: against the latest block, the balance still covers it')
@@ -38,13 +39,16 @@ t.test('a submission that would revert waits with its reason, then fails at its 
   await testClient.setAutomine(true)
   await testClient.mine({ blocks: 1 })
 
-  let status = second
   const reasonsWhileWaiting = new Set<string>()
-  for (let i = 0; i < 200 && status.stage !== 'failed' && status.stage !== 'done'; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 50))
-    status = await mcp.call('status', { id: second.id })
-    if (status.stage === 'waiting' && status.reason) reasonsWhileWaiting.add(status.reason)
-  }
+  const status = await waitFor(
+    () => mcp.call('status', { id: second.id }),
+    (status) => {
+      if (status.stage === 'waiting' && status.reason) reasonsWhileWaiting.add(status.reason)
+      return status.stage === 'failed' || status.stage === 'done'
+    },
+    `the second submission ${second.id} settled`,
+    30_000,
+  )
   // While the first is in flight, the second waits behind it (one transaction in flight per payer);
   // once the first is in, the second's payment is spent and it waits for that reason.
   t.same(

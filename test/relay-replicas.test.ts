@@ -117,7 +117,7 @@ t.test('two replicas on one PostgreSQL and one runner key', { skip: postgresSkip
   }
   const submit = async (replica: Replica, sender: (typeof senders)[number]): Promise<string> => {
     const quote = await replica.mcp.call('quote', { chain: 'local', call: sender.call, token: 'USDC', payment: 'authorization' })
-    const fee = await signTransfer(sender.key, token, payee, BigInt(quote.amount))
+    const fee = await signTransfer(sender.key, token, payee, BigInt(quote.amountBaseUnits))
     return (await replica.mcp.call('submit', { chain: 'local', call: sender.call, payment: { token: deployment.usdc, authorization: fee.message, signature: fee.signature } })).id as string
   }
   const doneCount = async () => Number((await db.query("SELECT count(*) AS n FROM submissions WHERE stage = 'done'")).rows[0].n)

@@ -66,7 +66,7 @@ t.test('SIGKILL with one submission waiting and ten sending: after a restart all
 
   const submit = async (mcp: RawMcpClient, sender: (typeof senders)[number]) => {
     const quote = await mcp.call('quote', { chain: 'local', call: sender.call, token: 'USDC', payment: 'authorization' })
-    const fee = await signTransfer(sender.key, token, payee, BigInt(quote.amount))
+    const fee = await signTransfer(sender.key, token, payee, BigInt(quote.amountBaseUnits))
     return (await mcp.call('submit', { chain: 'local', call: sender.call, payment: { token: deployment.usdc, authorization: fee.message, signature: fee.signature } })).id as string
   }
 
@@ -116,7 +116,7 @@ t.test('a stuck transaction is replaced: same nonce, higher fee, and only the re
   await testClient.setAutomine(false)
 
   const quote = await mcp.call('quote', { chain: 'local', call: sender.call, token: 'USDC', payment: 'authorization' })
-  const fee = await signTransfer(sender.key, token, payee, BigInt(quote.amount))
+  const fee = await signTransfer(sender.key, token, payee, BigInt(quote.amountBaseUnits))
   const { id } = await mcp.call('submit', { chain: 'local', call: sender.call, payment: { token: deployment.usdc, authorization: fee.message, signature: fee.signature } })
   const sending = await waitFor(() => mcp.call('status', { id }), (status) => status.stage === 'sending', 'sending')
   const stuckHash = sending.transaction.hash

@@ -6,6 +6,7 @@ import { eip3009Abi } from '../plugins/3009/abi.ts'
 import { startDevnetBruno } from './fixtures/devnetBruno.ts'
 import { RawMcpClient } from './fixtures/mcpHttp.ts'
 import { signTransfer } from './fixtures/signedTransfer.ts'
+import { waitFor } from './fixtures/waitFor.ts'
 
 // Flow 2 through the bruno group: an account with only USDC (no ETH, no delegate) sends USDC to a
 // friend by signature, and pays Bruno with a signed EIP-3009 transfer in the same transaction.
@@ -41,9 +42,9 @@ t.test('a USDC-only account pays with a signed transfer and its call runs, in on
   }
   const quote = await mcp.call('quote', { chain: 'local', call, token: 'USDC', payment: 'authorization' })
   t.equal(quote.payee, payee)
-  t.ok(BigInt(quote.amount) > 0n)
+  t.ok(BigInt(quote.amountBaseUnits) > 0n)
 
-  const fee = await signedTransfer(key, payee, BigInt(quote.amount))
+  const fee = await signedTransfer(key, payee, BigInt(quote.amountBaseUnits))
   const payeeBefore = await balance(payee)
   const runnerBefore = await client.getBalance({ address: deployment.runner.operator.address })
   const accepted = await mcp.call('submit', {
@@ -53,20 +54,16 @@ t.test('a USDC-only account pays with a signed transfer and its call runs, in on
   })
   t.equal(accepted.stage, 'waiting')
 
-  let status = accepted
-  for (let i = 0; i < 100 && status.stage !== 'done' && status.stage !== 'failed'; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 100))
-    status = await mcp.call('status', { id: accepted.id })
-  }
+  const status = await waitFor(() => mcp.call('status', { id: accepted.id }), (status) => status.stage === 'done' || status.stage === 'failed', `submission ${accepted.id} settled`, 30_000)
   t.equal(status.stage, 'done', status.reason)
   const receipt = await client.getTransactionReceipt({ hash: status.transaction.hash })
   t.equal(receipt.status, 'success')
   t.equal(await balance(friend), 10_000_000n, 'the call ran: the friend got 10 USDC')
-  t.equal((await balance(payee)) - payeeBefore, BigInt(quote.amount), 'the payee got the quoted amount')
-  t.equal(await balance(account), 50_000_000n - 10_000_000n - BigInt(quote.amount), 'the account paid exactly the call and the fee')
+  t.equal((await balance(payee)) - payeeBefore, BigInt(quote.amountBaseUnits), 'the payee got the quoted amount')
+  t.equal(await balance(account), 50_000_000n - 10_000_000n - BigInt(quote.amountBaseUnits), 'the account paid exactly the call and the fee')
   const runnerAfter = await client.getBalance({ address: deployment.runner.operator.address })
   t.equal(runnerBefore - runnerAfter, receipt.gasUsed * receipt.effectiveGasPrice, 'the runner paid only the gas')
-  t.equal(status.transaction.fee, (receipt.gasUsed * receipt.effectiveGasPrice).toString())
+  t.equal(status.transaction.feeWei, (receipt.gasUsed * receipt.effectiveGasPrice).toString())
 })
 
 t.test('refusals: short payment, payment to someone else, a call that reverts, unknown id', async (t) => {

@@ -42,7 +42,7 @@ function submission(id: string, chain: string, createdAt: number, overrides: Par
     createdAt,
     updatedAt: createdAt,
     deadline: Math.floor(createdAt / 1000) + 600,
-    request: { call: { to: USDC, data: '0x70a08231', value: '0' }, payment: { token: USDC, amount: '1234' } },
+    request: { call: { to: USDC, data: '0x70a08231', value: '0' }, payment: { token: USDC, amountBaseUnits: '1234' } },
     ...overrides,
   }
 }
@@ -57,6 +57,8 @@ for (const kind of kinds) {
     const place = await kind.place(t)
     const store = kind.open(place)
     t.teardown(() => store.close())
+    // The runner's writes carry the fence it took its key with.
+    const fence = await store.takeRunnerKey('bruno-runner:1:0xaa')
 
     t.test('ping answers', async (t) => {
       t.equal(await store.ping(), true)
@@ -67,7 +69,7 @@ for (const kind of kinds) {
         request: {
           call: { to: USDC, data: '0xa9059cbb', value: '0' },
           authorizationList: [{ chainId: 8453, address: USDC, nonce: 3, yParity: 1, r: `0x${'1'.repeat(64)}`, s: `0x${'2'.repeat(64)}` }],
-          payment: { token: USDC, amount: '5' },
+          payment: { token: USDC, amountBaseUnits: '5' },
         },
       })
       await store.insert(stored)
@@ -90,24 +92,24 @@ for (const kind of kinds) {
       await store.insert(submission('failed', chain, 600, { stage: 'failed' }))
       await store.insert(submission('other-chain', 'elsewhere', 100))
       await store.insert(submission('sending', chain, 3_000))
-      await store.update('sending', { stage: 'sending', transaction: transaction(7) })
+      await store.update('sending', { stage: 'sending', transaction: transaction(7) }, fence)
       // Byte order: upper case sorts before lower case, whatever the database's locale.
       t.same((await store.active(chain)).map((s) => s.id), ['c', 'Z', 'a', 'b', 'sending'])
-      await store.update('a', { stage: 'done' })
+      await store.update('a', { stage: 'done' }, fence)
       t.same((await store.active(chain)).map((s) => s.id), ['c', 'Z', 'b', 'sending'])
     })
 
     t.test('update changes only what the patch names', async (t) => {
       const before = submission('upd-1', 'base', 1_000)
       await store.insert(before)
-      await store.update('upd-1', { reason: 'the call reverted: ERC20: transfer amount exceeds balance' })
+      await store.update('upd-1', { reason: 'the call reverted: ERC20: transfer amount exceeds balance' }, fence)
       const held = (await store.get('upd-1'))!
       t.equal(held.stage, 'waiting')
       t.equal(held.reason, 'the call reverted: ERC20: transfer amount exceeds balance')
       t.ok(held.updatedAt > before.updatedAt, 'updatedAt moves')
       const sent = transaction(42)
-      await store.update('upd-1', { stage: 'sending', transaction: sent })
-      await store.update('upd-1', { stage: 'done', blockNumber: '12345678901234567890', gasUsed: '61234', fee: '98765432109876543210' })
+      await store.update('upd-1', { stage: 'sending', transaction: sent }, fence)
+      await store.update('upd-1', { stage: 'done', blockNumber: '12345678901234567890', gasUsed: '61234', fee: '98765432109876543210' }, fence)
       const done = (await store.get('upd-1'))!
       t.same(done, {
         ...before,
@@ -127,11 +129,11 @@ for (const kind of kinds) {
       await store.insert(submission('n2', 'nonces', 2))
       await store.insert(submission('n3', 'nonces-other', 3))
       t.equal(await store.highestNonce('nonces'), undefined, 'a waiting submission has no nonce')
-      await store.update('n1', { stage: 'sending', transaction: transaction(9) })
-      await store.update('n2', { stage: 'sending', transaction: transaction(4) })
-      await store.update('n3', { stage: 'sending', transaction: transaction(100) })
+      await store.update('n1', { stage: 'sending', transaction: transaction(9) }, fence)
+      await store.update('n2', { stage: 'sending', transaction: transaction(4) }, fence)
+      await store.update('n3', { stage: 'sending', transaction: transaction(100) }, fence)
       t.equal(await store.highestNonce('nonces'), 9)
-      await store.update('n1', { stage: 'done' })
+      await store.update('n1', { stage: 'done' }, fence)
       t.equal(await store.highestNonce('nonces'), 9, 'finished submissions still count: their nonces are spent')
       t.equal(await store.highestNonce('nonces-other'), 100)
     })
@@ -141,7 +143,7 @@ for (const kind of kinds) {
       t.teardown(() => other.close())
       await store.insert(submission('shared-1', 'shared', 1))
       t.equal((await other.get('shared-1'))?.stage, 'waiting')
-      await other.update('shared-1', { stage: 'sending', transaction: transaction(3) })
+      await other.update('shared-1', { stage: 'sending', transaction: transaction(3) }, fence)
       t.same((await store.get('shared-1'))?.transaction, transaction(3))
       t.equal(await store.highestNonce('shared'), 3)
     })
@@ -150,9 +152,10 @@ for (const kind of kinds) {
   t.test(`${kind.name}: acknowledged writes survive closing and reopening`, { skip: kind.skip }, async (t) => {
     const place = await kind.place(t)
     const first = kind.open(place)
+    const fence = await first.takeRunnerKey('bruno-runner:1:0xaa')
     await first.insert(submission('durable-1', 'base', 1))
     await first.insert(submission('durable-2', 'base', 2))
-    await first.update('durable-2', { stage: 'sending', transaction: transaction(11) })
+    await first.update('durable-2', { stage: 'sending', transaction: transaction(11) }, fence)
     const expected = [await first.get('durable-1'), await first.get('durable-2')]
     await first.close()
 

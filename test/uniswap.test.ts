@@ -94,13 +94,13 @@ t.test('uniswap_price agrees with the pool\'s slot0', async (t) => {
 
 t.test('uniswap_swap_to_eth: approve, swap, and the account holds at least minimumOut more ETH', async (t) => {
   const account = alice.account.address
-  const swap = await mcp.call('uniswap_swap_to_eth', { chain: 'local', token: 'USDC', amountIn: '100', recipient: account })
+  const swap = await mcp.call('uniswap_swap_to_eth', { chain: 'local', token: 'USDC', amount: '100', recipient: account })
   t.same(swap.token, { address: deployment.usdc, symbol: 'USDC', decimals: 6 })
-  t.equal(swap.amountIn, '100')
-  t.equal(swap.amountInBaseUnits, '100000000')
+  t.equal(swap.amount, '100')
+  t.equal(swap.amountBaseUnits, '100000000')
   t.equal(swap.recipient, account)
   t.equal(swap.slippageBps, config.networks[0]!.margins.defaultSlippageBps, 'the configured default slippage')
-  t.same(swap.approvals, [{ token: deployment.usdc, spender: router, amount: '100000000' }])
+  t.same(swap.approvals, [{ token: deployment.usdc, spender: router, amountBaseUnits: '100000000' }])
   const expectedOut = BigInt(swap.expectedOut.wei)
   const minimumOut = BigInt(swap.minimumOut.wei)
   t.equal(minimumOut, (expectedOut * BigInt(10_000 - swap.slippageBps)) / 10_000n)
@@ -111,7 +111,7 @@ t.test('uniswap_swap_to_eth: approve, swap, and the account holds at least minim
   t.equal(swap.path.encoded, golden.vectors.find((vector) => vector.name.startsWith('devnet:'))?.path, 'the path of the golden devnet vector')
 
   const [approval] = swap.approvals
-  const approve = await mcp.call('erc20_approve', { chain: 'local', token: approval.token, spender: approval.spender, amount: swap.amountIn })
+  const approve = await mcp.call('erc20_approve', { chain: 'local', token: approval.token, spender: approval.spender, amount: swap.amount })
   const [ethBefore, usdcBefore] = await Promise.all([client.getBalance({ address: account }), balance(deployment.usdc, account)])
   const receipts = await send(alice, [...approve.calls, ...swap.calls])
   const [ethAfter, usdcAfter] = await Promise.all([client.getBalance({ address: account }), balance(deployment.usdc, account)])
@@ -125,7 +125,7 @@ t.test('uniswap_swap_to_eth: approve, swap, and the account holds at least minim
 
 t.test('the floor holds: once the price drops below it, the swap reverts', async (t) => {
   const account = bob.account.address
-  const swap = await mcp.call('uniswap_swap_to_eth', { chain: 'local', token: 'usdc', amountIn: '50', recipient: account, slippageBps: 10 })
+  const swap = await mcp.call('uniswap_swap_to_eth', { chain: 'local', token: 'usdc', amount: '50', recipient: account, slippageBps: 10 })
   t.equal(swap.slippageBps, 10)
   t.equal(BigInt(swap.minimumOut.wei), (BigInt(swap.expectedOut.wei) * 9_990n) / 10_000n)
   const approve = await mcp.call('erc20_approve', { chain: 'local', token: 'USDC', spender: router, amount: 'max' })
@@ -134,11 +134,11 @@ t.test('the floor holds: once the price drops below it, the swap reverts', async
   await client.call(call) // succeeds now
 
   // Carol sells 5,000 USDC first: USDC buys markedly less ETH afterwards.
-  const dump = await mcp.call('uniswap_swap_to_eth', { chain: 'local', token: 'USDC', amountIn: '5000', recipient: carol.account.address })
+  const dump = await mcp.call('uniswap_swap_to_eth', { chain: 'local', token: 'USDC', amount: '5000', recipient: carol.account.address })
   const dumpApprove = await mcp.call('erc20_approve', { chain: 'local', token: 'USDC', spender: router, amount: '5000' })
   await send(carol, [...dumpApprove.calls, ...dump.calls])
   await t.rejects(client.call(call), /Insufficient WETH9/, 'the unwrap\'s floor reverts the whole multicall')
-  const requote = await mcp.call('uniswap_swap_to_eth', { chain: 'local', token: 'USDC', amountIn: '50', recipient: account })
+  const requote = await mcp.call('uniswap_swap_to_eth', { chain: 'local', token: 'USDC', amount: '50', recipient: account })
   t.ok(BigInt(requote.expectedOut.wei) < BigInt(swap.minimumOut.wei), 'a fresh quote is below the old floor')
 })
 
@@ -149,14 +149,14 @@ t.test('refusals are tool errors that name the problem', async (t) => {
     t.equal(result.isError, true, `${name} ${JSON.stringify(args)} is refused`)
     t.match(result.content[0].text, pattern)
   }
-  await refused('uniswap_swap_to_eth', { chain: 'local', token: 'WETH', amountIn: '1', recipient }, /WETH has no configured swap path to WETH on local \(tokens with one: USDC\)/)
+  await refused('uniswap_swap_to_eth', { chain: 'local', token: 'WETH', amount: '1', recipient }, /WETH has no configured swap path to WETH on local \(tokens with one: USDC\)/)
   await refused('uniswap_price', { chain: 'local', token: 'WETH' }, /WETH has no configured swap path/)
-  await refused('uniswap_swap_to_eth', { chain: 'local', token: 'DOGE', amountIn: '1', recipient }, /unknown token "DOGE"/)
+  await refused('uniswap_swap_to_eth', { chain: 'local', token: 'DOGE', amount: '1', recipient }, /unknown token "DOGE"/)
   await refused('uniswap_price', { chain: 'local', token: router }, /is not a configured token on local/)
-  await refused('uniswap_swap_to_eth', { chain: 'local', token: 'USDC', amountIn: '1.0000001', recipient }, /has 7 decimals; USDC has 6/)
-  await refused('uniswap_swap_to_eth', { chain: 'local', token: 'USDC', amountIn: '0', recipient }, /amountIn is 0/)
-  await refused('uniswap_swap_to_eth', { chain: 'base', token: 'USDC', amountIn: '1', recipient }, /Invalid arguments for uniswap_swap_to_eth: \/chain/)
-  await refused('uniswap_swap_to_eth', { chain: 'local', token: 'USDC', amountIn: '1', recipient, slippageBps: 5001 }, /\/slippageBps/)
+  await refused('uniswap_swap_to_eth', { chain: 'local', token: 'USDC', amount: '1.0000001', recipient }, /has 7 decimals; USDC has 6/)
+  await refused('uniswap_swap_to_eth', { chain: 'local', token: 'USDC', amount: '0', recipient }, /amount is 0/)
+  await refused('uniswap_swap_to_eth', { chain: 'base', token: 'USDC', amount: '1', recipient }, /Invalid arguments for uniswap_swap_to_eth: \/chain/)
+  await refused('uniswap_swap_to_eth', { chain: 'local', token: 'USDC', amount: '1', recipient, slippageBps: 5001 }, /\/slippageBps/)
   await refused('uniswap_price', { chain: 'local' }, /Invalid arguments for uniswap_price/)
 })
 

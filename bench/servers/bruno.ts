@@ -12,6 +12,7 @@ import { serveBenchIpc } from '../child.ts'
 // Bruno as `npm start` serves it (logger at info; BENCH_LOG_LEVEL=debug adds the access lines), logs to /dev/null so that
 // their cost is counted but no terminal's is. Two configs:
 // - offline (default): the chain-free config of the tests; erc20 encoders of configured tokens need no chain;
+//   BENCH_GROUPS (comma-separated) serves other groups than its erc20 and uniswap, e.g. all five for the full tools/list;
 // - devnet: BENCH_DEVNET holds the deployment (JSON) and BENCH_RPC_URL the RPC URL to use for it
 //   (the bench's counting proxy in front of anvil); BENCH_NETWORK, when set, holds settings of the
 //   network's `relay` and `runner` sections (JSON) laid over the devnet's, checked as a config file
@@ -28,10 +29,11 @@ if (env.BENCH_DEVNET) {
   if (env.BENCH_NETWORK) config = parseConfig({ ...config, networks: config.networks.map((network) => overlay(network, JSON.parse(env.BENCH_NETWORK!))) }, env)
   secrets = configuredSecrets(config, env)
 } else {
-  config = offlineConfig(env)
+  config = offlineConfig(env, env.BENCH_GROUPS ? { groups: env.BENCH_GROUPS.split(',') } : {})
 }
 delete env.BENCH_DEVNET
 delete env.BENCH_NETWORK
+delete env.BENCH_GROUPS
 
 /** `base` with `patch`'s values laid over it, objects merged key by key. */
 function overlay<T>(base: T, patch: unknown): T {

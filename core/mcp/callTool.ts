@@ -1,9 +1,9 @@
-import { BaseError } from 'viem'
 import type { FastifyBaseLogger } from 'fastify'
-import { ChainUnavailableError } from '../chain/guardedTransport.ts'
+import { blameOf, reportFault } from '../faults.ts'
 import type { RegisteredTool } from '../registry.ts'
 import { schemaProblems } from '../schemaErrors.ts'
-import { ToolError, type ToolContext } from '../tool.ts'
+import type { ToolContext } from '../tool.ts'
+import { ErrorCode, JsonRpcError } from './jsonrpc.ts'
 
 /** A `CallToolResult` before the era adds its own fields. */
 export type ToolOutcome =
@@ -13,9 +13,11 @@ export type ToolOutcome =
 const MAX_REPORTED_ERRORS = 5
 
 /**
- * Validates the arguments against the tool's TypeBox schema and runs the handler. Everything the
- * caller can fix (bad arguments, a refusal, a revert, an unreachable chain) is an `isError`
- * outcome with the reason; only a fault of Bruno's own throws.
+ * Validates the arguments against the tool's TypeBox schema and runs the handler. What the caller
+ * can fix (bad arguments, a refusal, a revert, a short payment: `blameOf` says `caller`) is an
+ * `isError` outcome with the reason; a fault of the chain or of Bruno is not the caller's doing:
+ * it is logged once with a correlation id and thrown as a JSON-RPC internal error (-32603) whose
+ * message and `data` carry that id (MCP: tool execution errors vs protocol errors).
  */
 export async function callTool(tool: RegisteredTool, args: unknown, context: ToolContext, log: FastifyBaseLogger): Promise<ToolOutcome> {
   if (!tool.check.Check(args)) return { isError: true, text: `Invalid arguments for ${tool.definition.name}: ${describeErrors(tool, args)}` }
@@ -23,11 +25,23 @@ export async function callTool(tool: RegisteredTool, args: unknown, context: Too
     const output = await tool.definition.handler(args, context)
     return { isError: false, structuredContent: output, text: JSON.stringify(output) }
   } catch (error) {
-    const reason = refusalReason(error)
-    if (reason === undefined) throw error
-    log.info({ tool: tool.definition.name, reason }, 'tool refused')
-    return { isError: true, text: reason }
+    const blame = blameOf(error)
+    if (blame.side === 'caller') {
+      log.info({ tool: tool.definition.name, reason: blame.message }, 'tool refused')
+      return { isError: true, text: blame.message }
+    }
+    throw internalError(reportFault(log, error, blame, { tool: tool.definition.name }))
   }
+}
+
+/**
+ * A reported fault as MCP answers it: JSON-RPC -32603 with the correlation id in the message and in
+ * `data` (`code` as REST names the kind: `chain_unavailable` or `internal`). HTTP 200, so clients
+ * read it as the JSON-RPC error it is (SDK clients drop the body of a non-2xx answer).
+ */
+export function internalError(fault: { readonly side: 'chain' | 'bruno'; readonly correlationId: string; readonly message: string }): JsonRpcError {
+  const code = fault.side === 'chain' ? 'chain_unavailable' : 'internal'
+  return new JsonRpcError(ErrorCode.InternalError, fault.message, 200, { code, correlationId: fault.correlationId })
 }
 
 // The same words REST and JSON-RPC give (`schemaProblems`), each problem at its JSON pointer.
@@ -35,22 +49,4 @@ function describeErrors(tool: RegisteredTool, args: unknown): string {
   return schemaProblems(tool.check, args, MAX_REPORTED_ERRORS)
     .map((problem) => `${problem.path || '/'}: ${problem.message}`)
     .join('; ')
-}
-
-/** The message for an error a caller can act on, or `undefined` for a fault of our own. */
-function refusalReason(error: unknown): string | undefined {
-  if (error instanceof ToolError) return error.message
-  const unavailable = findCause(error, ChainUnavailableError)
-  if (unavailable) return unavailable.message
-  // viem's short messages say what failed ("The contract function "decimals" reverted.") and,
-  // unlike its full messages, carry no request details such as the RPC URL.
-  if (error instanceof BaseError) return error.shortMessage
-  return undefined
-}
-
-function findCause<T extends Error>(error: unknown, type: abstract new (...args: never[]) => T): T | undefined {
-  for (let current = error; current instanceof Error; current = current.cause) {
-    if (current instanceof type) return current
-  }
-  return undefined
 }

@@ -2,7 +2,8 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { IncomingHttpHeaders } from 'node:http'
 import type { RegisteredTool, RegistryView } from '../registry.ts'
 import type { ToolContext } from '../tool.ts'
-import { callTool, type ToolOutcome } from './callTool.ts'
+import { blameOf, reportFault } from '../faults.ts'
+import { callTool, internalError, type ToolOutcome } from './callTool.ts'
 import { complete } from './complete.ts'
 import { getPrompt } from './getPrompt.ts'
 import { ErrorCode, JsonRpcError, errorPayload, resultBytes, resultPayload, type RequestId } from './jsonrpc.ts'
@@ -86,8 +87,11 @@ export class McpDispatcher {
       return { status: 200, ...(await this.#answer(era, view, envelope, context, log)) }
     } catch (error) {
       if (error instanceof JsonRpcError) return { status: error.status, payload: errorPayload(id, error), counted: errorCount(error.code) }
-      log.error({ err: error }, 'internal error answering an MCP request')
-      return { status: 500, payload: errorPayload(id, { code: ErrorCode.InternalError, message: 'Internal error' }), counted: errorCount(ErrorCode.InternalError) }
+      // Outside a tool (a task's state, a resource): a refusal is invalid params, anything else a
+      // fault answered as callTool answers one (-32603, logged once with its correlation id).
+      const blame = blameOf(error)
+      const answer = blame.side === 'caller' ? new JsonRpcError(ErrorCode.InvalidParams, blame.message, 200) : internalError(reportFault(log, error, blame))
+      return { status: answer.status, payload: errorPayload(id, answer), counted: errorCount(answer.code) }
     }
   }
 

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import { UnsafeJsonError } from '../boundedJson.ts'
+import { reportFault } from '../faults.ts'
 import { RateLimitedError } from '../rateLimit.ts'
 import { McpDispatcher } from './dispatcher.ts'
 import { ErrorCode, errorPayload } from './jsonrpc.ts'
@@ -28,7 +29,8 @@ export const mcpRoutes: FastifyPluginAsync = async (app) => {
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const status = error.statusCode ?? 500
-    if (status >= 500) request.log.error({ err: error }, 'MCP route failed')
+    // A fault of Bruno's before the dispatcher: logged once, its correlation id in the answer.
+    const fault = status >= 500 ? reportFault(request.log, error, { side: 'bruno', message: 'Internal error' }, { route: 'mcp' }) : undefined
     const [code, message] =
       error instanceof UnsafeJsonError || error instanceof RateLimitedError
         ? [ErrorCode.InvalidRequest, error.message]
@@ -38,8 +40,8 @@ export const mcpRoutes: FastifyPluginAsync = async (app) => {
           ? [ErrorCode.InvalidRequest, 'Content-Type must be application/json']
           : status < 500
             ? [ErrorCode.ParseError, 'Parse error: the body is not valid JSON']
-            : [ErrorCode.InternalError, 'Internal error']
-    const payload = errorPayload(undefined, { code, message })
+            : [ErrorCode.InternalError, fault!.message]
+    const payload = errorPayload(undefined, { code, message, ...(fault ? { data: { code: 'internal', correlationId: fault.correlationId } } : {}) })
     // Refused before the body was read (too large, not JSON): counted as an error.
     app.bruno.metrics.countMcp({ method: '(error)', tool: '', error: String(code) })
     return reply.code(status).type('application/json').send(payload)

@@ -1,4 +1,4 @@
-import { erc20Abi, formatUnits, getAddress, isAddressEqual, slice, type Address } from 'viem'
+import { erc20Abi, formatEther, formatUnits, getAddress, isAddressEqual, slice, type Address } from 'viem'
 import { expectChainId } from '../chain/expectChainId.ts'
 import type { Network } from '../chain/networks.ts'
 import type { AccountView } from './schemas.ts'
@@ -17,7 +17,7 @@ const getSeqAbi = [
  * one JSON-RPC batch.
  *
  * @example
- * await readAccount(network, '0x7099…79C8') // { delegated: true, isCalibur: true, caliburNonce: '3', eth: '0', tokens: [{ symbol: 'USDC', … }] }
+ * await readAccount(network, '0x7099…79C8') // { delegated: true, isCalibur: true, caliburNonce: '3', ethBalance: '0', ethBalanceWei: '0', tokens: [{ symbol: 'USDC', … }] }
  */
 export async function readAccount(network: Network, address: Address): Promise<AccountView> {
   const { client, config } = network
@@ -40,12 +40,13 @@ export async function readAccount(network: Network, address: Address): Promise<A
     isCalibur,
     ...(caliburNonce !== undefined ? { caliburNonce: caliburNonce.toString() } : {}),
     nonce,
-    eth: eth.toString(),
+    ethBalance: formatEther(eth),
+    ethBalanceWei: eth.toString(),
     tokens: config.tokens.map((token, index) => ({
       symbol: token.symbol,
       address: getAddress(token.address),
-      balance: balances[index]!.toString(),
-      formatted: formatUnits(balances[index]!, token.decimals),
+      balance: formatUnits(balances[index]!, token.decimals),
+      balanceBaseUnits: balances[index]!.toString(),
     })),
   }
 }

@@ -23,10 +23,10 @@ export function observedStore(store: SubmissionStore, log: FastifyBaseLogger, me
       log.info({ submission: submission.id, chain: submission.chain, stage: submission.stage }, 'submission accepted')
       return stored
     },
-    async update(id, patch) {
+    async update(id, patch, fence) {
       // Read before writing only for a stage change: the count needs the chain, `done` its age.
       const before = patch.stage === undefined ? undefined : await store.get(id)
-      await store.update(id, patch)
+      await store.update(id, patch, fence)
       if (!before || patch.stage === undefined || patch.stage === before.stage) return
       const fields = { submission: id, chain: before.chain, stage: patch.stage }
       metrics?.submissions.inc({ chain: before.chain, stage: patch.stage })
@@ -42,11 +42,13 @@ export function observedStore(store: SubmissionStore, log: FastifyBaseLogger, me
     highestNonce: (chain) => store.highestNonce(chain),
     activeByIdentity: (identity) => store.activeByIdentity(identity),
     standing: (payer, client, since) => store.standing(payer, client, since),
-    async prune(before) {
-      const count = await store.prune(before)
+    async prune(before, fence) {
+      const count = await store.prune(before, fence)
       if (count > 0) log.info({ count }, 'settled submissions pruned')
       return count
     },
+    takeRunnerKey: (key) => store.takeRunnerKey(key),
+    runnerEpoch: (key) => store.runnerEpoch(key),
     ping: () => store.ping(),
     close: () => store.close(),
   }

@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Address } from 'viem'
 import type { StoreConfig } from '../../config/schema.ts'
-import { localOwnership, type RunnerOwnership } from './ownership.ts'
+import { localOwnership, runnerKeyName, type RunnerOwnership } from './ownership.ts'
 import { PostgresRunnerLock } from './postgresRunnerLock.ts'
 import { PostgresSubmissionStore } from './postgresStore.ts'
 import { lockSqliteStore } from './sqliteLock.ts'
@@ -29,14 +29,17 @@ export interface RelayStorage {
  * new RunnerLoop(context, account, log, ownership(network, { operator: account.address, wake }, log))
  */
 export function openStore(config: StoreConfig, env: NodeJS.ProcessEnv): RelayStorage {
-  if (config.kind === 'sqlite') return { store: openSqlite(config.path), ownership: () => localOwnership() }
+  if (config.kind === 'sqlite') {
+    const store = openSqlite(config.path)
+    return { store, ownership: (chain, runner) => localOwnership(store, runnerKeyName(chain.chainId, runner.operator)) }
+  }
   const url = env[config.url.env]
   if (!url) throw new Error(`store.url: environment variable ${config.url.env} is not set`)
+  const store = new PostgresSubmissionStore(url)
   return {
-    store: new PostgresSubmissionStore(url),
-    // One key, one lock, whichever chains or deployments share the database.
+    store,
     ownership: (chain, runner, log) =>
-      new PostgresRunnerLock(url, { name: `bruno-runner:${chain.chainId}:${runner.operator.toLowerCase()}`, chain: chain.name, onSubmission: runner.wake }, log),
+      new PostgresRunnerLock(url, { name: runnerKeyName(chain.chainId, runner.operator), chain: chain.name, onSubmission: runner.wake, epochs: store }, log),
   }
 }
 

@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import pg from 'pg'
 import { keccak256, stringToHex } from 'viem'
 import type { RunnerOwnership } from './ownership.ts'
+import type { RunnerFence, SubmissionStore } from './store.ts'
 
 /** How often the holder proves its session alive, and how long it waits for the answer. */
 const HEARTBEAT_MS = 1_000
@@ -35,6 +36,11 @@ export function advisoryLockKey(name: string): string {
  * 14+), and stops sending by itself when its heartbeat goes unanswered. A waiting replica tries
  * the lock on every runner pass, so it takes over within one poll of the holder's end.
  *
+ * A holder frozen mid-send cannot notice anything until it wakes, still believing it holds the
+ * lock: so whoever takes the lock then raises the key's epoch in the store (`epochs`), and answers
+ * with that fence. The store refuses the old holder's writes, and it stores every transaction
+ * before broadcasting it, so the old holder's sends never happen.
+ *
  * The same session listens for new submissions (`SUBMISSION_CHANNEL`): while it holds the key,
  * one accepted by any replica for its chain calls `onSubmission` (the runner's wake) at once.
  *
@@ -42,40 +48,60 @@ export function advisoryLockKey(name: string): string {
  * (PgBouncer's default) would hand the session, and the lock, to other clients.
  *
  * @example
- * const lock = new PostgresRunnerLock(url, { name: `bruno-runner:${chainId}:${operator}`, chain: 'base', onSubmission: wake }, log)
- * if (await lock.acquire()) { … send … }
+ * const lock = new PostgresRunnerLock(url, { name: runnerKeyName(chainId, operator), chain: 'base', onSubmission: wake, epochs: store }, log)
+ * const fence = await lock.acquire()
+ * if (fence) await store.update(id, patch, fence)
  */
 export class PostgresRunnerLock implements RunnerOwnership {
   readonly #url: string
+  readonly #name: string
   readonly #key: string
   readonly #log: FastifyBaseLogger
   readonly #chain: string
   readonly #onSubmission: () => void
+  readonly #epochs: Pick<SubmissionStore, 'takeRunnerKey'>
   #client: pg.Client | undefined
   #heartbeat: NodeJS.Timeout | undefined
-  #held = false
+  /** Whether this session holds the advisory lock. */
+  #locked = false
+  /** This tenure's fence: set once the lock is held and the key's epoch raised. */
+  #fence: RunnerFence | undefined
 
-  /** `name` identifies the key (the lock's key is derived from it); `chain` is the chain's configured name. */
-  constructor(url: string, lock: { name: string; chain: string; onSubmission: () => void }, log: FastifyBaseLogger) {
+  /**
+   * `name` identifies the key (the lock's key is derived from it, and the epoch is kept under it);
+   * `chain` is the chain's configured name; `epochs` is the store whose writes the fence guards.
+   */
+  constructor(url: string, lock: { name: string; chain: string; onSubmission: () => void; epochs: Pick<SubmissionStore, 'takeRunnerKey'> }, log: FastifyBaseLogger) {
     this.#url = url
+    this.#name = lock.name
     this.#key = advisoryLockKey(lock.name)
+    this.#epochs = lock.epochs
     this.#chain = lock.chain
     this.#onSubmission = lock.onSubmission
     this.#log = log
   }
 
-  async acquire(): Promise<boolean> {
-    if (this.#held) return true
-    const client = this.#client ?? (await this.#connect())
-    const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [this.#key])
-    // The session may have been lost while the answer was on its way: then the lock went with it.
-    this.#held = rows[0]?.locked === true && this.#client === client
-    if (this.#held) this.#log.info('runner key lock taken: this process sends for the key')
-    return this.#held
+  async acquire(): Promise<RunnerFence | undefined> {
+    if (this.#fence) return this.#fence
+    if (!this.#locked) {
+      const client = this.#client ?? (await this.#connect())
+      const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [this.#key])
+      // The session may have been lost while the answer was on its way: then the lock went with it.
+      this.#locked = rows[0]?.locked === true && this.#client === client
+      if (!this.#locked) return undefined
+    }
+    // Kept locked if this fails (the store unreachable): the next pass raises the epoch again.
+    const fence = await this.#epochs.takeRunnerKey(this.#name)
+    // Lost meanwhile: this epoch goes unused. (A replica that took the lock and its epoch before
+    // this one has its writes refused: it stands down and takes the key afresh.)
+    if (!this.#locked) return undefined
+    this.#fence = fence
+    this.#log.info({ epoch: fence.epoch }, 'runner key lock taken: this process sends for the key')
+    return fence
   }
 
   held(): boolean {
-    return this.#held
+    return this.#fence !== undefined
   }
 
   async release(): Promise<void> {
@@ -91,7 +117,7 @@ export class PostgresRunnerLock implements RunnerOwnership {
     client.on('error', (error) => this.#lost(client, error))
     client.on('end', () => this.#lost(client))
     client.on('notification', (message) => {
-      if (this.#held && message.payload === this.#chain) this.#onSubmission()
+      if (this.#fence && message.payload === this.#chain) this.#onSubmission()
     })
     try {
       await client.connect()
@@ -108,16 +134,17 @@ export class PostgresRunnerLock implements RunnerOwnership {
 
   #lost(client: pg.Client, error?: unknown): void {
     if (client !== this.#client) return
-    const held = this.#held
+    const locked = this.#locked
     this.#drop()
     client.end().catch(() => {})
-    if (held) this.#log.warn({ err: error }, 'runner key lock lost: this process stops sending until it takes the lock again')
+    if (locked) this.#log.warn({ err: error }, 'runner key lock lost: this process stops sending until it takes the lock again')
   }
 
   #drop(): void {
     clearInterval(this.#heartbeat)
     this.#heartbeat = undefined
     this.#client = undefined
-    this.#held = false
+    this.#locked = false
+    this.#fence = undefined
   }
 }

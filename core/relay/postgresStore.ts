@@ -1,5 +1,5 @@
 import pg from 'pg'
-import type { PartyStanding, Standing, Submission, SubmissionPatch, SubmissionStore } from './store.ts'
+import { StaleEpochError, type PartyStanding, type RunnerFence, type Standing, type Submission, type SubmissionPatch, type SubmissionStore } from './store.ts'
 import { fromRow, patchColumns, type SubmissionRow } from './storeRow.ts'
 import { advisoryLockKey, SUBMISSION_CHANNEL } from './postgresRunnerLock.ts'
 
@@ -31,6 +31,10 @@ CREATE INDEX IF NOT EXISTS submissions_active ON submissions (chain, stage, crea
 CREATE UNIQUE INDEX IF NOT EXISTS submissions_active_identity ON submissions (identity)
   WHERE identity IS NOT NULL AND stage IN ('waiting', 'sending', 'confirming');
 CREATE INDEX IF NOT EXISTS submissions_settled ON submissions (updated_at) WHERE stage IN ('done', 'failed');
+CREATE TABLE IF NOT EXISTS runner_epochs (
+  key TEXT PRIMARY KEY,
+  epoch BIGINT NOT NULL
+);
 `
 
 /**
@@ -40,8 +44,10 @@ CREATE INDEX IF NOT EXISTS submissions_settled ON submissions (updated_at) WHERE
  * replica is announced to the one sending for its chain (LISTEN/NOTIFY), which need not wait
  * for its next poll.
  *
- * Replicas share submissions only; which of them sends for a runner key is decided by
- * `PostgresRunnerLock`, not by this store.
+ * Which replica sends for a runner key is decided by `PostgresRunnerLock`; this store keeps each
+ * key's epoch (`runner_epochs`), which the lock's holder raises when it takes the key, and refuses
+ * runner writes carrying an older one: the lock says who should send, the epoch makes sure no one
+ * else does (a holder that stalled past its session's end still believes it holds the lock).
  *
  * @example
  * const store = new PostgresSubmissionStore(process.env.BRUNO_PG_URL!)
@@ -115,9 +121,22 @@ export class PostgresSubmissionStore implements SubmissionStore {
     return { payer: payerStanding, ...(clientStanding ? { client: clientStanding } : {}) }
   }
 
-  async prune(before: number): Promise<number> {
-    const rows = await this.#query<{ id: string }>(`DELETE FROM submissions WHERE stage IN ('done', 'failed') AND updated_at < $1 RETURNING id`, [before])
-    return rows.length
+  async prune(before: number, fence: RunnerFence): Promise<number> {
+    return this.#fenced(fence, `DELETE FROM submissions WHERE stage IN ('done', 'failed') AND updated_at < $3`, [before])
+  }
+
+  async takeRunnerKey(key: string): Promise<RunnerFence> {
+    // The row's update lock waits for every fenced write holding it FOR SHARE to commit.
+    const [row] = await this.#query<{ epoch: string }>(
+      'INSERT INTO runner_epochs (key, epoch) VALUES ($1, 1) ON CONFLICT (key) DO UPDATE SET epoch = runner_epochs.epoch + 1 RETURNING epoch',
+      [key],
+    )
+    return { key, epoch: Number(row!.epoch) }
+  }
+
+  async runnerEpoch(key: string): Promise<number> {
+    const [row] = await this.#query<{ epoch: string }>('SELECT epoch FROM runner_epochs WHERE key = $1', [key])
+    return Number(row?.epoch ?? 0)
   }
 
   async get(id: string): Promise<Submission | undefined> {
@@ -134,12 +153,12 @@ export class PostgresSubmissionStore implements SubmissionStore {
     return rows.map(fromRow)
   }
 
-  async update(id: string, patch: SubmissionPatch): Promise<void> {
+  async update(id: string, patch: SubmissionPatch, fence: RunnerFence): Promise<void> {
     const columns = patchColumns(patch, Date.now())
     // Column names come from patchColumns' fixed set; only values are parameters.
     const names = Object.keys(columns)
-    const sets = names.map((name, index) => `${name} = $${index + 2}`).join(', ')
-    await this.#query(`UPDATE submissions SET ${sets} WHERE id = $1`, [id, ...names.map((name) => columns[name])])
+    const sets = names.map((name, index) => `${name} = $${index + 4}`).join(', ')
+    await this.#fenced(fence, `UPDATE submissions SET ${sets} WHERE id = $3`, [id, ...names.map((name) => columns[name])])
   }
 
   async highestNonce(chain: string): Promise<number | undefined> {
@@ -155,6 +174,26 @@ export class PostgresSubmissionStore implements SubmissionStore {
 
   async close(): Promise<void> {
     await this.#pool.end()
+  }
+
+  /**
+   * Runs `write` (an UPDATE or DELETE ending in its WHERE clause, its parameters from `$3`) only if
+   * `fence` is its key's latest epoch, and says how many rows it changed; else throws
+   * `StaleEpochError`. One statement: the epoch's row is read FOR SHARE, so a takeover (which
+   * updates that row) waits for this write to commit, and a write that waited for a takeover to
+   * commit reads the new epoch (the row's latest version, not the statement's snapshot) and
+   * changes nothing.
+   */
+  async #fenced(fence: RunnerFence, write: string, values: unknown[]): Promise<number> {
+    const [row] = await this.#query<{ epoch: string | null; changed: string }>(
+      `WITH owner AS (SELECT epoch FROM runner_epochs WHERE key = $1 FOR SHARE),
+            written AS (${write} AND (SELECT epoch FROM owner) = $2 RETURNING 1)
+       SELECT (SELECT epoch FROM owner) AS epoch, (SELECT count(*) FROM written) AS changed`,
+      [fence.key, fence.epoch, ...values],
+    )
+    const current = Number(row?.epoch ?? 0)
+    if (current !== fence.epoch) throw new StaleEpochError(fence, current)
+    return Number(row!.changed)
   }
 
   async #query<R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> {

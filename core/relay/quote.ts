@@ -35,7 +35,7 @@ const PLACEHOLDER_SIGNATURE: Hex = `0x${'7f'.repeat(64)}1b`
  *   `call`): the exact runner transaction is simulated with its own, non-zero payment.
  *
  * @example
- * await quoteCall(context, { call: { to: usdc, data }, token: 'USDC' }) // { amount: '151234', payee, validUntil, … }
+ * await quoteCall(context, { call: { to: usdc, data }, token: 'USDC' }) // { amount: '0.151234', amountBaseUnits: '151234', payee, validUntil, … }
  */
 export async function quoteCall(context: RelayContext, request: QuoteRequest): Promise<Quote> {
   const { network } = context
@@ -59,12 +59,12 @@ export async function quoteCall(context: RelayContext, request: QuoteRequest): P
   return {
     token: token.address,
     symbol: token.symbol,
-    amount: amount.toString(),
-    amountFormatted: formatUnits(amount, token.decimals),
+    amount: formatUnits(amount, token.decimals),
+    amountBaseUnits: amount.toString(),
     payee,
     validUntil: Math.floor(Date.now() / 1000) + config.relay.quoteTtlSec,
     gas: worstCase.gasLimit.toString(),
-    feePerGas: worstCase.maxFeePerGas.toString(),
+    feePerGasWei: worstCase.maxFeePerGas.toString(),
     costWei: worstCaseWei(worstCase).toString(),
   }
 }

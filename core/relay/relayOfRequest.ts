@@ -75,8 +75,8 @@ export function relayOfRequest(context: RelayContext, call: RelayCall, payment: 
     }
   }
   const relay = readBatch(context, call, token)
-  if (BigInt(payment.amount) > relay.amount) {
-    throw new ToolError(`the payment says ${payment.amount} but the batch's payment leg pays ${relay.amount}: pass the payment calibur_execute returned`)
+  if (BigInt(payment.amountBaseUnits) > relay.amount) {
+    throw new ToolError(`the payment says ${payment.amountBaseUnits} base units but the batch's payment leg pays ${relay.amount}: pass the payment calibur_execute returned`)
   }
   const { terms, ...runnerRelay } = relay
   return { relay: runnerRelay, amount: relay.amount, paymentDeadline: terms.deadline, identity: terms.identity, payer: terms.account, batch: terms }

@@ -15,7 +15,7 @@ const WELL_KNOWN_REASONS: Readonly<Record<string, string>> = {
   STF:
     'Uniswap\'s TransferHelper: safeTransferFrom failed. The router could not take the input token: the account\'s ' +
     'allowance to the router is missing or short (or its balance is). Approve the router first: calibur_batch\'s ' +
-    '`approvals` ({token, spender: the router, amount}, as uniswap_swap_to_eth returns them) adds the approve where it ' +
+    '`approvals` ({token, spender: the router, amountBaseUnits}, as uniswap_swap_to_eth returns them) adds the approve where it ' +
     'is short, or put erc20_approve\'s call before the swap',
   STE: 'Uniswap\'s TransferHelper: safeTransferETH failed. The ETH could not be sent to the recipient',
   ST: 'Uniswap\'s TransferHelper: safeTransfer failed. The router holds too little of the token to send',
@@ -70,7 +70,7 @@ export function describeRevertData(data: Hex, decimals: number, symbol: string, 
   switch (decoded.errorName) {
     case 'Error': {
       const reason = String(args[0])
-      const known = WELL_KNOWN_REASONS[reason]
+      const known = Object.hasOwn(WELL_KNOWN_REASONS, reason) ? WELL_KNOWN_REASONS[reason] : undefined
       return `the call reverted: ${reason}${known ? ` (${known})` : ''}`
     }
     case 'Panic':

@@ -7,7 +7,7 @@ import { BroadcastError } from '../chain/networks.ts'
 import { ToolError } from '../tool.ts'
 import { describeCallFailure } from './callFailure.ts'
 import type { RelayContext } from './context.ts'
-import { localOwnership, type RunnerOwnership } from './ownership.ts'
+import { localOwnership, runnerKeyName, type RunnerOwnership } from './ownership.ts'
 import { paymentToken } from './paymentToken.ts'
 import { relayOfRequest } from './relayOfRequest.ts'
 import { describeRevertData } from './revertReason.ts'
@@ -15,18 +15,18 @@ import { relayedEvent } from './runnerCall.ts'
 import { paymentCovers } from './pricing.ts'
 import { prepareRunnerTransaction, type Fees, type PreparedRelay } from './runnerTransaction.ts'
 import type { RelayOutcome } from './schemas.ts'
-import type { SentTransaction, Submission } from './store.ts'
+import { StaleEpochError, type RunnerFence, type SentTransaction, type Submission } from './store.ts'
 
 /** The longest wait between two passes while the chain keeps failing. */
 const MAX_BACKOFF_MS = 30_000
 /** The longest wait before a held submission is looked at again. */
 const MAX_HOLD_MS = 60_000
 /**
- * A submission held because its own payment or call fails backs off further: that rarely mends
- * itself, and a look at it costs simulations. Doubling up to an hour, it is looked at about 18 times
- * in 24 hours instead of 1,440.
+ * A submission held because its own simulation fails (its payment or call, or the node on it) backs
+ * off further: that rarely mends itself, and a look at it costs simulations. It fails once it has
+ * failed for `relay.failingHoldSec`.
  */
-const MAX_PAYER_HOLD_MS = 3_600_000
+const MAX_FAILING_HOLD_MS = 3_600_000
 /** How many held submissions one pass re-checks at most: the rest wait for the next, so new ones never wait long. */
 const RECHECKS_PER_PASS = 8
 /** How many held submissions are re-checked at once. */
@@ -38,7 +38,13 @@ const PRUNE_EVERY_MS = 60_000
 interface Hold {
   readonly holds: number
   readonly retryAt: number
-  /** Held because its payment or call failed in simulation: the payer's doing, should it fail for it. */
+  /** Held because its simulation failed, since (unix ms) and by whose doing; absent for a market or in-flight hold. */
+  readonly failing?: Failing
+}
+
+/** A simulation that keeps failing: by the payer's payment or call (counted against it), or by the node on it. */
+interface Failing {
+  readonly since: number
   readonly byPayer: boolean
 }
 
@@ -63,7 +69,9 @@ interface Hold {
  * After a restart it rebroadcasts the stored bytes of what was in flight, so nothing is sent twice.
  * It acts only while it owns the runner key (`ownership`: replicas sharing a PostgreSQL store take
  * turns); on taking ownership it starts over as after a restart, since another process may have
- * sent with the key until then.
+ * sent with the key until then. Every write it makes carries the fence it took the key with, and
+ * every transaction is stored before it is broadcast, so a process that was taken over while it
+ * stalled (the store refuses its writes) sends nothing more: it stands down (`#standDown`).
  *
  * @example
  * const runner = new RunnerLoop(context, privateKeyToAccount(key), log)
@@ -75,6 +83,8 @@ export class RunnerLoop {
   readonly #log: FastifyBaseLogger
   readonly #ownership: RunnerOwnership
   readonly #holds = new Map<string, Hold>()
+  /** The fence this process took the key with: set while it owns the key, carried by every write. */
+  #fence: RunnerFence | undefined
   #nextNonce: number | undefined
   #timer: NodeJS.Timeout | undefined
   #pass: Promise<void> | undefined
@@ -86,7 +96,7 @@ export class RunnerLoop {
   #retryAt = 0
   #prunedAt = 0
 
-  constructor(context: RelayContext, account: PrivateKeyAccount, log: FastifyBaseLogger, ownership: RunnerOwnership = localOwnership()) {
+  constructor(context: RelayContext, account: PrivateKeyAccount, log: FastifyBaseLogger, ownership: RunnerOwnership = localOwnership(context.store, runnerKeyName(context.network.config.chainId, account.address))) {
     this.#context = context
     this.#account = account
     this.#log = log.child({ chain: context.network.name, component: 'runner' })
@@ -131,6 +141,11 @@ export class RunnerLoop {
       this.#failures = 0
       this.#retryAt = 0
     } catch (error) {
+      // Another process took the key: not a fault to back off from, the end of this tenure.
+      if (error instanceof StaleEpochError) {
+        await this.#standDown(error.current)
+        return
+      }
       // A pass that fails (the chain unreachable) is retried with exponential backoff.
       this.#failures++
       const retryInMs = Math.min(this.#context.network.config.runner.pollMs * 2 ** this.#failures, MAX_BACKOFF_MS)
@@ -142,8 +157,12 @@ export class RunnerLoop {
   async #tick(): Promise<void> {
     const { store, network } = this.#context
     if (!this.#ownership.held()) {
-      if (!(await this.#ownership.acquire())) return
+      // Lost since the last pass (its lock's session ended): that tenure is over, whoever has the key now.
+      if (this.#fence) await this.#standDown(await store.runnerEpoch(this.#fence.key))
+      const fence = await this.#ownership.acquire()
+      if (!fence) return
       // Taken over (or first start): re-read the nonces and rebroadcast what is in flight.
+      this.#fence = fence
       this.#nextNonce = undefined
       this.#restarted = true
     }
@@ -187,6 +206,8 @@ export class RunnerLoop {
     let latest: Promise<bigint> | undefined
     const latestBlock = () => (latest ??= network.client.getBlockNumber({ cacheTime: 0 }))
     const following = await Promise.allSettled(inFlight.map((submission) => this.#follow(submission, restarted, latestBlock)))
+    const refused = following.find((outcome) => outcome.status === 'rejected' && outcome.reason instanceof StaleEpochError)
+    if (refused) throw (refused as PromiseRejectedResult).reason
     following.forEach((outcome, index) => {
       if (outcome.status === 'rejected') this.#log.warn({ submission: inFlight[index]!.id, err: outcome.reason }, 'following a transaction failed; retried next pass')
     })
@@ -221,7 +242,8 @@ export class RunnerLoop {
     try {
       return await this.#checkOrThrow(submission, fees, payersInFlight)
     } catch (error) {
-      await this.#hold(submission, `waiting: ${shortReason(error)}`)
+      if (error instanceof StaleEpochError) throw error
+      await this.#hold(submission, `waiting: ${shortReason(error)}`, 'fault')
       this.#log.warn({ submission: submission.id, err: error }, 'submission held by a fault')
       return undefined
     }
@@ -231,13 +253,13 @@ export class RunnerLoop {
     const { store, network } = this.#context
     const now = Math.floor(Date.now() / 1000)
     if (now > submission.deadline) {
-      const byPayer = this.#holds.get(submission.id)?.byPayer ?? false
+      const byPayer = this.#holds.get(submission.id)?.failing?.byPayer ?? false
       this.#holds.delete(submission.id)
       await store.update(submission.id, {
         stage: 'failed',
         reason: `not sent before its deadline${submission.reason ? `: ${submission.reason}` : ''}`,
         ...(byPayer ? { fault: 'payer' as const } : {}),
-      })
+      }, this.#fence!)
       return undefined
     }
     const { request } = submission
@@ -249,7 +271,7 @@ export class RunnerLoop {
       await store.update(submission.id, {
         stage: 'failed',
         reason: `not sent: its payment expires at ${requested.paymentDeadline}, within ${margin} s${submission.reason ? ` (${submission.reason})` : ''}`,
-      })
+      }, this.#fence!)
       return undefined
     }
     const payer = this.#payerOf(submission)
@@ -262,13 +284,13 @@ export class RunnerLoop {
     try {
       // A call that failed by its own doing last time is measured afresh: the probe alone answers
       // whether it still fails (one simulation), where the stored stipend would try three.
-      const byPayer = this.#holds.get(submission.id)?.byPayer ?? false
+      const byPayer = this.#holds.get(submission.id)?.failing?.byPayer ?? false
       const stipend = byPayer || submission.callGas === undefined ? undefined : BigInt(submission.callGas)
       prepared = await this.#prepare(submission, this.#nextNonce!, fees, stipend)
     } catch (error) {
       if (!(error instanceof ToolError)) throw error
       // Re-simulated like at submit: a payment or a call that would now fail is not sent; it waits.
-      await this.#hold(submission, error.message, true)
+      await this.#hold(submission, error.message, 'payer')
       return undefined
     }
     if (!prepared.coverage.covered) {
@@ -296,11 +318,14 @@ export class RunnerLoop {
     let transaction: SentTransaction
     try {
       transaction = await this.#sign(prepared, nonce, [], Date.now())
-      // Stored before it is broadcast: after a crash, the stored bytes are sent again, never new ones.
-      await store.update(submission.id, { stage: 'sending', transaction, reason: null })
+      // Stored before it is broadcast: after a crash, the stored bytes are sent again, never new ones;
+      // this write reserves the nonce, and is refused if another process has taken the key.
+      await store.update(submission.id, { stage: 'sending', transaction, reason: null }, this.#fence!)
       refusal = await this.#broadcast(transaction.raw)
     } catch (error) {
-      await this.#hold(submission, `waiting: ${shortReason(error)}`)
+      // Refused by the store: another process owns the key, and this transaction is never broadcast.
+      if (error instanceof StaleEpochError) throw error
+      await this.#hold(submission, `waiting: ${shortReason(error)}`, 'fault')
       this.#log.warn({ submission: submission.id, err: error }, 'submission held by a fault')
       return
     }
@@ -309,12 +334,12 @@ export class RunnerLoop {
       this.#holds.delete(submission.id)
       if (/nonce too low/i.test(refusal)) {
         this.#nextNonce = undefined
-        await store.update(submission.id, { stage: 'waiting', transaction: null, reason: `waiting: the node refused the nonce (${refusal}); sent again with a fresh one` })
+        await store.update(submission.id, { stage: 'waiting', transaction: null, reason: `waiting: the node refused the nonce (${refusal}); sent again with a fresh one` }, this.#fence!)
       } else if (/insufficient funds/i.test(refusal)) {
-        await store.update(submission.id, { stage: 'waiting', transaction: null, reason: 'waiting: the runner\'s ETH balance is too low to send it' })
+        await store.update(submission.id, { stage: 'waiting', transaction: null, reason: 'waiting: the runner\'s ETH balance is too low to send it' }, this.#fence!)
         this.#log.error({ submission: submission.id }, 'the runner cannot pay for gas: fund it')
       } else {
-        await store.update(submission.id, { stage: 'failed', transaction: null, reason: `the node refused the transaction: ${refusal}` })
+        await store.update(submission.id, { stage: 'failed', transaction: null, reason: `the node refused the transaction: ${refusal}` }, this.#fence!)
       }
       return
     }
@@ -325,14 +350,53 @@ export class RunnerLoop {
   }
 
   /**
-   * Holds a waiting submission with its reason, and backs off before looking at it again. `byPayer`:
-   * its payment or call fails in simulation, which counts against the payer if it fails for it.
+   * Ends this process's tenure as the key's owner, once it finds the key lost (its lock's session
+   * ended) or taken over (the store refused a write: `current` is the new owner's epoch). It forgets
+   * its nonce and holds, gives the lock up, and sends nothing until it takes the key again at a new
+   * epoch, starting over then as after a restart.
    */
-  async #hold(submission: Submission, reason: string, byPayer = false): Promise<void> {
-    const holds = (this.#holds.get(submission.id)?.holds ?? 0) + 1
-    const waitMs = Math.min(this.#context.network.config.runner.pollMs * 2 ** holds, byPayer ? MAX_PAYER_HOLD_MS : MAX_HOLD_MS)
-    this.#holds.set(submission.id, { holds, retryAt: Date.now() + waitMs, byPayer })
-    if (reason !== submission.reason) await this.#context.store.update(submission.id, { reason })
+  async #standDown(current: number): Promise<void> {
+    const { epoch } = this.#fence!
+    this.#fence = undefined
+    this.#nextNonce = undefined
+    this.#holds.clear()
+    const to = current > epoch ? ` to epoch ${current}` : ''
+    this.#log.warn({ epoch, current }, `runner stands down: it lost ownership of the runner key at epoch ${epoch}${to}; it sends nothing until it takes the key again`)
+    await this.#ownership.release()
+  }
+
+  /**
+   * Holds a waiting submission with its reason, and backs off before looking at it again. `failing`:
+   * its simulation failed, by its payment or call (`payer`, counted against the payer should it fail
+   * for it) or by the node (`fault`); such a hold ends in failure after `relay.failingHoldSec`.
+   */
+  async #hold(submission: Submission, reason: string, failing?: 'payer' | 'fault'): Promise<void> {
+    const { store, network } = this.#context
+    const previous = this.#holds.get(submission.id)
+    const now = Date.now()
+    const pollMs = network.config.runner.pollMs
+    const holds = (previous?.holds ?? 0) + 1
+    if (failing === undefined) {
+      this.#holds.set(submission.id, { holds, retryAt: now + Math.min(pollMs * 2 ** holds, MAX_HOLD_MS) })
+    } else {
+      const since = previous?.failing?.since ?? now
+      const failingHoldSec = network.config.relay.failingHoldSec
+      const endsAt = since + failingHoldSec * 1000
+      if (now >= endsAt) {
+        // Each look is a simulation on the node: kept for good, held junk would cost it forever.
+        this.#holds.delete(submission.id)
+        await store.update(submission.id, {
+          stage: 'failed',
+          reason: `not sent: its ${failing === 'payer' ? 'payment or call' : 'simulation'} kept failing for ${failingHoldSec} s: ${reason}`,
+          ...(failing === 'payer' ? { fault: 'payer' as const } : {}),
+        }, this.#fence!)
+        return
+      }
+      // The last look falls when its time is up, not a doubling later.
+      const waitMs = Math.min(pollMs * 2 ** holds, MAX_FAILING_HOLD_MS, endsAt - now)
+      this.#holds.set(submission.id, { holds, retryAt: now + waitMs, failing: { since, byPayer: failing === 'payer' || previous?.failing?.byPayer === true } })
+    }
+    if (reason !== submission.reason) await store.update(submission.id, { reason }, this.#fence!)
   }
 
   /** The account whose payment a submission spends: the signed transfer's `from`, or the batch's account. */
@@ -345,7 +409,7 @@ export class RunnerLoop {
     const now = Date.now()
     if (now - this.#prunedAt < PRUNE_EVERY_MS) return
     this.#prunedAt = now
-    await this.#context.store.prune(now - this.#context.network.config.relay.retentionSec * 1000)
+    await this.#context.store.prune(now - this.#context.network.config.relay.retentionSec * 1000, this.#fence!)
   }
 
   /**
@@ -364,6 +428,9 @@ export class RunnerLoop {
     }
     const fees = await readFees(network.client)
     const raw = await this.#account.signTransaction({ chainId: network.config.chainId, to: this.#account.address, value: 0n, gas: 21_000n, nonce: pending, ...fees, type: 'eip1559' })
+    // No submission's, so not stored: the fence is checked last, just before it goes.
+    const current = await this.#context.store.runnerEpoch(this.#fence!.key)
+    if (current !== this.#fence!.epoch) throw new StaleEpochError(this.#fence!, current)
     const refusal = await this.#broadcast(raw)
     this.#log.warn({ nonce: pending, next: this.#nextNonce, refused: refusal }, 'filled a nonce gap with a self-transfer')
   }
@@ -406,12 +473,12 @@ export class RunnerLoop {
       const included = { blockNumber: receipt.blockNumber.toString(), gasUsed: receipt.gasUsed.toString(), fee }
       const transactionOfReceipt = receipt.transactionHash === transaction.hash ? {} : { transaction: { ...transaction, hash: receipt.transactionHash } }
       if (receipt.to !== null && getAddress(receipt.to) === this.#account.address) {
-        await store.update(submission.id, { ...included, ...transactionOfReceipt, stage: 'failed', reason: `cancelled: ${submission.reason ?? 'not included in time'}` })
+        await store.update(submission.id, { ...included, ...transactionOfReceipt, stage: 'failed', reason: `cancelled: ${submission.reason ?? 'not included in time'}` }, this.#fence!)
         return
       }
       if (receipt.status !== 'success') {
         // Only the payer's own doing can make a payment phase that simulated fail (DESIGN §3's one bounded loss).
-        await store.update(submission.id, { ...included, ...transactionOfReceipt, stage: 'failed', fault: 'revert', reason: 'the transaction reverted in its payment phase: nothing was paid' })
+        await store.update(submission.id, { ...included, ...transactionOfReceipt, stage: 'failed', fault: 'revert', reason: 'the transaction reverted in its payment phase: nothing was paid' }, this.#fence!)
         return
       }
       const latest = await latestBlock()
@@ -423,7 +490,7 @@ export class RunnerLoop {
         outcome,
         ...(outcome.callSucceeded ? {} : { reason: `the call failed on chain (the payment was taken)${outcome.callReason ? `: ${outcome.callReason}` : ''}` }),
         stage: confirmed ? 'done' : 'confirming',
-      })
+      }, this.#fence!)
       return
     }
     if (restarted) {
@@ -510,7 +577,7 @@ export class RunnerLoop {
       hashes: [...stuck.hashes, hash],
       cancel: true,
     }
-    await store.update(submission.id, { transaction: cancel, reason: why })
+    await store.update(submission.id, { transaction: cancel, reason: why }, this.#fence!)
     const refusal = await this.#broadcast(raw)
     this.#log.warn({ submission: submission.id, nonce: stuck.nonce, hash, refused: refusal, why }, 'cancelling a transaction')
   }
@@ -521,14 +588,14 @@ export class RunnerLoop {
     const { request } = submission
     const token = paymentToken(network, request.payment.token)
     const relayed = relayedEvent(receipt.logs, getAddress(network.config.runner.contract))
-    if (!relayed) return { paid: '0', callSucceeded: false, callReason: 'the Runner logged no relay' }
-    if (relayed.callSucceeded) return { paid: relayed.received.toString(), callSucceeded: true }
+    if (!relayed) return { paidBaseUnits: '0', callSucceeded: false, callReason: 'the Runner logged no relay' }
+    if (relayed.callSucceeded) return { paidBaseUnits: relayed.received.toString(), callSucceeded: true }
     const requested = relayOfRequest(this.#context, request.call, request.payment, token)
     const callReason =
       relayed.reason !== '0x'
         ? describeRevertData(relayed.reason, token.decimals, token.symbol, this.#context.batchReaders.map((reader) => reader.errors))
         : await describeCallFailure(this.#context, requested, token, receipt.blockNumber - 1n).catch(() => undefined)
-    return { paid: relayed.received.toString(), callSucceeded: false, ...(callReason ? { callReason } : {}) }
+    return { paidBaseUnits: relayed.received.toString(), callSucceeded: false, ...(callReason ? { callReason } : {}) }
   }
 
   /**
@@ -557,11 +624,11 @@ export class RunnerLoop {
     }
     if (!prepared.coverage.covered) {
       this.#log.warn({ submission: id, worstCaseWei: prepared.coverage.worstCaseWei.toString() }, 'stuck transaction not replaced: the payment does not cover the raised fees')
-      if (!submission.reason?.startsWith('replacement')) await store.update(id, { reason: 'replacement held: the payment does not cover the fee the node requires to replace it' })
+      if (!submission.reason?.startsWith('replacement')) await store.update(id, { reason: 'replacement held: the payment does not cover the fee the node requires to replace it' }, this.#fence!)
       return
     }
     const replacement = await this.#sign(prepared, stuck.nonce, stuck.hashes, stuck.firstSentAt)
-    await store.update(id, { transaction: replacement })
+    await store.update(id, { transaction: replacement }, this.#fence!)
     await this.#broadcast(replacement.raw)
     this.#log.info({ submission: id, hash: replacement.hash, replaces: stuck.hash, nonce: stuck.nonce }, 'replaced a stuck transaction')
   }

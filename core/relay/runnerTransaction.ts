@@ -1,8 +1,9 @@
-import { getAddress, zeroAddress, type Address, type Hex, type SignedAuthorizationList } from 'viem'
+import { BaseError, getAddress, InsufficientFundsError, zeroAddress, type Address, type Hex, type SignedAuthorizationList } from 'viem'
 import { expectChainId } from '../chain/expectChainId.ts'
 import { readFees, type Fees } from '../chain/fees.ts'
 import { readL1DataFee } from '../chain/l1DataFee.ts'
 import { readWeiPerBaseUnit, type Fraction } from '../chain/tokenPrice.ts'
+import { BrunoFault } from '../faults.ts'
 import { ToolError } from '../tool.ts'
 import type { RelayContext } from './context.ts'
 import type { PaymentToken } from './gasPricer.ts'
@@ -109,13 +110,27 @@ export async function prepareRunnerTransaction(
       const result = await client.call({ ...base, data: encodeRunnerCall(relay, callGas), gas, ...(withFees ?? {}) })
       return decodeRelayResult(relay.form, result.data ?? '0x')
     } catch (error) {
-      throw refuse(error, token, refusal, vocabularies)
+      throw await refuseOrFault(error, withFees)
     }
   }
   const estimateFor = (callGas: bigint, fees: Fees) =>
-    client.estimateGas({ ...base, data: encodeRunnerCall(relay, callGas), ...fees }).catch((error: unknown) => {
-      throw refuse(error, token, refusal, vocabularies)
+    client.estimateGas({ ...base, data: encodeRunnerCall(relay, callGas), ...fees }).catch(async (error: unknown) => {
+      throw await refuseOrFault(error, fees)
     })
+  // The simulations run from the runner's operator: one that fails for want of its ETH is Bruno's
+  // fault, never the caller's (a node says "insufficient funds", or "gas required exceeds
+  // allowance" where the operator's balance, not the transaction cap, bounds the allowance).
+  const refuseOrFault = async (error: unknown, withFees: Fees | undefined): Promise<unknown> => {
+    const refused = refuse(error, token, refusal, vocabularies)
+    if (refused instanceof ToolError || !(error instanceof BaseError)) return refused
+    const short = error.walk((cause) => cause instanceof InsufficientFundsError) !== null
+    const capped = withFees !== undefined && /gas required exceeds allowance/i.test(error.message)
+    if (capped && !short) {
+      const balance = await client.getBalance({ address: operator }).catch(() => undefined)
+      if (balance === undefined || withFees.maxFeePerGas === 0n || balance / withFees.maxFeePerGas >= MAX_TRANSACTION_GAS) return refused
+    } else if (!short) return refused
+    return new BrunoFault("the runner's ETH balance is too low to pay for gas", { cause: error })
+  }
   // One JSON-RPC batch: the block, fees and price, and either the probe (its stipend the configured
   // cap, checked against the block's gas limit once that is known) or, when the stipend and fees are
   // known already (a send), the estimate of the exact transaction.

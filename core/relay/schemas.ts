@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Address, BaseUnits, HexData } from '../schemas.ts'
+import { Address, BaseUnits, BlockNumber, described, GasUnits, HexData, passedBack, TokenAmount, UnixSeconds, UnixSecondsDecimal } from '../schemas.ts'
 
 /**
  * The relay's shapes, shared by REST, JSON-RPC and MCP: each transport validates with these and
@@ -70,37 +70,46 @@ export function yParityOf(authorization: SignedAuthorization): 0 | 1 {
 
 export const AuthorizationList = Type.Array(SignedAuthorization, {
   maxItems: 4,
-  description: 'EIP-7702 authorizations sent in the same transaction',
+  description: 'signed EIP-7702 authorizations, sent in the same transaction',
 })
 
-/** A delegate's signed batch pays: its first call transfers `amount` of `token` to the payee, before the account's own calls. */
+/**
+ * A delegate's signed batch pays: its first call transfers `amountBaseUnits` of `token` to the
+ * payee, before the account's own calls. Base units: it is copied from calibur_execute's result.
+ */
 export const CallPayment = Type.Object(
   {
     token: Address,
-    amount: BaseUnits,
+    amountBaseUnits: BaseUnits,
   },
   {
     additionalProperties: false,
     title: 'a batch payment',
-    description: 'calibur_execute\'s payment: the batch\'s first call pays the payee',
+    description: 'calibur_execute\'s payment',
   },
 )
 
-/** A signed EIP-3009 transferWithAuthorization to the payee, made by the runner before the call. */
+/** EIP-3009's TransferWithAuthorization message, under its own names (`value` in base units). */
+export const TransferAuthorizationMessage = Type.Object(
+  {
+    from: Address,
+    to: Address,
+    value: BaseUnits,
+    validAfter: UnixSecondsDecimal,
+    validBefore: UnixSecondsDecimal,
+    nonce: Hash32,
+  },
+  { additionalProperties: false },
+)
+
+/**
+ * A signed EIP-3009 transferWithAuthorization to the payee, made by the runner before the call:
+ * payment_authorization's `payment`, and the wallet's signature of its typed data.
+ */
 export const SignedTransferPayment = Type.Object(
   {
     token: Address,
-    authorization: Type.Object(
-      {
-        from: Address,
-        to: Address,
-        value: BaseUnits,
-        validAfter: BaseUnits,
-        validBefore: BaseUnits,
-        nonce: Hash32,
-      },
-      { additionalProperties: false },
-    ),
+    authorization: passedBack(TransferAuthorizationMessage, 'payment_authorization\'s payment.authorization'),
     signature: Type.String({ pattern: '^0x[0-9a-fA-F]{130}$', description: '65-byte signature' }),
   },
   { additionalProperties: false, title: 'a signed transfer', description: 'payment_authorization\'s payment, signed' },
@@ -112,11 +121,9 @@ export const QuoteRequest = Type.Object(
   {
     call: RelayCall,
     authorizationList: Type.Optional(AuthorizationList),
-    token: Type.String({ minLength: 1, maxLength: 42, description: 'the token to pay in: a configured symbol or its address' }),
+    token: Type.String({ minLength: 1, maxLength: 42, description: 'the token to pay in' }),
     payment: Type.Optional(
-      Type.Union([Type.Literal('authorization'), Type.Literal('batch')], {
-        description: '"authorization" (default): a signed EIP-3009 transfer; "batch": `call` is a Calibur batch that pays first',
-      }),
+      Type.Union([Type.Literal('authorization'), Type.Literal('batch')], { description: 'default "authorization"' }),
     ),
   },
   { additionalProperties: false },
@@ -126,12 +133,12 @@ export const Quote = Type.Object(
   {
     token: Address,
     symbol: Type.String(),
-    amount: BaseUnits,
-    amountFormatted: Type.String({ description: 'amount in whole token units' }),
+    amount: described(TokenAmount, 'whole token units'),
+    amountBaseUnits: BaseUnits,
     payee: Address,
-    validUntil: Type.Integer({ description: 'unix seconds after which the price may no longer be accepted' }),
-    gas: BaseUnits,
-    feePerGas: BaseUnits,
+    validUntil: UnixSeconds,
+    gas: GasUnits,
+    feePerGasWei: BaseUnits,
     costWei: BaseUnits,
   },
   { additionalProperties: false },
@@ -142,7 +149,7 @@ export const SubmitRequest = Type.Object(
     call: RelayCall,
     authorizationList: Type.Optional(AuthorizationList),
     payment: Payment,
-    deadline: Type.Optional(Type.Integer({ minimum: 0, description: 'unix seconds: not sent after this (default: now + the configured submission ttl)' })),
+    deadline: Type.Optional(described(UnixSeconds, 'unix seconds (default: now + the submission ttl)')),
   },
   { additionalProperties: false },
 )
@@ -158,12 +165,11 @@ export const Stage = Type.Union([
 /** What an included runner transaction did: the payment is taken first, whatever the call then does. */
 export const RelayOutcome = Type.Object(
   {
-    // Typed as BaseUnits: the spread's own type names TypeBox's symbol keys, which a declaration file cannot.
-    paid: { ...BaseUnits, description: 'base units the payee received' } as typeof BaseUnits,
-    callSucceeded: Type.Boolean({ description: 'false: the call failed on chain, and the payment was still taken' }),
-    callReason: Type.Optional(Type.String({ description: 'why the call failed' })),
+    paidBaseUnits: BaseUnits,
+    callSucceeded: Type.Boolean(),
+    callReason: Type.Optional(Type.String()),
   },
-  { additionalProperties: false, description: 'once included' },
+  { additionalProperties: false },
 )
 
 export const SubmissionView = Type.Object(
@@ -173,20 +179,20 @@ export const SubmissionView = Type.Object(
     stage: Stage,
     createdAt: Type.Integer({ description: 'unix ms' }),
     updatedAt: Type.Integer({ description: 'unix ms' }),
-    deadline: Type.Integer({ description: 'unix seconds' }),
+    deadline: UnixSeconds,
     transaction: Type.Optional(
       Type.Object(
         {
           hash: Hash32,
           nonce: Type.Integer(),
-          blockNumber: Type.Optional(BaseUnits),
-          gasUsed: Type.Optional(BaseUnits),
-          fee: Type.Optional(Type.String({ description: 'wei the runner paid' })),
+          blockNumber: Type.Optional(BlockNumber),
+          gasUsed: Type.Optional(GasUnits),
+          feeWei: Type.Optional(BaseUnits),
         },
         { additionalProperties: false },
       ),
     ),
-    reason: Type.Optional(Type.String({ description: 'why it failed, waits, or its call failed' })),
+    reason: Type.Optional(Type.String()),
     outcome: Type.Optional(RelayOutcome),
   },
   { additionalProperties: false },
@@ -198,11 +204,15 @@ export const AccountView = Type.Object(
     delegated: Type.Boolean(),
     delegate: Type.Optional(Address),
     isCalibur: Type.Boolean(),
-    caliburNonce: Type.Optional(Type.String({ description: 'the signed-batch nonce to use next (key 0): decimal' })),
-    nonce: Type.Integer({ description: 'the account\'s EOA transaction count' }),
-    eth: BaseUnits,
+    caliburNonce: Type.Optional(Type.String({ description: 'next Calibur batch nonce (key 0)' })),
+    nonce: Type.Integer({ description: 'EOA nonce' }),
+    ethBalance: described(TokenAmount, 'whole ETH'),
+    ethBalanceWei: BaseUnits,
     tokens: Type.Array(
-      Type.Object({ symbol: Type.String(), address: Address, balance: BaseUnits, formatted: Type.String() }, { additionalProperties: false }),
+      Type.Object(
+        { symbol: Type.String(), address: Address, balance: described(TokenAmount, 'whole token units'), balanceBaseUnits: BaseUnits },
+        { additionalProperties: false },
+      ),
     ),
   },
   { additionalProperties: false },
@@ -211,6 +221,7 @@ export const AccountView = Type.Object(
 export type RelayCall = Static<typeof RelayCall>
 export type SignedAuthorization = Static<typeof SignedAuthorization>
 export type CallPayment = Static<typeof CallPayment>
+export type TransferAuthorizationMessage = Static<typeof TransferAuthorizationMessage>
 export type SignedTransferPayment = Static<typeof SignedTransferPayment>
 export type Payment = Static<typeof Payment>
 export type QuoteRequest = Static<typeof QuoteRequest>

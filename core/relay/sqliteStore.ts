@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
 import type { StoreLock } from './sqliteLock.ts'
-import type { PartyStanding, Standing, Submission, SubmissionPatch, SubmissionStore } from './store.ts'
+import { StaleEpochError, type PartyStanding, type RunnerFence, type Standing, type Submission, type SubmissionPatch, type SubmissionStore } from './store.ts'
 import { fromRow, patchColumns, type SubmissionRow } from './storeRow.ts'
 
 const SCHEMA = `
@@ -28,6 +28,10 @@ CREATE TABLE IF NOT EXISTS submissions (
   fault TEXT
 );
 CREATE INDEX IF NOT EXISTS submissions_active ON submissions (chain, stage, created_at);
+CREATE TABLE IF NOT EXISTS runner_epochs (
+  key TEXT PRIMARY KEY,
+  epoch INTEGER NOT NULL
+);
 `
 
 // After the columns a file made before them gains: one active submission per payment identity.
@@ -42,7 +46,8 @@ CREATE INDEX IF NOT EXISTS submissions_client ON submissions (client, stage);
 /**
  * The embedded store: one SQLite file (WAL, synchronous FULL), or `:memory:` for throwaway runs.
  * One process uses it, so that process owns every chain's runner key: the relay opens it holding
- * the file's lock (`lockSqliteStore`, in `openStore`), which `close()` gives up.
+ * the file's lock (`lockSqliteStore`, in `openStore`), which `close()` gives up. It fences runner
+ * writes all the same (`RunnerFence`), so the runner has one path whichever store it writes to.
  *
  * @example
  * const store = new SqliteSubmissionStore('.bruno/bruno.sqlite', lockSqliteStore('.bruno/bruno.sqlite'))
@@ -55,6 +60,9 @@ export class SqliteSubmissionStore implements SubmissionStore {
   readonly #highestNonce: Database.Statement<[string], { nonce: number | null }>
   readonly #byIdentity: Database.Statement<[string], SubmissionRow>
   readonly #prune: Database.Statement<[number]>
+  readonly #takeRunnerKey: Database.Statement<[string], { epoch: number }>
+  readonly #runnerEpoch: Database.Statement<[string], { epoch: number }>
+  readonly #fenced: Database.Transaction<(fence: RunnerFence, write: () => number) => number>
   readonly #lock: StoreLock | undefined
 
   /** `lock`, when given, is released on `close()`. */
@@ -82,6 +90,15 @@ export class SqliteSubmissionStore implements SubmissionStore {
     this.#active = this.#db.prepare(
       "SELECT * FROM submissions WHERE chain = ? AND stage IN ('waiting', 'sending', 'confirming') ORDER BY created_at, id",
     )
+    this.#takeRunnerKey = this.#db.prepare('INSERT INTO runner_epochs (key, epoch) VALUES (?, 1) ON CONFLICT (key) DO UPDATE SET epoch = epoch + 1 RETURNING epoch')
+    this.#runnerEpoch = this.#db.prepare('SELECT epoch FROM runner_epochs WHERE key = ?')
+    // The epoch is checked and the write made in one transaction, begun IMMEDIATE (holding the
+    // write lock), so a takeover by another connection falls wholly before or after it.
+    this.#fenced = this.#db.transaction((fence, write) => {
+      const current = this.#runnerEpoch.get(fence.key)?.epoch ?? 0
+      if (current !== fence.epoch) throw new StaleEpochError(fence, current)
+      return write()
+    })
     this.#highestNonce = this.#db.prepare("SELECT MAX(tx_nonce) AS nonce FROM submissions WHERE chain = ? AND (stage <> 'failed' OR block_number IS NOT NULL)")
   }
 
@@ -106,8 +123,16 @@ export class SqliteSubmissionStore implements SubmissionStore {
     return row && fromRow(row)
   }
 
-  async prune(before: number): Promise<number> {
-    return this.#prune.run(before).changes
+  async prune(before: number, fence: RunnerFence): Promise<number> {
+    return this.#fenced.immediate(fence, () => this.#prune.run(before).changes)
+  }
+
+  async takeRunnerKey(key: string): Promise<RunnerFence> {
+    return { key, epoch: this.#takeRunnerKey.get(key)!.epoch }
+  }
+
+  async runnerEpoch(key: string): Promise<number> {
+    return this.#runnerEpoch.get(key)?.epoch ?? 0
   }
 
   async standing(payer: string, client: string | undefined, since: number): Promise<Standing> {
@@ -135,10 +160,11 @@ export class SqliteSubmissionStore implements SubmissionStore {
     return this.#active.all(chain).map(fromRow)
   }
 
-  async update(id: string, patch: SubmissionPatch): Promise<void> {
+  async update(id: string, patch: SubmissionPatch, fence: RunnerFence): Promise<void> {
     const columns = patchColumns(patch, Date.now())
     const names = Object.keys(columns)
-    this.#db.prepare(`UPDATE submissions SET ${names.map((name) => `${name} = @${name}`).join(', ')} WHERE id = @id`).run({ ...columns, id })
+    const statement = this.#db.prepare(`UPDATE submissions SET ${names.map((name) => `${name} = @${name}`).join(', ')} WHERE id = @id`)
+    this.#fenced.immediate(fence, () => statement.run({ ...columns, id }).changes)
   }
 
   async highestNonce(chain: string): Promise<number | undefined> {

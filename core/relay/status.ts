@@ -30,7 +30,7 @@ export function submissionView(submission: Submission): SubmissionView {
             nonce: transaction.nonce,
             ...(submission.blockNumber ? { blockNumber: submission.blockNumber } : {}),
             ...(submission.gasUsed ? { gasUsed: submission.gasUsed } : {}),
-            ...(submission.fee ? { fee: submission.fee } : {}),
+            ...(submission.fee ? { feeWei: submission.fee } : {}),
           },
         }
       : {}),

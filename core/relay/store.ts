@@ -62,11 +62,29 @@ export type SubmissionPatch = Partial<Pick<Submission, 'stage' | 'blockNumber' |
 }
 
 /**
- * Where submissions live. Every write is durable when its promise resolves: a submission
- * acknowledged to a caller survives a crash of the process (kill -9 included).
- * Two implementations: `SqliteSubmissionStore` (embedded, one process) and
- * `PostgresSubmissionStore` (shared by replicas); `openStore` picks one from the config.
+ * A runner's proof that it still owns its key (a fencing token): the key's name and the epoch it
+ * took the key at. The store keeps each key's latest epoch, raised by one at every takeover
+ * (`takeRunnerKey`), and refuses a runner write carrying an older one: a process that stalled past
+ * its lock (paused, partitioned) and wakes up still sending can neither reserve a nonce nor store a
+ * transaction to broadcast, and every transaction is stored before it is broadcast.
  */
+export interface RunnerFence {
+  /** The runner key's name (`runnerKeyName`: the chain id and the runner's address). */
+  readonly key: string
+  readonly epoch: number
+}
+
+/** A runner write refused: since its fence was issued, another process took the key (at `current`). */
+export class StaleEpochError extends Error {
+  override readonly name = 'StaleEpochError'
+  constructor(
+    readonly fence: RunnerFence,
+    readonly current: number,
+  ) {
+    super(`runner key ${fence.key} is at epoch ${current}: a write at epoch ${fence.epoch} is refused`)
+  }
+}
+
 /** How many active submissions a party has, and how many of its submissions failed by its doing lately. */
 export interface PartyStanding {
   readonly active: number
@@ -83,6 +101,15 @@ export interface Standing {
   readonly client?: PartyStanding
 }
 
+/**
+ * Where submissions live. Every write is durable when its promise resolves: a submission
+ * acknowledged to a caller survives a crash of the process (kill -9 included).
+ * Two implementations: `SqliteSubmissionStore` (embedded, one process) and
+ * `PostgresSubmissionStore` (shared by replicas); `openStore` picks one from the config.
+ *
+ * Any process may insert a submission; only the owner of the chain's runner key changes one, and
+ * every change carries its fence (`RunnerFence`).
+ */
 export interface SubmissionStore {
   /**
    * Stores a new submission and returns it — unless an active one (waiting, sending, confirming)
@@ -95,14 +122,26 @@ export interface SubmissionStore {
   get(id: string): Promise<Submission | undefined>
   /** The chain's submissions not yet done or failed, oldest first. */
   active(chain: string): Promise<Submission[]>
-  update(id: string, patch: SubmissionPatch): Promise<void>
+  /**
+   * Changes a submission, if `fence` is still its key's latest epoch; else changes nothing and
+   * throws `StaleEpochError`. A takeover (`takeRunnerKey`) and a fenced write are serialized: a
+   * write under way when the key is taken commits before the new owner reads anything.
+   */
+  update(id: string, patch: SubmissionPatch, fence: RunnerFence): Promise<void>
   /**
    * The highest runner nonce the chain's submissions hold, if any: the nonces of transactions that
    * may be on chain. A submission that failed without a block (its broadcast refused) holds none.
    */
   highestNonce(chain: string): Promise<number | undefined>
-  /** Deletes the submissions settled (done or failed) before `before` (unix ms); says how many. */
-  prune(before: number): Promise<number>
+  /** Deletes the submissions settled (done or failed) before `before` (unix ms); says how many. Fenced like `update`. */
+  prune(before: number, fence: RunnerFence): Promise<number>
+  /**
+   * Takes the runner key `key` over: raises its epoch by one (to 1 the first time) and returns the
+   * fence carrying it. Every write carrying an older fence is refused from then on.
+   */
+  takeRunnerKey(key: string): Promise<RunnerFence>
+  /** The runner key's latest epoch (0 before it is first taken). */
+  runnerEpoch(key: string): Promise<number>
   /** A payer's and a client's standing: their active submissions, and their faults since `since` (unix ms). */
   standing(payer: string, client: string | undefined, since: number): Promise<Standing>
   /** Whether the store answers (for health checks). */

@@ -1,24 +1,24 @@
 import type { TSchema } from '@sinclair/typebox'
 import type { TypeCheck } from '@sinclair/typebox/compiler'
-import { BaseError } from 'viem'
+import type { FastifyBaseLogger } from 'fastify'
 import { UnsafeJsonError } from '../boundedJson.ts'
-import { ChainUnavailableError } from '../chain/guardedTransport.ts'
+import { blameOf, reportFault } from '../faults.ts'
 import { RateLimitedError } from '../rateLimit.ts'
 import { schemaProblems, type SchemaProblem } from '../schemaErrors.ts'
 import { ErrorCode } from '../mcp/jsonrpc.ts'
-import { ToolError } from '../tool.ts'
 
 /**
  * How the REST and JSON-RPC bindings fail, in one table: each kind has its HTTP status and REST
  * `error.code` (REST) and its JSON-RPC error code (`POST /rpc`). Application codes sit outside
- * JSON-RPC's reserved -32768..-32000 range.
+ * JSON-RPC's reserved -32768..-32000 range. The caller's refusals are 4xx; a fault of the chain
+ * (503) or of Bruno (500) is JSON-RPC's internal error, -32603, with a correlation id.
  */
 export const Failures = {
   invalid_request: { status: 400, rpcCode: ErrorCode.InvalidParams },
   unknown_chain: { status: 404, rpcCode: ErrorCode.InvalidParams },
   not_found: { status: 404, rpcCode: 1002 },
   refused: { status: 422, rpcCode: 1001 },
-  chain_unavailable: { status: 503, rpcCode: 1003 },
+  chain_unavailable: { status: 503, rpcCode: ErrorCode.InternalError },
   internal: { status: 500, rpcCode: ErrorCode.InternalError },
   // Refused by the HTTP layer before any binding reads the request.
   parse_error: { status: 400, rpcCode: ErrorCode.ParseError },
@@ -35,6 +35,8 @@ export interface Failure {
   readonly status: number
   readonly rpcCode: number
   readonly message: string
+  /** A fault's (`chain_unavailable`, `internal`): the id of its one log line, also in the message. */
+  readonly correlationId?: string
 }
 
 /** A request the bindings refuse before (or instead of) calling an operation. */
@@ -50,29 +52,39 @@ export class BindingError extends Error {
 
 /**
  * The one mapping of what an operation (or a binding's own check) threw to what the caller gets.
- * A `ToolError` is a refusal (the same reason MCP's `isError` result carries); an unreachable
- * chain is 503 naming the chain (never its URL); a viem error keeps only its short message (no
- * request details); the HTTP layer's own refusals (too large, wrong Content-Type, not JSON) keep
- * their status; anything else is an internal fault, logged by the caller, its message hidden.
+ * A binding's own refusals (`BindingError`) and the HTTP layer's (too large, wrong Content-Type,
+ * not JSON, rate limited) keep their kind; everything else is sorted by `blameOf`, as MCP sorts
+ * it: the caller's refusal (a `ToolError`, a revert) is `refused` (422, the `isError` text); the
+ * chain's fault is `chain_unavailable` (503, naming the chain, never its URL); Bruno's own is
+ * `internal` (500). With `log`, writes the failure's one log line: a fault's carries the
+ * correlation id that the message and `correlationId` give the caller.
  *
  * @example
  * failureOf(new ToolError('refused: …')) // { kind: 'refused', status: 422, rpcCode: 1001, message: 'refused: …' }
  */
-export function failureOf(error: unknown): Failure {
+export function failureOf(error: unknown, log?: FastifyBaseLogger): Failure {
   const make = (kind: FailureKind, message: string): Failure => ({ kind, ...Failures[kind], message })
-  if (error instanceof BindingError) return make(error.kind, error.message)
-  if (error instanceof ToolError) return make('refused', error.message)
-  for (let current = error; current instanceof Error; current = current.cause) {
-    if (current instanceof ChainUnavailableError) return make('chain_unavailable', current.message)
+  const blame = blameOf(error)
+  const refusal = bindingFailure(error) ?? (blame.side === 'caller' ? make('refused', blame.message) : undefined)
+  if (refusal) {
+    log?.info({ kind: refusal.kind, reason: refusal.message }, 'relay request refused')
+    return refusal
   }
-  if (error instanceof BaseError) return make('refused', error.shortMessage)
-  const status = (error as { statusCode?: unknown } | undefined)?.statusCode
-  if (status === 413) return make('payload_too_large', 'the body is larger than the configured limit')
-  if (status === 415) return make('unsupported_media_type', 'Content-Type must be application/json')
-  if (error instanceof UnsafeJsonError) return make('invalid_request', error.message)
-  if (error instanceof RateLimitedError) return make('rate_limited', error.message)
-  if (typeof status === 'number' && status >= 400 && status < 500) return make('parse_error', 'the body is empty or not valid JSON')
-  return make('internal', 'Internal error')
+  const kind = blame.side === 'chain' ? 'chain_unavailable' : 'internal'
+  if (!log) return make(kind, blame.message)
+  const fault = reportFault(log, error, blame)
+  return { ...make(kind, fault.message), correlationId: fault.correlationId }
+
+  function bindingFailure(error: unknown): Failure | undefined {
+    if (error instanceof BindingError) return make(error.kind, error.message)
+    const status = (error as { statusCode?: unknown } | undefined)?.statusCode
+    if (status === 413) return make('payload_too_large', 'the body is larger than the configured limit')
+    if (status === 415) return make('unsupported_media_type', 'Content-Type must be application/json')
+    if (error instanceof UnsafeJsonError) return make('invalid_request', error.message)
+    if (error instanceof RateLimitedError) return make('rate_limited', error.message)
+    if (typeof status === 'number' && status >= 400 && status < 500) return make('parse_error', 'the body is empty or not valid JSON')
+    return undefined
+  }
 }
 
 /**
@@ -82,7 +94,7 @@ export function failureOf(error: unknown): Failure {
  *
  * @example
  * requireValid(submitCheck, body, 'body')
- * // throws BindingError('invalid_request', 'body.payment: looks like a batch payment ({token, amount}) but `amount`: Expected string to match …')
+ * // throws BindingError('invalid_request', 'body.payment: looks like a batch payment ({token, amountBaseUnits}) but `amountBaseUnits`: Expected string to match …')
  */
 export function requireValid<T extends TSchema>(check: TypeCheck<T>, value: unknown, where: string): void {
   if (check.Check(value)) return

@@ -21,21 +21,17 @@ export const relayBindings: FastifyPluginAsync = async (app) => {
 
 type Options = { operations: BoundOperations }
 
-function logFailure(request: FastifyRequest, error: unknown, failure: Failure): void {
-  if (failure.kind === 'internal') request.log.error({ err: error }, 'relay binding failed')
-  else request.log.info({ kind: failure.kind, reason: failure.message }, 'relay request refused')
-}
-
 /**
  * REST, under `/<chain>/v1/`. Success: 200 with the operation's JSON (202 for submit). Failure:
- * `{ "error": { "code": <kind>, "message": … } }` with the kind's status.
+ * `{ "error": { "code": <kind>, "message": … } }` with the kind's status; a fault (5xx) adds
+ * `"correlationId"`, the id of its log line.
  */
 const restRoutes: FastifyPluginAsync<Options> = async (app, { operations }) => {
   app.removeContentTypeParser('text/plain')
   app.setErrorHandler((error, request, reply) => {
-    const failure = failureOf(error)
-    logFailure(request, error, failure)
-    return reply.code(failure.status).send({ error: { code: failure.kind, message: failure.message } })
+    const failure = failureOf(error, request.log)
+    const correlation = failure.correlationId === undefined ? {} : { correlationId: failure.correlationId }
+    return reply.code(failure.status).send({ error: { code: failure.kind, message: failure.message, ...correlation } })
   })
 
   type Chain = { Params: { chain: string } }
@@ -75,9 +71,8 @@ const rpcRoutes: FastifyPluginAsync<Options> = async (app, { operations }) => {
 
   app.removeContentTypeParser('text/plain')
   app.setErrorHandler((error, request, reply) => {
-    const failure = failureOf(error)
-    logFailure(request, error, failure)
-    return reply.code(failure.status).send(rpcError(null, failure.rpcCode, failure.message))
+    const failure = failureOf(error, request.log)
+    return reply.code(failure.status).send(rpcError(null, failure))
   })
   const countBatch = batchLimiter(app, app.bruno.config.server)
 
@@ -92,8 +87,7 @@ const rpcRoutes: FastifyPluginAsync<Options> = async (app, { operations }) => {
     const method = Object.hasOwn(methods, message.method) ? methods[message.method] : undefined
     let reply: object
     if (limited) {
-      const failure = failureOf(limited)
-      reply = rpcError(id, failure.rpcCode, failure.message, failure.kind)
+      reply = rpcError(id, failureOf(limited))
     } else if (!method) reply = rpcError(id, ErrorCode.MethodNotFound, `Method not found: ${message.method}`)
     else if (message.params !== undefined && !isObject(message.params)) {
       reply = rpcError(id, ErrorCode.InvalidParams, 'params: Expected an object (params are passed by name)')
@@ -101,9 +95,7 @@ const rpcRoutes: FastifyPluginAsync<Options> = async (app, { operations }) => {
       try {
         reply = { jsonrpc: '2.0', id, result: await method((message.params ?? {}) as Record<string, unknown>, request.ip) }
       } catch (error) {
-        const failure = failureOf(error)
-        logFailure(request, error, failure)
-        reply = rpcError(id, failure.rpcCode, failure.message, failure.kind)
+        reply = rpcError(id, failureOf(error, request.log))
       }
     }
     return notification ? undefined : reply
@@ -129,8 +121,13 @@ const rpcRoutes: FastifyPluginAsync<Options> = async (app, { operations }) => {
   })
 }
 
-function rpcError(id: RequestId | null, code: number, message: string, kind?: string): object {
-  return { jsonrpc: '2.0', id, error: kind === undefined ? { code, message } : { code, message, data: { code: kind } } }
+/** A JSON-RPC error: a failure's code and message, `data` its REST kind (and a fault's correlation id). */
+function rpcError(id: RequestId | null, failure: Failure): object
+function rpcError(id: RequestId | null, code: number, message: string): object
+function rpcError(id: RequestId | null, failure: Failure | number, message?: string): object {
+  if (typeof failure === 'number') return { jsonrpc: '2.0', id, error: { code: failure, message } }
+  const data = failure.correlationId === undefined ? { code: failure.kind } : { code: failure.kind, correlationId: failure.correlationId }
+  return { jsonrpc: '2.0', id, error: { code: failure.rpcCode, message: failure.message, data } }
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -5,10 +5,15 @@ import { transferAuthorization, transferAuthorizationCall } from './transferAuth
 const instructions =
   '3009 — pay with a signed USDC transfer, for an account with tokens but no ETH and no delegate. `quote` the call ' +
   'with payment: "authorization", then `payment_authorization` with the quote\'s amount returns EIP-712 typed data: ' +
-  'the paying account\'s own wallet (an EOA key, not a smart wallet) signs it unchanged, and `submit` takes payment ' +
-  '{token, authorization, signature}. The transfer goes to Bruno\'s payee in the same transaction as the call. ' +
+  'the paying account\'s own wallet (an EOA key, not a smart wallet: the Runner makes the (v, r, s) transfer) signs ' +
+  'it unchanged (eth_signTypedData_v4), and `submit` takes payment {token, authorization, signature}: token and ' +
+  'authorization exactly as in its `payment`, signature the 65-byte hex the wallet returned. The transfer goes to ' +
+  'Bruno\'s payee in the same transaction as the call. Typed data here is standard {domain (the token\'s own, read ' +
+  'from the token), types, primaryType, message}; its message is EIP-3009\'s {from, to, value (base units), ' +
+  'validAfter "0", validBefore (unix seconds), nonce (random, single use)}; submit before validBefore. ' +
   'The call runs from Bruno\'s Runner contract, so it must act by signature: to pay someone, `transfer_authorization` ' +
-  'prepares the transfer (quote its quoteCall; the wallet signs its typedData too) and `transfer_authorization_call` returns the call.'
+  'prepares the transfer (quote its quoteCall: a transfer of 0 to the same recipient, signed by a throwaway key, so ' +
+  'the Runner can run it; the wallet signs its typedData too) and `transfer_authorization_call` returns the call.'
 
 /**
  * The `3009` group: `payment_authorization`, `transfer_authorization`, `transfer_authorization_call`.

@@ -1,29 +1,28 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 import { getAddress } from 'viem'
-import { Address, BaseUnits, defineTool, requireAddress, requireToken, SignedTransferPayment, TokenArgument, ToolError } from '../../core/plugin.ts'
+import { Address, defineTool, described, requireAddress, requireToken, toBaseUnits, TokenAmount, TokenArgument, ToolError, TransferAuthorizationMessage } from '../../core/plugin.ts'
 import { readTokenDomain } from './readTokenDomain.ts'
 import { randomAuthorizationNonce, transferWithAuthorizationTypedData } from './typedData.ts'
 
 /** The longest an authorization may stay valid: a signed transfer is a bearer instrument until used. */
 export const MAX_VALID_FOR_SEC = 3_600
 
-/** The TransferWithAuthorization message: the very schema `submit`'s payment.authorization is checked with. */
-const AuthorizationMessage = SignedTransferPayment.properties.authorization
+/** How long a signed transfer stays usable: `validBefore` = now + this. */
+export const ValidForSec = Type.Integer({ minimum: 10, maximum: MAX_VALID_FOR_SEC, description: 'seconds usable (default: the quote validity)' })
+
 
 /** TransferWithAuthorization typed data as tools return it (and `transfer_authorization_call` takes it back). */
 export const TypedDataOutput = Type.Object(
   {
     domain: Type.Object(
       { name: Type.String(), version: Type.String(), chainId: Type.Integer({ minimum: 1 }), verifyingContract: Address },
-      { additionalProperties: false, description: 'the token\'s own EIP-712 domain, read from the token' },
+      { additionalProperties: false },
     ),
-    types: Type.Record(Type.String(), Type.Array(Type.Object({ name: Type.String(), type: Type.String() }, { additionalProperties: false })), {
-      description: 'EIP712Domain and TransferWithAuthorization',
-    }),
+    types: Type.Record(Type.String(), Type.Array(Type.Object({ name: Type.String(), type: Type.String() }, { additionalProperties: false }))),
     primaryType: Type.Literal('TransferWithAuthorization'),
-    message: AuthorizationMessage,
+    message: TransferAuthorizationMessage,
   },
-  { additionalProperties: false, description: 'standard EIP-712 typed data: pass it to the paying account\'s wallet unchanged (eth_signTypedData_v4)' },
+  { additionalProperties: false, description: 'EIP-712: sign it unchanged' },
 )
 
 const NEXT =
@@ -48,24 +47,17 @@ export const paymentAuthorization = (chain: TSchema) =>
     name: 'payment_authorization',
     title: 'Prepare a signed-transfer payment',
     description:
-      'Prepares the EIP-3009 transferWithAuthorization that pays Bruno\'s payee `amount` (base units, exactly the ' +
-      '`amount` quote returned — quote with payment: "authorization") of `token` from `from`, the paying account. ' +
-      'Returns standard EIP-712 typed data {domain, types, primaryType, message} for the paying account\'s wallet ' +
-      'to sign: pass it unchanged, the payee (`to`) is Bruno\'s and the nonce is random and single-use. The signer ' +
-      'must be the paying account\'s own key (an EOA): the runner uses the (v, r, s) transfer, which does not accept ' +
-      'smart wallets\' ERC-1271 signatures. Then call submit with payment {token, authorization, signature}: ' +
-      '`payment` here holds token and authorization; add the signature. The account needs no ETH and no delegate. ' +
-      'validAfter is 0 (usable at once); validBefore is now + validForSec (default: the network\'s quote validity, ' +
-      'at most 3600), which bounds how long the signature can be used.',
+      'Prepares the EIP-3009 transfer that pays Bruno\'s payee `amount` of `token` from `from`: pass the `amount` of a ' +
+      'quote made with payment "authorization". Returns typedData for the paying account\'s own wallet (an EOA key: ' +
+      'smart-wallet signatures are refused) to sign unchanged, and `payment` for submit: add the signature, change ' +
+      'nothing else. The account needs no ETH and no delegate.',
     input: Type.Object(
       {
         chain,
-        from: { ...Address, description: 'the paying account: its wallet signs, its tokens pay' },
-        token: { ...TokenArgument, description: 'the token to pay in, as quoted: a configured symbol (e.g. "USDC") or its address' },
-        amount: { ...BaseUnits, description: 'base units, exactly the quote\'s `amount` (not amountFormatted)' },
-        validForSec: Type.Optional(
-          Type.Integer({ minimum: 10, maximum: MAX_VALID_FOR_SEC, description: 'seconds the signature stays usable (default: the network\'s quote validity)' }),
-        ),
+        from: { ...Address, description: 'the paying account' },
+        token: { ...TokenArgument, description: 'as quoted' },
+        amount: described(TokenAmount, 'whole token units: the quote\'s `amount`'),
+        validForSec: Type.Optional(ValidForSec),
       },
       { additionalProperties: false },
     ),
@@ -73,10 +65,10 @@ export const paymentAuthorization = (chain: TSchema) =>
       {
         typedData: TypedDataOutput,
         payment: Type.Object(
-          { token: Address, authorization: AuthorizationMessage },
-          { additionalProperties: false, description: 'submit\'s payment without its signature: add signature, change nothing else' },
+          { token: Address, authorization: TransferAuthorizationMessage },
+          { additionalProperties: false, description: 'submit\'s, without its signature' },
         ),
-        payee: { ...Address, description: 'Bruno\'s payee on this chain, the transfer\'s `to`' },
+        payee: Address,
         next: Type.String(),
       },
       { additionalProperties: false },
@@ -87,13 +79,13 @@ export const paymentAuthorization = (chain: TSchema) =>
       const network = networks.get(args.chain as string)
       const { config } = network
       const from = requireAddress(args.from, 'from')
-      const value = BigInt(args.amount)
-      if (value === 0n) throw new ToolError('amount is 0: quote first and pass the quote\'s amount')
       const found = requireToken(config, args.token)
       if (!found.configured) {
         const symbols = config.tokens.map((token) => token.symbol).join(', ')
         throw new ToolError(`${found.address} is not a token Bruno accepts on ${config.name}: pay in one of ${symbols}`)
       }
+      const value = toBaseUnits(args.amount, found.configured.decimals, found.configured.symbol)
+      if (value === 0n) throw new ToolError('amount is 0: quote first and pass the quote\'s amount')
       const domain = await readTokenDomain(network.client, found.address)
       const payee = getAddress(config.payee)
       const now = BigInt(Math.floor(Date.now() / 1000))

@@ -6,6 +6,8 @@ import {
   Address,
   BaseUnits,
   defineTool,
+  described,
+  passedBack,
   RelayCall,
   requireAddress,
   requireToken,
@@ -17,7 +19,7 @@ import {
   type Network,
 } from '../../core/plugin.ts'
 import { eip3009Abi } from './abi.ts'
-import { MAX_VALID_FOR_SEC, TypedDataOutput } from './paymentAuthorization.ts'
+import { TypedDataOutput, ValidForSec } from './paymentAuthorization.ts'
 import { readTokenDomain } from './readTokenDomain.ts'
 import {
   authorizationSignatureParts,
@@ -54,12 +56,15 @@ function transferWithAuthorizationCall(token: Addr, message: TransferWithAuthori
 const TypeEntries = Type.Array(Type.Object({ name: Type.String(), type: Type.String() }, { additionalProperties: false }))
 
 /** The typed data taken back: as returned, `types` closed to its two entries (input schemas are closed). */
-const TypedDataInput = Type.Object(
-  {
-    ...TypedDataOutput.properties,
-    types: Type.Object({ EIP712Domain: TypeEntries, TransferWithAuthorization: TypeEntries }, { additionalProperties: false }),
-  },
-  { additionalProperties: false, description: 'transfer_authorization\'s typedData, unchanged' },
+const TypedDataInput = passedBack(
+  Type.Object(
+    {
+      ...TypedDataOutput.properties,
+      types: Type.Object({ EIP712Domain: TypeEntries, TransferWithAuthorization: TypeEntries }, { additionalProperties: false }),
+    },
+    { additionalProperties: false },
+  ),
+  'transfer_authorization\'s typedData',
 )
 
 // The typed data as tools return it: `types` widened to JSON's shape.
@@ -95,36 +100,29 @@ export const transferAuthorization = (chain: TSchema) =>
     name: 'transfer_authorization',
     title: 'Prepare a gasless token transfer',
     description:
-      'Prepares a gasless transfer of `amount` (whole units, e.g. "2") of `token` from `from` to `to`, for an account ' +
-      'with no ETH (flow 2). Returns EIP-712 typed data for from\'s own wallet (an EOA key) to sign unchanged, and ' +
-      '`quoteCall` to quote with payment "authorization" before signing. Once signed, transfer_authorization_call ' +
-      'returns the call for submit.',
+      'Prepares a gasless transfer of `amount` of `token` from `from` to `to` (flow 2: no ETH). The call runs from ' +
+      'Bruno\'s Runner contract, so only calls that act by signature belong there, as this transfer does. Returns ' +
+      'typedData for from\'s own wallet (an EOA key) to sign unchanged, and `quoteCall` to quote (payment ' +
+      '"authorization") before signing; transfer_authorization_call then returns the call.',
     input: Type.Object(
       {
         chain,
-        from: { ...Address, description: 'the account that sends the tokens and signs' },
-        to: { ...Address, description: 'who receives the tokens' },
-        token: { ...TokenArgument, description: 'a configured token (e.g. "USDC") or its address' },
+        from: { ...Address, description: 'sends the tokens and signs' },
+        to: Address,
+        token: TokenArgument,
         amount: TokenAmount,
-        validForSec: Type.Optional(
-          Type.Integer({ minimum: 10, maximum: MAX_VALID_FOR_SEC, description: 'seconds the signature stays usable (default: the network\'s quote validity)' }),
-        ),
+        validForSec: Type.Optional(ValidForSec),
       },
       { additionalProperties: false },
     ),
     output: Type.Object(
       {
         typedData: TypedDataOutput,
-        quoteCall: {
-          ...RelayCall,
-          description:
-            'a transfer of 0 to `to` signed by a throwaway key: the same function and size, so quote measures it from the ' +
-            'Runner; quote this, submit the signed call',
-        },
+        quoteCall: { ...RelayCall, description: 'to quote, never to submit: a like transfer of 0 by a throwaway key' },
         token: TokenInfo,
         from: Address,
         to: Address,
-        amount: Type.String({ description: 'the amount sent, in whole token units' }),
+        amount: described(TokenAmount, 'whole token units'),
         amountBaseUnits: BaseUnits,
         next: Type.String(),
       },
@@ -182,19 +180,20 @@ export const transferAuthorizationCall = (chain: TSchema) =>
     name: 'transfer_authorization_call',
     title: 'Encode a signed gasless transfer',
     description:
-      'Takes transfer_authorization\'s typedData and the wallet\'s signature of it and returns `call` ' +
-      '(transferWithAuthorization on the token) for submit, beside a signed payment from payment_authorization.',
+      'Takes transfer_authorization\'s typedData and the wallet\'s signature, checks them as the token will, and ' +
+      'returns `call` for submit, beside payment_authorization\'s signed payment: the call runs from Bruno\'s Runner ' +
+      'contract, so only calls that act by signature belong there, as this transfer does.',
     input: Type.Object(
       {
         chain,
         typedData: TypedDataInput,
-        signature: Type.String({ pattern: '^0x[0-9a-fA-F]{130}$', description: 'the wallet\'s 65-byte signature of typedData' }),
+        signature: Type.String({ pattern: '^0x[0-9a-fA-F]{130}$' }),
       },
       { additionalProperties: false },
     ),
     output: Type.Object(
       {
-        call: { ...RelayCall, description: 'submit\'s `call`: the signed transfer, which acts by signature from Bruno\'s Runner' },
+        call: { ...RelayCall, description: 'submit\'s `call`' },
         next: Type.String(),
       },
       { additionalProperties: false },

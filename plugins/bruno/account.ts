@@ -12,10 +12,9 @@ export const account = (chain: TSchema) =>
     name: 'account',
     title: 'Read an account',
     description:
-      'Reads an account on a chain: whether it is EIP-7702-delegated and to which contract (isCalibur: delegated to ' +
-      'Calibur, so calibur_batch works for it), its Calibur batch nonce (key 0), its EOA nonce, and its ETH and ' +
-      'configured-token balances (base units and whole units). An account that is not delegated can still use Bruno: ' +
-      'pay with a signed USDC transfer (payment_authorization), or delegate in the same transaction (submit\'s authorizationList).',
+      'Reads an account: delegated to what (isCalibur: to Calibur, so calibur_batch works for it), its nonces, its ETH ' +
+      'and token balances. An undelegated account pays with a signed USDC transfer (payment_authorization) or ' +
+      'delegates in the same transaction (authorizationList).',
     input: Type.Object({ chain, address: Address }, { additionalProperties: false }),
     output: AccountView,
     annotations: { readOnlyHint: true, openWorldHint: true },

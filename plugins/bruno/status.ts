@@ -11,10 +11,9 @@ export const status = defineTool({
   name: 'status',
   title: 'Status of a submission',
   description:
-    'The stage of a submission by the id submit returned: waiting (accepted, not sent yet; `reason` says why if it ' +
-    'is held), sending (signed and broadcast), confirming (included, waiting for confirmations), done, or failed ' +
-    '(with the reason). Once sent, `transaction` has the hash, nonce, block, gas used and the fee the runner paid. ' +
-    'Poll until done or failed.',
+    'A submission by submit\'s id: its stage (waiting, sending, confirming, then done or failed), its transaction ' +
+    'once sent, `reason` when held or failed. Poll until done or failed. Done with outcome.callSucceeded false: the ' +
+    'call failed on chain, and the payment was still taken.',
   input: Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false }),
   output: SubmissionView,
   annotations: { readOnlyHint: true, openWorldHint: false },

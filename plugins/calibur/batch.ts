@@ -11,17 +11,23 @@ import {
   Calls,
   calldataGas,
   defineTool,
+  described,
   encodeApprove,
   encodeRunnerCall,
   encodeTransfer,
+  GasUnits,
   HexData,
+  Nonce,
   paymentGuardCall,
   readL1DataFee,
   requireAddress,
   revertReason,
   runnerGasLimit,
   stipendFor,
+  TokenAmount,
   ToolError,
+  UnixSeconds,
+  UnixSecondsDecimal,
   viemAuthorizations,
   type Approval,
   type Network,
@@ -59,15 +65,13 @@ export const CaliburTypedDataSchema = Type.Object(
         name: Type.Literal('Calibur'),
         version: Type.Literal('1.0.0'),
         chainId: Type.Integer({ minimum: 1 }),
-        verifyingContract: { ...AddressSchema, description: 'the account itself' },
+        verifyingContract: AddressSchema,
         salt: Hash32,
       },
       { additionalProperties: false },
     ),
-    types: Type.Object(
-      { EIP712Domain: TypeFields, SignedBatchedCall: TypeFields, BatchedCall: TypeFields, Call: TypeFields },
-      { additionalProperties: false },
-    ),
+    // Any names here: calibur_execute refuses types other than Calibur's, naming them.
+    types: Type.Record(Type.String(), TypeFields, { additionalProperties: false, maxProperties: 8 }),
     primaryType: Type.Literal('SignedBatchedCall'),
     message: Type.Object(
       {
@@ -75,48 +79,41 @@ export const CaliburTypedDataSchema = Type.Object(
           { calls: Type.Array(Call, { minItems: 1, maxItems: 64 }), revertOnFailure: Type.Boolean() },
           { additionalProperties: false },
         ),
-        nonce: BaseUnits,
+        nonce: Nonce,
         keyHash: Hash32,
         executor: AddressSchema,
-        deadline: BaseUnits,
+        deadline: UnixSecondsDecimal,
       },
       { additionalProperties: false },
     ),
   },
   {
     additionalProperties: false,
-    description: 'EIP-712 typed data of a Calibur SignedBatchedCall: pass it unchanged to a wallet\'s sign-typed-data tool',
+    description: 'a Calibur SignedBatchedCall, EIP-712: sign it unchanged',
   },
 )
 
 // Fields of a builder's transactionRequest that mean nothing inside a batch: the account's own
-// call carries no gas, fee, nonce or sender of its own. Accepted so a builder's output can be
-// passed as it is, and ignored.
-const Ignored = (what: string) =>
-  Type.Optional(Type.Union([Type.String({ maxLength: 80 }), Type.Integer(), Type.Null()], { description: `${what}: ignored` }))
+// call carries no gas, fee, nonce or sender of its own. Accepted as they come (the body limit
+// bounds them), so a builder's output can be passed as it is, and ignored.
+const Ignored = Type.Optional(Type.Unknown())
 
 const BatchCall = Type.Object(
   {
     to: AddressSchema,
-    value: Type.Optional(
-      Type.String({ pattern: '^(0x[0-9a-fA-F]{1,64}|[0-9]{1,78})$', description: 'wei sent with the call: decimal or 0x-hex string (default 0)' }),
-    ),
-    data: Type.Optional({ ...HexData, description: 'calldata (default 0x)' }),
-    chainId: Type.Optional(
-      Type.Union([Type.Integer({ minimum: 0 }), Type.String({ pattern: '^(0x[0-9a-fA-F]{1,16}|[0-9]{1,20})$' })], {
-        description: 'a builder\'s chainId: must be the chain\'s, else the call is refused',
-      }),
-    ),
-    gas: Ignored('gas'),
-    gasLimit: Ignored('gasLimit'),
-    gasPrice: Ignored('gasPrice'),
-    maxFeePerGas: Ignored('maxFeePerGas'),
-    maxPriorityFeePerGas: Ignored('maxPriorityFeePerGas'),
-    from: Ignored('from (the batch always runs from `account`)'),
-    nonce: Ignored('nonce'),
-    type: Ignored('type'),
+    value: Type.Optional(Type.String({ pattern: '^(0x[0-9a-fA-F]{1,64}|[0-9]{1,78})$', description: 'wei, decimal or 0x-hex (default 0)' })),
+    data: Type.Optional(HexData),
+    chainId: Type.Optional(Type.Union([Type.Integer({ minimum: 0 }), Type.String({ pattern: '^(0x[0-9a-fA-F]{1,16}|[0-9]{1,20})$' })])),
+    gas: Ignored,
+    gasLimit: Ignored,
+    gasPrice: Ignored,
+    maxFeePerGas: Ignored,
+    maxPriorityFeePerGas: Ignored,
+    from: Ignored,
+    nonce: Ignored,
+    type: Ignored,
   },
-  { additionalProperties: false, description: 'a call the account makes: {to, value, data}, or a builder\'s transactionRequest' },
+  { additionalProperties: false },
 )
 
 /**
@@ -333,8 +330,8 @@ function chainIdOf(value: number | string): number {
 // An approval's amount in whole units for a configured token, else in base units of the address.
 function describeAmount(network: Network, approval: Approval): string {
   const configured = network.config.tokens.find((token) => isAddressEqual(getAddress(token.address), getAddress(approval.token)))
-  if (!configured) return `${approval.amount} base units of ${approval.token}`
-  return `${formatUnits(BigInt(approval.amount), configured.decimals)} ${configured.symbol}`
+  if (!configured) return `${approval.amountBaseUnits} base units of ${approval.token}`
+  return `${formatUnits(BigInt(approval.amountBaseUnits), configured.decimals)} ${configured.symbol}`
 }
 
 function short(address: Address): string {
@@ -352,68 +349,51 @@ function short(address: Address): string {
 export const caliburBatch = (chain: TSchema) =>
   defineTool({
     name: 'calibur_batch',
-    title: 'Prepare a Calibur batch for signing',
+    title: 'Prepare a Calibur batch',
     description:
-      'Wraps calls the account makes into one Calibur signed batch (EIP-7702) that pays Bruno in the same ' +
-      'transaction, and returns its EIP-712 typed data. `account` must be delegated to Calibur, or be delegated in the ' +
-      'same transaction: then pass its wallet\'s signed EIP-7702 authorization to Calibur (nonce = the account\'s current ' +
-      'EOA nonce: Bruno\'s runner sends the transaction) as authorizationList, here, to calibur_execute and to submit. ' +
-      '(Or pay with a signed USDC transfer instead: payment_authorization.) `calls`: ' +
-      'helpers\' calls ([{to, value, data}]) or a builder\'s transactionRequest (gas, gasLimit, fees, from, nonce and ' +
-      'type are ignored; a chainId other than the chain\'s is refused; value decimal or 0x-hex). Ask builders for ' +
-      'transactions with the account as fromAddress and as recipient, never Bruno. `approvals` ({token, spender, ' +
-      'amount} in base units): each allowance of the account is read and an approve(spender, amount) is put first ' +
-      'only where it is short. The batch PAYS FIRST, token.transfer(payee, amount), then runs the calls all or nothing: ' +
-      'if they fail on chain the payment is still taken (they are simulated here and at submit, and refused if they ' +
-      'fail). The gas limit is estimated from the calls run from the account itself plus what the signed path and the ' +
-      'Runner add, priced at current max fees plus the configured margin, in `token` at the pool\'s price. Pass `typedData` ' +
-      'UNCHANGED to the account\'s wallet sign-typed-data tool (eth_signTypedData_v4), signed by the account\'s own key; ' +
-      'smart-wallet signers (ERC-1271 / ERC-6492) cannot sign a Calibur batch. Then give typedData and the signature ' +
-      'to calibur_execute, and its result to submit. A builder\'s call never goes to submit as it is. `deadline` (unix ' +
-      's) defaults to now + the configured submission ttl; `nonceKey` (default 0) picks an independent nonce sequence.',
+      'Wraps the account\'s calls into one Calibur signed batch (EIP-7702) that first pays Bruno in `token`, then runs ' +
+      'them all or nothing (the payment is taken even if they fail on chain, so calls failing in simulation are ' +
+      'refused); returns its EIP-712 typedData. `calls`: helpers\' calls or a builder\'s transactionRequest (gas, fee, ' +
+      'from, nonce, type ignored; another chainId refused). `approvals` (e.g. uniswap_swap_to_eth\'s) add an approve ' +
+      'where the allowance is short. Not delegated yet: pass the account\'s signed EIP-7702 authorization to Calibur ' +
+      'as authorizationList. Then its own key signs typedData unchanged, for calibur_execute.',
     input: Type.Object(
       {
         chain,
-        account: { ...AddressSchema, description: 'the Calibur-delegated account that makes the calls and signs' },
-        calls: Type.Array(BatchCall, { minItems: 1, maxItems: 64, description: 'the account\'s calls, in order' }),
+        account: { ...AddressSchema, description: 'makes the calls and signs' },
+        calls: Type.Array(BatchCall, { minItems: 1, maxItems: 64, description: 'in order' }),
         approvals: Type.Optional({ ...Approvals, maxItems: 16 }),
-        token: Type.String({ minLength: 1, maxLength: 42, description: 'the token to pay Bruno in: a configured symbol (e.g. "USDC") or its address' }),
-        deadline: Type.Optional(Type.Integer({ minimum: 1, description: 'unix seconds after which the signed batch is refused' })),
-        nonceKey: Type.Optional(Type.String({ pattern: '^[0-9]{1,58}$', description: 'the Calibur nonce key (upper 192 bits of the nonce), decimal; default 0' })),
-        authorizationList: Type.Optional({
-          ...AuthorizationList,
-          maxItems: 1,
-          description:
-            'for an account not yet delegated: its signed EIP-7702 authorization to Calibur (nonce = the account\'s current ' +
-            'EOA nonce), which submit will send in the same transaction; the batch is read and measured as if delegated',
-        }),
+        token: Type.String({ minLength: 1, maxLength: 42, description: 'the token to pay in' }),
+        deadline: Type.Optional(Type.Integer({ minimum: 1, description: 'unix seconds (default: now + the submission ttl)' })),
+        nonceKey: Type.Optional(Type.String({ pattern: '^[0-9]{1,58}$', description: 'Calibur nonce key, decimal (default 0)' })),
+        authorizationList: Type.Optional({ ...AuthorizationList, maxItems: 1, description: 'the account\'s, to Calibur, if not yet delegated' }),
       },
       { additionalProperties: false },
     ),
     output: Type.Object(
       {
         typedData: CaliburTypedDataSchema,
-        summary: Type.String({ description: 'the batch in plain words' }),
+        summary: Type.String({ description: 'the batch in words' }),
         payment: Type.Object(
           {
             token: AddressSchema,
             symbol: Type.String(),
-            amount: BaseUnits,
-            amountFormatted: Type.String({ description: 'amount in whole token units' }),
+            amount: described(TokenAmount, 'whole token units'),
+            amountBaseUnits: BaseUnits,
             payee: AddressSchema,
           },
-          { additionalProperties: false, description: 'the batch\'s first call pays this to the payee' },
+          { additionalProperties: false, description: 'the batch\'s first call pays it' },
         ),
-        calls: { ...Calls, description: 'the account\'s own calls as signed, after the payment and the guard: approvals added, then the given calls' },
-        approvalsAdded: { ...Approvals, description: 'the approvals put first because the allowance was short' },
-        authorizationList: Type.Optional({ ...AuthorizationList, description: 'the authorization given: pass it on to calibur_execute and submit' }),
-        nonce: BaseUnits,
-        deadline: Type.Integer({ description: 'unix seconds' }),
+        calls: { ...Calls, description: 'as signed: approvals added, then the given calls' },
+        approvalsAdded: Approvals,
+        authorizationList: Type.Optional({ ...AuthorizationList, description: 'pass on to calibur_execute and submit' }),
+        nonce: Nonce,
+        deadline: UnixSeconds,
         gas: Type.Object(
           {
-            estimated: { ...BaseUnits, description: 'estimated gas of the runner transaction' },
-            ownerPath: { ...BaseUnits, description: 'gas of the owner path, measured' },
-            feePerGas: BaseUnits,
+            estimated: { ...GasUnits, description: 'the runner transaction\'s' },
+            ownerPath: { ...GasUnits, description: 'measured' },
+            feePerGasWei: BaseUnits,
             marginBps: Type.Integer(),
           },
           { additionalProperties: false },
@@ -447,7 +427,7 @@ export const caliburBatch = (chain: TSchema) =>
       const approvals = (args.approvals ?? []).map((approval, index) => ({
         token: requireAddress(approval.token, `approvals[${index}].token`),
         spender: requireAddress(approval.spender, `approvals[${index}].spender`),
-        amount: BigInt(approval.amount),
+        amount: BigInt(approval.amountBaseUnits),
       }))
       const [{ domain, seq }, allowances, pricer] = await Promise.all([
         readCaliburState(network, account, key, stateOverride),
@@ -463,7 +443,7 @@ export const caliburBatch = (chain: TSchema) =>
       const approveCalls: CaliburCall[] = []
       approvals.forEach((approval, index) => {
         if (allowances[index]! >= approval.amount) return
-        added.push({ token: approval.token, spender: approval.spender, amount: approval.amount.toString() })
+        added.push({ token: approval.token, spender: approval.spender, amountBaseUnits: approval.amount.toString() })
         approveCalls.push(encodeApprove(approval) as CaliburCall)
       })
 
@@ -500,13 +480,13 @@ export const caliburBatch = (chain: TSchema) =>
       return {
         typedData: typedData as never,
         summary,
-        payment: { token: token.address, symbol: token.symbol, amount: amount.toString(), amountFormatted, payee },
+        payment: { token: token.address, symbol: token.symbol, amount: amountFormatted, amountBaseUnits: amount.toString(), payee },
         calls: ownCalls,
         approvalsAdded: added,
         ...(stateOverride ? { authorizationList: args.authorizationList } : {}),
         nonce: nonce.toString(),
         deadline,
-        gas: { estimated: measured.gas.toString(), ownerPath: measured.ownerGas.toString(), feePerGas: feePerGas.toString(), marginBps },
+        gas: { estimated: measured.gas.toString(), ownerPath: measured.ownerGas.toString(), feePerGasWei: feePerGas.toString(), marginBps },
       }
     },
   })

@@ -1,6 +1,6 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 import { formatUnits, getAddress, isAddressEqual, zeroAddress, zeroHash, type Hex } from 'viem'
-import { Address as AddressSchema, AuthorizationList, CallPayment, defineTool, RelayCall, requireAddress, ToolError } from '../../core/plugin.ts'
+import { Address as AddressSchema, AuthorizationList, CallPayment, defineTool, passedBack, RelayCall, requireAddress, ToolError } from '../../core/plugin.ts'
 import { CaliburTypedDataSchema, delegationOverride, readCaliburState } from './batch.ts'
 import { encodeSignedExecute, recoverCaliburSigner } from './executeCalldata.ts'
 import { splitCaliburNonce } from './nonce.ts'
@@ -18,28 +18,18 @@ import { caliburTypedData, caliburTypes, type CaliburCall, type CaliburTypedData
 export const caliburExecute = (chain: TSchema) =>
   defineTool({
     name: 'calibur_execute',
-    title: 'Turn a signed Calibur batch into a call for submit',
+    title: 'Check a signed Calibur batch',
     description:
-      'Takes the typedData calibur_batch returned (whole and unchanged) and the account\'s signature of it (65 bytes, ' +
-      'from the wallet\'s sign-typed-data tool), and checks what Calibur will check, refusing with the reason: the ' +
-      'domain is Calibur\'s for that account and chain as read now (verifyingContract = the account, salt), the ' +
-      'signature recovers to the account itself (not another key, not a smart wallet), the nonce is the account\'s ' +
-      'current one (not used already), and the deadline is ahead. The batch must be payment-first as calibur_batch builds ' +
-      'it (first call token.transfer(payee, amount) in an accepted token; the account\'s own calls after the Runner\'s ' +
-      'payment guard). Returns `call` (the account\'s signed execute, for the ' +
-      'runner to send) and `payment` {token, amount}: pass both to submit as they are. When calibur_batch was given an ' +
-      'authorizationList (the account is delegated in the same transaction), pass it here too: it is checked again and ' +
-      'returned for submit.',
+      'Takes calibur_batch\'s typedData, unchanged, and the account\'s signature of it; checks what Calibur will ' +
+      '(domain, signer = the account, nonce, deadline) and that the batch pays first, and returns `call` (it acts by ' +
+      'the account\'s signature, so it can run from Bruno\'s Runner) and `payment` for submit, as they are. Pass ' +
+      'calibur_batch\'s authorizationList here too, if it had one.',
     input: Type.Object(
       {
         chain,
-        typedData: CaliburTypedDataSchema,
-        signature: Type.String({ pattern: '^0x[0-9a-fA-F]{130}$', description: '65-byte signature (r‖s‖v) of typedData by the account\'s key' }),
-        authorizationList: Type.Optional({
-          ...AuthorizationList,
-          maxItems: 1,
-          description: 'the account\'s EIP-7702 authorization to Calibur, when calibur_batch was given one (the account is delegated in the same transaction)',
-        }),
+        typedData: passedBack(CaliburTypedDataSchema, 'calibur_batch\'s typedData'),
+        signature: Type.String({ pattern: '^0x[0-9a-fA-F]{130}$', description: 'by the account\'s own key' }),
+        authorizationList: Type.Optional({ ...AuthorizationList, maxItems: 1, description: 'as given to calibur_batch' }),
       },
       { additionalProperties: false },
     ),
@@ -47,10 +37,10 @@ export const caliburExecute = (chain: TSchema) =>
       {
         call: RelayCall,
         payment: CallPayment,
-        authorizationList: Type.Optional({ ...AuthorizationList, description: 'pass it to submit with call and payment' }),
+        authorizationList: Type.Optional({ ...AuthorizationList, description: 'for submit' }),
         account: AddressSchema,
-        paymentFormatted: Type.String({ description: 'the payment in whole token units, with its symbol' }),
-        next: Type.String({ description: 'what to do with this result' }),
+        paymentFormatted: Type.String({ description: 'whole token units and symbol' }),
+        next: Type.String(),
       },
       { additionalProperties: false },
     ),
@@ -120,7 +110,7 @@ export const caliburExecute = (chain: TSchema) =>
       const withAuthorization = stateOverride !== undefined
       return {
         call: { to: account, data: encodeSignedExecute({ message: typedData.message, signature }) },
-        payment: { token: payment.token, amount: payment.amount.toString() },
+        payment: { token: payment.token, amountBaseUnits: payment.amount.toString() },
         ...(withAuthorization ? { authorizationList: args.authorizationList } : {}),
         account,
         paymentFormatted,

@@ -15,17 +15,14 @@ export const erc20Approve = (chain: TSchema) =>
     name: 'erc20_approve',
     title: 'Encode an ERC-20 approve',
     description:
-      'Encodes an ERC-20 approve(spender, amount) call; sends nothing. The call must run FROM the user\'s account ' +
-      '(pass `calls` to calibur_batch, or have the account\'s wallet send it), never from Bruno: it sets how much of ' +
-      'the account\'s token `spender` may move. `token`: a configured symbol (e.g. "USDC") or a token address. ' +
-      '`amount`: whole token units ("12.5"; "0" revokes) or "max" for an unlimited allowance (2^256-1). ' +
-      'Returns `calls` ([{to, value, data}]), the token resolved (address, symbol, decimals) and the amount in base units.',
+      'Encodes approve(spender, amount) for the account to make (in calibur_batch); sends nothing. `amount`: whole ' +
+      'units ("0" revokes) or "max" (2^256-1).',
     input: Type.Object(
       {
         chain,
         token: TokenArgument,
-        spender: { ...AddressSchema, description: 'who may move the account\'s tokens (e.g. a router)' },
-        amount: Type.Union([TokenAmount, Type.Literal('max', { description: 'an unlimited allowance: 2^256-1 base units' })]),
+        spender: { ...AddressSchema, description: 'e.g. a router' },
+        amount: Type.Union([TokenAmount, Type.Literal('max')]),
       },
       { additionalProperties: false },
     ),
@@ -34,7 +31,7 @@ export const erc20Approve = (chain: TSchema) =>
         calls: Calls,
         token: TokenInfo,
         spender: AddressSchema,
-        amount: Type.String({ description: 'the allowance in whole token units, or "max" (2^256-1 base units)' }),
+        amount: Type.String({ description: 'whole token units, or "max"' }),
         amountBaseUnits: BaseUnits,
       },
       { additionalProperties: false },

@@ -1,6 +1,6 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 import { formatUnits } from 'viem'
-import { Address as AddressSchema, BaseUnits, Calls, defineTool, encodeTransfer, requireAddress, toBaseUnits, TokenAmount, TokenArgument, TokenInfo, ToolError } from '../../core/plugin.ts'
+import { Address as AddressSchema, BaseUnits, Calls, defineTool, described, encodeTransfer, requireAddress, toBaseUnits, TokenAmount, TokenArgument, TokenInfo, ToolError } from '../../core/plugin.ts'
 import { erc20Token } from './token.ts'
 
 
@@ -15,16 +15,13 @@ export const erc20Transfer = (chain: TSchema) =>
     name: 'erc20_transfer',
     title: 'Encode an ERC-20 transfer',
     description:
-      'Encodes an ERC-20 transfer(to, amount) call; sends nothing. The call must run FROM the user\'s account ' +
-      '(pass `calls` to calibur_batch, or have the account\'s wallet send it), never from Bruno: the tokens leave the ' +
-      'account that makes the call. `token`: a configured symbol (e.g. "USDC") or a token address. `amount`: whole ' +
-      'token units ("12.5"), more than 0. Returns `calls` ([{to, value, data}]), the token resolved (address, symbol, ' +
-      'decimals) and the amount in base units.',
+      'Encodes transfer(to, amount) for the account to make (in calibur_batch); sends nothing. The tokens leave the ' +
+      'account that makes the call: in flow 2, use transfer_authorization instead.',
     input: Type.Object(
       {
         chain,
         token: TokenArgument,
-        to: { ...AddressSchema, description: 'who receives the tokens' },
+        to: AddressSchema,
         amount: TokenAmount,
       },
       { additionalProperties: false },
@@ -34,7 +31,7 @@ export const erc20Transfer = (chain: TSchema) =>
         calls: Calls,
         token: TokenInfo,
         to: AddressSchema,
-        amount: Type.String({ description: 'the amount sent, in whole token units' }),
+        amount: described(TokenAmount, 'whole token units'),
         amountBaseUnits: BaseUnits,
       },
       { additionalProperties: false },

@@ -28,11 +28,8 @@ export const wethUnwrap = (chain: TSchema) =>
     name: 'weth_unwrap',
     title: 'Encode a WETH unwrap',
     description:
-      'Encodes WETH9 withdraw(amount) on the network\'s WETH, which turns the caller\'s WETH into as much native ETH; ' +
-      'sends nothing. The call must run FROM the user\'s account (pass `calls` to calibur_batch, or have the account\'s ' +
-      'wallet send it), never from Bruno: the account that makes the call burns its WETH and receives the ETH. ' +
-      '`amount`: ETH units ("0.25"), more than 0, at most the account\'s WETH balance (else the call reverts). ' +
-      'Returns `calls` ([{to, value, data}]), the WETH address and the amount in wei.',
+      'Encodes withdraw(amount) on the network\'s WETH for the account to make (in calibur_batch); sends nothing. ' +
+      'The account burns `amount` of its WETH (at most its balance, else it reverts) for as much ETH.',
     input: Type.Object(
       {
         chain,
@@ -44,7 +41,7 @@ export const wethUnwrap = (chain: TSchema) =>
       {
         calls: Calls,
         weth: AddressSchema,
-        amount: Type.String({ description: 'the WETH unwrapped (= ETH received), in ETH units' }),
+        amount: Type.String({ description: 'whole ETH' }),
         amountWei: BaseUnits,
       },
       { additionalProperties: false },

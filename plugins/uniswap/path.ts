@@ -70,21 +70,11 @@ export function encodeV3Path(hops: readonly SwapHop[]): Hex {
 /** A swap path as tools report it: readable, hop by hop, and as the bytes the router takes. */
 export const SwapPath = Type.Object(
   {
-    route: Type.String({ description: 'the route in words: each token (symbol, else address) and each pool\'s fee, e.g. "USDC -(0.05%)-> WETH"' }),
-    hops: Type.Array(
-      Type.Object(
-        {
-          tokenIn: AddressSchema,
-          fee: Type.Integer({ description: 'the pool\'s fee in hundredths of a bip (500 = 0.05%)' }),
-          tokenOut: AddressSchema,
-        },
-        { additionalProperties: false },
-      ),
-      { description: 'the pools crossed, in order' },
-    ),
-    encoded: { ...HexData, description: 'the packed Uniswap V3 path: token (20 bytes), then fee (3 bytes) and token per hop' },
+    route: Type.String(),
+    hops: Type.Array(Type.Object({ tokenIn: AddressSchema, fee: Type.Integer(), tokenOut: AddressSchema }, { additionalProperties: false })),
+    encoded: HexData,
   },
-  { additionalProperties: false, description: 'the configured path from the token to WETH' },
+  { additionalProperties: false, description: 'the token\'s configured path to WETH' },
 )
 
 /**

@@ -1,6 +1,6 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 import { formatUnits, getAddress, zeroAddress } from 'viem'
-import { Address as AddressSchema, BaseUnits, defineTool, pathPrice, TokenArgument, uniswapV3PoolAbi, TokenInfo, ToolError, type Fraction, type Network } from '../../core/plugin.ts'
+import { Address as AddressSchema, BaseUnits, BlockNumber, defineTool, pathPrice, TokenArgument, uniswapV3PoolAbi, TokenInfo, ToolError, type Fraction, type Network } from '../../core/plugin.ts'
 import { uniswapV3FactoryAbi } from './abi.ts'
 import { describePath, swapRoute, SwapPath, type SwapHop } from './path.ts'
 
@@ -64,12 +64,12 @@ export function spotPrices(weiPerBaseUnit: Fraction, decimals: number): SpotPric
 const PoolState = Type.Object(
   {
     address: AddressSchema,
-    fee: Type.Integer({ description: 'the pool\'s fee in hundredths of a bip (500 = 0.05%)' }),
-    token0: { ...AddressSchema, description: 'the pair\'s lower address: sqrtPriceX96 prices token1 in token0' },
+    fee: Type.Integer(),
+    token0: AddressSchema,
     token1: AddressSchema,
-    sqrtPriceX96: { ...BaseUnits, description: 'slot0.sqrtPriceX96: √(token1 base units per token0 base unit) × 2^96' },
-    tick: Type.Integer({ description: 'slot0.tick: log base 1.0001 of that price, rounded down' }),
-    liquidity: { ...BaseUnits, description: 'the pool\'s in-range liquidity (0: no price can be traded here)' },
+    sqrtPriceX96: Type.String({ description: 'slot0\'s, decimal' }),
+    tick: Type.Integer(),
+    liquidity: Type.String({ description: 'in range, decimal' }),
   },
   { additionalProperties: false },
 )
@@ -83,14 +83,10 @@ const PoolState = Type.Object(
 export const uniswapPrice = (chain: TSchema) =>
   defineTool({
     name: 'uniswap_price',
-    title: 'Uniswap spot price of a token in ETH',
+    title: 'Uniswap spot price in ETH',
     description:
-      'Reads the current Uniswap V3 spot price of a configured token (e.g. "USDC") in ETH, along the token\'s configured ' +
-      'pool path to WETH (the path uniswap_swap_to_eth uses), from each pool\'s slot0 at one block. It is the mid ' +
-      'price: no pool fee, no price impact (uniswap_swap_to_eth quotes what a swap would actually pay). Returns ' +
-      '`ethPerToken` (ETH for 1 whole token) and `tokenPerEth` (whole tokens for 1 ETH) as decimal strings with 18 ' +
-      'significant digits, rounded down; `raw.weiPerToken` (wei for 1 whole token) and `raw.baseUnitsPerEth` (token ' +
-      'base units for 1 ETH) as integers, rounded down; and each pool\'s slot0 and liquidity. Sends nothing.',
+      'Reads the Uniswap V3 spot price of a configured token in ETH along its configured path, every pool at one ' +
+      'block: the mid price (no fee, no price impact; uniswap_swap_to_eth quotes what a swap pays), rounded down.',
     input: Type.Object(
       {
         chain,
@@ -102,17 +98,17 @@ export const uniswapPrice = (chain: TSchema) =>
       {
         token: TokenInfo,
         weth: AddressSchema,
-        blockNumber: { ...BaseUnits, description: 'the block every pool was read at' },
+        blockNumber: BlockNumber,
         path: SwapPath,
-        pools: Type.Array(PoolState, { description: 'the pools of the path, in order' }),
-        ethPerToken: Type.String({ description: 'ETH for 1 whole token, 18 significant digits, rounded down' }),
-        tokenPerEth: Type.String({ description: 'whole tokens for 1 ETH, 18 significant digits, rounded down' }),
+        pools: Type.Array(PoolState),
+        ethPerToken: Type.String({ description: 'ETH for 1 whole token' }),
+        tokenPerEth: Type.String({ description: 'whole tokens for 1 ETH' }),
         raw: Type.Object(
           {
-            weiPerToken: { ...BaseUnits, description: 'wei for 1 whole token (10^decimals base units), rounded down' },
-            baseUnitsPerEth: { ...BaseUnits, description: 'token base units for 1 ETH (10^18 wei), rounded down' },
+            weiPerToken: BaseUnits,
+            baseUnitsPerEth: BaseUnits,
           },
-          { additionalProperties: false, description: 'the same prices as integers in base units' },
+          { additionalProperties: false },
         ),
       },
       { additionalProperties: false },

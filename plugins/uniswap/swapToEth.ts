@@ -1,6 +1,6 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 import { BaseError, ContractFunctionRevertedError, encodeFunctionData, formatEther, formatUnits, getAddress, type Address, type Hex } from 'viem'
-import { Address as AddressSchema, Approvals, BaseUnits, Call, Calls, defineTool, requireAddress, toBaseUnits, TokenAmount, TokenArgument, TokenInfo, ToolError, type Network } from '../../core/plugin.ts'
+import { Address as AddressSchema, Approvals, BaseUnits, Call, Calls, defineTool, described, requireAddress, toBaseUnits, TokenAmount, TokenArgument, TokenInfo, ToolError, type Network } from '../../core/plugin.ts'
 import { quoterV2Abi, swapRouter02Abi } from './abi.ts'
 import { describePath, swapRoute, SwapPath } from './path.ts'
 
@@ -58,14 +58,7 @@ export function encodeSwapToEth({
   return { to: router, value: '0', data: encodeFunctionData({ abi: swapRouter02Abi, functionName: 'multicall', args: [[swap, unwrap]] }) }
 }
 
-const EthAmount = (description: string) =>
-  Type.Object(
-    {
-      wei: BaseUnits,
-      eth: Type.String({ description: 'the same amount in ETH units' }),
-    },
-    { additionalProperties: false, description },
-  )
+const EthAmount = (description: string) => Type.Object({ wei: BaseUnits, eth: Type.String() }, { additionalProperties: false, description })
 
 /**
  * `uniswap_swap_to_eth`: encodes a swap of a configured token to native ETH along its configured
@@ -77,27 +70,18 @@ const EthAmount = (description: string) =>
 export const uniswapSwapToEth = (chain: TSchema) =>
   defineTool({
     name: 'uniswap_swap_to_eth',
-    title: 'Encode a Uniswap swap of a token to ETH',
+    title: 'Encode a Uniswap swap to ETH',
     description:
-      'Encodes a swap of `amountIn` of a configured token (e.g. "USDC") to native ETH on Uniswap V3 (SwapRouter02), ' +
-      'along the token\'s configured pool path; sends nothing. Returns one call (the router\'s multicall: exactInput, ' +
-      'then unwrapWETH9 to `recipient`) that must run FROM the user\'s account — inside calibur_batch, or sent by the ' +
-      'account\'s wallet — never from Bruno: the account pays the token and `recipient` (normally that same account) ' +
-      'receives the ETH. The router takes the token with transferFrom, so the account must first allow it: pass ' +
-      '`approvals` to calibur_batch, or put erc20_approve\'s calls (spender = the router, amount ≥ amountIn) before these. ' +
-      '`expectedOut` is QuoterV2\'s quote now; `minimumOut` = expectedOut × (10000 − slippageBps) / 10000, rounded down: ' +
-      'the whole swap reverts if the account would get less. `slippageBps` defaults to the network\'s configured ' +
-      'default (at most 5000). No deadline is encoded: the price floor protects the account, and the batch carrying the ' +
-      'call has its own.',
+      'Encodes a swap of `amount` of a configured token to ETH for `recipient` on Uniswap V3, along the token\'s ' +
+      'configured path, for the account to make (in calibur_batch, with the result\'s `approvals`: the router pulls ' +
+      'the token); sends nothing. It reverts below minimumOut = QuoterV2\'s expectedOut × (10000 − slippageBps) / 10000.',
     input: Type.Object(
       {
         chain,
         token: TokenArgument,
-        amountIn: { ...TokenAmount, description: 'the token amount to sell, in whole units ("25.5"), more than 0' },
-        recipient: { ...AddressSchema, description: 'who receives the ETH: the account that makes the call' },
-        slippageBps: Type.Optional(
-          Type.Integer({ minimum: 0, maximum: MAX_SLIPPAGE_BPS, description: 'allowed shortfall from the quote, in basis points (50 = 0.5%)' }),
-        ),
+        amount: TokenAmount,
+        recipient: { ...AddressSchema, description: 'gets the ETH: the account' },
+        slippageBps: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_SLIPPAGE_BPS, description: 'default: the network\'s' })),
       },
       { additionalProperties: false },
     ),
@@ -106,13 +90,13 @@ export const uniswapSwapToEth = (chain: TSchema) =>
         calls: Calls,
         approvals: Approvals,
         token: TokenInfo,
-        amountIn: Type.String({ description: 'the token amount sold, in whole units' }),
-        amountInBaseUnits: BaseUnits,
+        amount: described(TokenAmount, 'whole token units'),
+        amountBaseUnits: BaseUnits,
         recipient: AddressSchema,
         path: SwapPath,
-        expectedOut: EthAmount('the ETH the quoter expects the swap to pay now'),
-        minimumOut: EthAmount('the least ETH the swap may pay: below it, it reverts'),
-        slippageBps: Type.Integer({ description: 'the slippage applied, in basis points' }),
+        expectedOut: EthAmount('QuoterV2\'s, now'),
+        minimumOut: EthAmount('the floor'),
+        slippageBps: Type.Integer(),
       },
       { additionalProperties: false },
     ),
@@ -124,22 +108,22 @@ export const uniswapSwapToEth = (chain: TSchema) =>
       const route = swapRoute(network.config, args.token)
       const { token } = route
       const symbol = token.symbol ?? token.address
-      const amountIn = toBaseUnits(args.amountIn, token.decimals, symbol)
-      if (amountIn === 0n) throw new ToolError('amountIn is 0: a swap of nothing does nothing')
+      const amountIn = toBaseUnits(args.amount, token.decimals, symbol)
+      if (amountIn === 0n) throw new ToolError('amount is 0: a swap of nothing does nothing')
       const slippageBps = args.slippageBps ?? network.config.margins.defaultSlippageBps
       const path = describePath(network.config, route)
       const expectedOut = await quoteExactInput(network, route.encoded, amountIn, path.route)
       const minimumOut = minimumOutAfterSlippage(expectedOut, slippageBps)
       if (minimumOut === 0n) {
-        throw new ToolError(`${args.amountIn} ${symbol} buys only ${expectedOut} wei: too little for a swap with a price floor`)
+        throw new ToolError(`${args.amount} ${symbol} buys only ${expectedOut} wei: too little for a swap with a price floor`)
       }
       const router = getAddress(network.config.uniswap.swapRouter02)
       return {
         calls: [encodeSwapToEth({ router, path: route.encoded, amountIn, minimumOut, recipient })],
-        approvals: [{ token: token.address, spender: router, amount: amountIn.toString() }],
+        approvals: [{ token: token.address, spender: router, amountBaseUnits: amountIn.toString() }],
         token,
-        amountIn: formatUnits(amountIn, token.decimals),
-        amountInBaseUnits: amountIn.toString(),
+        amount: formatUnits(amountIn, token.decimals),
+        amountBaseUnits: amountIn.toString(),
         recipient,
         path,
         expectedOut: { wei: expectedOut.toString(), eth: formatEther(expectedOut) },

@@ -270,7 +270,7 @@ export async function runnerCallGas(chain: AdversaryChain, hash: Hex): Promise<{
 export async function expectCallFailedAndPaid(t: Test, bruno: DevnetBruno, view: any, amount: bigint, label: string, reason: RegExp = /the call failed on chain \(the payment was taken\)/): Promise<LedgerEntry> {
   t.equal(view.stage, 'done', `${label}: done (${view.reason})`)
   t.equal(view.outcome?.callSucceeded, false, `${label}: the call failed on chain`)
-  t.equal(view.outcome?.paid, amount.toString(), `${label}: the payee was paid the payment`)
+  t.equal(view.outcome?.paidBaseUnits, amount.toString(), `${label}: the payee was paid the payment`)
   t.match(view.reason, reason, `${label}: a reason`)
   const entry = await ledgerEntry(bruno, view.transaction.hash)
   t.equal(entry.status, 'success', `${label}: the runner transaction succeeded`)

@@ -32,6 +32,7 @@ import { startParityProxy } from '../fixtures/parityProxy.ts'
 import { listenOnLoopback } from '../fixtures/loopbackServer.ts'
 import { devnetPricing, ledgerViolations, runnerLedger, type LedgerEntry } from '../fixtures/runnerLedger.ts'
 import { signTransfer } from '../fixtures/signedTransfer.ts'
+import { waitFor } from '../fixtures/waitFor.ts'
 
 // The adversarial tests' harness: anvil started with the flags a test needs, the devnet deployed on
 // it, and Bruno reaching it through a recorder (every raw transaction the runner broadcasts is kept,
@@ -88,6 +89,8 @@ export interface Recorder {
   readonly sent: SignedRunnerTransaction[]
   /** How many times raw transactions were broadcast, rebroadcasts included. */
   broadcasts(): number
+  /** How many requests are in flight: received, not answered yet. */
+  inFlight(): number
   /** Refuses `method` (a JSON-RPC error) until `allow`: used to hold the runner back. */
   refuse(method: string): void
   allow(method: string): void
@@ -102,10 +105,13 @@ export async function startRecorder(target: string): Promise<Recorder> {
   const sent: SignedRunnerTransaction[] = []
   const trace: { request: unknown; answer: unknown }[] = []
   let broadcasts = 0
+  let inFlight = 0
   const refusing = new Set<string>()
   const refusedCounts = new Map<string, number>()
 
   const loopback = await listenOnLoopback((req, res) => {
+    inFlight++
+    res.once('close', () => inFlight--)
     const chunks: Buffer[] = []
     req.on('data', (chunk: Buffer) => chunks.push(chunk))
     req.on('end', async () => {
@@ -152,6 +158,7 @@ export async function startRecorder(target: string): Promise<Recorder> {
     url: loopback.url,
     sent,
     broadcasts: () => broadcasts,
+    inFlight: () => inFlight,
     trace,
     refuse: (method) => void refusing.add(method),
     allow: (method) => void refusing.delete(method),
@@ -363,6 +370,53 @@ export function relayTools(h: Harness) {
     },
     status: (sent: Submitted) => h.mcp.call('status', { id: sent.id }),
     signedFor: (sent: Submitted): SignedRunnerTransaction[] => h.recorder.sent.filter((transaction) => transaction.paymentNonce === sent.paymentNonce),
+    /**
+     * Resolves once the runner has looked at `sent` `times` more times and each look is over: a
+     * request carrying its payment (the look's simulation), then a later pass's fee read (passes run
+     * one at a time, and one with a submission to check starts by reading the fees). A test waits for
+     * this before asserting what a look did not do, where a fixed window could hold no look at all.
+     */
+    async lookedAt(sent: Submitted, times = 1, timeoutMs = 60_000): Promise<void> {
+      const needle = sent.paymentNonce.slice(2).toLowerCase()
+      const { trace } = h.recorder
+      let cursor = trace.length
+      for (let look = 1; look <= times; look++) {
+        let seen = false
+        const over = async () => {
+          for (; cursor < trace.length; cursor++) {
+            const request = trace[cursor]!.request as { method?: string }
+            if (!seen) seen = request.method !== 'eth_sendRawTransaction' && JSON.stringify(request).toLowerCase().includes(needle)
+            else if (request.method === 'eth_maxPriorityFeePerGas') {
+              cursor++
+              return true
+            }
+          }
+          return false
+        }
+        await waitFor(over, (done) => done, `the runner's look ${look} of ${times} at ${sent.id}, over`, timeoutMs, 50)
+      }
+    },
+    /**
+     * Resolves once no pass that read the fees is still before its look at `sent`: nothing is in
+     * flight to the node, and the last fee read is followed by a request carrying `sent`'s payment
+     * (its simulation, answered). After a change to the chain, a pass that read the fees before it
+     * then cannot decide anything about `sent` on those fees any more.
+     */
+    async passesPast(sent: Submitted, timeoutMs = 60_000): Promise<void> {
+      const needle = sent.paymentNonce.slice(2).toLowerCase()
+      const { trace } = h.recorder
+      const past = async () => {
+        if (h.recorder.inFlight() > 0) return false
+        let lastFeeRead = -1
+        for (let index = trace.length - 1; index >= 0 && lastFeeRead < 0; index--) if ((trace[index]!.request as { method?: string }).method === 'eth_maxPriorityFeePerGas') lastFeeRead = index
+        for (let index = lastFeeRead + 1; index < trace.length; index++) {
+          const request = trace[index]!.request as { method?: string }
+          if (request.method !== 'eth_sendRawTransaction' && JSON.stringify(request).toLowerCase().includes(needle)) return true
+        }
+        return lastFeeRead < 0
+      }
+      await waitFor(past, (done) => done, `every pass that read the fees past its look at ${sent.id}`, timeoutMs, 20)
+    },
   }
 }
 
@@ -371,5 +425,3 @@ export function unsignedOf(raw: Hex): Hex {
   const { r: _r, s: _s, v: _v, yParity: _yParity, ...unsigned } = parseTransaction(raw)
   return serializeTransaction(unsigned as Parameters<typeof serializeTransaction>[0])
 }
-
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))

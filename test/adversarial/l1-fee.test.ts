@@ -5,7 +5,7 @@ import { foundry } from 'viem/chains'
 import { GAS_PRICE_ORACLE, L1_FEE_HEADROOM_BPS } from '../../core/chain/l1DataFee.ts'
 import { weiToToken } from '../../core/relay/pricing.ts'
 import { waitFor } from '../fixtures/waitFor.ts'
-import { compileAdversaries, ratio, relayTools, sleep, startHarness, unsignedOf, valueWei, type Submitted } from './harness.ts'
+import { compileAdversaries, ratio, relayTools, startHarness, unsignedOf, valueWei, type Submitted } from './harness.ts'
 
 // Issue 12, part 2: the L1 data fee on OP-stack chains. What anvil 1.7.1 does with
 // `--network optimism` is pinned by the first test: it has no GasPriceOracle predeploy (no code at
@@ -35,7 +35,7 @@ await h.place(SINK, contracts.Sink!.code)
 const setPerByte = (wei: bigint) => h.store(GAS_PRICE_ORACLE, 0n, wei)
 await setPerByte(PER_BYTE)
 const price = await h.price()
-const { quote, submit, submitLeast, trySubmit, status, signedFor } = relayTools(h)
+const { quote, submit, submitLeast, trySubmit, status, signedFor, lookedAt } = relayTools(h)
 const oracleAbi = contracts.GasPriceOracleStandIn!.abi
 
 /** ~100 KB of calldata (no zero byte) to a contract that only counts it. */
@@ -81,10 +81,10 @@ t.test('anvil 1.7.1 --network optimism: no GasPriceOracle, no l1Fee in receipts,
 
 t.test('the L1 fee rises between submit and send: not sent while the payment does not cover it', async (t) => {
   const quoted = await quote(bigCall)
-  const l2 = BigInt(quoted.gas) * BigInt(quoted.feePerGas)
+  const l2 = BigInt(quoted.gas) * BigInt(quoted.feePerGasWei)
   const l1 = BigInt(quoted.costWei) - l2
   t.ok(l1 >= 100_000n * PER_BYTE, `the quote's cost ${quoted.costWei} wei = L2 ${l2} + L1 ${l1}: the L1 fee of 100 KB is in it`)
-  const sent = await submit(payers[0]!.key, bigCall, BigInt(quoted.amount))
+  const sent = await submit(payers[0]!.key, bigCall, BigInt(quoted.amountBaseUnits))
   t.equal((await status(sent)).stage, 'waiting')
   // L1's fees triple before the runner first looks.
   await setPerByte(3n * PER_BYTE)
@@ -92,8 +92,8 @@ t.test('the L1 fee rises between submit and send: not sent while the payment doe
   const waiting = await waitFor(() => status(sent), (s) => /no longer covers/.test(s.reason ?? ''), 'held by its cover', 15_000)
   t.equal(waiting.stage, 'waiting')
   t.match(waiting.reason, /^waiting: the payment no longer covers the most the runner could pay at current fees \(\d+ wei\)$/)
-  await sleep(600)
-  t.equal(signedFor(sent).length, 0, 'nothing signed while the L1 fee is past the payment')
+  await lookedAt(sent, 2)
+  t.equal(signedFor(sent).length, 0, 'nothing signed while the L1 fee is past the payment (two more looks)')
   await setPerByte(PER_BYTE)
   const done = await waitFor(() => status(sent), (s) => s.stage === 'done' || s.stage === 'failed', 'done', 15_000)
   t.equal(done.stage, 'done', done.reason)
@@ -109,7 +109,7 @@ t.test('quote and submit price the L1 fee: L2-only cover refused, L2 + L1 accept
   t.ok(terms, `the refusal names the L1 fee: ${least.refusal}`)
   const [gas, maxFee, l1] = [BigInt(terms![2]!), BigInt(terms![3]!), BigInt(terms![4]!)]
   t.ok(l1 > 0n, `L1 data fee ${l1} wei (oracle × ${10_000n + L1_FEE_HEADROOM_BPS} / 10000)`)
-  t.ok(BigInt(quoted.amount) >= least.amount - least.amount / 500n, `the quote (${quoted.amount}) covers what submit requires (${least.amount - least.amount / 500n})`)
+  t.ok(BigInt(quoted.amountBaseUnits) >= least.amount - least.amount / 500n, `the quote (${quoted.amount}) covers what submit requires (${least.amount - least.amount / 500n})`)
   // A payment worth the L2 worst case and 10% more, but short of L2 + L1: refused.
   const l2Only = weiToToken((gas * maxFee * 11n) / 10n, price)
   t.ok(l2Only < least.amount, `${l2Only} units cover the L2 worst case with 10% to spare but not the L1 fee`)

@@ -78,7 +78,7 @@ t.test('EIP-3009, no race: the payer is an EOA delegated to an ERC-1271 signer t
     const label = `3009 payer delegated to a fickle ERC-1271 signer, round ${round}`
     await chain.mined(await chain.sponsor.writeContract({ address: fickle, abi: fickleSignerAbi, functionName: 'setLastGood', args: [(await chain.client.getBlockNumber()) + 1n] }))
     const quote = await mcp.call('quote', { chain: 'local', call, token: 'USDC', payment: 'authorization' })
-    const payment = await transferPayment(bruno, key, BigInt(quote.amount))
+    const payment = await transferPayment(bruno, key, BigInt(quote.amountBaseUnits))
     const payeeBefore = await chain.usdcOf(payee)
     const { value: submitted } = await chain.inOneBlock(() => api.submitAndSend('mcp', { call, payment }))
     const view = submitted.accepted ? await api.settled('mcp', submitted.id) : undefined
@@ -94,7 +94,7 @@ t.test('EIP-3009, same block: the payer (no code when it submitted) delegates to
   await openFlag(payer)
   const call = workCall(payer.address)
   const quote = await mcp.call('quote', { chain: 'local', call, token: 'USDC', payment: 'authorization' })
-  const payment = await transferPayment(bruno, key, BigInt(quote.amount))
+  const payment = await transferPayment(bruno, key, BigInt(quote.amountBaseUnits))
   const label = '3009 payer delegates to a gas sink in the same block'
   const { value: submitted } = await chain.inOneBlock(() => api.submitAndSend('rest', { call, payment }), {
     attack: async () => [await chain.delegateBy(payer, gasSink, ATTACK_FEES)],

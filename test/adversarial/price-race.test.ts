@@ -67,7 +67,7 @@ t.test('the pool is pushed up before Bruno prices, and back down ahead of the ru
   // The payer pays what Bruno quotes now: a third of the gas's fair value.
   const call = { to: '0x0000000000000000000000000000000000000000', data: '0x' }
   const quote = await mcp.call('quote', { chain: 'local', call, token: 'USDC', payment: 'authorization' })
-  const amount = BigInt(quote.amount)
+  const amount = BigInt(quote.amountBaseUnits)
   const payment = await transferPayment(bruno, key, amount)
   const { value: submitted, hash } = await chain.inOneBlock(() => api.submitAndSend('mcp', { call, payment }), {
     attack: async () => [await swap(deployment.usdc, deployment.weth, bought, ATTACK_FEES)],

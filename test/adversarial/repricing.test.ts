@@ -2,7 +2,7 @@ import t, { type Test } from 'tap'
 import { encodeFunctionData, type Address, type Hex } from 'viem'
 import { stipendFor } from '../../core/relay/runnerTransaction.ts'
 import { waitFor } from '../fixtures/waitFor.ts'
-import { compileAdversaries, ratio, relayTools, sleep, startHarness, valueWei, type Call, type Submitted } from './harness.ts'
+import { compileAdversaries, ratio, relayTools, startHarness, valueWei, type Call, type Submitted } from './harness.ts'
 
 // Issue 12, part 1: no re-pricing after submit. The old relay checked the payment once, at submit;
 // here the chain changes after the submit (base fee, the call's own gas, a stuck transaction being
@@ -33,7 +33,7 @@ const workCall = (grower: Address) => ({ to: grower, data: encodeFunctionData({ 
 const burnCall = { to: BURNER, data: encodeFunctionData({ abi: contracts.Burner!.abi, functionName: 'run' }) }
 
 type Sent = Submitted
-const { quote, submit, status, signedFor, submitLeast: least } = relayTools(h)
+const { quote, submit, status, signedFor, submitLeast: least, lookedAt, passesPast } = relayTools(h)
 async function submitLeast(t: Test, key: Hex, call: Call): Promise<Sent> {
   const sent = await least(key, call)
   t.match(sent.refusal, /is below the most the runner could pay for it now/, `least payment: ${sent.refusal}`)
@@ -69,8 +69,8 @@ const payers = [await h.payer(), await h.payer(), await h.payer(), await h.payer
 await h.store(GROWER_SMALL, 0n, 100n)
 await h.store(GROWER_LARGE, 0n, 100n)
 const gateQuote = await quote(gateCall)
-const held = await submit(payers[0]!.key, gateCall, BigInt(gateQuote.amount))
-const growsALittle = await submit(payers[1]!.key, workCall(GROWER_SMALL), BigInt((await quote(workCall(GROWER_SMALL))).amount))
+const held = await submit(payers[0]!.key, gateCall, BigInt(gateQuote.amountBaseUnits))
+const growsALittle = await submit(payers[1]!.key, workCall(GROWER_SMALL), BigInt((await quote(workCall(GROWER_SMALL))).amountBaseUnits))
 let growsALot: Sent
 // What the call needs (measured as the quote does, from the Runner), and the stipend priced at submit.
 const needAt = async (grower: Address) => (await h.client.estimateGas({ account: h.deployment.runner.contract, to: grower, data: workCall(grower).data })) - 21_000n - 64n
@@ -107,8 +107,8 @@ t.test('(c) gas that grows after the submit block: re-measured at send, sent whe
   t.match(waiting.reason, /^waiting: the payment no longer covers the most the runner could pay at current fees \(\d+ wei\)$/)
   const worst = BigInt(/\((\d+) wei\)/.exec(waiting.reason)![1]!)
   t.ok(worst > valueWei(growsALot.amount, price), `the re-measured worst case ${worst} wei exceeds the payment's ${valueWei(growsALot.amount, price)} wei`)
-  await sleep(600)
-  t.equal(signedFor(growsALot).length, 0, 'nothing was signed for it while uncovered')
+  await lookedAt(growsALot, 2)
+  t.equal(signedFor(growsALot).length, 0, 'nothing was signed for it while uncovered (two more looks)')
   t.equal((await status(growsALot)).stage, 'waiting')
   // The counter falls back: covered again, it is sent.
   await h.store(GROWER_LARGE, 0n, 100n)
@@ -123,19 +123,20 @@ t.test('(b) a held submission released after the base fee rose tenfold is not se
   t.equal(closed.stage, 'waiting', 'held: its call fails')
   t.equal(signedFor(held).length, 0)
   // The base fee goes to ten times the max fee the payment was priced at, then the gate opens.
-  const spike = 10n * BigInt(gateQuote.feePerGas)
+  const spike = 10n * BigInt(gateQuote.feePerGasWei)
   await h.mineAtBaseFee(spike)
   // The runner reads the fees once per pass, before its simulations: let a pass that read them before
   // the spike end before the gate opens (a send at those stale fees would be covered, but stuck).
-  await sleep(500)
+  await passesPast(held)
   await h.store(GATE, 0n, 0n)
   const uncovered = await waitFor(() => status(held), (s) => /no longer covers/.test(s.reason ?? ''), 'held by its cover', 30_000)
   t.equal(uncovered.stage, 'waiting')
   t.match(uncovered.reason, /^waiting: the payment no longer covers the most the runner could pay at current fees \(\d+ wei\)$/, 'status says why it waits')
   const worst = BigInt(/\((\d+) wei\)/.exec(uncovered.reason)![1]!)
   t.ok(worst > valueWei(held.amount, price), `worst case at the new fees ${worst} wei > the payment's ${valueWei(held.amount, price)} wei`)
-  await sleep(800)
-  t.equal(signedFor(held).length, 0, 'still nothing signed for it after several passes')
+  // No window is waited out here: held this long, it is looked at again only after a backoff of many
+  // seconds. Whatever is signed for it, whenever, must be within its payment: checkSigned below.
+  t.equal(signedFor(held).length, 0, 'nothing signed for it while uncovered')
   t.equal((await status(held)).stage, 'waiting')
   // The base fee falls back: sent at the fees of the moment, within its cover.
   await h.mineAtBaseFee(quietBaseFee)
@@ -149,7 +150,7 @@ t.test('(b) a held submission released after the base fee rose tenfold is not se
 t.test('(a) a base-fee spike while a stuck transaction is being replaced: no replacement past the payment', async (t) => {
   await h.testClient.setAutomine(false)
   const payer = payers[3]!
-  const paid = BigInt((await quote(gateCall)).amount)
+  const paid = BigInt((await quote(gateCall)).amountBaseUnits)
   const stuck = await submit(payer.key, gateCall, paid)
   const first = await waitFor(() => status(stuck), (s) => s.stage === 'sending', 'sent', 10_000)
   // Not mined (automine off): replaced every stuckAfterMs, each bump re-simulated and re-priced, until
@@ -162,8 +163,11 @@ t.test('(a) a base-fee spike while a stuck transaction is being replaced: no rep
   // The spike: a block at ten times the last replacement's max fee; nothing pending can enter it.
   const last = bumped.at(-1)!
   t.equal(heldBack.transaction.hash, last.hash, 'the status follows the last replacement')
+  const notReplaced = () => h.bruno.logs.filter((line) => line.includes('stuck transaction not replaced') && line.includes(stuck.id)).length
+  const lookedBefore = notReplaced()
   await h.mineAtBaseFee(10n * last.maxFeePerGas)
-  await sleep(2_500)
+  // Two more looks at it, the second surely at the spiked fees, each holding the replacement back.
+  await waitFor(async () => notReplaced(), (looks) => looks >= lookedBefore + 2, 'two more looks holding the replacement back', 30_000)
   t.equal(signedFor(stuck).length, bumped.length, 'no replacement signed at the spiked fees')
   t.match((await status(stuck)).reason, /^replacement held: the payment does not cover the fee the node requires to replace it$/)
   checkSigned(t, stuck, '(a) replaced, then spiked')
@@ -175,11 +179,11 @@ t.test('(a) a base-fee spike while a stuck transaction is being replaced: no rep
   const pool = (await h.client.request({ method: 'txpool_status' } as never)) as { pending: Hex }
   t.comment(`anvil's pool after the spike: ${BigInt(pool.pending)} pending`)
   await h.mineAtBaseFee(quietBaseFee)
-  for (let block = 0; block < 4 && (await status(stuck)).stage === 'sending'; block++) {
-    await sleep(1_000)
-    await h.testClient.mine({ blocks: 1 })
-  }
-  const after = await waitFor(() => status(stuck), (s) => s.stage !== 'sending', 'the replacement included', 2_000).catch(() => undefined)
+  // Blocks are mined by hand: wait for the runner to put a transaction of its back in the pool, then mine it.
+  const pending = async () => BigInt(((await h.client.request({ method: 'txpool_status' } as never)) as { pending: Hex }).pending)
+  const back = await waitFor(pending, (count) => count > 0n, 'a runner transaction back in the pool', 15_000, 100).catch(() => undefined)
+  if (back !== undefined) await h.testClient.mine({ blocks: 1 })
+  const after = back === undefined ? undefined : await waitFor(() => status(stuck), (s) => s.stage !== 'sending', 'the replacement included', 15_000).catch(() => undefined)
   t.ok(after, 'after the base fee fell, the held transaction was broadcast again and included (the runner re-broadcasts a stuck transaction it does not replace)')
   if (!after) {
     // Do what the runner should have: broadcast the last signed replacement again.

@@ -108,7 +108,7 @@ t.test('the EIP-3009 form: a divergent call after a signed transfer, over MCP, R
         const call = { to: divergent, data: await divergence.data() }
         // Priced as a client would: quote, then a signed transfer of the quoted amount.
         const quoted = await mcp.callTool('quote', { chain: 'local', call, token: 'USDC', payment: 'authorization' })
-        const amount = quoted.isError ? 50_000_000n : BigInt(quoted.structuredContent.amount)
+        const amount = quoted.isError ? 50_000_000n : BigInt(quoted.structuredContent.amountBaseUnits)
         const payment = await transferPayment(bruno, key, amount)
         const payeeBefore = await chain.usdcOf(payee)
         const runnerNonce = await chain.client.getTransactionCount({ address: chain.runner })
@@ -152,7 +152,7 @@ t.test('the Calibur flow: calibur_batch → sign → calibur_execute → submit,
       const batch = batched.structuredContent
       const signature = await account.signTypedData(batch.typedData)
       const executed = await mcp.call('calibur_execute', { chain: 'local', typedData: batch.typedData, signature })
-      const amount = BigInt(executed.payment.amount)
+      const amount = BigInt(executed.payment.amountBaseUnits)
       const accountBefore = await chain.usdcOf(account.address)
       const runnerNonce = await chain.client.getTransactionCount({ address: chain.runner })
       const { value: submitted, hash } = await chain.inOneBlock(() => api.submitAndSend(binding, { call: executed.call, payment: executed.payment }), {
@@ -181,17 +181,17 @@ t.test('a call that pays somewhere inside is refused over every binding, naming 
   const account = await fundedPayer(bruno, chain, generatePrivateKey(), 20_000_000n)
   await chain.mined(await chain.delegateBy(account, deployment.calibur))
   const runnerNonce = await chain.client.getTransactionCount({ address: chain.runner })
-  // The old form: an arbitrary call that pays the payee itself, with payment {token, amount}.
+  // The old form: an arbitrary call that pays the payee itself, with payment {token, amountBaseUnits}.
   const paysInside = { to: usdc, data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [payee, 5_000_000n] }) }
   for (const binding of transports) {
-    const submitted = await api.submit(binding, { call: paysInside, payment: { token: usdc, amount: '5000000' } })
+    const submitted = await api.submit(binding, { call: paysInside, payment: { token: usdc, amountBaseUnits: '5000000' } })
     t.equal(submitted.accepted, false, `${names[binding]}: refused`)
     if (submitted.accepted) continue
     t.match(submitted.message, /a call that pays somewhere inside is not accepted/)
     t.match(submitted.message, /\{token, authorization, signature\}, a signed EIP-3009 transfer to the payee/, 'names the signed transfer')
     t.match(submitted.message, /Calibur batch whose first call pays \(calibur_batch prepares it; calibur_execute returns the call and payment to submit\)/, 'names calibur_batch')
   }
-  t.comment(`refused | pays-inside | ${(await api.submit('mcp', { call: paysInside, payment: { token: usdc, amount: '5000000' } }) as { message: string }).message}`)
+  t.comment(`refused | pays-inside | ${(await api.submit('mcp', { call: paysInside, payment: { token: usdc, amountBaseUnits: '5000000' } }) as { message: string }).message}`)
 
   // The old Calibur layout, signed: the account's call first and the payment last, all or nothing.
   const transfer = encodeTransfer({ token: usdc, to: payee, amount: 1n })
@@ -204,7 +204,7 @@ t.test('a call that pays somewhere inside is refused over every binding, naming 
   const signature = await account.signTypedData(typedData)
   const call = { to: account.address, data: encodeSignedExecute({ message: typedData.message, signature }) }
   for (const binding of transports) {
-    const submitted = await api.submit(binding, { call, payment: { token: usdc, amount: batch.payment.amount } })
+    const submitted = await api.submit(binding, { call, payment: { token: usdc, amountBaseUnits: batch.payment.amountBaseUnits } })
     t.equal(submitted.accepted, false, `payment-last Calibur batch via ${names[binding]}: refused`)
     if (submitted.accepted) continue
     t.match(submitted.message, /the batch is not payment-first/)

@@ -120,7 +120,7 @@ t.test('the EIP-3009 form: the payer races its own submission, in the same block
       await prepare(payer)
       const call = race.call(payer.address)
       const quote = await mcp.call('quote', { chain: 'local', call, token: 'USDC', payment: 'authorization' })
-      const amount = BigInt(quote.amount)
+      const amount = BigInt(quote.amountBaseUnits)
       const payment = await transferPayment(bruno, key, amount)
       const payeeBefore = await chain.usdcOf(payee)
       const { value: submitted, hash } = await chain.inOneBlock(() => api.submitAndSend(binding, { call, payment }), {
@@ -208,7 +208,7 @@ t.test('the Calibur form: the account races its own signed batch, in the same bl
       const batch = await mcp.call('calibur_batch', { chain: 'local', account: account.address, calls: [{ ...call, value: '0' }], token: 'USDC' })
       const signature = await account.signTypedData(batch.typedData)
       const executed = await mcp.call('calibur_execute', { chain: 'local', typedData: batch.typedData, signature })
-      const amount = BigInt(executed.payment.amount)
+      const amount = BigInt(executed.payment.amountBaseUnits)
       const payeeBefore = await chain.usdcOf(payee)
       const { value: submitted, hash } = await chain.inOneBlock(() => api.submitAndSend(binding, { call: executed.call, payment: executed.payment }), {
         attack: async () => [await race.attack(account, { payment: executed.payment, signedCall: { ...executed.call, typedData: batch.typedData } })],
@@ -249,13 +249,13 @@ t.test(
     await prepare(payer)
     const call = workCall(payer.address)
     const quote = await mcp.call('quote', { chain: 'local', call, token: 'USDC', payment: 'authorization' })
-    const first = await transferPayment(bruno, key, BigInt(quote.amount))
+    const first = await transferPayment(bruno, key, BigInt(quote.amountBaseUnits))
     const { value: submitted } = await chain.inOneBlock(() => api.submitAndSend('mcp', { call, payment: first }), {
       attack: async () => [await authorizationCases[1]!.attack(payer, { payment: first })],
     })
     if (submitted.accepted) await api.settled('mcp', submitted.id)
     bruno.allowRevertedRunnerTransactions(1)
-    const again = await api.submit('mcp', { call, payment: await transferPayment(bruno, key, BigInt(quote.amount)) })
+    const again = await api.submit('mcp', { call, payment: await transferPayment(bruno, key, BigInt(quote.amountBaseUnits)) })
     t.equal(again.accepted, false, 'the same payer\'s next submission is refused')
     if (again.accepted) await api.settled('mcp', again.id)
     else t.match(again.message, new RegExp(`^refused: the account ${payer.address} is refused until \\d{4}-\\d\\d-\\d\\dT[0-9:.]+Z: a payment of its reverted on chain after it was accepted$`))

@@ -129,6 +129,7 @@ export async function startChaosProxy(target: string): Promise<ChaosProxy> {
         } else onward.push(index)
       })
       try {
+        // Not a wait: a rule's deliberate delay (a slow node) is the chaos being injected.
         if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs))
         if (onward.length > 0) {
           const forwarded = batch ? onward.map((index) => elements[index]) : elements[0]

@@ -35,7 +35,7 @@ export const payGasInToken = definePrompt({
       call,
       '',
       ...numbered(1, [
-        `\`quote\` with {chain: "${chain}", call, token: "${symbol}", payment: "authorization"}. Keep its \`amount\` (base units) and note \`validUntil\`.`,
+        `\`quote\` with {chain: "${chain}", call, token: "${symbol}", payment: "authorization"}. Keep its \`amount\` (whole units) and note \`validUntil\`.`,
         `\`payment_authorization\` with {chain: "${chain}", from: "${account}", token: "${symbol}", amount: the quote's \`amount\`}. It returns \`typedData\` and \`payment\`.`,
         'Have the account\'s wallet sign `typedData` with its sign-typed-data tool, passing it UNCHANGED (domain, types, primaryType, message exactly as returned). Only the account\'s own EOA key can sign it: smart-wallet signatures (ERC-1271 / ERC-6492) are refused by the transfer.',
         `\`submit\` with {chain: "${chain}", call, payment: {token, authorization, signature}}: \`token\` and \`authorization\` are payment_authorization's \`payment\` as returned, \`signature\` the wallet's. It answers at once with an \`id\`.`,

@@ -50,6 +50,7 @@ function publicConfig(network: NetworkConfig) {
       submissionTtlSec: network.relay.submissionTtlSec,
       maxTransactionBytes: network.relay.maxTransactionBytes,
       paymentMarginSec: network.relay.paymentMarginSec,
+      failingHoldSec: network.relay.failingHoldSec,
       retentionSec: network.relay.retentionSec,
       maxCallGas: network.relay.maxCallGas,
       admission: network.relay.admission,

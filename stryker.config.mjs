@@ -1,0 +1,94 @@
+// StrykerJS over the relay's money and protocol code (issue 16, point 1): `npm run mutate`.
+// bench/MUTATION.md (section "Stryker") explains the choices and lists every surviving mutant.
+//
+// The tap runner runs each test file as one test (node --import=tsx <file>, Stryker's hook
+// first) and records which mutants each file reaches ("perTest" coverage, per file): a mutant
+// runs only the files that reached it, first to fail wins. Files run in the order below, so the
+// chain-free unit tests (test/unit/, seconds) come first and the devnet files (a real anvil,
+// tens of seconds each) only run for what the unit tests leave alive.
+//
+// Incremental: results are kept in reports/stryker-incremental.json; a re-run tests again only
+// the mutants whose code or covering tests changed. `npm run mutate -- --force` starts afresh.
+//
+// STRYKER_MUTATE / STRYKER_TESTS (comma-separated globs) narrow a run to one area while working on
+// it, and STRYKER_REPORT names its own incremental file and reports (so a narrowed run does not
+// overwrite the full run's), e.g.
+//   STRYKER_REPORT=pricing STRYKER_MUTATE=core/relay/pricing.ts STRYKER_TESTS=test/unit/pricing.test.ts npm run mutate
+import { readdirSync } from 'node:fs'
+
+const list = (value) => value?.split(',').map((entry) => entry.trim()).filter(Boolean)
+
+// Named one by one, in order: the tap runner globs, and a glob's matches come in no set order.
+const unitTests = readdirSync(new URL('test/unit/', import.meta.url))
+  .filter((name) => name.endsWith('.test.ts'))
+  .sort()
+  .map((name) => `test/unit/${name}`)
+
+export const mutate = [
+  'core/relay/**/*.ts',
+  'core/chain/tokenPrice.ts',
+  'core/chain/fees.ts',
+  'core/chain/l1DataFee.ts',
+  'core/mcp/dispatcher.ts',
+  'plugins/calibur/**/*.ts',
+]
+
+export const testFiles = [
+  // Chain-free, seconds each: first.
+  ...unitTests,
+  // Chain-free, a Bruno or a store in process: the MCP binding over raw HTTP (dispatcher.ts); the
+  // stores, their fencing and the runner key's ownership (sqliteStore, sqliteLock, ownership, observedStore).
+  'test/mcp-http.test.ts',
+  'test/mcp-prompts-resources.test.ts',
+  'test/store.test.ts',
+  'test/liveness-store.test.ts',
+  'test/runner-ownership.test.ts',
+  // A bare anvil (no deployment): Calibur's encoders against the real vector and anvil's own signer.
+  'test/calibur-encoders.test.ts',
+  // Devnet (anvil with the real contracts), tens of seconds each, for what the above leave alive:
+  // the relay end to end (quote, submit, the runner), Calibur's tools, pricing races, admission.
+  'test/relay-signed-transfer.test.ts',
+  'test/flow-calibur.test.ts',
+  'test/adversarial/price-race.test.ts',
+  'test/adversarial/l1-fee.test.ts',
+  'test/adversarial/repricing.test.ts',
+  'test/adversarial/payer-code.test.ts',
+  'test/admission.test.ts',
+  'test/relay-deadline.test.ts',
+  // The runner under faults (a chaos proxy in front of anvil): runner.ts.
+  'test/liveness.test.ts',
+  'test/liveness-admission.test.ts',
+]
+
+/** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
+export default {
+  testRunner: 'tap',
+  tap: {
+    testFiles: list(process.env.STRYKER_TESTS) ?? testFiles,
+    // Our tests are TypeScript run through tsx (as .taprc does); Stryker's hook is put first.
+    nodeArgs: ['--import=tsx'],
+    forceBail: true,
+  },
+  mutate: list(process.env.STRYKER_MUTATE) ?? mutate,
+  coverageAnalysis: 'perTest',
+  incremental: true,
+  incrementalFile: process.env.STRYKER_REPORT ? `reports/stryker-incremental-${process.env.STRYKER_REPORT}.json` : 'reports/stryker-incremental.json',
+  // Two cores, shared: one test process at a time (a devnet test starts its own anvil too).
+  concurrency: 1,
+  // A devnet file takes tens of seconds; a mutant that hangs it is a timeout, not a survivor.
+  timeoutMS: 60_000,
+  timeoutFactor: 2,
+  dryRunTimeoutMinutes: 60,
+  reporters: ['clear-text', 'progress', 'html', 'json'],
+  htmlReporter: { fileName: `reports/mutation/${process.env.STRYKER_REPORT ?? 'mutation'}.html` },
+  jsonReporter: { fileName: `reports/mutation/${process.env.STRYKER_REPORT ?? 'mutation'}.json` },
+  clearTextReporter: { allowColor: false, reportScoreTable: true, reportMutants: false },
+  thresholds: { high: 85, low: 70, break: null },
+  // Stryker rewrites the tsconfig's out-of-sandbox paths through TypeScript's JS API, which
+  // TypeScript 7 no longer has; ours has none to rewrite (tsx reads tsconfig.json as it is).
+  tsconfigFile: 'no-tsconfig-rewrite.json',
+  tempDirName: '.stryker-tmp',
+  cleanTempDir: true,
+  // What the sandbox needs: sources, tests, contracts' artifacts; not builds, logs or reports.
+  ignorePatterns: ['dist', '.tap', 'bench/out', '.bruno', 'reports', '.scratch*', '*.log'],
+}

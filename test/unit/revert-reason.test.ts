@@ -1,0 +1,103 @@
+import t from 'tap'
+import { BaseError, CallExecutionError, encodeErrorResult, getAddress, parseAbi, type Hex } from 'viem'
+import { describeRevertData, revertReason, type ErrorVocabulary } from '../../core/relay/revertReason.ts'
+import { caliburErrors } from '../../plugins/calibur/errors.ts'
+
+// Revert data in words (core/relay/revertReason.ts, and Calibur's vocabulary): each error encoded
+// here from its Solidity signature (contracts/Runner.sol, CaliburCompatible.sol), not from Bruno's ABI.
+
+const runnerErrors = parseAbi([
+  'error NotOperator()',
+  'error PayerHasCode(address payer)',
+  'error NotDelegated(address account, address delegate)',
+  'error PaymentShort(uint256 received, uint256 required)',
+  'error GasShort(uint256 available, uint256 required)',
+  'error NotInBatchRelay()',
+])
+const caliburErrorAbi = parseAbi(['error CallFailed(bytes reason)', 'error InvalidSignature()', 'error InvalidNonce()', 'error SignatureExpired()', 'error Unauthorized()', 'error KeyDoesNotExist()'])
+const standard = parseAbi(['error Error(string reason)', 'error Panic(uint256 code)'])
+
+const account = getAddress('0x1111111111111111111111111111111111111111')
+const delegate = getAddress('0x2222222222222222222222222222222222222222')
+const stringError = (reason: string) => encodeErrorResult({ abi: standard, errorName: 'Error', args: [reason] })
+const runner = (errorName: (typeof runnerErrors)[number]['name'], args?: readonly unknown[]) => encodeErrorResult({ abi: runnerErrors, errorName, args } as never)
+const calibur = (errorName: (typeof caliburErrorAbi)[number]['name'], args?: readonly unknown[]) => encodeErrorResult({ abi: caliburErrorAbi, errorName, args } as never)
+
+t.test("the Runner's errors", async (t) => {
+  t.equal(describeRevertData(runner('PaymentShort', [100_000n, 150_000n]), 6, 'USDC'), 'payment short: the payee would receive 0.1 USDC of the 0.15 USDC required')
+  t.equal(describeRevertData(runner('PaymentShort', [1n, 2_000_000_000_000_000_000n]), 18, 'WETH'), 'payment short: the payee would receive 0.000000000000000001 WETH of the 2 WETH required')
+  t.equal(
+    describeRevertData(runner('PayerHasCode', [account]), 6, 'USDC'),
+    `the payer ${account} has code (a contract, or an account delegated by EIP-7702): the token would run it inside the payment. A signed EIP-3009 transfer must come from a plain account; a delegated account pays with a Calibur batch (calibur_batch)`,
+  )
+  t.equal(
+    describeRevertData(runner('NotDelegated', [account, delegate]), 6, 'USDC'),
+    `the account ${account} is not delegated to ${delegate}: the batch can only run there (delegate it first, or pass its signed 7702 authorization in authorizationList)`,
+  )
+  t.equal(describeRevertData(runner('GasShort', [1n, 2n]), 6, 'USDC'), 'the gas limit cannot give the call its whole stipend (GasShort)')
+  t.equal(describeRevertData(runner('NotInBatchRelay'), 6, 'USDC'), 'the payment guard was called outside a relay (NotInBatchRelay)')
+  t.equal(describeRevertData(runner('NotOperator'), 6, 'USDC'), "the runner is not the Runner contract's operator (a deployment error)")
+})
+
+t.test('Error(string), Panic, nothing, and what nothing decodes', async (t) => {
+  t.equal(describeRevertData('0x', 6, 'USDC'), 'the call reverted without a reason')
+  t.equal(describeRevertData(stringError('ERC20: transfer amount exceeds balance'), 6, 'USDC'), 'the call reverted: ERC20: transfer amount exceeds balance')
+  t.equal(describeRevertData(encodeErrorResult({ abi: standard, errorName: 'Panic', args: [0x11n] }), 6, 'USDC'), 'the call panicked (code 17)')
+  t.equal(describeRevertData('0xdeadbeef00', 6, 'USDC'), 'the call reverted with unrecognised data 0xdeadbeef')
+  t.equal(describeRevertData('0x12345678', 6, 'USDC'), 'the call reverted with unrecognised data 0x12345678')
+})
+
+t.test("Uniswap's TransferHelper reasons are explained", async (t) => {
+  t.equal(
+    describeRevertData(stringError('STF'), 6, 'USDC'),
+    "the call reverted: STF (Uniswap's TransferHelper: safeTransferFrom failed. The router could not take the input token: the account's allowance to the router is missing or short (or its balance is). Approve the router first: calibur_batch's `approvals` ({token, spender: the router, amountBaseUnits}, as uniswap_swap_to_eth returns them) adds the approve where it is short, or put erc20_approve's call before the swap)",
+  )
+  t.equal(describeRevertData(stringError('STE'), 6, 'USDC'), "the call reverted: STE (Uniswap's TransferHelper: safeTransferETH failed. The ETH could not be sent to the recipient)")
+  t.equal(describeRevertData(stringError('ST'), 6, 'USDC'), "the call reverted: ST (Uniswap's TransferHelper: safeTransfer failed. The router holds too little of the token to send)")
+  t.equal(describeRevertData(stringError('SA'), 6, 'USDC'), "the call reverted: SA (Uniswap's TransferHelper: safeApprove failed)")
+  // an object's own keys are no reasons (found by this test: `toString` was explained with its function's text)
+  t.equal(describeRevertData(stringError('toString'), 6, 'USDC'), 'the call reverted: toString')
+  t.equal(describeRevertData(stringError('constructor'), 6, 'USDC'), 'the call reverted: constructor')
+})
+
+t.test("a vocabulary's errors: its words first, nested reasons unwrapped, the generic form otherwise", async (t) => {
+  const vocabularies = [caliburErrors]
+  t.equal(describeRevertData(calibur('CallFailed', [stringError('Too little received')]), 6, 'USDC', vocabularies), 'the call reverted: Too little received')
+  t.equal(
+    describeRevertData(calibur('CallFailed', [calibur('CallFailed', [runner('PaymentShort', [1n, 2n])])]), 6, 'USDC', vocabularies),
+    'payment short: the payee would receive 0.000001 USDC of the 0.000002 USDC required',
+    'nested twice, with the same decimals and symbol',
+  )
+  t.equal(describeRevertData(calibur('CallFailed', ['0x']), 6, 'USDC', vocabularies), 'the call reverted without a reason')
+  t.equal(describeRevertData(calibur('InvalidSignature'), 6, 'USDC', vocabularies), 'the signature does not recover to the account (InvalidSignature)')
+  t.equal(describeRevertData(calibur('InvalidNonce'), 6, 'USDC', vocabularies), "the batch nonce is not the account's current one: it was used already or skips ahead (InvalidNonce)")
+  t.equal(describeRevertData(calibur('SignatureExpired'), 6, 'USDC', vocabularies), "the batch's deadline has passed (SignatureExpired)")
+  t.equal(describeRevertData(calibur('Unauthorized'), 6, 'USDC', vocabularies), 'the batch names another executor (Unauthorized)')
+  // known to the vocabulary's ABI, no words for it: the generic form
+  t.equal(describeRevertData(calibur('KeyDoesNotExist'), 6, 'USDC', vocabularies), 'the call reverted with KeyDoesNotExist()')
+  // the generic form lists the arguments
+  const custom: ErrorVocabulary = { abi: parseAbi(['error Custom(uint256 a, address b)']), describe: () => undefined }
+  t.equal(describeRevertData(encodeErrorResult({ abi: custom.abi, errorName: 'Custom', args: [5n, account] }), 6, 'USDC', [custom]), `the call reverted with Custom(5, ${account})`)
+  // without the vocabulary, Calibur's errors are unrecognised
+  t.equal(describeRevertData(calibur('InvalidNonce'), 6, 'USDC'), `the call reverted with unrecognised data ${calibur('InvalidNonce').slice(0, 10)}`)
+  // a vocabulary's words win over the Runner's own (vocabularies are asked first), and the next is asked when one has none
+  const loud: ErrorVocabulary = { abi: [], describe: (name, args) => (name === 'GasShort' ? `loud ${String(args[1])}` : undefined) }
+  t.equal(describeRevertData(runner('GasShort', [1n, 2n]), 6, 'USDC', [caliburErrors, loud]), 'loud 2')
+})
+
+t.test('revertReason: the revert data viem found, wherever it nests it', async (t) => {
+  const data = runner('PaymentShort', [100_000n, 150_000n])
+  const nested = new CallExecutionError(new BaseError('execution reverted', { cause: Object.assign(new BaseError('inner'), { data }) }), { account: undefined } as never)
+  t.equal(revertReason(nested, 6, 'USDC'), 'payment short: the payee would receive 0.1 USDC of the 0.15 USDC required')
+  t.equal(revertReason(Object.assign(new BaseError('top'), { data: stringError('nope') }), 6, 'USDC'), 'the call reverted: nope')
+  t.equal(revertReason(Object.assign(new BaseError('calibur'), { data: calibur('InvalidNonce') }), 6, 'USDC', [caliburErrors]), "the batch nonce is not the account's current one: it was used already or skips ahead (InvalidNonce)")
+  // no revert data: nothing to say
+  t.equal(revertReason(new Error('plain'), 6, 'USDC'), undefined, 'not a viem error')
+  t.equal(revertReason(new BaseError('no data'), 6, 'USDC'), undefined)
+  t.equal(revertReason(Object.assign(new BaseError('not hex'), { data: 'execution reverted' }), 6, 'USDC'), undefined)
+  t.equal(revertReason(Object.assign(new BaseError('hex then text'), { data: '0x12zz' }), 6, 'USDC'), undefined)
+  t.equal(revertReason(Object.assign(new BaseError('text then hex'), { data: 'x0x12' }), 6, 'USDC'), undefined)
+  t.equal(revertReason(Object.assign(new BaseError('an object'), { data: { data: '0x' } }), 6, 'USDC'), undefined)
+  t.equal(revertReason(Object.assign(new BaseError('empty'), { data: '0x' }), 6, 'USDC'), 'the call reverted without a reason')
+  t.equal(revertReason(Object.assign(new BaseError('upper'), { data: '0xDEADBEEF' as Hex }), 6, 'USDC'), 'the call reverted with unrecognised data 0xDEADBEEF')
+})
