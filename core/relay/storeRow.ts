@@ -55,7 +55,7 @@ export function fromRow(row: SubmissionRow): Submission {
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
     deadline: Number(row.deadline),
-    request: JSON.parse(row.request) as SubmitRequest,
+    request: requestOf(row.request),
     ...(row.identity ? { identity: row.identity } : {}),
     ...(row.call_gas ? { callGas: row.call_gas } : {}),
     ...(row.payer ? { payer: row.payer } : {}),
@@ -66,6 +66,24 @@ export function fromRow(row: SubmissionRow): Submission {
     ...(row.gas_used ? { gasUsed: row.gas_used } : {}),
     ...(row.fee ? { fee: row.fee } : {}),
     ...(row.reason ? { reason: row.reason } : {}),
-    ...(row.outcome ? { outcome: JSON.parse(row.outcome) as RelayOutcome } : {}),
+    ...(row.outcome ? { outcome: outcomeOf(row.outcome) } : {}),
   }
+}
+
+// Rows stored before base-unit fields were named for their unit (`payment.amount`, `outcome.paid`)
+// stay readable: they live on for `relay.retentionSec` after an upgrade.
+function requestOf(json: string): SubmitRequest {
+  const request = JSON.parse(json) as SubmitRequest & { payment: { amount?: string } }
+  if (typeof request.payment === 'object' && 'amount' in request.payment && !('amountBaseUnits' in request.payment)) {
+    const { amount, ...payment } = request.payment
+    return { ...request, payment: { ...payment, amountBaseUnits: amount } as SubmitRequest['payment'] }
+  }
+  return request
+}
+
+function outcomeOf(json: string): RelayOutcome {
+  const outcome = JSON.parse(json) as RelayOutcome & { paid?: string }
+  if (outcome.paid === undefined || outcome.paidBaseUnits !== undefined) return outcome
+  const { paid, ...rest } = outcome
+  return { ...rest, paidBaseUnits: paid }
 }

@@ -113,3 +113,20 @@ t.test('patchColumns: updated_at always, each patched field to its column', asyn
   t.strictSame(back.transaction, transaction)
   t.strictSame(back.outcome, outcome)
 })
+
+t.test('a row stored before base-unit fields were named for their unit reads with the new names', async (t) => {
+  const legacy = fromRow({
+    ...bare,
+    request: JSON.stringify({ ...request, payment: { token: '0x2222222222222222222222222222222222222222', amount: '1250000' } }),
+    outcome: JSON.stringify({ paid: '1250000', callSucceeded: true }),
+  })
+  t.same(legacy.request.payment, { token: '0x2222222222222222222222222222222222222222', amountBaseUnits: '1250000' })
+  t.same(legacy.outcome, { paidBaseUnits: '1250000', callSucceeded: true })
+  const current = fromRow({
+    ...bare,
+    request: JSON.stringify({ ...request, payment: { token: '0x2222222222222222222222222222222222222222', amountBaseUnits: '7' } }),
+    outcome: JSON.stringify({ paidBaseUnits: '7', callSucceeded: false }),
+  })
+  t.same(current.request.payment, { token: '0x2222222222222222222222222222222222222222', amountBaseUnits: '7' })
+  t.same(current.outcome, { paidBaseUnits: '7', callSucceeded: false })
+})
