@@ -1,13 +1,12 @@
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import t, { type Test } from 'tap'
-import { PostgresSubmissionStore } from '../core/relay/postgresStore.ts'
+import t from 'tap'
 import { SqliteSubmissionStore } from '../core/relay/sqliteStore.ts'
 import type { Stage } from '../core/relay/schemas.ts'
-import type { SentTransaction, Submission, SubmissionStore } from '../core/relay/store.ts'
+import type { SentTransaction, Submission } from '../core/relay/store.ts'
 import { offlineConfig, startBruno } from './fixtures/bruno.ts'
-import { postgresDatabase, postgresSkip } from './fixtures/postgres.ts'
+import { storeKinds } from './fixtures/storeKinds.ts'
 import { waitFor } from './fixtures/waitFor.ts'
 
 // Issue 13, "A relay no client can stop": the store forgets settled submissions after
@@ -16,17 +15,7 @@ import { waitFor } from './fixtures/waitFor.ts'
 // are one submission, and a new one is allowed once the first settled. SQLite and PostgreSQL alike; then
 // through Bruno itself: a store file with old settled rows, served with retentionSec 60.
 
-interface StoreKind {
-  readonly name: string
-  readonly skip: string | false
-  place(t: Test): Promise<string>
-  open(place: string): SubmissionStore
-}
-
-const kinds: StoreKind[] = [
-  { name: 'sqlite', skip: false, place: async () => join(mkdtempSync(join(tmpdir(), 'bruno-liveness-')), 'bruno.sqlite'), open: (path) => new SqliteSubmissionStore(path) },
-  { name: 'postgres', skip: postgresSkip(), place: (t) => postgresDatabase(t), open: (url) => new PostgresSubmissionStore(url) },
-]
+const kinds = storeKinds('bruno-liveness-')
 
 const USDC = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'
 const HOUR = 3_600_000

@@ -1,28 +1,15 @@
-import { mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import pg from 'pg'
-import t, { type Test } from 'tap'
+import t from 'tap'
 import { PostgresSubmissionStore } from '../core/relay/postgresStore.ts'
-import { SqliteSubmissionStore } from '../core/relay/sqliteStore.ts'
-import { StaleEpochError, type SentTransaction, type Submission, type SubmissionStore } from '../core/relay/store.ts'
+import { StaleEpochError, type SentTransaction, type Submission } from '../core/relay/store.ts'
 import { postgresDatabase, postgresSkip } from './fixtures/postgres.ts'
+import { storeKinds } from './fixtures/storeKinds.ts'
 import { waitFor } from './fixtures/waitFor.ts'
 
 // Runner writes carry the fence their process took the key with: once another process has taken
 // the key (a new epoch), the old fence's writes are refused and change nothing. Both stores.
 
-interface StoreKind {
-  readonly name: string
-  readonly skip: string | false
-  place(t: Test): Promise<string>
-  open(place: string): SubmissionStore
-}
-
-const kinds: StoreKind[] = [
-  { name: 'sqlite', skip: false, place: async () => join(mkdtempSync(join(tmpdir(), 'bruno-fencing-')), 'bruno.sqlite'), open: (path) => new SqliteSubmissionStore(path) },
-  { name: 'postgres', skip: postgresSkip(), place: (t) => postgresDatabase(t), open: (url) => new PostgresSubmissionStore(url) },
-]
+const kinds = storeKinds('bruno-fencing-')
 
 const USDC = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'
 const KEY = 'bruno-runner:8453:0x15d34aaf54267db7d7c367839aaf71a00a2c6a65'

@@ -1,36 +1,10 @@
-import { mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import t, { type Test } from 'tap'
-import { PostgresSubmissionStore } from '../core/relay/postgresStore.ts'
-import { SqliteSubmissionStore } from '../core/relay/sqliteStore.ts'
-import type { SentTransaction, Submission, SubmissionStore } from '../core/relay/store.ts'
-import { postgresDatabase, postgresSkip } from './fixtures/postgres.ts'
+import t from 'tap'
+import type { SentTransaction, Submission } from '../core/relay/store.ts'
+import { storeKinds } from './fixtures/storeKinds.ts'
 
 // One suite, every store: what the relay relies on must hold for SQLite and PostgreSQL alike.
 
-/** Opens stores on a fresh place (a file, a database); every store opened on one place shares it. */
-interface StoreKind {
-  readonly name: string
-  readonly skip: string | false
-  place(t: Test): Promise<string>
-  open(place: string): SubmissionStore
-}
-
-const kinds: StoreKind[] = [
-  {
-    name: 'sqlite',
-    skip: false,
-    place: async () => join(mkdtempSync(join(tmpdir(), 'bruno-store-')), 'bruno.sqlite'),
-    open: (path) => new SqliteSubmissionStore(path),
-  },
-  {
-    name: 'postgres',
-    skip: postgresSkip(),
-    place: (t) => postgresDatabase(t),
-    open: (url) => new PostgresSubmissionStore(url),
-  },
-]
+const kinds = storeKinds('bruno-store-')
 
 const USDC = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'
 
