@@ -41,6 +41,7 @@ export const testFiles = [
   'test/mcp-http.test.ts',
   'test/mcp-prompts-resources.test.ts',
   'test/store.test.ts',
+  'test/store-fencing.test.ts',
   'test/liveness-store.test.ts',
   'test/runner-ownership.test.ts',
   // A bare anvil (no deployment): Calibur's encoders against the real vector and anvil's own signer.
