@@ -70,6 +70,38 @@ t.test('modern era: tools/list is cacheable and every schema is closed', async (
   }
 })
 
+t.test('cached answers (lists, discovery) carry the request\'s own id, an exact length, and are logged and counted', async (t) => {
+  const ids: (number | string)[] = [0, 2 ** 53 - 1, -700, '', 'é "quoted" \\ \u2028 id', 'x'.repeat(200)]
+  const lengths = new Set<string>()
+  // Assertion names carry the id's index: a U+2028 in a name would end the TAP line.
+  for (const [index, id] of ids.entries()) {
+    const reply = await postRaw(url, modern('tools/list', {}, id), modernHeaders('tools/list'))
+    t.equal(reply.status, 200)
+    t.equal(reply.headers.get('content-type'), 'application/json; charset=utf-8')
+    t.equal(Number(reply.headers.get('content-length')), Buffer.byteLength(reply.text), `content-length is the body's bytes for id #${index}`)
+    t.equal(reply.json.id, id, `the answer's id is the request's (#${index})`)
+    t.equal(reply.json.jsonrpc, '2.0')
+    t.equal(reply.json.result.tools.length, 5)
+    lengths.add(reply.headers.get('content-length')!)
+  }
+  t.equal(lengths.size, ids.length, 'each id changes the length, so no answer was cut or padded to another\'s')
+  const legacyList = await postRaw(url, legacy('tools/list', {}, 'legacy-1'), { 'mcp-protocol-version': '2025-11-25' })
+  t.same([legacyList.json.id, Object.keys(legacyList.json.result)], ['legacy-1', ['tools']])
+  const discover = await postRaw(url, modern('server/discover', {}, 'd-1'), modernHeaders('server/discover'))
+  t.equal(discover.json.id, 'd-1')
+
+  const marker = `list-${Date.now()}`
+  await postRaw(url, modern('tools/list', {}, marker), modernHeaders('tools/list'))
+  const access = bruno.logs
+    .map((line) => JSON.parse(line) as { msg: string; statusCode?: number; url?: string; level: number; responseTime?: number })
+    .filter((line) => line.msg === 'request completed' && line.url === '/mcp' && line.statusCode === 200)
+  t.ok(access.length >= ids.length + 3, `every cached answer has its access line (${access.length})`)
+  t.ok(access.every((line) => line.level === 20 && typeof line.responseTime === 'number'), 'at debug, with its time')
+  const metrics = await (await fetch(url.replace(/\/mcp$/, '/metrics'))).text()
+  const listed = Number(/bruno_mcp_requests_total\{method="tools\/list",tool=""\} (\d+)/.exec(metrics)?.[1])
+  t.ok(listed >= ids.length + 2, `metrics count the lists (${listed})`)
+})
+
 t.test('modern era: tools/call returns structuredContent and the same JSON as text', async (t) => {
   const client = new RawMcpClient(url)
   const result = await client.callTool('erc20_transfer', transfer)

@@ -6,7 +6,7 @@ import { blameOf, reportFault } from '../faults.ts'
 import { callTool, internalError, type ToolOutcome } from './callTool.ts'
 import { complete } from './complete.ts'
 import { getPrompt } from './getPrompt.ts'
-import { ErrorCode, JsonRpcError, errorPayload, resultBytes, resultPayload, type RequestId } from './jsonrpc.ts'
+import { ErrorCode, JsonRpcError, errorPayload, cachedResult, cachedResultHead, resultPayload, type CachedResultAnswer, type RequestId } from './jsonrpc.ts'
 import {
   DISCOVER_TTL_MS,
   LEGACY_VERSIONS,
@@ -23,7 +23,7 @@ import { TASKS_EXTENSION, declaresTasks, findTask, taskFields, taskTools } from 
 /** What the HTTP layer sends: a status and, unless 202, a JSON body; and what the request counts as. */
 export interface McpReply {
   readonly status: number
-  readonly payload?: string | Buffer
+  readonly payload?: string | CachedResultAnswer
   readonly counted: McpCount
 }
 
@@ -41,7 +41,7 @@ export interface McpCount {
   readonly error?: string
 }
 
-type Answer = Omit<McpReply, 'status'> & { readonly payload: string | Buffer }
+type Answer = Omit<McpReply, 'status'> & { readonly payload: string | CachedResultAnswer }
 
 export interface ServerInfo {
   readonly name: string
@@ -100,20 +100,20 @@ export class McpDispatcher {
     const capabilities = cached.capabilities
     switch (request.method) {
       case 'tools/list':
-        return answered(request, resultBytes(request.id, cached.lists.tools[era]))
+        return answered(request, cachedResult(request.id, cached.lists.tools[era]))
       case 'tools/call':
         return this.#toolsCall(era, view, request, context, log)
       case 'prompts/list':
-        if (capabilities.prompts) return answered(request, resultBytes(request.id, cached.lists.prompts[era]))
+        if (capabilities.prompts) return answered(request, cachedResult(request.id, cached.lists.prompts[era]))
         break
       case 'prompts/get':
         if (capabilities.prompts) return answered(request, resultPayload(request.id, this.#result(era, getPrompt(view, request.params, context))))
         break
       case 'resources/list':
-        if (capabilities.resources) return answered(request, resultBytes(request.id, cached.lists.resources[era]))
+        if (capabilities.resources) return answered(request, cachedResult(request.id, cached.lists.resources[era]))
         break
       case 'resources/templates/list':
-        if (capabilities.resources) return answered(request, resultBytes(request.id, cached.lists.templates[era]))
+        if (capabilities.resources) return answered(request, cachedResult(request.id, cached.lists.templates[era]))
         break
       case 'resources/read':
         if (capabilities.resources) return answered(request, resultPayload(request.id, await this.#readResource(era, view, request, context)))
@@ -138,10 +138,10 @@ export class McpDispatcher {
         }
         break
       case 'server/discover':
-        if (era === 'modern') return answered(request, resultBytes(request.id, cached.discover))
+        if (era === 'modern') return answered(request, cachedResult(request.id, cached.discover))
         break
       case 'initialize':
-        if (era === 'legacy') return answered(request, resultBytes(request.id, this.#initialize(view, request, cached.initialize)))
+        if (era === 'legacy') return answered(request, cachedResult(request.id, this.#initialize(view, request, cached.initialize)))
         break
       case 'ping':
         if (era === 'legacy') return answered(request, resultPayload(request.id, '{}'))
@@ -202,7 +202,7 @@ export class McpDispatcher {
     const version = typeof requested === 'string' && LEGACY.has(requested) ? requested : LATEST_LEGACY
     let answer = answers.get(version)
     if (!answer) {
-      answer = Buffer.from(JSON.stringify({ protocolVersion: version, capabilities: capabilitiesOf(view, 'legacy'), serverInfo: this.#serverInfo, instructions: view.instructions }))
+      answer = cachedResultHead(JSON.stringify({ protocolVersion: version, capabilities: capabilitiesOf(view, 'legacy'), serverInfo: this.#serverInfo, instructions: view.instructions }))
       answers.set(version, answer)
     }
     return answer
@@ -212,8 +212,8 @@ export class McpDispatcher {
     let cached = this.#cache.get(view)
     if (!cached) {
       const list = (key: string, json: string) => ({
-        modern: Buffer.from(`{"resultType":"complete","${key}":${json},"ttlMs":${LIST_TTL_MS},"cacheScope":"public","_meta":${this.#metaJson}}`),
-        legacy: Buffer.from(`{"${key}":${json}}`),
+        modern: cachedResultHead(`{"resultType":"complete","${key}":${json},"ttlMs":${LIST_TTL_MS},"cacheScope":"public","_meta":${this.#metaJson}}`),
+        legacy: cachedResultHead(`{"${key}":${json}}`),
       })
       cached = {
         capabilities: capabilitiesOf(view, 'legacy'),
@@ -224,7 +224,7 @@ export class McpDispatcher {
           resources: list('resources', view.resourcesJson),
           templates: list('resourceTemplates', view.templatesJson),
         },
-        discover: Buffer.from(
+        discover: cachedResultHead(
           JSON.stringify({
             resultType: 'complete',
             supportedVersions: SUPPORTED_VERSIONS,
@@ -247,7 +247,7 @@ interface CachedAnswers {
   /** What the path serves besides tools (the legacy form: no extensions). */
   readonly capabilities: Capabilities
   readonly taskTools: readonly RegisteredTool[]
-  /** Each list's result, serialized and UTF-8 encoded once per era. */
+  /** Each list's answer up to its id (`cachedResultHead`), serialized and UTF-8 encoded once per era. */
   readonly lists: Record<'tools' | 'prompts' | 'resources' | 'templates', Record<Era, Buffer>>
   readonly discover: Buffer
   readonly initialize: Map<string, Buffer>
@@ -276,7 +276,7 @@ function capabilitiesOf(view: RegistryView, era: Era): Capabilities {
 }
 
 /** An answer that counts as its method. (A function, not a closure made per request: it is on every request's path.) */
-function answered(request: Request, payload: string | Buffer): Answer {
+function answered(request: Request, payload: string | CachedResultAnswer): Answer {
   return { payload, counted: { method: request.method, tool: '' } }
 }
 

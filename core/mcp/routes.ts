@@ -3,7 +3,7 @@ import { UnsafeJsonError } from '../boundedJson.ts'
 import { reportFault } from '../faults.ts'
 import { RateLimitedError } from '../rateLimit.ts'
 import { McpDispatcher } from './dispatcher.ts'
-import { ErrorCode, errorPayload } from './jsonrpc.ts'
+import { CachedResultAnswer, ErrorCode, errorPayload } from './jsonrpc.ts'
 import type { RegistryView } from '../registry.ts'
 
 /**
@@ -21,6 +21,7 @@ export const mcpRoutes: FastifyPluginAsync = async (app) => {
     const { status, payload, counted } = await dispatcher.dispatch(view, request.body, request.headers, { ...context, client: request.ip }, request.log)
     app.bruno.metrics.countMcp(counted)
     reply.code(status)
+    if (payload instanceof CachedResultAnswer) return sendCached(reply, payload)
     return payload === undefined ? reply.send() : reply.type('application/json; charset=utf-8').send(payload)
   }
 
@@ -55,4 +56,20 @@ export const mcpRoutes: FastifyPluginAsync = async (app) => {
     app.get(url, notAllowed)
     app.delete(url, notAllowed)
   }
+}
+
+/**
+ * A cached result's answer written as its two parts, the shared head and the id, in one corked
+ * write: Fastify's `send` takes one payload, which would mean a copy of the head per answer. The
+ * access log and metrics still see the answer (Fastify's response listeners are set before the
+ * handler runs); the headers the reply carries so far go with it.
+ */
+function sendCached(reply: FastifyReply, answer: CachedResultAnswer): void {
+  reply.hijack()
+  const response = reply.raw
+  for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) response.setHeader(name, value)
+  response.writeHead(reply.statusCode, { 'content-type': 'application/json; charset=utf-8', 'content-length': answer.byteLength })
+  response.cork()
+  response.write(answer.head)
+  response.end(answer.tail)
 }
