@@ -81,10 +81,11 @@ export class McpDispatcher {
       const envelope = readEnvelope(body)
       if (envelope === 'notification') return { status: 202, counted: NOTIFICATION }
       id = envelope.id
-      const era = eraOf(envelope, headers)
-      if (era === 'modern') checkModern(envelope, headers)
+      const request = { ...envelope, params: readParams(envelope.params) }
+      const era = eraOf(request, headers)
+      if (era === 'modern') checkModern(request, headers)
       else checkLegacyHeader(headers)
-      return { status: 200, ...(await this.#answer(era, view, envelope, context, log)) }
+      return { status: 200, ...(await this.#answer(era, view, request, context, log)) }
     } catch (error) {
       if (error instanceof JsonRpcError) return { status: error.status, payload: errorPayload(id, error), counted: errorCount(error.code) }
       // Outside a tool (a task's state, a resource): a refusal is invalid params, anything else a
@@ -286,8 +287,8 @@ function errorCount(code: number): McpCount {
   return { method: '(error)', tool: '', error: String(code) }
 }
 
-/** The request, or `'notification'` for a message without an id (answered 202, whatever it says). */
-function readEnvelope(body: unknown): Request | 'notification' {
+/** The request (its `params` unread), or `'notification'` for a message without an id (answered 202, whatever it says). */
+function readEnvelope(body: unknown): (Omit<Request, 'params'> & { readonly params: unknown }) | 'notification' {
   if (Array.isArray(body)) throw new JsonRpcError(ErrorCode.InvalidRequest, 'Invalid Request: batches are not supported', 400)
   if (typeof body !== 'object' || body === null) throw new JsonRpcError(ErrorCode.InvalidRequest, 'Invalid Request: the body must be a JSON-RPC object', 400)
   const message = body as Record<string, unknown>
@@ -301,11 +302,14 @@ function readEnvelope(body: unknown): Request | 'notification' {
   if (typeof id !== 'string' && !(typeof id === 'number' && Number.isInteger(id))) {
     throw new JsonRpcError(ErrorCode.InvalidRequest, 'Invalid Request: "id" must be a string or an integer', 400)
   }
-  const params = message.params ?? {}
-  if (typeof params !== 'object' || params === null || Array.isArray(params)) {
-    throw new JsonRpcError(ErrorCode.InvalidParams, 'Invalid params: "params" must be an object', 400)
-  }
-  return { id, method: message.method, params: params as Record<string, unknown> }
+  return { id, method: message.method, params: message.params }
+}
+
+/** A request's `params`, read after its id so that a refusal of them answers to that id. */
+function readParams(params: unknown): Record<string, unknown> {
+  if (params === undefined || params === null) return {}
+  if (typeof params !== 'object' || Array.isArray(params)) throw new JsonRpcError(ErrorCode.InvalidParams, 'Invalid params: "params" must be an object', 400)
+  return params as Record<string, unknown>
 }
 
 /**

@@ -83,11 +83,11 @@ t.test('the envelope: what is not one request is refused, a notification is 202'
   await refused({ jsonrpc: '2.0', id: 1.5, method: 'ping' }, -32600, 'Invalid Request: "id" must be a string or an integer')
   await refused({ jsonrpc: '2.0', id: null, method: 'ping' }, -32600, 'Invalid Request: "id" must be a string or an integer')
   await refused({ jsonrpc: '2.0', id: true, method: 'ping' }, -32600, 'Invalid Request: "id" must be a string or an integer')
-  // params that are not an object: invalid params (refused while the envelope is read: the id is not echoed)
+  // params that are not an object: invalid params, answered to the request's id (it was read)
   for (const params of [[], 'x', 3, false]) {
     const reply = await send({ jsonrpc: '2.0', id: 'r', method: 'ping', params })
     t.equal(reply.status, 400)
-    t.same(reply.json, { jsonrpc: '2.0', error: { code: -32602, message: 'Invalid params: "params" must be an object' } })
+    t.same(reply.json, { jsonrpc: '2.0', id: 'r', error: { code: -32602, message: 'Invalid params: "params" must be an object' } })
   }
   // null params are no params
   t.same((await send({ jsonrpc: '2.0', id: 'r', method: 'ping', params: null })).json, { jsonrpc: '2.0', id: 'r', result: {} })
