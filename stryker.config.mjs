@@ -74,8 +74,9 @@ export default {
   coverageAnalysis: 'perTest',
   incremental: true,
   incrementalFile: process.env.STRYKER_REPORT ? `reports/stryker-incremental-${process.env.STRYKER_REPORT}.json` : 'reports/stryker-incremental.json',
-  // Two cores, shared: one test process at a time (a devnet test starts its own anvil too).
-  concurrency: 1,
+  // Two cores, shared: one test process at a time (a devnet test starts its own anvil too);
+  // STRYKER_CONCURRENCY for a machine of one's own.
+  concurrency: Number(process.env.STRYKER_CONCURRENCY ?? 1),
   // A devnet file takes tens of seconds; a mutant that hangs it is a timeout, not a survivor.
   timeoutMS: 60_000,
   timeoutFactor: 2,
@@ -88,8 +89,9 @@ export default {
   // Stryker rewrites the tsconfig's out-of-sandbox paths through TypeScript's JS API, which
   // TypeScript 7 no longer has; ours has none to rewrite (tsx reads tsconfig.json as it is).
   tsconfigFile: 'no-tsconfig-rewrite.json',
-  tempDirName: '.stryker-tmp',
+  // A narrowed run works in a folder of its own, so two areas can be mutated at once.
+  tempDirName: process.env.STRYKER_REPORT ? `.stryker-tmp-${process.env.STRYKER_REPORT}` : '.stryker-tmp',
   cleanTempDir: true,
   // What the sandbox needs: sources, tests, contracts' artifacts; not builds, logs or reports.
-  ignorePatterns: ['dist', '.tap', 'bench/out', '.bruno', 'reports', '.scratch*', '*.log'],
+  ignorePatterns: ['dist', '.tap', 'bench/out', '.bruno', 'reports', '.scratch*', '*.log', '.stryker-tmp*'],
 }
