@@ -1,0 +1,178 @@
+import { decodeFunctionData, encodeErrorResult, encodeFunctionData, encodeFunctionResult, getAddress, hexToBigInt, parseAbi, toHex, type Address, type Hex } from 'viem'
+import type { NetworkConfig } from '../../config/schema.ts'
+import type { RelayContext } from '../../core/relay/context.ts'
+import type { BatchPaymentReader } from '../../core/relay/batchPayment.ts'
+import { SqliteSubmissionStore } from '../../core/relay/sqliteStore.ts'
+import { fakeClient, fakeNetwork, networkConfig, type NodeAnswer, type SeenRequest } from './fakeChain.ts'
+
+// A node for the relay's operations (quote, submit, prepareRunnerTransaction, the account view):
+// the latest block, the fee tip, the chain id, the Runner contract's `relayWithAuthorization` /
+// `relayBatch` answered by the test, estimates, balances, the OP-stack oracle. The Runner's
+// functions and errors are written from contracts/Runner.sol, not taken from Bruno's ABI.
+
+export const runnerFunctions = parseAbi([
+  'struct Authorization { address from; uint256 value; uint256 validAfter; uint256 validBefore; bytes32 nonce; uint8 v; bytes32 r; bytes32 s; }',
+  'function relayWithAuthorization(address target, bytes data, uint256 callGas, address token, address payee, uint256 amount, Authorization authorization) returns (bool callSucceeded, uint256 callGasUsed, bytes reason)',
+  'function relayBatch(address account, address delegate, bytes data, uint256 callGas, address token, address payee, uint256 amount) returns (bool callSucceeded, uint256 callGasUsed, bytes reason)',
+])
+
+export const runnerErrors = parseAbi([
+  'error PaymentShort(uint256 received, uint256 required)',
+  'error GasShort(uint256 available, uint256 required)',
+  'error Error(string)',
+])
+
+const oracleAbi = parseAbi(['function getL1Fee(bytes _data) view returns (uint256)'])
+export const GAS_PRICE_ORACLE = '0x420000000000000000000000000000000000000F'
+
+/** `Error(string)` revert data. */
+export const errorString = (reason: string): Hex => encodeErrorResult({ abi: runnerErrors, errorName: 'Error', args: [reason] })
+
+/** What the node answers for a reverting eth_call / eth_estimateGas (geth's form: code 3 with the data). */
+export function revert(data: Hex): never {
+  throw Object.assign(new Error('execution reverted'), { code: 3, data })
+}
+
+/** An address from a number. */
+export const a = (n: number): Address => getAddress(`0x${n.toString(16).padStart(40, '0')}`)
+
+/** One call to the Runner contract as the node saw it. */
+export interface RunnerRequest {
+  readonly method: 'eth_call' | 'eth_estimateGas'
+  readonly functionName: 'relayWithAuthorization' | 'relayBatch'
+  readonly args: readonly unknown[]
+  readonly callGas: bigint
+  readonly from: Address
+  readonly gas?: bigint
+  readonly maxFeePerGas?: bigint
+  readonly maxPriorityFeePerGas?: bigint
+  readonly authorizationList?: unknown
+  readonly blockTag: unknown
+  readonly data: Hex
+}
+
+export interface Outcome {
+  readonly callSucceeded: boolean
+  readonly callGasUsed: bigint
+  readonly reason?: Hex
+}
+
+export interface RunnerNodeOptions {
+  readonly config?: NetworkConfig
+  readonly chainId?: number
+  readonly blockGasLimit?: bigint
+  readonly baseFeePerGas?: bigint
+  readonly tip?: bigint
+  /** The Runner's answer to an eth_call (throw with `revert` for a revert). */
+  readonly relay?: (request: RunnerRequest) => Outcome
+  /** The node's estimate of a Runner transaction. */
+  readonly estimate?: (request: RunnerRequest) => bigint
+  /** The node's estimate of anything else (a quote's call from the Runner). */
+  readonly estimateOther?: (transaction: Record<string, unknown>, blockTag: unknown) => bigint
+  /** eth_call to other contracts. */
+  readonly otherCall?: NodeAnswer
+  readonly balance?: (address: string) => bigint
+  /** GasPriceOracle.getL1Fee's answer. */
+  readonly l1Fee?: bigint
+}
+
+export function runnerNode(options: RunnerNodeOptions = {}) {
+  const config = options.config ?? networkConfig()
+  const runner = getAddress(config.runner.contract)
+  const runnerRequests: RunnerRequest[] = []
+  const oracleAsked: Hex[] = []
+  const read = (method: 'eth_call' | 'eth_estimateGas', params: readonly unknown[]): RunnerRequest => {
+    const transaction = params[0] as Record<string, string | undefined> & { authorizationList?: unknown }
+    const { functionName, args } = decodeFunctionData({ abi: runnerFunctions, data: transaction.data as Hex })
+    const request: RunnerRequest = {
+      method,
+      functionName,
+      args,
+      callGas: (functionName === 'relayBatch' ? args[3] : args[2]) as bigint,
+      from: getAddress(transaction.from!),
+      ...(transaction.gas ? { gas: hexToBigInt(transaction.gas as Hex) } : {}),
+      ...(transaction.maxFeePerGas ? { maxFeePerGas: hexToBigInt(transaction.maxFeePerGas as Hex) } : {}),
+      ...(transaction.maxPriorityFeePerGas ? { maxPriorityFeePerGas: hexToBigInt(transaction.maxPriorityFeePerGas as Hex) } : {}),
+      ...(transaction.authorizationList ? { authorizationList: transaction.authorizationList } : {}),
+      blockTag: params[1],
+      data: transaction.data as Hex,
+    }
+    runnerRequests.push(request)
+    return request
+  }
+  const isRunner = (to: unknown) => typeof to === 'string' && to.toLowerCase() === runner.toLowerCase()
+  const { client, seen } = fakeClient({
+    eth_chainId: () => toHex(options.chainId ?? config.chainId),
+    eth_getBlockByNumber: () => ({
+      number: '0x10',
+      hash: `0x${'ab'.repeat(32)}`,
+      timestamp: '0x3e8',
+      transactions: [],
+      gasLimit: toHex(options.blockGasLimit ?? 30_000_000n),
+      baseFeePerGas: toHex(options.baseFeePerGas ?? 1_000_000_000n),
+    }),
+    eth_maxPriorityFeePerGas: () => toHex(options.tip ?? 1_000_000n),
+    eth_getBalance: ({ params }) => toHex(options.balance ? options.balance(params[0] as string) : 10n ** 18n),
+    eth_call: (request) => {
+      const { to, data } = request.params[0] as { to: string; data: Hex }
+      if (isRunner(to)) {
+        const seenCall = read('eth_call', request.params)
+        const outcome = options.relay ? options.relay(seenCall) : { callSucceeded: true, callGasUsed: 100_000n }
+        return encodeFunctionResult({ abi: runnerFunctions, functionName: seenCall.functionName, result: [outcome.callSucceeded, outcome.callGasUsed, outcome.reason ?? '0x'] })
+      }
+      if (to.toLowerCase() === GAS_PRICE_ORACLE.toLowerCase()) {
+        const { args } = decodeFunctionData({ abi: oracleAbi, data })
+        oracleAsked.push(args[0])
+        return encodeFunctionResult({ abi: oracleAbi, functionName: 'getL1Fee', result: options.l1Fee ?? 0n })
+      }
+      if (options.otherCall) return options.otherCall(request)
+      throw new Error(`no contract at ${to}`)
+    },
+    eth_estimateGas: ({ params }) => {
+      const transaction = params[0] as Record<string, unknown>
+      if (isRunner(transaction.to)) return toHex((options.estimate ?? (() => 300_000n))(read('eth_estimateGas', params)))
+      if (!options.estimateOther) throw new Error(`no estimate for ${String(transaction.to)}`)
+      return toHex(options.estimateOther(transaction, params[1]))
+    },
+  })
+  const network = fakeNetwork(client, config)
+  return { client, seen, network, config, runner, runnerRequests, oracleAsked }
+}
+
+/** The methods the node was asked, in order. */
+export const methods = (seen: readonly SeenRequest[]) => seen.map((request) => request.method)
+
+/** A relay context on `node`, with a store of its own (SQLite in memory) and a count of the runner's wake-ups. */
+export function relayContext(node: ReturnType<typeof runnerNode>, operator: Address, batchReaders: BatchPaymentReader[] = []) {
+  const store = new SqliteSubmissionStore(':memory:')
+  let wakes = 0
+  const context: RelayContext = { network: node.network, store, operator, batchReaders, wake: () => void wakes++ }
+  return { context, store, wakes: () => wakes }
+}
+
+/** A 65-byte signature, r and s non-zero, v 27. */
+export const SIGNATURE: Hex = `0x${'11'.repeat(32)}${'22'.repeat(32)}1b`
+
+/** The Runner's calldata for a signed transfer then a call, encoded from Runner.sol's signature. */
+export function relayWithAuthorizationData(
+  call: { to: Address; data: Hex },
+  callGas: bigint,
+  payment: { token: Address; from: Address; value: bigint; validAfter: bigint; validBefore: bigint; nonce: Hex; signature: Hex },
+  payee: Address,
+): Hex {
+  const r = `0x${payment.signature.slice(2, 66)}` as Hex
+  const s = `0x${payment.signature.slice(66, 130)}` as Hex
+  const v = Number.parseInt(payment.signature.slice(130, 132), 16)
+  return encodeFunctionData({
+    abi: runnerFunctions,
+    functionName: 'relayWithAuthorization',
+    args: [call.to, call.data, callGas, payment.token, payee, payment.value, { from: payment.from, value: payment.value, validAfter: payment.validAfter, validBefore: payment.validBefore, nonce: payment.nonce, v, r, s }],
+  })
+}
+
+/** Calldata's intrinsic gas counted here: 4 per zero byte, 16 per other. */
+export function intrinsicDataGas(data: Hex): bigint {
+  let gas = 0n
+  for (let index = 2; index < data.length; index += 2) gas += data.slice(index, index + 2) === '00' ? 4n : 16n
+  return gas
+}

@@ -1,0 +1,434 @@
+import t, { type Test } from 'tap'
+import { encodeErrorResult, encodeFunctionData, getAddress, serializeTransaction, zeroAddress, type Hex } from 'viem'
+import { ChainUnavailableError } from '../../core/chain/guardedTransport.ts'
+import { BrunoFault } from '../../core/faults.ts'
+import type { RunnerRelay } from '../../core/relay/runnerCall.ts'
+import { prepareRunnerTransaction } from '../../core/relay/runnerTransaction.ts'
+import { ToolError } from '../../core/tool.ts'
+import { networkConfig } from './fakeChain.ts'
+import { a, errorString, methods, relayContext, relayWithAuthorizationData, revert, runnerErrors, runnerFunctions, runnerNode, SIGNATURE, type RunnerNodeOptions } from './fakeRunnerNode.ts'
+
+// prepareRunnerTransaction (core/relay/runnerTransaction.ts) against a node the test answers: the
+// probe, the stipend, the estimate, the raises, the refusals and faults, and the exact requests
+// (block tags, gas, fee fields). Figures by hand: the chain-free config's defaults are a 15,000,000
+// stipend cap (relay.maxCallGas), a 10,500 gasLimitBps; the node's base fee 1 gwei and tip
+// 0.001 gwei give a max fee of 1.2 gwei + 0.001 gwei = 1,201,000,000 wei. Paid in WETH (1 wei per unit).
+
+const config = networkConfig()
+const weth = { address: getAddress(config.weth), symbol: 'WETH', decimals: 18 }
+const runner = getAddress(config.runner.contract)
+const payee = getAddress(config.payee)
+const operator = a(0x0e0e)
+const payer = a(0xfa7e)
+const target = a(0xc0de)
+const nonce = `0x${'ab'.repeat(32)}` as Hex
+const MAX_FEE = 1_201_000_000n
+const FEES = { maxFeePerGas: MAX_FEE, maxPriorityFeePerGas: 1_000_000n }
+
+const payment = { token: weth.address, authorization: { from: payer, to: payee, value: '500', validAfter: '0', validBefore: '4000000000', nonce }, signature: SIGNATURE }
+const relayOf = (call: { to: `0x${string}`; data: Hex }): RunnerRelay => ({ form: 'authorization', call, payment, payee })
+const relay = relayOf({ to: target, data: '0xabcd' }) // call data: 2 non-zero bytes, 32 gas
+const dataAt = (callGas: bigint, call = { to: target, data: '0xabcd' as Hex }) =>
+  relayWithAuthorizationData(call, callGas, { token: weth.address, from: payer, value: 500n, validAfter: 0n, validBefore: 4_000_000_000n, nonce, signature: SIGNATURE }, payee)
+
+const batch: RunnerRelay = { form: 'batch', account: a(0xacc), delegate: a(0xde1e), data: '0xc3c16ee400ff', token: weth.address, payee, amount: 777n }
+
+function setup(options: RunnerNodeOptions = {}) {
+  const node = runnerNode(options)
+  const { context } = relayContext(node, operator)
+  return { node, context }
+}
+
+async function refusal(t: Test, promise: Promise<unknown>, message: string) {
+  const error = await promise.then(
+    () => undefined,
+    (error: unknown) => error,
+  )
+  t.type(error, ToolError, 'a refusal')
+  t.equal((error as Error | undefined)?.message, message)
+}
+
+const SENDER =
+  `. The call runs with Bruno's Runner contract (${runner}) as msg.sender, so only calls that act by signature belong there; ` +
+  'calls the account makes itself (a transfer, an approve, a swap of its tokens) go in a Calibur batch (calibur_batch)'
+const TAIL = '. Nothing was sent. A call that fails on chain still pays, so Bruno only sends calls that succeed in simulation'
+
+t.test('the probe, the stipend, the estimate at latest, the exact run, the coverage', async (t) => {
+  const { node, context } = setup({ relay: () => ({ callSucceeded: true, callGasUsed: 160_000n }), estimate: () => 300_000n })
+  const worst = 315_000n * MAX_FEE
+  const prepared = await prepareRunnerTransaction(context, relay, undefined, { token: weth, amount: worst, nonce: 3 })
+  t.strictSame(prepared, {
+    to: runner,
+    data: dataAt(180_000n),
+    callGas: 180_000n, // 160,000 + 10,000 + 10,000
+    gas: 315_000n, // 300,000 × 1.05
+    fees: FEES,
+    l1FeeWei: 0n,
+    weiPerBaseUnit: { numerator: 1n, denominator: 1n },
+    coverage: { covered: true, requiredAmount: worst, worstCaseWei: worst },
+  })
+  const [probe, estimate, exact] = node.runnerRequests
+  t.equal(node.runnerRequests.length, 3)
+  // the probe: the largest stipend, the gas to give it (15,000,000 + 500,000 room + 32 calldata), no fee fields
+  t.match(probe, { method: 'eth_call', functionName: 'relayWithAuthorization', callGas: 15_000_000n, gas: 15_500_032n, from: operator, blockTag: 'latest' })
+  t.equal(probe!.maxFeePerGas, undefined, 'the probe runs without fee fields')
+  t.equal(probe!.authorizationList, undefined)
+  t.equal(probe!.data, dataAt(15_000_000n))
+  // the estimate of the exact transaction: its stipend, its fees, at the latest block
+  t.match(estimate, { method: 'eth_estimateGas', callGas: 180_000n, from: operator, blockTag: 'latest', maxFeePerGas: MAX_FEE, maxPriorityFeePerGas: 1_000_000n })
+  t.equal(estimate!.gas, undefined, 'the estimate carries no gas limit')
+  // the exact run: the gas limit and fees that will be signed
+  t.match(exact, { method: 'eth_call', callGas: 180_000n, gas: 315_000n, maxFeePerGas: MAX_FEE, maxPriorityFeePerGas: 1_000_000n, from: operator, blockTag: 'latest' })
+  t.equal(exact!.data, prepared.data)
+  // one block read, one tip read, the chain id; no balance
+  const asked = methods(node.seen)
+  t.equal(asked.filter((method) => method === 'eth_getBlockByNumber').length, 1)
+  t.equal(node.seen.find((request) => request.method === 'eth_getBlockByNumber')!.params[0], 'latest')
+  t.equal(asked.filter((method) => method === 'eth_maxPriorityFeePerGas').length, 1)
+  t.ok(asked.includes('eth_chainId'))
+  t.notOk(asked.includes('eth_getBalance'))
+  t.notOk('authorizationList' in prepared)
+
+  // one wei short of the worst case: not covered, and the required amount said
+  const short = await prepareRunnerTransaction(setup({ relay: () => ({ callSucceeded: true, callGasUsed: 160_000n }), estimate: () => 300_000n }).context, relay, undefined, {
+    token: weth,
+    amount: worst - 1n,
+    nonce: 3,
+  })
+  t.strictSame(short.coverage, { covered: false, requiredAmount: worst, worstCaseWei: worst })
+})
+
+t.test('a stipend that fails at the exact run is raised by half, twice at most', async (t) => {
+  // succeeds from 400,000 on: 180,000 → 270,000 → 405,000
+  const passing = setup({ relay: ({ gas, callGas }) => (gas === 15_500_032n ? { callSucceeded: true, callGasUsed: 160_000n } : { callSucceeded: callGas >= 400_000n, callGasUsed: callGas, reason: errorString('too little') }) })
+  const prepared = await prepareRunnerTransaction(passing.context, relay, undefined, { token: weth, amount: 1n, nonce: 0 })
+  t.equal(prepared.callGas, 405_000n)
+  t.equal(prepared.data, dataAt(405_000n))
+  t.strictSame(
+    passing.node.runnerRequests.map((request) => [request.method, request.callGas]),
+    [
+      ['eth_call', 15_000_000n],
+      ['eth_estimateGas', 180_000n],
+      ['eth_call', 180_000n],
+      ['eth_estimateGas', 270_000n],
+      ['eth_call', 270_000n],
+      ['eth_estimateGas', 405_000n],
+      ['eth_call', 405_000n],
+    ],
+  )
+  t.equal(prepared.coverage.covered, false)
+
+  // never succeeds: refused after the third try, with the call's reason and the sender's note
+  const failing = setup({ relay: ({ gas, callGas }) => (gas === 15_500_032n ? { callSucceeded: true, callGasUsed: 160_000n } : { callSucceeded: false, callGasUsed: callGas, reason: errorString('too little') }) })
+  await refusal(
+    t,
+    prepareRunnerTransaction(failing.context, relay, undefined, { token: weth, amount: 1n, nonce: 0 }),
+    `refused: the call fails in simulation with a 405000-gas stipend at the fees it would be sent with: the call reverted: too little${SENDER}${TAIL}`,
+  )
+  t.equal(failing.node.runnerRequests.filter((request) => request.method === 'eth_call').length, 4, 'the probe and three exact runs')
+})
+
+t.test('the stipend stops at relay.maxCallGas: the probe, the raise and the refusal', async (t) => {
+  const capped = networkConfig({ relay: { ...config.relay, maxCallGas: 200_000 } })
+  // the probe measures 195,000: its stipend (217,187) is capped at 200,000
+  const { node, context } = setup({ config: capped, relay: ({ gas, callGas }) => (gas === 700_032n ? { callSucceeded: true, callGasUsed: 195_000n } : { callSucceeded: false, callGasUsed: callGas }) })
+  await refusal(
+    t,
+    prepareRunnerTransaction(context, relay, undefined, { token: weth, amount: 1n, nonce: 0, explainCallFailure: async () => 'the replay says why' }),
+    `refused: the call fails in simulation with a 200000-gas stipend at the fees it would be sent with: the replay says why${SENDER}${TAIL}`,
+  )
+  t.strictSame(
+    node.runnerRequests.map((request) => [request.method, request.callGas, request.gas]),
+    [
+      ['eth_call', 200_000n, 700_032n],
+      ['eth_estimateGas', 200_000n, undefined],
+      ['eth_call', 200_000n, 315_000n],
+    ],
+    'no second try: the stipend is at the cap',
+  )
+
+  // 180,000 first, raised once to the cap (not to 270,000), then refused there
+  const raised = setup({ config: capped, relay: ({ gas, callGas }) => (gas === 700_032n ? { callSucceeded: true, callGasUsed: 160_000n } : { callSucceeded: false, callGasUsed: callGas }) })
+  await refusal(
+    t,
+    prepareRunnerTransaction(raised.context, relay, undefined, { token: weth, amount: 1n, nonce: 0 }),
+    `refused: the call fails in simulation with a 200000-gas stipend at the fees it would be sent with${SENDER}${TAIL}`,
+  )
+  t.strictSame(
+    raised.node.runnerRequests.filter((request) => request.method === 'eth_call').map((request) => request.callGas),
+    [200_000n, 180_000n, 200_000n],
+  )
+})
+
+t.test('a call that fails the probe is refused with its reason; nothing else is asked', async (t) => {
+  const { node, context } = setup({ relay: () => ({ callSucceeded: false, callGasUsed: 5n, reason: errorString('nope') }) })
+  let explained = 0
+  await refusal(
+    t,
+    prepareRunnerTransaction(context, relay, undefined, {
+      token: weth,
+      amount: 1n,
+      nonce: 0,
+      explainCallFailure: async () => {
+        explained++
+        return 'not asked'
+      },
+    }),
+    `refused: the call fails in simulation even with 15000000 gas: the call reverted: nope${SENDER}${TAIL}`,
+  )
+  t.equal(explained, 0, 'revert data says it: no replay')
+  t.strictSame(methods(node.seen).filter((method) => method === 'eth_estimateGas'), [])
+
+  // no revert data: the explanation asked, or none
+  const silent = setup({ relay: () => ({ callSucceeded: false, callGasUsed: 5n }) })
+  await refusal(
+    t,
+    prepareRunnerTransaction(silent.context, relay, undefined, { token: weth, amount: 1n, nonce: 0, explainCallFailure: async () => 'Calibur says: too little received' }),
+    `refused: the call fails in simulation even with 15000000 gas: Calibur says: too little received${SENDER}${TAIL}`,
+  )
+  await refusal(
+    t,
+    prepareRunnerTransaction(setup({ relay: () => ({ callSucceeded: false, callGasUsed: 5n }) }).context, relay, undefined, { token: weth, amount: 1n, nonce: 0, explainCallFailure: async () => undefined }),
+    `refused: the call fails in simulation even with 15000000 gas${SENDER}${TAIL}`,
+  )
+  await refusal(
+    t,
+    prepareRunnerTransaction(setup({ relay: () => ({ callSucceeded: false, callGasUsed: 5n }) }).context, relay, undefined, { token: weth, amount: 1n, nonce: 0 }),
+    `refused: the call fails in simulation even with 15000000 gas${SENDER}${TAIL}`,
+  )
+})
+
+t.test('a delegate batch: relayBatch, its own refusal word, no note on msg.sender', async (t) => {
+  const { node, context } = setup({ relay: () => ({ callSucceeded: false, callGasUsed: 5n, reason: errorString('nope') }) })
+  await refusal(t, prepareRunnerTransaction(context, batch, undefined, { token: weth, amount: 777n, nonce: 0, refusal: 'cannot quote' }), `cannot quote: the call fails in simulation even with 15000000 gas: the call reverted: nope${TAIL}`)
+  // the probe's gas: 15,000,000 + 500,000 + the batch data's (5 non-zero bytes, 1 zero: 84)
+  t.match(node.runnerRequests[0], { functionName: 'relayBatch', callGas: 15_000_000n, gas: 15_500_084n })
+  t.equal(
+    node.runnerRequests[0]!.data,
+    encodeFunctionData({ abi: runnerFunctions, functionName: 'relayBatch', args: [a(0xacc), a(0xde1e), '0xc3c16ee400ff', 15_000_000n, weth.address, payee, 777n] }),
+  )
+
+  const passing = setup({ relay: () => ({ callSucceeded: true, callGasUsed: 16_000n }), estimate: () => 100_000n })
+  const prepared = await prepareRunnerTransaction(passing.context, batch, undefined, { token: weth, amount: 777n, nonce: 0 })
+  t.equal(prepared.callGas, 27_000n) // 16,000 + 1,000 + 10,000
+  t.equal(prepared.gas, 105_000n)
+  t.equal(prepared.data, encodeFunctionData({ abi: runnerFunctions, functionName: 'relayBatch', args: [a(0xacc), a(0xde1e), '0xc3c16ee400ff', 27_000n, weth.address, payee, 777n] }))
+})
+
+t.test('no call (to the zero address): no probe, a zero stipend, and a failed call phase is no failure', async (t) => {
+  const { node, context } = setup({ relay: () => ({ callSucceeded: false, callGasUsed: 0n }), estimate: () => 100_000n })
+  const prepared = await prepareRunnerTransaction(context, relayOf({ to: zeroAddress, data: '0x' }), undefined, { token: weth, amount: 1n, nonce: 0 })
+  t.equal(prepared.callGas, 0n)
+  t.equal(prepared.gas, 105_000n)
+  t.strictSame(
+    node.runnerRequests.map((request) => [request.method, request.callGas]),
+    [
+      ['eth_estimateGas', 0n],
+      ['eth_call', 0n],
+    ],
+  )
+})
+
+t.test('a send: the stipend and fees known, the estimate joins the first batch and no fees are read', async (t) => {
+  const fees = { maxFeePerGas: 5_000_000_000n, maxPriorityFeePerGas: 2n }
+  const { node, context } = setup({ relay: () => ({ callSucceeded: true, callGasUsed: 1n }), estimate: () => 200_000n })
+  const prepared = await prepareRunnerTransaction(context, relay, undefined, { token: weth, amount: 1n, nonce: 0, callGas: 250_000n, fees })
+  t.strictSame(prepared.fees, fees)
+  t.equal(prepared.callGas, 250_000n)
+  t.equal(prepared.gas, 210_000n)
+  t.strictSame(
+    node.runnerRequests.map((request) => [request.method, request.callGas, request.gas, request.maxFeePerGas]),
+    [
+      ['eth_estimateGas', 250_000n, undefined, 5_000_000_000n],
+      ['eth_call', 250_000n, 210_000n, 5_000_000_000n],
+    ],
+  )
+  t.notOk(methods(node.seen).includes('eth_maxPriorityFeePerGas'), 'fees given: not read')
+  t.equal(prepared.coverage.requiredAmount, 210_000n * 5_000_000_000n)
+
+  // the first exact run fails: the raise is estimated anew
+  const retried = setup({ relay: ({ callGas }) => ({ callSucceeded: callGas > 250_000n, callGasUsed: 1n }), estimate: ({ callGas }) => 200_000n + callGas })
+  const again = await prepareRunnerTransaction(retried.context, relay, undefined, { token: weth, amount: 1n, nonce: 0, callGas: 250_000n, fees })
+  t.equal(again.callGas, 375_000n)
+  t.equal(again.gas, (575_000n * 10_500n) / 10_000n)
+  t.strictSame(
+    retried.node.runnerRequests.map((request) => [request.method, request.callGas]),
+    [
+      ['eth_estimateGas', 250_000n],
+      ['eth_call', 250_000n],
+      ['eth_estimateGas', 375_000n],
+      ['eth_call', 375_000n],
+    ],
+  )
+
+  // a stipend given without fees: no probe, the fees read, the estimate after them
+  const noFees = setup({ relay: () => ({ callSucceeded: true, callGasUsed: 1n }), estimate: () => 200_000n })
+  const read = await prepareRunnerTransaction(noFees.context, relay, undefined, { token: weth, amount: 1n, nonce: 0, callGas: 250_000n })
+  t.strictSame(read.fees, FEES)
+  t.strictSame(
+    noFees.node.runnerRequests.map((request) => [request.method, request.callGas, request.maxFeePerGas]),
+    [
+      ['eth_estimateGas', 250_000n, MAX_FEE],
+      ['eth_call', 250_000n, MAX_FEE],
+    ],
+  )
+})
+
+t.test('the transaction cap: the block gas limit or 2²⁴, whichever is lower', async (t) => {
+  // a block of 1,000,000 gas: the estimate may reach it, the signed limit is cut to it
+  const small = setup({ blockGasLimit: 1_000_000n, relay: () => ({ callSucceeded: true, callGasUsed: 100_000n }), estimate: () => 1_000_000n })
+  const prepared = await prepareRunnerTransaction(small.context, relay, undefined, { token: weth, amount: 1n, nonce: 0 })
+  t.equal(prepared.gas, 1_000_000n, 'not 1,050,000')
+  t.equal(small.node.runnerRequests.at(-1)!.gas, 1_000_000n)
+  // the probe's own gas is not cut: it asks for the cap it probes with
+  t.equal(small.node.runnerRequests[0]!.gas, 15_500_032n)
+  // the stipend is capped by the block: 1,000,000 − 500,000 − 32
+  const capped = setup({ blockGasLimit: 1_000_000n, relay: () => ({ callSucceeded: true, callGasUsed: 600_000n }), estimate: () => 900_000n })
+  t.equal((await prepareRunnerTransaction(capped.context, relay, undefined, { token: weth, amount: 1n, nonce: 0 })).callGas, 499_968n)
+
+  await refusal(
+    t,
+    prepareRunnerTransaction(setup({ blockGasLimit: 1_000_000n, estimate: () => 1_000_001n }).context, relay, undefined, { token: weth, amount: 1n, nonce: 0 }),
+    'refused: the transaction needs 1000001 gas, over the 1000000 one transaction may carry on local',
+  )
+  // a block above 2²⁴: EIP-7825's cap
+  await refusal(
+    t,
+    prepareRunnerTransaction(setup({ blockGasLimit: 60_000_000n, estimate: () => 16_777_217n }).context, relay, undefined, { token: weth, amount: 1n, nonce: 0, refusal: 'cannot quote' }),
+    'cannot quote: the transaction needs 16777217 gas, over the 16777216 one transaction may carry on local',
+  )
+  const big = setup({ blockGasLimit: 60_000_000n, estimate: () => 16_000_000n })
+  t.equal((await prepareRunnerTransaction(big.context, relay, undefined, { token: weth, amount: 1n, nonce: 0 })).gas, 16_777_216n)
+
+  // no room for the call beside the payment phase: refused, whatever the probe said
+  await refusal(
+    t,
+    prepareRunnerTransaction(setup({ blockGasLimit: 500_032n }).context, relay, undefined, { token: weth, amount: 1n, nonce: 0 }),
+    "refused: the call's data is too large for one transaction on local",
+  )
+  // one gas of room: a 1-gas stipend
+  const tight = setup({ blockGasLimit: 500_033n, estimate: () => 400_000n })
+  t.equal((await prepareRunnerTransaction(tight.context, relay, undefined, { token: weth, amount: 1n, nonce: 0 })).callGas, 1n)
+})
+
+t.test('a payment phase that reverts is the caller’s refusal, in the payment token’s words', async (t) => {
+  const short = encodeErrorResult({ abi: runnerErrors, errorName: 'PaymentShort', args: [100_000_000_000_000_000n, 150_000_000_000_000_000n] })
+  const message = 'refused: payment short: the payee would receive 0.1 WETH of the 0.15 WETH required'
+  await refusal(t, prepareRunnerTransaction(setup({ relay: () => revert(short) }).context, relay, undefined, { token: weth, amount: 1n, nonce: 0 }), message)
+  // at the estimate, and at the exact run
+  await refusal(t, prepareRunnerTransaction(setup({ estimate: () => revert(short) }).context, relay, undefined, { token: weth, amount: 1n, nonce: 0 }), message)
+  await refusal(
+    t,
+    prepareRunnerTransaction(setup({ relay: ({ maxFeePerGas }) => (maxFeePerGas === undefined ? { callSucceeded: true, callGasUsed: 1n } : revert(short)) }).context, relay, undefined, {
+      token: weth,
+      amount: 1n,
+      nonce: 0,
+      refusal: 'cannot quote',
+    }),
+    'cannot quote: payment short: the payee would receive 0.1 WETH of the 0.15 WETH required',
+  )
+})
+
+t.test('a node error without revert data is the chain’s, passed on as it is', async (t) => {
+  const outage = () => {
+    throw Object.assign(new Error('header not found'), { code: -32000 })
+  }
+  for (const options of [{ relay: outage }, { estimate: outage }] as RunnerNodeOptions[]) {
+    const error = await prepareRunnerTransaction(setup(options).context, relay, undefined, { token: weth, amount: 1n, nonce: 0 }).catch((error: unknown) => error)
+    t.notOk(error instanceof ToolError, 'not a refusal')
+    t.notOk(error instanceof BrunoFault, 'not a fault of the runner')
+    t.match((error as Error).message, /header not found/)
+  }
+})
+
+t.test('the operator short of ETH is Bruno’s fault, not the caller’s', async (t) => {
+  const insufficient = () => {
+    throw Object.assign(new Error('insufficient funds for gas * price + value'), { code: -32000 })
+  }
+  for (const options of [{ relay: insufficient }, { estimate: insufficient }] as RunnerNodeOptions[]) {
+    const error = await prepareRunnerTransaction(setup(options).context, relay, undefined, { token: weth, amount: 1n, nonce: 0 }).catch((error: unknown) => error)
+    t.type(error, BrunoFault)
+    t.equal((error as Error).message, "the runner's ETH balance is too low to pay for gas")
+    t.match((error as Error & { cause: Error }).cause.message, /insufficient funds/i)
+  }
+
+  // "gas required exceeds allowance" at the fees: the operator's balance decides (2²⁴ gas at the max fee)
+  const allowance = () => {
+    throw Object.assign(new Error('gas required exceeds allowance (0)'), { code: -32000 })
+  }
+  const enough = 16_777_216n * MAX_FEE
+  const at = async (balance: bigint | undefined, options: RunnerNodeOptions = {}) => {
+    const node = runnerNode({
+      estimate: allowance,
+      ...(balance === undefined
+        ? {}
+        : {
+            balance: (address: string) => {
+              if (getAddress(address) !== operator) throw new Error(`balance of ${address}`)
+              return balance
+            },
+          }),
+      ...options,
+    })
+    const { context } = relayContext(node, operator)
+    const error = await prepareRunnerTransaction(context, relay, undefined, { token: weth, amount: 1n, nonce: 0 }).catch((error: unknown) => error)
+    return { error: error as Error, node }
+  }
+  const poor = await at(enough - 1n)
+  t.type(poor.error, BrunoFault)
+  t.equal(poor.error.message, "the runner's ETH balance is too low to pay for gas")
+  const balanceRequest = poor.node.seen.find((request) => request.method === 'eth_getBalance')!
+  t.equal(getAddress(balanceRequest.params[0] as string), operator)
+  const rich = await at(enough)
+  t.notOk(rich.error instanceof BrunoFault, 'the balance bounds nothing: the transaction cap does')
+  t.notOk(rich.error instanceof ToolError)
+  t.match(rich.error.message, /gas required exceeds allowance/)
+  // a balance the node cannot tell: not blamed on the balance
+  const unknown = await at(0n, {
+    balance: () => {
+      throw new Error('no balance')
+    },
+  })
+  t.notOk(unknown.error instanceof BrunoFault)
+  t.match(unknown.error.message, /gas required exceeds allowance/)
+  // a zero max fee: the balance bounds nothing
+  const free = await at(0n, { baseFeePerGas: 0n, tip: 0n })
+  t.notOk(free.error instanceof BrunoFault)
+  t.match(free.error.message, /gas required exceeds allowance/)
+  // the same words at the probe (no fees): the chain's error, the balance not asked
+  const probe = runnerNode({ relay: allowance })
+  const probeError = await prepareRunnerTransaction(relayContext(probe, operator).context, relay, undefined, { token: weth, amount: 1n, nonce: 0 }).catch((error: unknown) => error as Error)
+  t.notOk(probeError instanceof BrunoFault)
+  t.notOk(methods(probe.seen).includes('eth_getBalance'))
+})
+
+t.test('an authorization list rides on every simulation and on the prepared transaction', async (t) => {
+  const r = `0x${'31'.repeat(32)}` as Hex
+  const s = `0x${'32'.repeat(32)}` as Hex
+  const list = [{ chainId: 31337, address: a(0xca1).toLowerCase(), nonce: 4, r, s, v: '28' }] as never
+  const { node, context } = setup({ relay: () => ({ callSucceeded: true, callGasUsed: 1n }) })
+  const prepared = await prepareRunnerTransaction(context, relay, list, { token: weth, amount: 1n, nonce: 0 })
+  t.strictSame(prepared.authorizationList, [{ address: a(0xca1), chainId: 31337, nonce: 4, r, s, yParity: 1 }])
+  t.equal(node.runnerRequests.length, 3)
+  for (const request of node.runnerRequests) t.match(request.authorizationList, [{ address: a(0xca1).toLowerCase(), chainId: '0x7a69', nonce: '0x4', r, s, yParity: '0x1' }], request.method)
+})
+
+t.test('OP-stack: the L1 data fee of the exact transaction (at the given nonce) is priced in', async (t) => {
+  const opConfig = networkConfig({ l1DataFee: 'op-stack' })
+  const { node, context } = setup({ config: opConfig, relay: () => ({ callSucceeded: true, callGasUsed: 160_000n }), estimate: () => 300_000n, l1Fee: 1_000n })
+  const worst = 315_000n * MAX_FEE + 1_250n
+  const prepared = await prepareRunnerTransaction(context, relay, undefined, { token: weth, amount: worst, nonce: 7 })
+  t.equal(prepared.l1FeeWei, 1_250n)
+  t.strictSame(prepared.coverage, { covered: true, requiredAmount: worst, worstCaseWei: worst })
+  t.strictSame(node.oracleAsked, [
+    serializeTransaction({ chainId: 31337, type: 'eip1559', to: runner, data: dataAt(180_000n), gas: 315_000n, nonce: 7, value: 0n, ...FEES }),
+  ])
+  const short = setup({ config: opConfig, relay: () => ({ callSucceeded: true, callGasUsed: 160_000n }), estimate: () => 300_000n, l1Fee: 1_000n })
+  t.equal((await prepareRunnerTransaction(short.context, relay, undefined, { token: weth, amount: worst - 1n, nonce: 7 })).coverage.covered, false)
+})
+
+t.test('a node on another chain is refused before anything is priced', async (t) => {
+  const error = await prepareRunnerTransaction(setup({ chainId: 8453 }).context, relay, undefined, { token: weth, amount: 1n, nonce: 0 }).catch((error: unknown) => error)
+  t.type(error, ChainUnavailableError)
+  t.match((error as Error).message, /8453/)
+})

@@ -1,0 +1,245 @@
+import t, { type Test } from 'tap'
+import { encodeFunctionData, formatUnits, getAddress, parseAbi, serializeTransaction, zeroAddress, type Address, type Hex } from 'viem'
+import { ChainUnavailableError } from '../../core/chain/guardedTransport.ts'
+import type { BatchPaymentReader, BatchTerms } from '../../core/relay/batchPayment.ts'
+import { AUTHORIZATION_PHASE_GAS, quoteCall } from '../../core/relay/quote.ts'
+import { ToolError } from '../../core/tool.ts'
+import { ethCall, networkConfig } from './fakeChain.ts'
+import { a, errorString, intrinsicDataGas, methods, relayContext, revert, runnerFunctions, runnerNode, type RunnerNodeOptions } from './fakeRunnerNode.ts'
+
+// quoteCall (core/relay/quote.ts) against a node the test answers. The gas limit is counted here
+// from the Runner's spending as SPEC describes it (intrinsic gas, the transfer's 110,000, the copy,
+// the stipend and its 1/64, the 25,000 settlement, × 1.05), the calldata encoded from Runner.sol's
+// signature; max fee 1.2 × 1 gwei + 0.001 gwei; the default 20 % margin, rounded up.
+
+const config = networkConfig()
+const runner = getAddress(config.runner.contract)
+const payee = getAddress(config.payee)
+const weth = getAddress(config.weth)
+const usdc = getAddress(config.tokens[0]!.address)
+const operator = a(0x0e0e)
+const target = a(0xc0de)
+const MAX_FEE = 1_201_000_000n
+const FEES = { maxFeePerGas: MAX_FEE, maxPriorityFeePerGas: 1_000_000n }
+
+/** The placeholder transfer the quote prices: payee to payee, 1 unit, r = s = 0x7f…, v 27. */
+function placeholderData(call: { to: Address; data: Hex }, callGas: bigint, token: Address): Hex {
+  const seven = `0x${'7f'.repeat(32)}` as Hex
+  return encodeFunctionData({
+    abi: runnerFunctions,
+    functionName: 'relayWithAuthorization',
+    args: [call.to, call.data, callGas, token, payee, 1n, { from: payee, value: 1n, validAfter: 0n, validBefore: 99_999_999_999n, nonce: `0x${'ff'.repeat(32)}`, v: 27, r: seven, s: seven }],
+  })
+}
+
+/** The gas limit for the Runner's calldata `data` copying `copied` with stipend `callGas`, by hand. */
+function gasLimitOf(data: Hex, copied: Hex, callGas: bigint): bigint {
+  const words = BigInt(Math.ceil((copied.length - 2) / 64))
+  const calldata = intrinsicDataGas(data)
+  const least = 21_000n + calldata + 110_000n + 3n * words + (words * words) / 512n + callGas + callGas / 63n + 25_000n
+  const floor = 21_000n + (calldata * 10n) / 4n
+  return ((least > floor ? least : floor) * 10_500n) / 10_000n
+}
+
+const ceil = (a: bigint, b: bigint) => (a + b - 1n) / b
+
+async function refusal(t: Test, promise: Promise<unknown>, message: string) {
+  const error = await promise.then(
+    () => undefined,
+    (error: unknown) => error,
+  )
+  t.type(error, ToolError, 'a refusal')
+  t.equal((error as Error | undefined)?.message, message)
+}
+
+function quoting(options: RunnerNodeOptions = {}, readers: BatchPaymentReader[] = []) {
+  const node = runnerNode(options)
+  return { node, context: relayContext(node, operator, readers).context }
+}
+
+t.test('the transfer phase is priced at 110,000 gas', async (t) => {
+  t.equal(AUTHORIZATION_PHASE_GAS, 110_000n)
+})
+
+t.test('a signed-transfer quote: the call measured from the Runner at latest, the worst case, the margin', async (t) => {
+  const call = { to: target, data: '0xabcd' as Hex }
+  // the node estimates 21,000 + 32 (calldata) + 160,000: the call used 160,000; its stipend is 180,000
+  const { node, context } = quoting({ estimateOther: () => 21_000n + 32n + 160_000n })
+  const before = Math.floor(Date.now() / 1000)
+  const quote = await quoteCall(context, { call, token: 'WETH' })
+  const after = Math.floor(Date.now() / 1000)
+  const data = placeholderData(call, 180_000n, weth)
+  const gas = gasLimitOf(data, call.data, 180_000n)
+  const cost = gas * MAX_FEE
+  const amount = ceil(cost * 12_000n, 10_000n)
+  t.ok(quote.validUntil >= before + 120 && quote.validUntil <= after + 120, 'valid for relay.quoteTtlSec')
+  t.strictSame(quote, {
+    token: weth,
+    symbol: 'WETH',
+    amount: formatUnits(amount, 18),
+    amountBaseUnits: amount.toString(),
+    payee,
+    validUntil: quote.validUntil,
+    gas: gas.toString(),
+    feePerGasWei: MAX_FEE.toString(),
+    costWei: cost.toString(),
+  })
+  // the call estimated from the Runner contract, at the latest block, with nothing else
+  const estimate = node.seen.find((request) => request.method === 'eth_estimateGas')!
+  const [transaction, tag] = estimate.params as [Record<string, unknown>, unknown]
+  t.equal(getAddress(transaction.from as string), runner)
+  t.equal(getAddress(transaction.to as string), target)
+  t.equal(transaction.data, '0xabcd')
+  t.equal(tag, 'latest')
+  t.notOk('authorizationList' in transaction)
+  t.notOk('gas' in transaction)
+  const asked = methods(node.seen)
+  t.equal(asked.filter((method) => method === 'eth_getBlockByNumber').length, 1, 'the block read once, for the fees and the cap')
+  t.equal(node.seen.find((request) => request.method === 'eth_getBlockByNumber')!.params[0], 'latest')
+  t.ok(asked.includes('eth_chainId'))
+  t.strictSame(node.runnerRequests, [], 'the Runner is not simulated before the transfer is signed')
+})
+
+t.test('the call’s measured gas: the estimate less the intrinsic 21,000 and its calldata, never below 0', async (t) => {
+  const call = { to: target, data: '0x00ff' as Hex } // 4 + 16 = 20
+  for (const [estimate, stipend] of [
+    [21_020n + 1_600n, 1_600n + 100n + 10_000n],
+    [21_020n + 17n, 17n + 1n + 10_000n],
+    [21_020n + 1n, 1n + 10_000n],
+    [21_020n, 10_000n],
+    [21_000n, 10_000n], // below: 0, not −20
+  ] as const) {
+    const quote = await quoteCall(quoting({ estimateOther: () => estimate }).context, { call, token: 'WETH' })
+    t.equal(quote.gas, gasLimitOf(placeholderData(call, stipend, weth), call.data, stipend).toString(), `estimate ${estimate} → stipend ${stipend}`)
+  }
+})
+
+t.test('no call (to the zero address): not estimated, no stipend', async (t) => {
+  const call = { to: zeroAddress, data: '0x' as Hex }
+  const { node, context } = quoting()
+  const quote = await quoteCall(context, { call, token: 'WETH' })
+  t.equal(quote.gas, gasLimitOf(placeholderData(call, 0n, weth), '0x', 0n).toString())
+  t.notOk(methods(node.seen).includes('eth_estimateGas'))
+})
+
+t.test('a call that fails from the Runner is refused with its reason; a node error passes as it is', async (t) => {
+  const call = { to: target, data: '0xabcd' as Hex }
+  await refusal(
+    t,
+    quoteCall(quoting({ estimateOther: () => revert(errorString('ERC20: transfer amount exceeds balance')) }).context, { call, token: 'WETH' }),
+    `cannot quote: the call fails in simulation from Bruno's Runner contract (${runner}): the call reverted: ERC20: transfer amount exceeds balance. ` +
+      'The call runs with the Runner as msg.sender, so only calls that act by signature belong there',
+  )
+  const error = await quoteCall(
+    quoting({
+      estimateOther: () => {
+        throw Object.assign(new Error('header not found'), { code: -32000 })
+      },
+    }).context,
+    { call, token: 'WETH' },
+  ).then(() => new Error('accepted'), (error: unknown) => error as Error)
+  t.notOk(error instanceof ToolError)
+  t.match(error.message, /header not found/)
+})
+
+t.test('a quote over what one transaction may carry is refused; at the limit it is given', async (t) => {
+  const call = { to: target, data: '0xabcd' as Hex }
+  const stipend = 180_000n
+  const gas = gasLimitOf(placeholderData(call, stipend, weth), call.data, stipend)
+  const estimateOther = () => 21_032n + 160_000n
+  t.equal((await quoteCall(quoting({ estimateOther, blockGasLimit: gas }).context, { call, token: 'WETH' })).gas, gas.toString())
+  await refusal(t, quoteCall(quoting({ estimateOther, blockGasLimit: gas - 1n }).context, { call, token: 'WETH' }), `cannot quote: the call needs ${gas} gas, over the ${gas - 1n} one transaction may carry on local`)
+  // 2²⁴ whatever the block: a stipend of 16,000,000 needs more
+  await refusal(
+    t,
+    quoteCall(quoting({ estimateOther: () => 21_032n + 15_000_000n, blockGasLimit: 60_000_000n }).context, { call, token: 'WETH' }),
+    `cannot quote: the call needs ${gasLimitOf(placeholderData(call, 15_947_500n, weth), call.data, 15_947_500n)} gas, over the 16777216 one transaction may carry on local`,
+  )
+})
+
+t.test('an authorization list is estimated with, and priced into the L1 data fee on OP-stack', async (t) => {
+  const call = { to: target, data: '0xabcd' as Hex }
+  const r = `0x${'31'.repeat(32)}` as Hex
+  const s = `0x${'32'.repeat(32)}` as Hex
+  const authorizationList = [{ chainId: 31337, address: a(0xca1), nonce: 2, r, s, yParity: 0 as const }]
+  const { node, context } = quoting({ config: networkConfig({ l1DataFee: 'op-stack' }), estimateOther: () => 21_032n + 160_000n, l1Fee: 4_000n })
+  const quote = await quoteCall(context, { call, token: 'WETH', authorizationList })
+  const data = placeholderData(call, 180_000n, weth)
+  const gas = gasLimitOf(data, call.data, 180_000n)
+  const cost = gas * MAX_FEE + 5_000n
+  t.equal(quote.costWei, cost.toString(), 'the L1 fee with its 25 % headroom')
+  t.equal(quote.amountBaseUnits, ceil(cost * 12_000n, 10_000n).toString())
+  t.strictSame(node.oracleAsked, [
+    serializeTransaction({ chainId: 31337, type: 'eip7702', to: runner, data, gas, nonce: 0, value: 0n, ...FEES, authorizationList: [{ address: a(0xca1), chainId: 31337, nonce: 2, r, s, yParity: 0 }] }),
+  ])
+  const estimate = node.seen.find((request) => request.method === 'eth_estimateGas')!
+  t.match((estimate.params[0] as { authorizationList: unknown }).authorizationList, [{ address: a(0xca1).toLowerCase(), chainId: '0x7a69', nonce: '0x2', r, s, yParity: '0x0' }])
+})
+
+t.test('priced in USDC: the pool price, six decimals', async (t) => {
+  const poolAbi = parseAbi([
+    'function slot0() view returns (uint160 sqrtPriceX96, int24 tick, uint16 observationIndex, uint16 observationCardinality, uint16 observationCardinalityNext, uint8 feeProtocol, bool unlocked)',
+    'function observe(uint32[] secondsAgos) view returns (int56[] tickCumulatives, uint160[] secondsPerLiquidityCumulativeX128s)',
+  ])
+  const Q96 = 1n << 96n
+  // WETH (0x42…) is token0: selling USDC (token1) the price is 2¹⁹² / sqrtP² = 2²⁸ wei per base unit
+  // at sqrtP = 2⁹⁶ / 2¹⁴; the 10-minute average at tick −200,000 is dearer (1.0001^200000 ≈ 4.9e8): the spot counts.
+  const pools = ethCall({
+    '0xd0b53D9277642d899DF5C87A3966A349A798F224': {
+      abi: poolAbi,
+      answer: (functionName) => (functionName === 'slot0' ? [Q96 >> 14n, 0, 0, 1, 1, 0, true] : [[0n, -200_000n * 600n], [0n, 0n]]),
+    },
+  })
+  const call = { to: target, data: '0xabcd' as Hex }
+  const quote = await quoteCall(quoting({ estimateOther: () => 21_032n + 160_000n, otherCall: pools }).context, { call, token: 'usdc' })
+  const gas = gasLimitOf(placeholderData(call, 180_000n, usdc), call.data, 180_000n)
+  const amount = ceil(ceil(gas * MAX_FEE * 12_000n, 10_000n), 1n << 28n)
+  t.equal(quote.token, usdc)
+  t.equal(quote.symbol, 'USDC')
+  t.equal(quote.amountBaseUnits, amount.toString())
+  t.equal(quote.amount, formatUnits(amount, 6))
+  t.equal(quote.costWei, (gas * MAX_FEE).toString())
+})
+
+t.test('a delegate batch: the exact runner transaction simulated with its own payment', async (t) => {
+  const account = a(0xacc)
+  const data = '0xc3c16ee4beef' as Hex
+  const terms: BatchTerms = {
+    account,
+    delegate: a(0xde1e),
+    token: weth,
+    payee,
+    amount: 4_242n,
+    deadline: 0n,
+    identity: 'batch:1',
+    ownCalls: { from: account, to: account, data: '0x' },
+  }
+  const reader: BatchPaymentReader = { delegate: 'Calibur', errors: { abi: [], describe: () => undefined }, read: (_network, call) => (call.data.startsWith('0xc3c16ee4') ? terms : undefined) }
+  const { node, context } = quoting({ config: networkConfig({ l1DataFee: 'op-stack' }), relay: () => ({ callSucceeded: true, callGasUsed: 16_000n }), estimate: () => 100_000n, l1Fee: 800n }, [reader])
+  const quote = await quoteCall(context, { call: { to: account, data }, token: 'WETH', payment: 'batch' })
+  const cost = 105_000n * MAX_FEE + 1_000n
+  t.equal(quote.gas, '105000')
+  t.equal(quote.feePerGasWei, MAX_FEE.toString())
+  t.equal(quote.costWei, cost.toString())
+  t.equal(quote.amountBaseUnits, ceil(cost * 12_000n, 10_000n).toString())
+  // simulated with the batch's own payment (4,242), at nonce 0 for the L1 fee
+  const exact = node.runnerRequests.at(-1)!
+  t.equal(exact.data, encodeFunctionData({ abi: runnerFunctions, functionName: 'relayBatch', args: [account, a(0xde1e), data, 27_000n, weth, payee, 4_242n] }))
+  t.equal(node.oracleAsked.length, 1)
+  t.equal(node.oracleAsked[0], serializeTransaction({ chainId: 31337, type: 'eip1559', to: runner, data: exact.data, gas: 105_000n, nonce: 0, value: 0n, ...FEES }))
+  t.notOk(methods(node.seen).includes('eth_estimateGas') && node.seen.some((request) => request.method === 'eth_estimateGas' && getAddress((request.params[0] as { to: string }).to) !== runner), 'the call alone is not estimated')
+
+  // its refusals say "cannot quote"
+  const failing = quoting({ relay: () => ({ callSucceeded: false, callGasUsed: 1n, reason: errorString('nope') }) }, [reader])
+  await refusal(
+    t,
+    quoteCall(failing.context, { call: { to: account, data }, token: 'WETH', payment: 'batch' }),
+    'cannot quote: the call fails in simulation even with 15000000 gas: the call reverted: nope. Nothing was sent. A call that fails on chain still pays, so Bruno only sends calls that succeed in simulation',
+  )
+})
+
+t.test('a node on another chain is refused', async (t) => {
+  const error = await quoteCall(quoting({ chainId: 1, estimateOther: () => 50_000n }).context, { call: { to: target, data: '0x' }, token: 'WETH' }).catch((error: unknown) => error)
+  t.type(error, ChainUnavailableError)
+})
+

@@ -1,0 +1,119 @@
+import t from 'tap'
+import { getAddress, type Hex } from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
+import type { Networks } from '../../core/chain/networks.ts'
+import { createLogger } from '../../core/logger.ts'
+import { Metrics } from '../../core/metrics.ts'
+import type { BatchPaymentReader } from '../../core/relay/batchPayment.ts'
+import { openRelay } from '../../core/relay/service.ts'
+import { ToolError } from '../../core/tool.ts'
+import { OFFLINE_RUNNER_KEY, offlineConfig } from '../fixtures/bruno.ts'
+import { a, runnerNode, SIGNATURE, type RunnerNodeOptions } from './fakeRunnerNode.ts'
+
+// openRelay (core/relay/service.ts): the runner key from the environment, one context per chain
+// (its operator the key's address), the operations by chain name, the store's health, the runner
+// balances, batch readers shared by every chain, and the runner loops started once and stopped.
+
+const env: NodeJS.ProcessEnv = {}
+const config = offlineConfig(env)
+const network = config.networks[0]!
+const operator = privateKeyToAccount(OFFLINE_RUNNER_KEY).address
+const payee = getAddress(network.payee)
+const weth = getAddress(network.weth)
+const log = createLogger({ secrets: [], level: 'silent' })
+
+function open(options: RunnerNodeOptions = {}, environment: NodeJS.ProcessEnv = env, metrics?: Metrics) {
+  const node = runnerNode({ config: network, relay: () => ({ callSucceeded: true, callGasUsed: 160_000n }), estimate: () => 300_000n, ...options })
+  const networks = { get: (name: string) => (name === 'local' ? node.network : undefined) } as unknown as Networks
+  const relay = openRelay(config, networks, environment, log, metrics)
+  return { node, relay }
+}
+
+const submitRequest = (value: bigint, nonce = `0x${'ab'.repeat(32)}`) => ({
+  call: { to: a(0xc0de), data: '0xabcd' as Hex },
+  payment: { token: weth, authorization: { from: a(0xfa7e), to: payee, value: value.toString(), validAfter: '0', validBefore: '4000000000', nonce }, signature: SIGNATURE },
+})
+const WORST = 315_000n * 1_201_000_000n
+
+t.test('the runner key must be a 32-byte hex private key in the named variable', async (t) => {
+  const message = 'networks.local.runner.key: environment variable BRUNO_TEST_RUNNER_KEY must hold a 32-byte hex private key'
+  for (const key of [undefined, '', 'not hex at all', OFFLINE_RUNNER_KEY.slice(0, -1), `${OFFLINE_RUNNER_KEY}0`, OFFLINE_RUNNER_KEY.slice(2).padEnd(66, '0')]) {
+    t.throws(() => open({}, { BRUNO_TEST_RUNNER_KEY: key }), new Error(message), String(key))
+  }
+})
+
+t.test('the operations by chain name; the operator is the key’s address', async (t) => {
+  const { node, relay } = open()
+  t.teardown(() => relay.close())
+  t.equal(await relay.ping(), true)
+  // submit: simulated from the operator, stored with its client
+  const view = await relay.submit('local', submitRequest(WORST), '203.0.113.7')
+  t.equal(view.stage, 'waiting')
+  t.ok(node.runnerRequests.length > 0)
+  for (const request of node.runnerRequests) t.equal(request.from, operator)
+  t.strictSame(await relay.status(view.id), view)
+  t.equal(await relay.status('no-such-id'), undefined)
+  // quote: a zero-address call is priced without an estimate of its own
+  const quote = await relay.quote('local', { call: { to: '0x0000000000000000000000000000000000000000', data: '0x' }, token: 'WETH' })
+  t.equal(quote.symbol, 'WETH')
+  t.equal(quote.feePerGasWei, '1201000000')
+  // the runner's balance, read for the operator
+  t.strictSame(await relay.runnerBalances(), [{ chain: 'local', wei: 10n ** 18n }])
+  const asked = node.seen.filter((request) => request.method === 'eth_getBalance').map((request) => getAddress(request.params[0] as string))
+  t.strictSame(asked, [operator])
+})
+
+t.test('account: read on the chain named', async (t) => {
+  const { relay } = open()
+  t.teardown(() => relay.close())
+  // the fake node answers no eth_getCode: the request reaches the chain named (and fails there)
+  await t.rejects(relay.account('local', a(0xacc)), /eth_getCode/)
+})
+
+t.test('a chain whose balance cannot be read is left out', async (t) => {
+  const { relay } = open({
+    balance: () => {
+      throw new Error('node down')
+    },
+  })
+  t.teardown(() => relay.close())
+  t.strictSame(await relay.runnerBalances(), [])
+})
+
+t.test('batch readers are accepted for every chain', async (t) => {
+  const { relay } = open()
+  t.teardown(() => relay.close())
+  const account = a(0xacc)
+  const call = { to: account, data: '0xc3c16ee4beef' as Hex }
+  const payment = { token: weth, amountBaseUnits: WORST.toString() }
+  await t.rejects(relay.submit('local', { call, payment }), new ToolError(
+    'refused: a call that pays somewhere inside is not accepted, since it cannot be made safe. Pay one of two ways: ' +
+      '{token, authorization, signature}, a signed EIP-3009 transfer to the payee (payment_authorization prepares it), ' +
+      'or a delegate batch (no delegate group is enabled on this server)',
+  ))
+  const reader: BatchPaymentReader = {
+    delegate: 'Calibur',
+    errors: { abi: [], describe: () => undefined },
+    read: () => ({ account, delegate: a(0xde1e), token: weth, payee, amount: WORST, deadline: 0n, identity: 'batch:1', ownCalls: { from: account, to: account, data: '0x' } }),
+  }
+  relay.acceptBatches(reader)
+  t.equal((await relay.submit('local', { call, payment })).stage, 'waiting')
+})
+
+t.test('admission refusals are counted with metrics, and still refused without', async (t) => {
+  const metrics = new Metrics()
+  const { relay } = open({}, env, metrics)
+  t.teardown(() => relay.close())
+  for (let index = 0; index < 8; index++) await relay.submit('local', submitRequest(WORST, `0x${index.toString(16).padStart(64, '0')}`))
+  await t.rejects(relay.submit('local', submitRequest(WORST)), ToolError)
+  t.match(await metrics.registry.metrics(), /bruno_admission_refusals_total\{chain="local",reason="account_busy"\} 1/)
+})
+
+t.test('the runner loops: started once (a second start leaves no timer behind), stopped at close, the store closed', async (t) => {
+  const { relay } = open()
+  relay.startRunners()
+  relay.startRunners()
+  // close stops the one loop's timer: were a second loop started, its timer would keep this process alive
+  await relay.close()
+  t.equal(await relay.ping(), false, 'the store is closed')
+})

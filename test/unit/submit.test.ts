@@ -1,0 +1,335 @@
+import t, { type Test } from 'tap'
+import { formatUnits, getAddress, serializeTransaction, type Hex } from 'viem'
+import type { BatchPaymentReader, BatchTerms } from '../../core/relay/batchPayment.ts'
+import { describeCallFailure } from '../../core/relay/callFailure.ts'
+import { relayOfRequest } from '../../core/relay/relayOfRequest.ts'
+import type { SubmitRequest } from '../../core/relay/schemas.ts'
+import { submitCall } from '../../core/relay/submit.ts'
+import { ToolError } from '../../core/tool.ts'
+import { networkConfig } from './fakeChain.ts'
+import { a, errorString, methods, relayContext, relayWithAuthorizationData, revert, runnerNode, SIGNATURE, type RunnerNodeOptions } from './fakeRunnerNode.ts'
+
+// submitCall (core/relay/submit.ts) and describeCallFailure (callFailure.ts) against a node the
+// test answers and a SQLite store in memory: the checks in their order, the exact refusals, what
+// is stored. The node's call succeeds using 160,000 gas (a 180,000 stipend) and estimates 300,000
+// (a 315,000 limit); at 1,201,000,000 wei per gas the worst case is 378,315,000,000,000 wei, paid
+// in WETH (1 wei per unit).
+
+const config = networkConfig()
+const runner = getAddress(config.runner.contract)
+const payee = getAddress(config.payee)
+const weth = getAddress(config.weth)
+const operator = a(0x0e0e)
+const payer = a(0xfa7e)
+const target = a(0xc0de)
+const MAX_FEE = 1_201_000_000n
+const WORST = 315_000n * MAX_FEE
+
+const nowSec = () => Math.floor(Date.now() / 1000)
+
+function request(overrides: { value?: bigint; validBefore?: string; deadline?: number; nonce?: Hex; data?: Hex } = {}): SubmitRequest {
+  return {
+    call: { to: target, data: overrides.data ?? '0xabcd' },
+    payment: {
+      token: weth,
+      authorization: {
+        from: payer,
+        to: payee,
+        value: (overrides.value ?? WORST).toString(),
+        validAfter: '0',
+        validBefore: overrides.validBefore ?? '4000000000',
+        nonce: overrides.nonce ?? (`0x${'AB'.repeat(32)}` as Hex),
+      },
+      signature: SIGNATURE,
+    },
+    ...(overrides.deadline === undefined ? {} : { deadline: overrides.deadline }),
+  }
+}
+
+function submitting(options: RunnerNodeOptions = {}, readers: BatchPaymentReader[] = []) {
+  const node = runnerNode({ relay: () => ({ callSucceeded: true, callGasUsed: 160_000n }), estimate: () => 300_000n, ...options })
+  const relay = relayContext(node, operator, readers)
+  t.teardown(() => relay.store.close())
+  return { node, ...relay }
+}
+
+async function refusal(t: Test, promise: Promise<unknown>, message: string | ((now: number) => string), now?: readonly number[]) {
+  const error = await promise.then(
+    () => undefined,
+    (error: unknown) => error,
+  )
+  t.type(error, ToolError, 'a refusal')
+  const text = (error as Error | undefined)?.message
+  if (typeof message === 'string') return t.equal(text, message)
+  // a text that names the clock: any second the call may have read
+  const candidates = [...new Set(now)].map(message)
+  t.ok(candidates.includes(text!), `${text} is one of ${candidates.join(' | ')}`)
+}
+
+/** Runs `attempt` until it starts and ends within one clock second (a second boundary crossed retries it). */
+async function withinOneSecond<T>(attempt: (now: number) => Promise<T>): Promise<T> {
+  for (;;) {
+    const now = nowSec()
+    const result = await attempt(now)
+    if (nowSec() === now) return result
+  }
+}
+
+t.test('accepted: stored waiting with its identity, stipend, payer, client and deadline; the runner woken', async (t) => {
+  const { node, context, store, wakes } = submitting()
+  const before = Date.now()
+  const view = await submitCall(context, request(), '203.0.113.7')
+  const after = Date.now()
+  t.equal(wakes(), 1)
+  t.match(view, { chain: 'local', stage: 'waiting' })
+  t.ok(view.createdAt >= before && view.createdAt <= after)
+  t.equal(view.updatedAt, view.createdAt)
+  t.ok(view.deadline >= Math.floor(before / 1000) + 600 && view.deadline <= Math.floor(after / 1000) + 600, 'the default deadline: now + relay.submissionTtlSec')
+  t.strictSame(Object.keys(view).sort(), ['chain', 'createdAt', 'deadline', 'id', 'stage', 'updatedAt'])
+  const stored = (await store.get(view.id))!
+  t.match(stored, {
+    id: view.id,
+    chain: 'local',
+    stage: 'waiting',
+    deadline: view.deadline,
+    identity: `3009:local:${weth}:${payer}:0x${'ab'.repeat(32)}`,
+    callGas: '180000',
+    payer,
+    client: '203.0.113.7',
+  })
+  t.strictSame(stored.request, request())
+  // simulated as it will be sent: the stipend, the payment, nonce-free
+  t.equal(node.runnerRequests.at(-1)!.data.toLowerCase(), relayWithAuthorizationData({ to: target, data: '0xabcd' }, 180_000n, { token: weth, from: payer, value: WORST, validAfter: 0n, validBefore: 4_000_000_000n, nonce: `0x${'ab'.repeat(32)}`, signature: SIGNATURE }, payee).toLowerCase(), 'the calldata (hex in any case)')
+
+  // without a client: none stored
+  const other = submitting()
+  const alone = await submitCall(other.context, request())
+  t.notOk('client' in (await other.store.get(alone.id))!)
+})
+
+t.test('the same payment again: the active submission answers, nothing is read or stored', async (t) => {
+  const { node, context, wakes } = submitting()
+  const first = await submitCall(context, request())
+  const asked = node.seen.length
+  const again = await submitCall(context, request({ deadline: 1 }), 'someone')
+  t.strictSame(again, first)
+  t.equal(node.seen.length, asked, 'no chain read')
+  t.equal(wakes(), 1)
+  // the same payment with its nonce in another case is the same payment
+  t.equal((await submitCall(context, request({ nonce: `0x${'ab'.repeat(32)}` }))).id, first.id)
+  // another nonce is another payment
+  t.not((await submitCall(context, request({ nonce: `0x${'cd'.repeat(32)}` }))).id, first.id)
+})
+
+t.test('two submits of one payment at once: one is stored, both answer it, the runner is woken once', async (t) => {
+  const { context, wakes } = submitting()
+  const [one, two] = await Promise.all([submitCall(context, request()), submitCall(context, request())])
+  t.equal(one.id, two.id)
+  t.equal(wakes(), 1)
+})
+
+t.test('the payer’s standing is judged before anything is read', async (t) => {
+  const { node, context, store } = submitting()
+  for (let index = 0; index < 8; index++) {
+    await store.insert({ id: `a${index}`, chain: 'local', stage: 'waiting', createdAt: 1, updatedAt: 1, deadline: 1, request: {} as never, identity: `a${index}`, payer })
+  }
+  await refusal(t, submitCall(context, request()), `refused: the account ${payer} has 8 active submissions, the most it may have: wait for one to be done or failed`)
+  t.strictSame(node.seen, [])
+})
+
+t.test('the deadline: ahead, and within relay.submissionTtlSec', async (t) => {
+  const { context, node } = submitting()
+  const past = nowSec() - 5
+  const seen: number[] = []
+  await refusal(
+    t,
+    submitCall(context, request({ deadline: past })).finally(() => seen.push(nowSec())),
+    (now) => `the deadline ${past} has passed (now ${now})`,
+    [past + 5, ...seen, nowSec()],
+  )
+  t.strictSame(node.seen, [], 'refused before the chain is asked')
+  // now itself has passed
+  await withinOneSecond(async (now) => {
+    const error = await submitCall(submitting().context, request({ deadline: now })).then(() => new Error('accepted'), (error: unknown) => error as Error)
+    if (nowSec() === now) t.equal(error.message, `the deadline ${now} has passed (now ${now})`)
+  })
+  // a second ahead is fine, so is exactly the ttl; one more second is not
+  await withinOneSecond(async (now) => {
+    const view = await submitCall(submitting().context, request({ deadline: now + 1 }))
+    t.equal(view.deadline, now + 1)
+  })
+  await withinOneSecond(async (now) => {
+    const view = await submitCall(submitting().context, request({ deadline: now + 600 }))
+    t.equal(view.deadline, now + 600)
+  })
+  await withinOneSecond(async (now) => {
+    const error = await submitCall(submitting().context, request({ deadline: now + 601 })).then(() => new Error('accepted'), (error: unknown) => error as Error)
+    if (nowSec() === now) {
+      t.type(error, ToolError)
+      t.equal(
+        error.message,
+        `the deadline ${now + 601} is more than 600 s away (now ${now}), longer than this relay holds a submission: give one within 600 s, or none`,
+      )
+    }
+  })
+})
+
+t.test('the payment must stay valid relay.paymentMarginSec (30 s) more', async (t) => {
+  await withinOneSecond(async (now) => {
+    const { context, node } = submitting()
+    const error = await submitCall(context, request({ validBefore: String(now + 29) })).then(() => new Error('accepted'), (error: unknown) => error as Error)
+    if (nowSec() === now) {
+      t.type(error, ToolError)
+      t.equal(error.message, `the payment expires at ${now + 29} (now ${now}), too soon to send it safely: it must be valid at least 30 s more; sign a new one`)
+      t.strictSame(node.seen, [])
+    }
+  })
+  await withinOneSecond(async (now) => {
+    const view = await submitCall(submitting().context, request({ validBefore: String(now + 30) }))
+    t.equal(view.stage, 'waiting')
+  })
+})
+
+t.test('the signed transaction’s size: at relay.maxTransactionBytes it is accepted, one byte over it is refused', async (t) => {
+  const data = `0x${'ee'.repeat(5_000)}` as Hex
+  // the stipend for 160,000 used, the limit for an estimate of 300,000
+  const unsigned = serializeTransaction({
+    chainId: 31337,
+    type: 'eip1559',
+    to: runner,
+    data: relayWithAuthorizationData({ to: target, data }, 180_000n, { token: weth, from: payer, value: WORST, validAfter: 0n, validBefore: 4_000_000_000n, nonce: `0x${'ab'.repeat(32)}`, signature: SIGNATURE }, payee),
+    gas: 315_000n,
+    nonce: 0xffffffff,
+    value: 0n,
+    maxFeePerGas: MAX_FEE,
+    maxPriorityFeePerGas: 1_000_000n,
+  })
+  const bytes = (unsigned.length - 2) / 2 + 67
+  const sized = (maxTransactionBytes: number) => submitting({ config: networkConfig({ relay: { ...config.relay, maxTransactionBytes } }) }).context
+  t.equal((await submitCall(sized(bytes), request({ data }))).stage, 'waiting')
+  await refusal(t, submitCall(sized(bytes - 1), request({ data })), `refused: the runner's transaction would be ${bytes} bytes, over the ${bytes - 1} a node accepts: make the call's data smaller`)
+
+  // with an authorization list: sized as the EIP-7702 transaction it will be
+  const r = `0x${'31'.repeat(32)}` as Hex
+  const s = `0x${'32'.repeat(32)}` as Hex
+  const withList = { ...request({ data }), authorizationList: [{ chainId: 31337, address: a(0xca1), nonce: 0, r, s, yParity: 1 as const }] }
+  const bytes7702 =
+    (serializeTransaction({
+      chainId: 31337,
+      type: 'eip7702',
+      to: runner,
+      data: relayWithAuthorizationData({ to: target, data }, 180_000n, { token: weth, from: payer, value: WORST, validAfter: 0n, validBefore: 4_000_000_000n, nonce: `0x${'ab'.repeat(32)}`, signature: SIGNATURE }, payee),
+      gas: 315_000n,
+      nonce: 0xffffffff,
+      value: 0n,
+      maxFeePerGas: MAX_FEE,
+      maxPriorityFeePerGas: 1_000_000n,
+      authorizationList: [{ address: a(0xca1), chainId: 31337, nonce: 0, r, s, yParity: 1 }],
+    }).length -
+      2) /
+      2 +
+    67
+  t.equal((await submitCall(sized(bytes7702), withList)).stage, 'waiting')
+  await refusal(t, submitCall(sized(bytes7702 - 1), withList), `refused: the runner's transaction would be ${bytes7702} bytes, over the ${bytes7702 - 1} a node accepts: make the call's data smaller`)
+})
+
+t.test('the payment must cover the worst case: one base unit short is refused, with the figures', async (t) => {
+  t.equal((await submitCall(submitting().context, request({ value: WORST }))).stage, 'waiting')
+  await refusal(
+    t,
+    submitCall(submitting().context, request({ value: WORST - 1n })),
+    `refused: the payment of ${formatUnits(WORST - 1n, 18)} WETH is below the most the runner could pay for it now, ${formatUnits(WORST, 18)} WETH (315000 gas at up to 1201000000 wei): quote again and pay the quoted amount`,
+  )
+  // OP-stack: the L1 data fee is named (1,000 from the oracle, 1,250 with its headroom)
+  const op = (value: bigint) => submitCall(submitting({ config: networkConfig({ l1DataFee: 'op-stack' }), l1Fee: 1_000n }).context, request({ value }))
+  t.equal((await op(WORST + 1_250n)).stage, 'waiting')
+  await refusal(
+    t,
+    op(WORST + 1_249n),
+    `refused: the payment of ${formatUnits(WORST + 1_249n, 18)} WETH is below the most the runner could pay for it now, ${formatUnits(WORST + 1_250n, 18)} WETH (315000 gas at up to 1201000000 wei plus an L1 data fee of 1250 wei): quote again and pay the quoted amount`,
+  )
+})
+
+t.test('a transfer to someone else than the payee is refused before anything is read', async (t) => {
+  const { context, node } = submitting()
+  const wrong = request()
+  const payment = { ...wrong.payment, authorization: { ...(wrong.payment as { authorization: Record<string, string> }).authorization, to: a(0xbad) } }
+  await refusal(t, submitCall(context, { ...wrong, payment } as SubmitRequest), `the signed transfer pays ${a(0xbad)}, not the payee ${payee}: sign a transfer to the payee (payment_authorization prepares it)`)
+  t.strictSame(node.seen, [])
+  await refusal(t, submitCall(context, { ...request(), payment: { ...request().payment, token: 'DAI' } } as SubmitRequest), 'unknown token "DAI" on local: neither a configured symbol (USDC, WETH) nor a token address')
+})
+
+// A delegate batch whose own calls revert where the Runner cannot see why: the replay says it.
+const account = a(0xacc)
+const batchData = '0xc3c16ee4beef' as Hex
+const terms: BatchTerms = {
+  account,
+  delegate: a(0xde1e),
+  token: weth,
+  payee,
+  amount: WORST,
+  deadline: 0n,
+  identity: 'calibur:local:acc:1',
+  ownCalls: { from: account, to: account, data: '0x12345678' },
+}
+const reader: BatchPaymentReader = { delegate: 'Calibur', errors: { abi: [], describe: () => undefined }, read: (_network, call) => (call.data.startsWith('0xc3c16ee4') ? terms : undefined) }
+const batchRequest: SubmitRequest = { call: { to: account, data: batchData }, payment: { token: weth, amountBaseUnits: WORST.toString() } }
+
+t.test('a batch whose call fails without data: refused with the replay of its own calls at latest', async (t) => {
+  const replays: unknown[][] = []
+  const { context, node } = submitting(
+    {
+      relay: () => ({ callSucceeded: false, callGasUsed: 1n }),
+      otherCall: ({ params }) => {
+        replays.push([...params])
+        return revert(errorString('Too little received'))
+      },
+    },
+    [reader],
+  )
+  await refusal(
+    t,
+    submitCall(context, batchRequest),
+    'refused: the call fails in simulation even with 15000000 gas: the call reverted: Too little received. Nothing was sent. A call that fails on chain still pays, so Bruno only sends calls that succeed in simulation',
+  )
+  t.equal(replays.length, 1)
+  const replayed = replays[0]![0] as { from: string; to: string; data: string }
+  t.strictSame([getAddress(replayed.from), getAddress(replayed.to), replayed.data], [account, account, '0x12345678'])
+  t.equal(replays[0]![1], 'latest')
+  t.notOk(methods(node.seen).includes('eth_estimateGas'))
+
+  // a batch's deadline counts as the payment's: 0 is none; one too close is refused
+  const accepted = submitting({}, [reader])
+  t.equal((await submitCall(accepted.context, batchRequest)).stage, 'waiting')
+  const soon = { ...terms, deadline: BigInt(nowSec() + 5) }
+  const soonReader: BatchPaymentReader = { ...reader, read: () => soon }
+  const error = await submitCall(submitting({}, [soonReader]).context, batchRequest).then(() => new Error('accepted'), (error: unknown) => error as Error)
+  t.match(error.message, new RegExp(`^the payment expires at ${soon.deadline} \\(now \\d+\\), too soon to send it safely`))
+})
+
+t.test('describeCallFailure: the replay at latest or at a block, its reason, or nothing', async (t) => {
+  const replays: unknown[][] = []
+  let answer: () => unknown = () => revert(errorString('Too little received'))
+  const { context, node } = submitting({
+    otherCall: ({ params }) => {
+      replays.push([...params])
+      return answer()
+    },
+  })
+  const token = { address: weth, symbol: 'WETH', decimals: 18 }
+  const requested = relayOfRequest({ ...context, batchReaders: [reader] }, batchRequest.call, batchRequest.payment, token)
+  t.equal(await describeCallFailure(context, requested, token), 'the call reverted: Too little received')
+  t.equal(replays.at(-1)![1], 'latest')
+  t.equal(await describeCallFailure(context, requested, token, 77n), 'the call reverted: Too little received')
+  t.equal(replays.at(-1)![1], '0x4d', 'at the block given')
+  answer = () => '0x'
+  t.equal(await describeCallFailure(context, requested, token), undefined, 'the replay passes: nothing to say')
+  answer = () => {
+    throw Object.assign(new Error('header not found'), { code: -32000 })
+  }
+  t.equal(await describeCallFailure(context, requested, token), undefined, 'no revert data: nothing to say')
+  // a signed transfer has no own calls: nothing replayed
+  const asked = node.seen.length
+  t.equal(await describeCallFailure(context, relayOfRequest(context, request().call, request().payment, token), token), undefined)
+  t.equal(node.seen.length, asked)
+})
