@@ -1,3 +1,5 @@
+import { Writable } from 'node:stream'
+import { setImmediate as yieldOnce } from 'node:timers/promises'
 import t from 'tap'
 import { getAddress, type Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
@@ -116,4 +118,30 @@ t.test('the runner loops: started once (a second start leaves no timer behind), 
   // close stops the one loop's timer: were a second loop started, its timer would keep this process alive
   await relay.close()
   t.equal(await relay.ping(), false, 'the store is closed')
+})
+
+t.test('the runner reads through the runner client; the relay and the runner log as themselves', async (t) => {
+  const lines: string[] = []
+  const logged = createLogger({ secrets: [], level: 'debug', destination: new Writable({ write(chunk, _encoding, done) { lines.push(String(chunk)); done() } }) })
+  const node = runnerNode({ config: network, relay: () => ({ callSucceeded: true, callGasUsed: 160_000n }), estimate: () => 300_000n })
+  const runnerSide = runnerNode({ config: network })
+  const networks = { get: () => ({ ...node.network, runnerClient: runnerSide.client }) } as unknown as Networks
+  const relay = openRelay(config, networks, env, logged)
+  await relay.submit('local', submitRequest(WORST))
+  // the submission wakes the runner, whose first read goes to its own client
+  const until = Date.now() + 10_000
+  while (runnerSide.seen.length === 0 && Date.now() < until) await yieldOnce()
+  await relay.close()
+  t.ok(runnerSide.seen.length > 0, 'the runner asked its own client')
+  t.notOk(node.seen.some((request) => request.method === 'eth_getTransactionCount'), 'not the callers’ client')
+  const records = lines.flatMap((line) => line.split('\n')).filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>)
+  t.ok(records.some((record) => record.component === 'relay' && record.msg === 'submission accepted'), 'the store’s log is the relay’s')
+  t.ok(records.some((record) => record.component === 'runner' && record.chain === 'local'), 'the runner’s log names its chain')
+})
+
+t.test('an admission refusal without metrics is still the caller’s refusal', async (t) => {
+  const { relay } = open()
+  t.teardown(() => relay.close())
+  for (let index = 0; index < 8; index++) await relay.submit('local', submitRequest(WORST, `0x${index.toString(16).padStart(64, '0')}`))
+  await t.rejects(relay.submit('local', submitRequest(WORST)), ToolError)
 })
