@@ -1,0 +1,604 @@
+import t, { type Test } from 'tap'
+import { encodeFunctionData, getAddress, serializeTransaction, zeroHash, type Address, type Hex } from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
+import { ToolError } from '../../core/tool.ts'
+import { AUTHORIZATION_GAS, delegationOverride, FIRST_USE_OF_KEY_GAS, SIGNED_PATH_GAS } from '../../plugins/calibur/batch.ts'
+import { caliburGroup } from '../../plugins/calibur/index.ts'
+import {
+  account,
+  approveCall,
+  caliburNode,
+  delegatedTo,
+  errorString,
+  guardCall,
+  intrinsicOf,
+  ownerExecute,
+  reverted,
+  runnerSolidity,
+  salt,
+  signedExecute,
+  signer,
+  transferCall,
+} from './caliburNode.ts'
+import { fakeNetwork } from './fakeChain.ts'
+
+// calibur_batch (plugins/calibur/batch.ts) called as Bruno calls it (the plugin's setup, the registry's
+// input check, the handler), on a node the test answers: the typed data, calls and gas rebuilt here
+// from Calibur's and the Runner's Solidity signatures and the gas rules by hand; every refusal's words.
+
+const one = getAddress('0x1111111111111111111111111111111111111111')
+const two = getAddress('0x2222222222222222222222222222222222222222')
+const otherToken = getAddress('0x00000000000000000000000000000000000070cc')
+const placeholder = `0x${'ff'.repeat(65)}` as Hex
+
+type Call = { to: string; value: string; data: string }
+
+/** What calibur_batch must measure for `amount`, by hand: DESIGN §4's constants, the Runner's costs. */
+function expectedMeasure(
+  node: ReturnType<typeof caliburNode>,
+  own: readonly Call[],
+  amount: bigint,
+  message: Parameters<typeof signedExecute>[0],
+  ownerGas: bigint,
+  options: { firstUse: boolean; authorization: boolean },
+) {
+  const { config } = node
+  const usdc = getAddress(config.tokens[0]!.address)
+  const flat = [transferCall(usdc, config.payee, amount), ...own]
+  const ownerData = ownerExecute(flat)
+  const executed = ownerGas - 21_000n - intrinsicOf(ownerData)
+  const bytes = flat.reduce((total, call) => total + BigInt((call.data.length - 2) / 2), 0n)
+  const accountGas = (executed > 0n ? executed : 0n) + 20_000n + (options.firstUse ? 17_500n : 0n) + 500n * BigInt(flat.length) + 2n * bytes
+  const callGas = accountGas + accountGas / 16n + 10_000n
+  const runnerData = encodeFunctionData({
+    abi: runnerSolidity,
+    functionName: 'relayBatch',
+    args: [account, getAddress(config.calibur), signedExecute(message, placeholder), callGas, usdc, getAddress(config.payee), amount],
+  })
+  const calldata = intrinsicOf(runnerData)
+  const words = BigInt(Math.ceil((runnerData.length - 2) / 64))
+  const least = 21_000n + calldata + (options.authorization ? 25_000n : 0n) + 20_000n + 3n * words + (words * words) / 512n + callGas + callGas / 63n + 25_000n
+  const floor = 21_000n + (10n * calldata) / 4n
+  return { ownerData, runnerData, gas: ((least > floor ? least : floor) * 10_500n) / 10_000n, callGas }
+}
+
+/** The payment-first batch by hand: pay, then the account's execute of [guard, ...own]. */
+function expectedMessage(node: ReturnType<typeof caliburNode>, own: readonly Call[], amount: bigint, nonce: bigint, deadline: number) {
+  const { config } = node
+  return {
+    batchedCall: {
+      calls: [
+        transferCall(config.tokens[0]!.address, config.payee, amount),
+        { to: '0x0000000000000000000000000000000000000000', value: '0', data: ownerExecute([guardCall(config.runner.contract), ...own]) },
+      ],
+      revertOnFailure: false,
+    },
+    nonce: nonce.toString(),
+    keyHash: zeroHash,
+    executor: '0x0000000000000000000000000000000000000000',
+    deadline: deadline.toString(),
+  }
+}
+
+const caliburTypes = {
+  EIP712Domain: [
+    { name: 'name', type: 'string' },
+    { name: 'version', type: 'string' },
+    { name: 'chainId', type: 'uint256' },
+    { name: 'verifyingContract', type: 'address' },
+    { name: 'salt', type: 'bytes32' },
+  ],
+  SignedBatchedCall: [
+    { name: 'batchedCall', type: 'BatchedCall' },
+    { name: 'nonce', type: 'uint256' },
+    { name: 'keyHash', type: 'bytes32' },
+    { name: 'executor', type: 'address' },
+    { name: 'deadline', type: 'uint256' },
+  ],
+  BatchedCall: [
+    { name: 'calls', type: 'Call[]' },
+    { name: 'revertOnFailure', type: 'bool' },
+  ],
+  Call: [
+    { name: 'to', type: 'address' },
+    { name: 'value', type: 'uint256' },
+    { name: 'data', type: 'bytes' },
+  ],
+}
+
+/** The price at a fee of 13 wei (base fee 10 × 1.2 + tip 1), 1 wei per base unit, 20 % margin: ⌈(gas·13 + l1)·1.2⌉. */
+const priceOf = (gas: bigint, feePerGas = 13n, l1 = 0n) => {
+  const wei = gas * feePerGas + l1
+  return (wei * 12_000n + 9_999n) / 10_000n
+}
+
+/** The two-step pricing calibur_batch does: a leg of 1, then the leg it priced; the larger price kept. */
+function expectedRun(node: ReturnType<typeof caliburNode>, own: Call[], options: { nonce: bigint; deadline: number; firstUse: boolean; authorization?: boolean; estimate: (amount: bigint) => bigint; feePerGas?: bigint; l1?: bigint }) {
+  const measure = (amount: bigint) =>
+    expectedMeasure(node, own, amount, expectedMessage(node, own, amount, options.nonce, options.deadline), options.estimate(amount), { firstUse: options.firstUse, authorization: options.authorization ?? false })
+  const priced = (gas: bigint) => {
+    const amount = priceOf(gas, options.feePerGas, options.l1)
+    return amount > 0n ? amount : 1n
+  }
+  const provisional = measure(1n)
+  let amount = priced(provisional.gas)
+  const measured = measure(amount)
+  const first = amount
+  if (priced(measured.gas) > amount) amount = priced(measured.gas)
+  return { provisional, measured, first, amount, message: expectedMessage(node, own, amount, options.nonce, options.deadline) }
+}
+
+const rejectsWith = async (t: Test, promise: Promise<unknown>, message: string) => t.rejects(promise, new ToolError(message), message)
+
+t.test('the calibur group as the plugin declares it', async (t) => {
+  t.equal(caliburGroup.name, 'calibur')
+  t.equal(caliburGroup.order, 20)
+  const node = caliburNode()
+  const group = await caliburGroup.setup(node.services, {})
+  t.same(group.tools.map((tool) => tool.name), ['calibur_batch', 'calibur_execute'])
+  t.equal(typeof group.batchPayments, 'object')
+  t.ok(group.batchPayments, 'reads its signed batches as payment')
+  t.equal(
+    group.instructions,
+    'calibur — batches for an account delegated to Calibur (EIP-7702; `account` says isCalibur). Put the account\'s ' +
+      'calls (helpers\' `calls`, builders\' transactions made with the account as fromAddress and recipient, never Bruno) ' +
+      'and their `approvals` into calibur_batch: it adds the approvals that are short and a first call that pays Bruno in ' +
+      'a token (e.g. USDC), measured and priced (`gas`: the estimated limit, the owner path measured, the max fee per ' +
+      'gas and margin it priced at). The batch pays first, token.transfer(payee, amount), then runs the calls all or ' +
+      'nothing; if they fail on chain the payment is still taken. Pass its `typedData` UNCHANGED to the account\'s ' +
+      'wallet sign-typed-data tool (eth_signTypedData_v4; the account\'s own key: smart-wallet signers, ERC-1271 / ' +
+      'ERC-6492, cannot sign it), then give typedData and the signature to calibur_execute, and its {call, payment} ' +
+      '(and authorizationList, if any) to submit; poll status until done. Never send a builder\'s or helper\'s call to ' +
+      'submit as it is. An account not yet delegated is delegated in the same transaction: its wallet signs an EIP-7702 ' +
+      'authorization to Calibur with nonce = its current EOA nonce (Bruno\'s runner sends the transaction, not the ' +
+      'account), passed as authorizationList to calibur_batch, calibur_execute and submit. `deadline` (unix seconds) ' +
+      'bounds the signed batch; `nonceKey` picks an independent nonce sequence.',
+  )
+  t.equal(node.registry.view(['calibur'])!.instructions.endsWith(group.instructions), true)
+  const batch = group.tools[0]!
+  t.equal(batch.title, 'Prepare a Calibur batch')
+  t.same(batch.annotations, { readOnlyHint: true, openWorldHint: true })
+  t.equal(
+    batch.description,
+    'Wraps the account\'s calls into one Calibur signed batch (EIP-7702) that first pays Bruno in `token`, then runs ' +
+      'them all or nothing (the payment is taken even if they fail on chain, so calls failing in simulation are ' +
+      'refused); returns its EIP-712 typedData. `calls`: helpers\' calls or a builder\'s transactionRequest (gas, fee, ' +
+      'from, nonce, type ignored; another chainId refused). `approvals` (e.g. uniswap_swap_to_eth\'s) add an approve ' +
+      'where the allowance is short. Not delegated yet: pass the account\'s signed EIP-7702 authorization to Calibur ' +
+      'as authorizationList. Then its own key signs typedData unchanged, for calibur_execute.',
+  )
+  t.equal(SIGNED_PATH_GAS, 20_000n)
+  t.equal(FIRST_USE_OF_KEY_GAS, 17_500n)
+  t.equal(AUTHORIZATION_GAS, 25_000n)
+})
+
+t.test('a delegated account, one call: the payment-first typed data, priced twice, the larger kept', async (t) => {
+  const node = caliburNode()
+  const before = Math.floor(Date.now() / 1000)
+  const result = await node.call('calibur_batch', { chain: 'local', account: account.toLowerCase(), calls: [{ to: one.toLowerCase(), value: '0x10', data: '0x1234' }], token: 'usdc' })
+  const after = Math.floor(Date.now() / 1000)
+  const deadline = result.deadline as number
+  t.ok(deadline >= before + 600 && deadline <= after + 600, 'deadline: now + the submission ttl (600 s)')
+  const own = [{ to: one, value: '16', data: '0x1234' }]
+  const run = expectedRun(node, own, { nonce: 0n, deadline, firstUse: true, estimate: () => 100_000n })
+  t.ok(run.amount > run.first, 'the second measure (a longer leg) priced higher, and that price is kept')
+  t.strictSame(result.typedData, {
+    domain: { name: 'Calibur', version: '1.0.0', chainId: 31337, verifyingContract: account, salt },
+    types: caliburTypes,
+    primaryType: 'SignedBatchedCall',
+    message: run.message,
+  })
+  const usdc = getAddress(node.config.tokens[0]!.address)
+  const payee = getAddress(node.config.payee)
+  const amount = run.amount
+  const whole = `${amount / 1_000_000n}.${(amount % 1_000_000n).toString().padStart(6, '0')}`.replace(/\.?0+$/, '')
+  t.strictSame(result.payment, { token: usdc, symbol: 'USDC', amount: whole, amountBaseUnits: amount.toString(), payee })
+  t.strictSame(result.calls, own)
+  t.strictSame(result.approvalsAdded, [])
+  t.equal(result.nonce, '0')
+  t.equal('authorizationList' in result, false)
+  t.strictSame(result.gas, { estimated: run.measured.gas.toString(), ownerPath: '100000', feePerGasWei: '13', marginBps: 2000 })
+  t.equal(
+    result.summary,
+    `First ${whole} USDC from ${account} to Bruno's payee ${payee} for the gas; it is paid even if the calls then fail. Then, all or nothing: ` +
+      `approvals added: none needed; your 1 call (to 0x1111…1111). Valid until ${new Date(deadline * 1000).toISOString()} (unix ${deadline}); nonce key 0, seq 0.`,
+  )
+  t.equal(node.validOutput('calibur_batch', result), true)
+
+  // What the node was asked: the delegation read first, Calibur's state, the price, two owner-path estimates.
+  t.same([...new Set(node.seen.map((request) => request.method))].sort(), ['eth_call', 'eth_estimateGas', 'eth_getBlockByNumber', 'eth_getCode', 'eth_maxPriorityFeePerGas'])
+  t.same(node.seen.filter((request) => request.method === 'eth_getCode').map((request) => request.params), [[account, 'latest']])
+  const calibur = node.calls.filter((call) => call.to.toLowerCase() === account.toLowerCase())
+  t.same(calibur.map((call) => [call.functionName, call.args, call.stateOverride]), [
+    ['eip712Domain', [], undefined],
+    ['getSeq', [0n], undefined],
+  ])
+  const estimates = node.seen.filter((request) => request.method === 'eth_estimateGas').map((request) => request.params)
+  t.same(estimates, [
+    [{ from: account, to: account, data: run.provisional.ownerData }, 'latest'],
+    [{ from: account, to: account, data: run.measured.ownerData }, 'latest'],
+  ])
+})
+
+t.test('the second measure priced lower: the first price stands', async (t) => {
+  // The owner path with the provisional 1-unit leg measures far more than with the priced leg.
+  const estimate = (amount: bigint) => (amount === 1n ? 300_000n : 90_000n)
+  const node = caliburNode({
+    estimate: ({ data }) => (data.includes(transferCall(getAddress('0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'), '0xa0Ee7A142d267C1f36714E4a8F75612F20a79720', 1n).data.slice(2)) ? 300_000n : 90_000n),
+  })
+  const result = await node.call('calibur_batch', { chain: 'local', account, calls: [{ to: one }], token: 'USDC', deadline: 4_000_000_000 })
+  const run = expectedRun(node, [{ to: one, value: '0', data: '0x' }], { nonce: 0n, deadline: 4_000_000_000, firstUse: true, estimate })
+  t.equal(run.amount, run.first)
+  t.equal((result.payment as { amountBaseUnits: string }).amountBaseUnits, run.amount.toString())
+  t.strictSame((result.typedData as { message: unknown }).message, run.message)
+  t.strictSame(result.gas, { estimated: run.measured.gas.toString(), ownerPath: '90000', feePerGasWei: '13', marginBps: 2000 })
+  t.equal(result.deadline, 4_000_000_000)
+  t.match(result.summary, /Valid until 2096-10-02T07:06:40\.000Z \(unix 4000000000\)/)
+})
+
+t.test('a nonce key in use: its next seq, no first-use gas; an owner path cheaper than its intrinsic gas counts as 0', async (t) => {
+  const node = caliburNode({ seq: (key) => (key === 5n ? 3n : 99n), estimate: () => 21_000n })
+  const result = await node.call('calibur_batch', { chain: 'local', account, calls: [{ to: one, value: '7', data: '0xab' }, { to: two }], token: 'USDC', nonceKey: '5', deadline: 4_000_000_000 })
+  const nonce = (5n << 64n) | 3n
+  const own = [{ to: one, value: '7', data: '0xab' }, { to: two, value: '0', data: '0x' }]
+  const run = expectedRun(node, own, { nonce, deadline: 4_000_000_000, firstUse: false, estimate: () => 21_000n })
+  t.equal(result.nonce, nonce.toString())
+  t.strictSame((result.typedData as { message: unknown }).message, run.message)
+  t.equal((result.gas as { estimated: string }).estimated, run.measured.gas.toString())
+  t.match(result.summary, /your 2 calls \(to 0x1111…1111, 0x2222…2222\)\. Valid until .*; nonce key 5, seq 3\.$/)
+  t.same(node.calls.filter((call) => call.functionName === 'getSeq').map((call) => call.args), [[5n]])
+})
+
+t.test('a nonce whose key is not zero but whose seq part is zero is a first use', async (t) => {
+  const node = caliburNode({ seq: () => 0n })
+  const result = await node.call('calibur_batch', { chain: 'local', account, calls: [{ to: one }], token: 'USDC', nonceKey: '1', deadline: 4_000_000_000 })
+  const run = expectedRun(node, [{ to: one, value: '0', data: '0x' }], { nonce: 1n << 64n, deadline: 4_000_000_000, firstUse: true, estimate: () => 100_000n })
+  t.equal((result.gas as { estimated: string }).estimated, run.measured.gas.toString())
+  t.equal(result.nonce, (1n << 64n).toString())
+})
+
+t.test('approvals: added only where the allowance is short, before the calls, described in words', async (t) => {
+  const usdc = getAddress('0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913')
+  const spender = getAddress('0x2626664c2603336E57B271c5C0b26F421741e481')
+  const allowances: Record<string, bigint> = { [`${usdc}:${spender}`]: 1_499_999n, [`${otherToken}:${spender}`]: 5n, [`${usdc}:${two}`]: 10n }
+  const node = caliburNode({ allowance: (token, owner, who) => (owner === account ? allowances[`${token}:${who}`] ?? 0n : 0n) })
+  const result = await node.call('calibur_batch', {
+    chain: 'local',
+    account,
+    calls: [{ to: spender, data: '0xabcdef' }],
+    approvals: [
+      { token: usdc.toLowerCase(), spender: spender.toLowerCase(), amountBaseUnits: '1500000' },
+      { token: otherToken, spender, amountBaseUnits: '6' },
+      { token: usdc, spender: two, amountBaseUnits: '10' },
+    ],
+    token: 'USDC',
+    deadline: 4_000_000_000,
+  })
+  const own = [approveCall(usdc, spender, 1_500_000n), approveCall(otherToken, spender, 6n), { to: spender, value: '0', data: '0xabcdef' }]
+  t.strictSame(result.approvalsAdded, [
+    { token: usdc, spender, amountBaseUnits: '1500000' },
+    { token: otherToken, spender, amountBaseUnits: '6' },
+  ])
+  t.strictSame(result.calls, own)
+  const run = expectedRun(node, own, { nonce: 0n, deadline: 4_000_000_000, firstUse: true, estimate: () => 100_000n })
+  t.strictSame((result.typedData as { message: unknown }).message, run.message)
+  t.ok(
+    (result.summary as string).includes(`Then, all or nothing: approvals added: approve 0x2626…e481 for 1.5 USDC; approve 0x2626…e481 for 6 base units of ${otherToken}; your 1 call (to 0x2626…e481).`),
+    result.summary as string,
+  )
+  t.same(
+    node.calls.filter((call) => call.functionName === 'allowance').map((call) => [getAddress(call.to), call.args]),
+    [
+      [usdc, [account, spender]],
+      [otherToken, [account, spender]],
+      [usdc, [account, two]],
+    ],
+  )
+})
+
+t.test('calls: values in decimal or hex, builder fields ignored, this chain’s id in any form; another chain refused', async (t) => {
+  const node = caliburNode()
+  const result = await node.call('calibur_batch', {
+    chain: 'local',
+    account,
+    calls: [
+      { to: one, value: '1000', data: '0x', chainId: 31337, gas: '0x5208', gasLimit: 1, gasPrice: '1', maxFeePerGas: '2', maxPriorityFeePerGas: '3', from: account, nonce: 4, type: 'eip1559' },
+      { to: two, value: '0xff', chainId: '0x7a69' },
+      { to: one, chainId: '31337' },
+    ],
+    token: 'USDC',
+    deadline: 4_000_000_000,
+  })
+  t.strictSame(result.calls, [
+    { to: one, value: '1000', data: '0x' },
+    { to: two, value: '255', data: '0x' },
+    { to: one, value: '0', data: '0x' },
+  ])
+  for (const chainId of [1, '0x1', '1']) {
+    await rejectsWith(
+      t,
+      caliburNode().call('calibur_batch', { chain: 'local', account, calls: [{ to: one }, { to: two, chainId }], token: 'USDC' }),
+      'calls[1] is for chain 1, not local (31337): ask the builder for this chain',
+    )
+  }
+  await rejectsWith(
+    t,
+    caliburNode().call('calibur_batch', { chain: 'local', account, calls: [{ to: one }, { to: '0x2222222222222222222222222222222222222222', data: '0x' }, { to: '0x0000000000000000000000000000000000000000' }], token: 'USDC' }),
+    'calls[2].to is the zero address',
+  )
+})
+
+t.test('addresses named by their field when their checksum is wrong', async (t) => {
+  const bad = '0x70997970c51812dc3a010C7d01b50e0d17dc79C8'
+  const node = caliburNode()
+  await rejectsWith(t, node.call('calibur_batch', { chain: 'local', account: bad, calls: [{ to: one }], token: 'USDC' }), `account ${bad} does not match its EIP-55 checksum (its mixed case is wrong): check it, or write it all lowercase`)
+  await rejectsWith(t, node.call('calibur_batch', { chain: 'local', account, calls: [{ to: bad }], token: 'USDC' }), `calls[0].to ${bad} does not match its EIP-55 checksum (its mixed case is wrong): check it, or write it all lowercase`)
+  await rejectsWith(
+    t,
+    node.call('calibur_batch', { chain: 'local', account, calls: [{ to: one }], approvals: [{ token: one, spender: one, amountBaseUnits: '1' }, { token: bad, spender: one, amountBaseUnits: '1' }], token: 'USDC' }),
+    `approvals[1].token ${bad} does not match its EIP-55 checksum (its mixed case is wrong): check it, or write it all lowercase`,
+  )
+  await rejectsWith(
+    t,
+    node.call('calibur_batch', { chain: 'local', account, calls: [{ to: one }], approvals: [{ token: one, spender: one, amountBaseUnits: '1' }, { token: one, spender: bad, amountBaseUnits: '1' }], token: 'USDC' }),
+    `approvals[1].spender ${bad} does not match its EIP-55 checksum (its mixed case is wrong): check it, or write it all lowercase`,
+  )
+  await rejectsWith(t, node.call('calibur_batch', { chain: 'local', account, calls: [{ to: one }], token: 'DAI' }), 'unknown token "DAI" on local: neither a configured symbol (USDC, WETH) nor a token address')
+})
+
+t.test('a deadline already passed is refused', async (t) => {
+  const node = caliburNode()
+  await t.rejects(node.call('calibur_batch', { chain: 'local', account, calls: [{ to: one }], token: 'USDC', deadline: 1 }), { name: 'ToolError', message: /^the deadline 1 has passed \(now \d+\)$/ })
+  const now = Math.floor(Date.now() / 1000)
+  await t.rejects(node.call('calibur_batch', { chain: 'local', account, calls: [{ to: one }], token: 'USDC', deadline: now }), { name: 'ToolError', message: new RegExp(`^the deadline ${now} has passed \\(now \\d+\\)$`) })
+  t.equal(node.seen.filter((request) => request.method === 'eth_estimateGas').length, 0, 'nothing measured')
+})
+
+t.test('an account not delegated to Calibur, and no authorization list: refused, saying how to delegate', async (t) => {
+  const calibur = '0x000000005c84F8Fd50b21CAC312528A64437030e'
+  const fix =
+    `: it is not delegated to Calibur (${calibur}). Delegate it first: have its wallet sign an EIP-7702 authorization to Calibur (nonce = its current EOA nonce) ` +
+    'and pass it as authorizationList to calibur_batch, calibur_execute and submit (the runner sends it in the same transaction), or pay with a signed USDC transfer (payment_authorization)'
+  const cases: [Hex, string][] = [
+    ['0x', 'has no code'],
+    [delegatedTo(two), 'is delegated to 0x2222222222222222222222222222222222222222'],
+    ['0x6080604052', 'is a contract'],
+  ]
+  for (const [code, what] of cases) {
+    const node = caliburNode({ code: { [account]: code } })
+    await rejectsWith(t, node.call('calibur_batch', { chain: 'local', account, calls: [{ to: one }], token: 'USDC' }), `${account} ${what}${fix}`)
+    t.equal(node.calls.filter((call) => call.to.toLowerCase() === account.toLowerCase()).length, 0, `${what}: Calibur's state not read`)
+  }
+  // The delegation read in any case: the node's code in mixed case is the same delegation.
+  const mixed = `0xEF0100${'000000005c84F8Fd50b21CAC312528A64437030e'}` as Hex
+  const node = caliburNode({ code: { [account]: mixed } })
+  const result = await node.call('calibur_batch', { chain: 'local', account, calls: [{ to: one }], token: 'USDC' })
+  t.equal(result.nonce, '0', 'delegated, in whatever case the node writes its code')
+})
+
+t.test('the account’s domain must be its own, on this chain', async (t) => {
+  let node = caliburNode({ domain: ['0x1f', 'Calibur', '1.0.0', 1n, account, salt, []] })
+  await rejectsWith(t, node.call('calibur_batch', { chain: 'local', account, calls: [{ to: one }], token: 'USDC' }), `${account}'s Calibur domain is for chain 1, not 31337`)
+  node = caliburNode({ domain: ['0x1f', 'Calibur', '1.0.0', 31337n, two, salt, []] })
+  await rejectsWith(t, node.call('calibur_batch', { chain: 'local', account, calls: [{ to: one }], token: 'USDC' }), `${account}'s EIP-712 domain names ${two} as its verifyingContract, not the account itself`)
+  // As it will read once delegated by the authorization list: the same checks.
+  const authorizationList = [await authorization()]
+  node = caliburNode({ code: { [account]: '0x' }, eoaNonce: 7, domain: ['0x1f', 'Calibur', '1.0.0', 31337n, two, salt, []] })
+  await rejectsWith(t, node.call('calibur_batch', { chain: 'local', account, calls: [{ to: one }], token: 'USDC', authorizationList }), `${account}'s EIP-712 domain names ${two} as its verifyingContract, not the account itself`)
+  node = caliburNode({ code: { [account]: '0x' }, eoaNonce: 7, domain: ['0x1f', 'Calibur', '1.0.0', 10n, account, salt, []] })
+  await rejectsWith(t, node.call('calibur_batch', { chain: 'local', account, calls: [{ to: one }], token: 'USDC', authorizationList }), `${account}'s Calibur domain is for chain 10, not 31337`)
+  node = caliburNode({ code: { [account]: '0x' }, eoaNonce: 7, domain: ['0x1f', 'Other', '1.0.0', 31337n, account, salt, []] })
+  await rejectsWith(
+    t,
+    node.call('calibur_batch', { chain: 'local', account, calls: [{ to: one }], token: 'USDC', authorizationList }),
+    'the account\'s EIP-712 domain is "Other" version "1.0.0", not Calibur 1.0.0: it is not delegated to a Calibur this version of Bruno knows',
+  )
+})
+
+t.test('a batch that fails in simulation is refused with its reason; a node failure is not dressed up', async (t) => {
+  let node = caliburNode({
+    estimate: () => {
+      throw reverted(errorString('ERC20: transfer amount exceeds balance'))
+    },
+  })
+  await rejectsWith(
+    t,
+    node.call('calibur_batch', { chain: 'local', account, calls: [{ to: one }], token: 'USDC' }),
+    'the batch would fail: the call reverted: ERC20: transfer amount exceeds balance',
+  )
+  node = caliburNode({
+    estimate: () => {
+      throw Object.assign(new Error('the node is down'), { code: -32603 })
+    },
+  })
+  const failure = await node.call('calibur_batch', { chain: 'local', account, calls: [{ to: one }], token: 'USDC' }).then(
+    () => undefined,
+    (error: Error) => error,
+  )
+  t.equal(failure instanceof ToolError, false, 'not a refusal')
+  t.match(failure?.message, /the node is down/)
+})
+
+t.test('no fee at all: the payment is still at least one base unit', async (t) => {
+  const node = caliburNode({ baseFee: 0n, tip: 0n })
+  const result = await node.call('calibur_batch', { chain: 'local', account, calls: [{ to: one }], token: 'USDC', deadline: 4_000_000_000 })
+  t.strictSame(result.payment, { token: getAddress(node.config.tokens[0]!.address), symbol: 'USDC', amount: '0.000001', amountBaseUnits: '1', payee: getAddress(node.config.payee) })
+  t.match(result.summary, /^First 0\.000001 USDC from /)
+  t.equal((result.gas as { feePerGasWei: string }).feePerGasWei, '0')
+})
+
+async function authorization(fields: { address?: Address; chainId?: number; nonce?: number } = {}, by = signer) {
+  const signed = await by.signAuthorization({ address: fields.address ?? '0x000000005c84F8Fd50b21CAC312528A64437030e', chainId: fields.chainId ?? 31337, nonce: fields.nonce ?? 7 })
+  return { chainId: signed.chainId, address: signed.address, nonce: signed.nonce, r: signed.r, s: signed.s, yParity: signed.yParity as 0 | 1 }
+}
+
+t.test('delegated in the same transaction: the override shows the account delegated; the authorization is priced', async (t) => {
+  const node = caliburNode({ code: { [account]: '0x' }, eoaNonce: 7 })
+  const item = await authorization()
+  const result = await node.call('calibur_batch', { chain: 'local', account, calls: [{ to: one }], token: 'USDC', deadline: 4_000_000_000, authorizationList: [item] })
+  const override = [{ address: account, code: delegatedTo('0x000000005c84F8Fd50b21CAC312528A64437030e') }]
+  const rpcOverride = { [account]: { code: override[0]!.code } }
+  const run = expectedRun(node, [{ to: one, value: '0', data: '0x' }], { nonce: 0n, deadline: 4_000_000_000, firstUse: true, authorization: true, estimate: () => 100_000n })
+  t.strictSame(result.authorizationList, [item])
+  t.strictSame((result.typedData as { message: unknown }).message, run.message)
+  t.equal((result.gas as { estimated: string }).estimated, run.measured.gas.toString())
+  t.match(result.summary, /nonce key 0, seq 0\. The account is delegated to Calibur in the same transaction \(authorizationList\)\.$/)
+  t.same(
+    node.calls.filter((call) => call.to.toLowerCase() === account.toLowerCase()).map((call) => [call.functionName, call.stateOverride]),
+    [
+      ['eip712Domain', rpcOverride],
+      ['getSeq', rpcOverride],
+    ],
+  )
+  t.same(node.seen.filter((request) => request.method === 'eth_estimateGas').map((request) => request.params[2]), [rpcOverride, rpcOverride])
+  t.same(node.seen.filter((request) => request.method === 'eth_getTransactionCount').map((request) => request.params), [[account, 'latest']])
+  t.equal(node.validOutput('calibur_batch', result), true)
+  t.strictSame(await delegationOverride(fakeNetwork(node.services.networks.get('local').client, node.config), account, [item]), override)
+})
+
+t.test('delegated in the same transaction on an OP-stack chain: the L1 fee of the EIP-7702 runner transaction is priced', async (t) => {
+  const node = caliburNode({ code: { [account]: '0x' }, eoaNonce: 7, l1Fee: 1_000n }, { l1DataFee: 'op-stack' })
+  const item = await authorization()
+  const result = await node.call('calibur_batch', { chain: 'local', account, calls: [{ to: one }], token: 'USDC', deadline: 4_000_000_000, authorizationList: [item] })
+  // the oracle's 1,000 wei plus 25 %: 1,250 wei added to each measure
+  const run = expectedRun(node, [{ to: one, value: '0', data: '0x' }], { nonce: 0n, deadline: 4_000_000_000, firstUse: true, authorization: true, estimate: () => 100_000n, l1: 1_250n })
+  t.equal((result.payment as { amountBaseUnits: string }).amountBaseUnits, run.amount.toString())
+  const asked = node.calls.filter((call) => call.functionName === 'getL1Fee').map((call) => call.args[0])
+  const tx = (measure: typeof run.measured) =>
+    serializeTransaction({
+      chainId: 31337,
+      type: 'eip7702',
+      to: getAddress('0x0000000000000000000000000000000000000B0B'),
+      data: measure.runnerData,
+      gas: measure.gas,
+      nonce: 0,
+      value: 0n,
+      maxFeePerGas: 13n,
+      maxPriorityFeePerGas: 13n,
+      authorizationList: [{ ...item, address: getAddress(item.address) }],
+    })
+  t.same(asked, [tx(run.provisional), tx(run.measured)])
+})
+
+t.test('an OP-stack chain without an authorization list: the plain EIP-1559 runner transaction', async (t) => {
+  const node = caliburNode({ l1Fee: 4n }, { l1DataFee: 'op-stack' })
+  await node.call('calibur_batch', { chain: 'local', account, calls: [{ to: one }], token: 'USDC', deadline: 4_000_000_000 })
+  const asked = node.calls.filter((call) => call.functionName === 'getL1Fee').map((call) => call.args[0] as Hex)
+  t.equal(asked.length, 2)
+  t.match(asked[0], /^0x02/)
+})
+
+t.test('delegationOverride: the account’s one authorization to Calibur, for this chain, by the account, at its nonce', async (t) => {
+  const node = caliburNode({ code: { [account]: '0x' }, eoaNonce: 7 })
+  const network = node.services.networks.get('local')
+  const calibur = '0x000000005c84F8Fd50b21CAC312528A64437030e'
+  t.equal(await delegationOverride(network, account, undefined), undefined)
+  t.equal(await delegationOverride(network, account, []), undefined)
+  t.equal(node.seen.length, 0, 'nothing read without a list')
+  const item = await authorization()
+  await rejectsWith(t, delegationOverride(network, account, [item, item]), "authorizationList: give only the account's own authorization to Calibur")
+  await rejectsWith(t, delegationOverride(network, account, [undefined as never]), "authorizationList: give only the account's own authorization to Calibur")
+  const elsewhere = await authorization({ address: two })
+  await rejectsWith(t, delegationOverride(network, account, [elsewhere]), `authorizationList[0] delegates to ${two}, not to Calibur (${calibur})`)
+  const lower = await authorization({ address: calibur.toLowerCase() as Address })
+  t.strictSame(await delegationOverride(network, account, [lower]), [{ address: account, code: delegatedTo(calibur) }], 'the address in any case')
+  await rejectsWith(t, delegationOverride(network, account, [await authorization({ chainId: 1 })]), 'authorizationList[0] is for chain 1, not local (31337)')
+  t.strictSame(await delegationOverride(network, account, [await authorization({ chainId: 0 })]), [{ address: account, code: delegatedTo(calibur) }], 'chain 0: any chain')
+  await rejectsWith(t, delegationOverride(network, account, [{ ...item, r: zeroHash, s: zeroHash }]), 'authorizationList[0] has a bad signature: it recovers to no address')
+  const stranger = privateKeyToAccount('0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a')
+  await rejectsWith(t, delegationOverride(network, account, [await authorization({}, stranger)]), `authorizationList[0] is signed by ${stranger.address}, not by the account ${account}`)
+  await rejectsWith(
+    t,
+    delegationOverride(network, account, [await authorization({ nonce: 6 })]),
+    "authorizationList[0] carries nonce 6; the account's EOA nonce is 7. Bruno's runner sends the transaction, not the account, so the authorization must carry the account's current nonce",
+  )
+  // Already delegated elsewhere: re-delegated; a contract cannot be.
+  const redelegated = caliburNode({ code: { [account]: delegatedTo(two) }, eoaNonce: 7 })
+  t.strictSame(await delegationOverride(redelegated.services.networks.get('local'), account, [item]), [{ address: account, code: delegatedTo(calibur) }])
+  const upper = caliburNode({ code: { [account]: `0xEF0100${two.slice(2)}` as Hex }, eoaNonce: 7 })
+  t.strictSame(await delegationOverride(upper.services.networks.get('local'), account, [item]), [{ address: account, code: delegatedTo(calibur) }], 'a delegation in upper case')
+  const contract = caliburNode({ code: { [account]: '0x6080604052' }, eoaNonce: 7 })
+  await rejectsWith(t, delegationOverride(contract.services.networks.get('local'), account, [item]), `${account} is a contract: it cannot be delegated`)
+  t.same(
+    contract.seen.map((request) => request.method).sort(),
+    ['eth_getCode', 'eth_getTransactionCount'],
+  )
+})
+
+t.test('the input schema: what calibur_batch accepts and refuses', async (t) => {
+  const node = caliburNode()
+  const base = { chain: 'local', account, calls: [{ to: one }], token: 'USDC' }
+  const accepts = (args: Record<string, unknown>, what: string) => t.equal(node.accepts('calibur_batch', args), true, `accepts ${what}`)
+  const refuses = (args: Record<string, unknown>, what: string) => t.equal(node.accepts('calibur_batch', args), false, `refuses ${what}`)
+  accepts(base, 'the least')
+  for (const key of ['chain', 'account', 'calls', 'token']) refuses(Object.fromEntries(Object.entries(base).filter(([name]) => name !== key)), `no ${key}`)
+  refuses({ ...base, extra: 1 }, 'an unknown argument')
+  refuses({ ...base, chain: 'base' }, 'an unconfigured chain')
+  refuses({ ...base, calls: [] }, 'no calls')
+  accepts({ ...base, calls: Array.from({ length: 64 }, () => ({ to: one })) }, '64 calls')
+  refuses({ ...base, calls: Array.from({ length: 65 }, () => ({ to: one })) }, '65 calls')
+  refuses({ ...base, calls: [{ to: one, extra: 1 }] }, 'an unknown call field')
+  refuses({ ...base, calls: [{ data: '0x' }] }, 'a call without to')
+  for (const value of ['0', '123', '0x0', '0xFF', `0x${'f'.repeat(64)}`, '9'.repeat(78)]) accepts({ ...base, calls: [{ to: one, value }] }, `value ${value}`)
+  for (const value of ['', '0x', '-1', '1.5', `0x${'f'.repeat(65)}`, '9'.repeat(79), ' 1', '1 ', 'x1', '0xg']) refuses({ ...base, calls: [{ to: one, value }] }, `value ${JSON.stringify(value)}`)
+  for (const chainId of [0, 31337, '0x7a69', '0x0123456789abcdef', '12345678901234567890']) accepts({ ...base, calls: [{ to: one, chainId }] }, `chainId ${chainId}`)
+  for (const chainId of [-1, 1.5, '', '0x', '0x0123456789abcdef0', '123456789012345678901', 'a1', ' 1', '1 ', '0xg']) refuses({ ...base, calls: [{ to: one, chainId }] }, `chainId ${JSON.stringify(chainId)}`)
+  for (const token of ['', 'x'.repeat(43)]) refuses({ ...base, token }, `token of ${token.length} characters`)
+  accepts({ ...base, token: 'x'.repeat(42) }, 'a token of 42 characters')
+  accepts({ ...base, deadline: 1 }, 'deadline 1')
+  refuses({ ...base, deadline: 0 }, 'deadline 0')
+  refuses({ ...base, deadline: 1.5 }, 'a fractional deadline')
+  for (const nonceKey of ['0', '9'.repeat(58)]) accepts({ ...base, nonceKey }, `nonceKey of ${nonceKey.length} digits`)
+  for (const nonceKey of ['', '9'.repeat(59), '0x1', '-1', ' 1', '1 ']) refuses({ ...base, nonceKey }, `nonceKey ${JSON.stringify(nonceKey)}`)
+  const approval = { token: one, spender: two, amountBaseUnits: '1' }
+  accepts({ ...base, approvals: Array.from({ length: 16 }, () => approval) }, '16 approvals')
+  refuses({ ...base, approvals: Array.from({ length: 17 }, () => approval) }, '17 approvals')
+  const item = { chainId: 1, address: one, nonce: 0, r: zeroHash, s: zeroHash, yParity: 0 }
+  accepts({ ...base, authorizationList: [item] }, 'one authorization')
+  refuses({ ...base, authorizationList: [item, item] }, 'two authorizations')
+  const published = node.registry.view(['calibur'])!.tools.get('calibur_batch')!.listing as { inputSchema: { properties: Record<string, { description?: string; items?: { properties: Record<string, { description?: string }> } }> } }
+  const input = published.inputSchema.properties
+  t.equal(input.account!.description, 'makes the calls and signs')
+  t.equal(input.calls!.description, 'in order')
+  t.equal(input.token!.description, 'the token to pay in')
+  t.equal(input.deadline!.description, 'unix seconds (default: now + the submission ttl)')
+  t.equal(input.nonceKey!.description, 'Calibur nonce key, decimal (default 0)')
+  t.equal(input.authorizationList!.description, "the account's, to Calibur, if not yet delegated")
+  t.equal(input.calls!.items!.properties.value!.description, 'wei, decimal or 0x-hex (default 0)')
+})
+
+t.test('the output schema: what calibur_batch promises', async (t) => {
+  const node = caliburNode()
+  const result = await node.call('calibur_batch', { chain: 'local', account, calls: [{ to: one }], token: 'USDC', deadline: 4_000_000_000 })
+  const valid = (value: unknown) => node.validOutput('calibur_batch', value)
+  t.equal(valid(result), true)
+  t.equal(valid({ ...result, extra: 1 }), false, 'nothing else')
+  const typedData = result.typedData as Record<string, Record<string, unknown>>
+  const withTyped = (typed: unknown) => ({ ...result, typedData: typed })
+  t.equal(valid(withTyped({ ...typedData, extra: 1 })), false, 'typedData: nothing else')
+  t.equal(valid(withTyped({ ...typedData, primaryType: 'Call' })), false, 'primaryType SignedBatchedCall only')
+  t.equal(valid(withTyped({ ...typedData, domain: { ...typedData.domain, name: 'Other' } })), false, 'domain name Calibur only')
+  t.equal(valid(withTyped({ ...typedData, domain: { ...typedData.domain, version: '1.0.1' } })), false, 'version 1.0.0 only')
+  t.equal(valid(withTyped({ ...typedData, domain: { ...typedData.domain, chainId: 0 } })), false, 'chainId ≥ 1')
+  t.equal(valid(withTyped({ ...typedData, domain: { ...typedData.domain, salt: `0x${'a'.repeat(63)}` } })), false, 'salt: 32 bytes')
+  t.equal(valid(withTyped({ ...typedData, domain: { ...typedData.domain, extra: 1 } })), false, 'domain: nothing else')
+  const message = typedData.message as Record<string, unknown>
+  t.equal(valid(withTyped({ ...typedData, message: { ...message, extra: 1 } })), false, 'message: nothing else')
+  t.equal(valid(withTyped({ ...typedData, message: { ...message, keyHash: `0x${'0'.repeat(62)}` } })), false, 'keyHash: 32 bytes')
+  t.equal(valid(withTyped({ ...typedData, message: { ...message, batchedCall: { calls: [], revertOnFailure: false } } })), false, 'at least one call')
+  t.equal(valid(withTyped({ ...typedData, message: { ...message, batchedCall: { ...(message.batchedCall as object), extra: 1 } } })), false, 'batchedCall: nothing else')
+  t.equal(valid({ ...result, payment: { ...(result.payment as object), extra: 1 } }), false, 'payment: nothing else')
+  t.equal(valid({ ...result, gas: { ...(result.gas as object), extra: 1 } }), false, 'gas: nothing else')
+  t.equal(valid({ ...result, gas: { ...(result.gas as object), marginBps: 1.5 } }), false, 'margin: an integer')
+  const published = node.registry.view(['calibur'])!.tools.get('calibur_batch')!.listing as { outputSchema: { properties: Record<string, { description?: string; properties?: Record<string, { description?: string }> }> } }
+  const output = published.outputSchema.properties
+  t.equal(output.typedData!.description, 'a Calibur SignedBatchedCall, EIP-712: sign it unchanged')
+  t.equal(output.summary!.description, 'the batch in words')
+  t.equal(output.payment!.description, "the batch's first call pays it")
+  t.equal(output.payment!.properties!.amount!.description, 'whole token units')
+  t.equal(output.calls!.description, 'as signed: approvals added, then the given calls')
+  t.equal(output.authorizationList!.description, 'pass on to calibur_execute and submit')
+  t.equal(output.gas!.properties!.estimated!.description, "the runner transaction's")
+  t.equal(output.gas!.properties!.ownerPath!.description, 'measured')
+})
+
