@@ -1,0 +1,323 @@
+import type { FastifyBaseLogger } from 'fastify'
+import pg from 'pg'
+import t, { type Test } from 'tap'
+import { openStore } from '../../core/relay/openStore.ts'
+import { advisoryLockKey, PostgresRunnerLock, SUBMISSION_CHANNEL } from '../../core/relay/postgresRunnerLock.ts'
+import { PostgresSubmissionStore } from '../../core/relay/postgresStore.ts'
+import type { RunnerFence, Submission } from '../../core/relay/store.ts'
+import { postgresDatabase, postgresSkip } from '../fixtures/postgres.ts'
+
+// PostgreSQL's own (core/relay/postgresStore.ts, postgresRunnerLock.ts, openStore.ts's PostgreSQL
+// branch): the schema made on first use and retried after a failure, the sessions' names, the
+// announcement of each new submission, and the runner lock's tenure, log lines, wakes and loss.
+// Runs only under .ci/with-postgres (or fails when BRUNO_TEST_PG_REQUIRED is set without it).
+
+interface Line {
+  readonly level: string
+  readonly fields: Record<string, unknown>
+  readonly message: string
+}
+
+function recorder(): { log: FastifyBaseLogger; lines: Line[] } {
+  const lines: Line[] = []
+  const at = (level: string) => (fields: Record<string, unknown>, message: string) => {
+    lines.push({ level, fields, message })
+  }
+  const log = { info: at('info'), warn: at('warn'), debug: at('debug'), error: at('error'), fatal: at('fatal'), trace: at('trace') }
+  return { log: log as unknown as FastifyBaseLogger, lines }
+}
+
+async function until(done: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+  const start = Date.now()
+  while (!(await done())) {
+    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
+
+async function admin(t: Test, url: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  t.teardown(() => client.end())
+  return client
+}
+
+const TOKEN = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'
+
+function submission(id: string, chain: string): Submission {
+  return {
+    id,
+    chain,
+    stage: 'waiting',
+    createdAt: 1_760_000_000_000,
+    updatedAt: 1_760_000_000_000,
+    deadline: 1_760_000_600,
+    request: { call: { to: TOKEN, data: '0x', value: '0' }, payment: { token: TOKEN, amountBaseUnits: '1' } },
+  }
+}
+
+t.test('advisoryLockKey: the first 8 bytes of the name\'s keccak-256, signed', async (t) => {
+  // The documented example, and keccak256("") = 0xc5d2460186f7233c… (a well-known constant).
+  t.equal(advisoryLockKey('bruno-runner:8453:0x15d34aaf54267db7d7c367839aaf71a00a2c6a65'), '-3510410603068101228')
+  t.equal(advisoryLockKey(''), BigInt.asIntN(64, 0xc5d2460186f7233cn).toString())
+  t.equal(SUBMISSION_CHANNEL, 'bruno_submission')
+})
+
+t.test('PostgreSQL store', { skip: postgresSkip() }, async (t) => {
+  t.test('the schema is made on first use; a failure is retried on the next query', async (t) => {
+    const ready = await postgresDatabase(t)
+    const url = new URL(ready)
+    const name = `${url.pathname.slice(1)}_late`
+    url.pathname = `/${name}`
+    const store = new PostgresSubmissionStore(url.toString())
+    await t.rejects(store.ping(), { message: `database "${name}" does not exist` })
+    const db = await admin(t, ready)
+    await db.query(`CREATE DATABASE ${name}`)
+    t.teardown(async () => {
+      await store.close().catch(() => {})
+      await db.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+    })
+    t.equal(await store.ping(), true, 'the next query makes the schema')
+    const late = await admin(t, url.toString())
+    const { rows } = await late.query<{ name: string }>("SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1")
+    t.strictSame(rows.map((row) => row.name), ['runner_epochs', 'submissions'])
+  })
+
+  t.test('a schema that cannot be made fails each query alike, and is made once the obstacle is gone', async (t) => {
+    const url = await postgresDatabase(t)
+    const db = await admin(t, url)
+    // An older submissions table the store cannot index (no stage column).
+    await db.query('CREATE TABLE submissions (id TEXT PRIMARY KEY)')
+    const store = new PostgresSubmissionStore(url)
+    t.teardown(() => store.close())
+    await t.rejects(store.ping(), { message: 'column "stage" does not exist' })
+    await t.rejects(store.get('x'), { message: 'column "stage" does not exist' }, 'the same error again: the failed session was not reused')
+    t.strictSame((await db.query("SELECT to_regclass('runner_epochs') AS made")).rows, [{ made: null }], 'rolled back: nothing made')
+    await db.query('DROP TABLE submissions')
+    t.equal(await store.ping(), true)
+    t.equal(await store.get('x'), undefined)
+  })
+
+  t.test('stores opened together make the schema once, each session named bruno; each new submission is announced with its chain\'s name, a repeat is not', async (t) => {
+    const url = await postgresDatabase(t)
+    const stores = [new PostgresSubmissionStore(url), new PostgresSubmissionStore(url), new PostgresSubmissionStore(url)]
+    t.teardown(() => Promise.all(stores.map((store) => store.close())))
+    t.strictSame(await Promise.all(stores.map((store) => store.ping())), [true, true, true])
+    const db = await admin(t, url)
+    const { rows } = await db.query<{ name: string }>('SELECT DISTINCT application_name AS name FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()')
+    t.strictSame(rows.map((row) => row.name), ['bruno'])
+
+    const store = stores[0]!
+    const heard: { channel: string; payload: string | undefined }[] = []
+    db.on('notification', (message) => heard.push({ channel: message.channel, payload: message.payload }))
+    await db.query('LISTEN bruno_submission')
+    await store.insert({ ...submission('n-1', 'base'), identity: 'pay-n' })
+    await store.insert({ ...submission('n-2', 'base'), identity: 'pay-n' })
+    await store.insert(submission('n-3', 'optimism'))
+    await until(() => heard.length >= 2, 'two announcements')
+    await db.query('SELECT 1')
+    t.strictSame(heard, [
+      { channel: 'bruno_submission', payload: 'base' },
+      { channel: 'bruno_submission', payload: 'optimism' },
+    ])
+  })
+})
+
+t.test('PostgreSQL runner lock', { skip: postgresSkip() }, async (t) => {
+  const url = await postgresDatabase(t)
+  const store = new PostgresSubmissionStore(url)
+  t.teardown(() => store.close())
+  const db = await admin(t, url)
+  const locks: PostgresRunnerLock[] = []
+  t.teardown(() => Promise.all(locks.map((lock) => lock.release())))
+  const make = (name: string, chain: string, log: FastifyBaseLogger, onSubmission = () => {}, epochs: Pick<PostgresSubmissionStore, 'takeRunnerKey'> = store) => {
+    const lock = new PostgresRunnerLock(url, { name, chain, onSubmission, epochs }, log)
+    locks.push(lock)
+    return lock
+  }
+  /** Ends the lock sessions (named bruno-runner-lock) that hold, or do not hold, an advisory lock on `name`. */
+  const terminate = async (name: string, holding: boolean): Promise<number> => {
+    const { rowCount } = await db.query(
+      `SELECT pg_terminate_backend(a.pid) FROM pg_stat_activity a
+       WHERE a.datname = current_database() AND a.application_name = 'bruno-runner-lock'
+         AND $2 = EXISTS (SELECT 1 FROM pg_locks l WHERE l.pid = a.pid AND l.locktype = 'advisory' AND l.granted
+                          AND ((l.classid::bigint << 32) | l.objid::bigint) = $1::bigint)`,
+      [advisoryLockKey(name), holding],
+    )
+    return rowCount ?? 0
+  }
+
+  t.test('a tenure: taken once (logged, one epoch), kept while held, refused to another; released, the other takes it', async (t) => {
+    const name = 'bruno-runner:8453:0xaa'
+    const a = recorder()
+    const b = recorder()
+    const first = make(name, 'base', a.log)
+    const second = make(name, 'base', b.log)
+    t.equal(first.held(), false)
+    const fence = await first.acquire()
+    t.strictSame(fence, { key: name, epoch: 1 })
+    t.equal(first.held(), true)
+    t.strictSame(a.lines, [{ level: 'info', fields: { epoch: 1 }, message: 'runner key lock taken: this process sends for the key' }])
+    t.equal(await first.acquire(), fence, 'the same fence while held')
+    t.equal(await store.runnerEpoch(name), 1, 'the epoch raised once')
+    t.equal(a.lines.length, 1, 'logged once')
+    t.equal(await second.acquire(), undefined, 'held elsewhere')
+    t.equal(second.held(), false)
+    t.equal(await store.runnerEpoch(name), 1, 'a refused acquire raises nothing')
+    t.strictSame(b.lines, [])
+    const { rows } = await db.query<{ name: string; count: string }>(
+      "SELECT application_name AS name, count(*) AS count FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'bruno-runner-lock' GROUP BY 1",
+    )
+    t.strictSame(rows, [{ name: 'bruno-runner-lock', count: '2' }], 'each lock its own named session')
+    await first.release()
+    t.equal(first.held(), false)
+    t.strictSame(await second.acquire(), { key: name, epoch: 2 })
+    t.equal(second.held(), true)
+    t.strictSame(b.lines, [{ level: 'info', fields: { epoch: 2 }, message: 'runner key lock taken: this process sends for the key' }])
+    t.strictSame(a.lines.length, 1, 'releasing logs nothing')
+    await second.release()
+    await second.release()
+    await make('bruno-runner:never', 'base', a.log).release()
+  })
+
+  t.test('only the holder is woken, and only for its chain', async (t) => {
+    const name = 'bruno-runner:10:0xaa'
+    const wakes = { holder: 0, waiting: 0, otherChain: 0 }
+    const holder = make(name, 'optimism', recorder().log, () => wakes.holder++)
+    const waiting = make(name, 'optimism', recorder().log, () => wakes.waiting++)
+    const other = make('bruno-runner:11:0xaa', 'arbitrum', recorder().log, () => wakes.otherChain++)
+    t.ok(await holder.acquire())
+    t.equal(await waiting.acquire(), undefined)
+    t.ok(await other.acquire())
+    await store.insert(submission('w-1', 'optimism'))
+    await store.insert(submission('w-2', 'arbitrum'))
+    await until(() => wakes.otherChain === 1, 'the arbitrum holder to wake')
+    await until(() => wakes.holder === 1, 'the optimism holder to wake')
+    // A query on the waiting lock's session delivers first any announcement already sent to it.
+    t.equal(await waiting.acquire(), undefined)
+    await store.insert(submission('w-3', 'arbitrum'))
+    await until(() => wakes.otherChain === 2, 'the second arbitrum wake')
+    t.strictSame(wakes, { holder: 1, waiting: 0, otherChain: 2 })
+  })
+
+  t.test('a holder whose session is ended logs the loss and stops holding; a waiting one that loses its session logs nothing', async (t) => {
+    const name = 'bruno-runner:12:0xaa'
+    const a = recorder()
+    const b = recorder()
+    const holder = make(name, 'base', a.log)
+    const waiting = make(name, 'base', b.log)
+    t.ok(await holder.acquire())
+    const sessions = async () => (await db.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'bruno-runner-lock'")).rows.map((row) => row.pid)
+    const others = await sessions()
+    t.equal(await waiting.acquire(), undefined)
+    const own = (await sessions()).filter((pid) => !others.includes(pid))
+    t.equal(own.length, 1, 'the waiting lock\'s session')
+    t.strictSame((await db.query('SELECT pg_terminate_backend($1) AS ended', [own[0]])).rows, [{ ended: true }], 'the waiting session ended')
+    t.equal(await terminate(name, true), 1, 'the holding session ended')
+    await until(() => !holder.held(), 'the holder to notice')
+    await until(() => a.lines.length === 2, 'the loss to be logged')
+    t.equal(a.lines[1]!.level, 'warn')
+    t.equal(a.lines[1]!.message, 'runner key lock lost: this process stops sending until it takes the lock again')
+    t.strictSame(Object.keys(a.lines[1]!.fields), ['err'])
+    t.ok(a.lines[1]!.fields.err === undefined || a.lines[1]!.fields.err instanceof Error, 'the connection\'s error, if any')
+    // The waiting one reconnects on a next try (one on the ended session fails) and takes the key, now free.
+    let fence: RunnerFence | undefined
+    await until(async () => (fence = await waiting.acquire().catch(() => undefined)) !== undefined, 'the waiting lock to take the key')
+    t.strictSame(fence, { key: name, epoch: 2 })
+    t.strictSame(b.lines, [{ level: 'info', fields: { epoch: 2 }, message: 'runner key lock taken: this process sends for the key' }], 'no loss logged for a session that held nothing')
+    // And the first, on its next try, finds the key held.
+    t.equal(await holder.acquire(), undefined)
+    t.equal(holder.held(), false)
+  })
+
+  t.test('a lock lost while its epoch was being raised answers no fence; the next try takes it afresh', async (t) => {
+    const name = 'bruno-runner:13:0xaa'
+    const { log, lines } = recorder()
+    let intercept = true
+    const epochs = {
+      takeRunnerKey: async (key: string): Promise<RunnerFence> => {
+        if (intercept) {
+          intercept = false
+          t.equal(await terminate(name, true), 1)
+          await until(() => lines.length === 1, 'the loss to be noticed')
+        }
+        return store.takeRunnerKey(key)
+      },
+    }
+    const lock = make(name, 'base', log, () => {}, epochs)
+    t.equal(await lock.acquire(), undefined, 'lost meanwhile')
+    t.equal(lock.held(), false)
+    t.equal(lines[0]!.message, 'runner key lock lost: this process stops sending until it takes the lock again')
+    t.equal(await store.runnerEpoch(name), 1, 'that epoch goes unused')
+    t.strictSame(await lock.acquire(), { key: name, epoch: 2 })
+    t.equal(lock.held(), true)
+    t.strictSame(lines.slice(1), [{ level: 'info', fields: { epoch: 2 }, message: 'runner key lock taken: this process sends for the key' }])
+  })
+
+  t.test('a lock that cannot connect rejects, holds nothing, and connects on a later try', async (t) => {
+    const missing = new URL(url)
+    const name = `${missing.pathname.slice(1)}_later`
+    missing.pathname = `/${name}`
+    const { log, lines } = recorder()
+    const lock = new PostgresRunnerLock(missing.toString(), { name: 'bruno-runner:15:0xaa', chain: 'base', onSubmission: () => {}, epochs: store }, log)
+    locks.push(lock)
+    await t.rejects(lock.acquire(), { message: `database "${name}" does not exist` })
+    t.equal(lock.held(), false)
+    await t.rejects(lock.acquire(), { message: `database "${name}" does not exist` }, 'each try connects afresh')
+    await db.query(`CREATE DATABASE ${name}`)
+    t.teardown(async () => {
+      await lock.release()
+      await db.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+    })
+    t.strictSame(await lock.acquire(), { key: 'bruno-runner:15:0xaa', epoch: 1 })
+    t.strictSame(lines, [{ level: 'info', fields: { epoch: 1 }, message: 'runner key lock taken: this process sends for the key' }], 'a failed connection is no loss to log')
+  })
+
+  t.test('a store that fails to raise the epoch: no fence, the lock kept, the next try raises it', async (t) => {
+    const name = 'bruno-runner:14:0xaa'
+    const { log, lines } = recorder()
+    let fail = true
+    const epochs = {
+      takeRunnerKey: async (key: string): Promise<RunnerFence> => {
+        if (fail) {
+          fail = false
+          throw new Error('store down')
+        }
+        return store.takeRunnerKey(key)
+      },
+    }
+    const lock = make(name, 'base', log, () => {}, epochs)
+    const rival = make(name, 'base', recorder().log)
+    await t.rejects(lock.acquire(), { message: 'store down' })
+    t.equal(lock.held(), false)
+    t.equal(await rival.acquire(), undefined, 'the lock is still this one\'s')
+    t.strictSame(await lock.acquire(), { key: name, epoch: 1 })
+    t.equal(lines.length, 1)
+  })
+})
+
+t.test('openStore, PostgreSQL: the store at the URL the variable names, and its runner lock', { skip: postgresSkip() }, async (t) => {
+  const url = await postgresDatabase(t)
+  const { store, ownership } = openStore({ kind: 'postgres', url: { env: 'BRUNO_UNIT_STORE_URL' } }, { BRUNO_UNIT_STORE_URL: url })
+  t.teardown(() => store.close())
+  t.ok(store instanceof PostgresSubmissionStore)
+  let wakes = 0
+  const { log, lines } = recorder()
+  const owner = ownership({ name: 'base', chainId: 8453 }, { operator: '0x15d34AAf54267DB7D7c367839AAf71A00a2C6A65', wake: () => wakes++ }, log)
+  t.teardown(() => owner.release())
+  t.ok(owner instanceof PostgresRunnerLock)
+  const key = 'bruno-runner:8453:0x15d34aaf54267db7d7c367839aaf71a00a2c6a65'
+  t.strictSame(await owner.acquire(), { key, epoch: 1 })
+  t.equal(await store.runnerEpoch(key), 1, 'raised in this store')
+  t.strictSame(lines, [{ level: 'info', fields: { epoch: 1 }, message: 'runner key lock taken: this process sends for the key' }], 'logged to the log given')
+  const db = await admin(t, url)
+  const { rows } = await db.query<{ n: string }>(
+    `SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND granted AND ((classid::bigint << 32) | objid::bigint) = $1::bigint`,
+    [advisoryLockKey(key)],
+  )
+  t.strictSame(rows, [{ n: '1' }], 'the advisory lock on the key\'s name')
+  await store.insert(submission('o-1', 'elsewhere'))
+  await store.insert(submission('o-2', 'base'))
+  await until(() => wakes === 1, 'the wake for base')
+  t.equal(wakes, 1, 'woken for its chain\'s name only')
+})

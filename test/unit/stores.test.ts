@@ -1,0 +1,267 @@
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import Database from 'better-sqlite3'
+import t from 'tap'
+import { SqliteSubmissionStore } from '../../core/relay/sqliteStore.ts'
+import { StaleEpochError, type SentTransaction, type Submission, type SubmissionStore } from '../../core/relay/store.ts'
+import { storeKinds } from '../fixtures/storeKinds.ts'
+
+// Both stores (core/relay/sqliteStore.ts, postgresStore.ts) on what test/store.test.ts leaves
+// out: a party's standing, the fence's refusals and their numbers, highestNonce's rules, every
+// patch field, the answers' types (numbers, not PostgreSQL's BIGINT strings); then SQLite's own
+// (a file made before the payment-first columns, WAL, its folder). PostgreSQL runs only under
+// .ci/with-postgres (or fails when BRUNO_TEST_PG_REQUIRED is set without it).
+
+const TOKEN = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'
+
+function submission(id: string, overrides: Partial<Submission> = {}): Submission {
+  return {
+    id,
+    chain: 'base',
+    stage: 'waiting',
+    createdAt: 1_760_000_000_000,
+    updatedAt: 1_760_000_000_000,
+    deadline: 1_760_000_600,
+    request: { call: { to: TOKEN, data: '0x70a08231', value: '0' }, payment: { token: TOKEN, amountBaseUnits: '1234' } },
+    ...overrides,
+  }
+}
+
+function sent(nonce: number): SentTransaction {
+  const hash = `0x${nonce.toString(16).padStart(64, '0')}` as const
+  return { hash, nonce, raw: '0x02f8', maxFeePerGas: '2000000000', maxPriorityFeePerGas: '1000000', gas: '90000', callGas: '40000', sentAt: 1_760_000_000_123, firstSentAt: 1_760_000_000_100, hashes: [hash] }
+}
+
+for (const kind of storeKinds('bruno-unit-stores-')) {
+  t.test(kind.name, { skip: kind.skip }, async (t) => {
+    const place = await kind.place(t)
+    const store: SubmissionStore = kind.open(place)
+    t.teardown(() => store.close())
+    const key = 'bruno-runner:8453:0xaa'
+
+    t.test('takeRunnerKey and runnerEpoch answer numbers: 0 before the first take, then one more each take', async (t) => {
+      t.strictSame(await store.runnerEpoch(key), 0)
+      t.strictSame(await store.takeRunnerKey(key), { key, epoch: 1 })
+      t.strictSame(await store.takeRunnerKey(key), { key, epoch: 2 })
+      t.strictSame(await store.runnerEpoch(key), 2)
+      t.strictSame(await store.takeRunnerKey('bruno-runner:10:0xaa'), { key: 'bruno-runner:10:0xaa', epoch: 1 }, 'each key its own epoch')
+      t.strictSame(await store.runnerEpoch(key), 2)
+      t.equal(await store.ping(), true)
+    })
+
+    t.test('a closed store answers nothing more', async (t) => {
+      const other = kind.open(place)
+      t.equal(await other.ping(), true)
+      await other.close()
+      await t.rejects(other.ping(), 'closed')
+      await t.rejects(other.get('x'), 'closed')
+      t.equal(await store.ping(), true, 'another store on the same place is unaffected')
+    })
+
+    t.test('update writes every field a patch names, and clears what null clears', async (t) => {
+      const fence = await store.takeRunnerKey('bruno-runner:1:0xpatch')
+      await store.insert(submission('patch-1', { callGas: '40000', identity: 'id-patch', payer: '0xpayer', client: '10.0.0.9' }))
+      const before = Date.now()
+      await store.update(
+        'patch-1',
+        { stage: 'done', transaction: sent(3), blockNumber: '12', gasUsed: '51000', fee: '77', reason: 'held a while', outcome: { paidBaseUnits: '1234', callSucceeded: false, callReason: 'nope' }, fault: 'revert' },
+        fence,
+      )
+      const after = Date.now()
+      const stored = (await store.get('patch-1'))!
+      const { updatedAt, ...rest } = stored
+      t.ok(updatedAt >= before && updatedAt <= after, 'updatedAt stamped now')
+      t.strictSame(rest, {
+        ...(({ updatedAt: _, ...s }) => s)(submission('patch-1', { callGas: '40000', identity: 'id-patch', payer: '0xpayer', client: '10.0.0.9' })),
+        stage: 'done',
+        transaction: sent(3),
+        blockNumber: '12',
+        gasUsed: '51000',
+        fee: '77',
+        reason: 'held a while',
+        outcome: { paidBaseUnits: '1234', callSucceeded: false, callReason: 'nope' },
+        fault: 'revert',
+      })
+      await store.update('patch-1', { transaction: null, reason: null }, fence)
+      const cleared = (await store.get('patch-1'))!
+      t.equal(cleared.transaction, undefined)
+      t.equal(cleared.reason, undefined)
+      t.equal(cleared.fee, '77', 'the rest kept')
+    })
+
+    t.test('a stale fence is refused with the key\'s epoch, and changes nothing', async (t) => {
+      const name = 'bruno-runner:1:0xstale'
+      const old = await store.takeRunnerKey(name)
+      await store.insert(submission('stale-1'))
+      await store.insert(submission('stale-done', { stage: 'done', updatedAt: 1_000 }))
+      const current = await store.takeRunnerKey(name)
+      t.strictSame(current, { key: name, epoch: old.epoch + 1 })
+      const refused = (await store.update('stale-1', { stage: 'sending' }, old).then(
+        () => undefined,
+        (error: unknown) => error,
+      )) as StaleEpochError
+      t.ok(refused instanceof StaleEpochError)
+      t.strictSame(refused.current, current.epoch)
+      t.strictSame(refused.fence, old)
+      t.equal(refused.message, `runner key ${name} is at epoch ${current.epoch}: a write at epoch ${old.epoch} is refused`)
+      t.equal((await store.get('stale-1'))!.stage, 'waiting', 'not written')
+      await t.rejects(store.prune(2_000, old), StaleEpochError)
+      t.ok(await store.get('stale-done'), 'not pruned')
+      // A key never taken is at epoch 0: a fence claiming 1 is refused, naming 0.
+      const never = (await store.update('stale-1', { stage: 'sending' }, { key: 'bruno-runner:never', epoch: 1 }).then(
+        () => undefined,
+        (error: unknown) => error,
+      )) as StaleEpochError
+      t.ok(never instanceof StaleEpochError)
+      t.strictSame(never.current, 0)
+      t.strictSame(await store.prune(2_000, current), 1, 'the current fence prunes: a number')
+      t.equal(await store.get('stale-done'), undefined)
+      t.strictSame(await store.prune(2_000, current), 0)
+      await store.update('stale-1', { stage: 'sending' }, current)
+      t.equal((await store.get('stale-1'))!.stage, 'sending', 'the current fence writes')
+    })
+
+    t.test('highestNonce: a number; a failure without a block holds no nonce, one with a block does', async (t) => {
+      const fence = await store.takeRunnerKey('bruno-runner:1:0xnonce')
+      const chain = 'nonces'
+      t.equal(await store.highestNonce(chain), undefined)
+      await store.insert(submission('n-1', { chain }))
+      t.equal(await store.highestNonce(chain), undefined, 'no transaction yet')
+      await store.update('n-1', { stage: 'sending', transaction: sent(5) }, fence)
+      t.strictSame(await store.highestNonce(chain), 5)
+      await store.insert(submission('n-2', { chain }))
+      await store.update('n-2', { stage: 'failed', transaction: sent(9), reason: 'refused' }, fence)
+      t.strictSame(await store.highestNonce(chain), 5, 'failed unsent: its nonce is free')
+      await store.insert(submission('n-3', { chain }))
+      await store.update('n-3', { stage: 'failed', transaction: sent(8), blockNumber: '100', reason: 'reverted' }, fence)
+      t.strictSame(await store.highestNonce(chain), 8, 'failed in a block: its nonce is used')
+      await store.insert(submission('n-4', { chain: 'other-nonces' }))
+      await store.update('n-4', { stage: 'confirming', transaction: sent(40) }, fence)
+      t.strictSame(await store.highestNonce(chain), 8, 'another chain\'s nonces do not count')
+      await store.update('n-1', { stage: 'done', blockNumber: '101' }, fence)
+      t.strictSame(await store.highestNonce(chain), 8)
+      t.strictSame(await store.highestNonce('other-nonces'), 40)
+    })
+
+    t.test('standing: active submissions, faults and reverts since `since`, the last fault\'s time', async (t) => {
+      const fence = await store.takeRunnerKey('bruno-runner:1:0xstanding')
+      const payer = '0xstandingpayer'
+      const client = '10.1.1.1'
+      t.strictSame(await store.standing(payer, client, 0), { payer: { active: 0, faults: 0, reverts: 0 }, client: { active: 0, faults: 0, reverts: 0 } }, 'nothing yet')
+      t.strictSame(await store.standing(payer, undefined, 0), { payer: { active: 0, faults: 0, reverts: 0 } }, 'no client asked: none answered')
+      await store.insert(submission('s-wait', { payer, client }))
+      await store.insert(submission('s-send', { payer }))
+      await store.insert(submission('s-conf', { payer, client: '10.2.2.2' }))
+      await store.insert(submission('s-done', { payer, client }))
+      await store.insert(submission('s-other', { payer: '0xsomeoneelse', client }))
+      await store.update('s-send', { stage: 'sending' }, fence)
+      await store.update('s-conf', { stage: 'confirming' }, fence)
+      await store.update('s-done', { stage: 'done' }, fence)
+      t.strictSame(await store.standing(payer, client, 0), { payer: { active: 3, faults: 0, reverts: 0 }, client: { active: 2, faults: 0, reverts: 0 } })
+
+      await store.insert(submission('s-payerfault', { payer, client }))
+      await store.update('s-payerfault', { stage: 'failed', fault: 'payer', reason: 'payment gone' }, fence)
+      await store.insert(submission('s-revert', { payer }))
+      await store.update('s-revert', { stage: 'failed', fault: 'revert', reason: 'reverted' }, fence)
+      await store.insert(submission('s-plainfail', { payer, client }))
+      await store.update('s-plainfail', { stage: 'failed', reason: 'expired' }, fence)
+      const payerFault = (await store.get('s-payerfault'))!.updatedAt
+      const revert = (await store.get('s-revert'))!.updatedAt
+      const last = Math.max(payerFault, revert)
+      t.strictSame(await store.standing(payer, client, 0), {
+        payer: { active: 3, faults: 2, reverts: 1, lastFaultAt: last },
+        client: { active: 2, faults: 1, reverts: 0, lastFaultAt: payerFault },
+      })
+      t.strictSame(
+        await store.standing(payer, client, revert),
+        { payer: { active: 3, faults: payerFault >= revert ? 2 : 1, reverts: 1, lastFaultAt: last }, client: { active: 2, faults: payerFault >= revert ? 1 : 0, reverts: 0, lastFaultAt: payerFault } },
+        'since is inclusive: a fault at `since` counts',
+      )
+      t.strictSame(
+        await store.standing(payer, client, last + 1),
+        { payer: { active: 3, faults: 0, reverts: 0, lastFaultAt: last }, client: { active: 2, faults: 0, reverts: 0, lastFaultAt: payerFault } },
+        'faults before since are not counted, but the last one is still told',
+      )
+      t.strictSame(await store.standing('0xsomeoneelse', undefined, 0), { payer: { active: 1, faults: 0, reverts: 0 } })
+    })
+
+    t.test('insert: the same payment again answers the active one; a used id is refused', async (t) => {
+      const fence = await store.takeRunnerKey('bruno-runner:1:0xinsert')
+      const first = submission('i-1', { identity: 'pay-i', payer: '0xp', client: 'c', callGas: '21000' })
+      t.strictSame(await store.insert(first), first)
+      t.strictSame(await store.insert(submission('i-2', { identity: 'pay-i', chain: 'elsewhere' })), first)
+      t.equal(await store.get('i-2'), undefined)
+      t.strictSame(await store.activeByIdentity('pay-i'), first)
+      await store.update('i-1', { stage: 'done' }, fence)
+      t.equal(await store.activeByIdentity('pay-i'), undefined, 'settled: no longer active')
+      const next = submission('i-3', { identity: 'pay-i' })
+      t.strictSame(await store.insert(next), next, 'a new one once the first settled')
+      await t.rejects(store.insert(submission('i-3')), 'the same id again')
+      await t.rejects(store.insert(submission('i-3', { identity: 'pay-other' })), 'the same id with another payment')
+      t.strictSame(await store.get('i-3'), next, 'the first kept')
+      t.equal(await store.activeByIdentity('pay-other'), undefined)
+    })
+  })
+}
+
+t.test('sqlite: what each refusal of insert says', async (t) => {
+  const store = new SqliteSubmissionStore(':memory:')
+  t.teardown(() => store.close())
+  await store.insert(submission('x'))
+  await t.rejects(store.insert(submission('x')), new Error('submission x already exists'))
+  await t.rejects(store.insert(submission('x', { identity: 'fresh' })), new Error('submission x already exists'))
+})
+
+t.test('sqlite: a file made before the payment-first columns gains them, and their indexes', async (t) => {
+  const path = join(mkdtempSync(join(tmpdir(), 'bruno-unit-old-')), 'bruno.sqlite')
+  const old = new Database(path)
+  old.exec(`CREATE TABLE submissions (
+    id TEXT PRIMARY KEY, chain TEXT NOT NULL, stage TEXT NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,
+    deadline INTEGER NOT NULL, request TEXT NOT NULL, tx TEXT, tx_nonce INTEGER, block_number TEXT, gas_used TEXT, fee TEXT, reason TEXT)`)
+  old.prepare('INSERT INTO submissions (id, chain, stage, created_at, updated_at, deadline, request) VALUES (?, ?, ?, ?, ?, ?, ?)').run(
+    'legacy',
+    'base',
+    'waiting',
+    1_000,
+    1_000,
+    2,
+    JSON.stringify(submission('legacy').request),
+  )
+  old.close()
+  const store = new SqliteSubmissionStore(path)
+  t.teardown(() => store.close())
+  t.strictSame(await store.get('legacy'), submission('legacy', { createdAt: 1_000, updatedAt: 1_000, deadline: 2 }), 'the old row as it was')
+  const fresh = submission('fresh', { identity: 'pay-1', payer: '0xp', client: 'c', callGas: '50000' })
+  await store.insert(fresh)
+  t.strictSame(await store.get('fresh'), fresh)
+  const fence = await store.takeRunnerKey('k')
+  await store.update('fresh', { stage: 'done', fault: 'payer', outcome: { paidBaseUnits: '1', callSucceeded: true } }, fence)
+  t.equal((await store.get('fresh'))!.fault, 'payer')
+  const check = new Database(path, { readonly: true })
+  t.teardown(() => check.close())
+  const columns = check.prepare<[], { name: string }>('PRAGMA table_info(submissions)').all().map((c) => c.name)
+  t.strictSame(columns.slice(-6), ['outcome', 'call_gas', 'identity', 'payer', 'client', 'fault'])
+  const indexes = check.prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'submissions_%' ORDER BY name").all().map((i) => i.name)
+  t.strictSame(indexes, ['submissions_active', 'submissions_active_identity', 'submissions_client', 'submissions_payer', 'submissions_settled'])
+})
+
+t.test('sqlite: a new file in a folder made for it, in WAL mode, reopened as it was', async (t) => {
+  const path = join(mkdtempSync(join(tmpdir(), 'bruno-unit-wal-')), 'x', 'y', 'bruno.sqlite')
+  const store = new SqliteSubmissionStore(path)
+  await store.insert(submission('kept'))
+  const check = new Database(path, { readonly: true })
+  t.equal(check.pragma('journal_mode', { simple: true }), 'wal')
+  check.close()
+  await store.close()
+  await t.rejects(store.ping(), 'closed')
+  const again = new SqliteSubmissionStore(path)
+  t.teardown(() => again.close())
+  t.strictSame(await again.get('kept'), submission('kept'))
+  const columns = new Database(path, { readonly: true })
+  t.teardown(() => columns.close())
+  t.strictSame(
+    columns.prepare<[], { name: string }>('PRAGMA table_info(submissions)').all().map((c) => c.name),
+    ['id', 'chain', 'stage', 'created_at', 'updated_at', 'deadline', 'request', 'tx', 'tx_nonce', 'block_number', 'gas_used', 'fee', 'reason', 'outcome', 'call_gas', 'identity', 'payer', 'client', 'fault'],
+  )
+})
