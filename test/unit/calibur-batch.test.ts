@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import { encodeFunctionData, getAddress, serializeTransaction, zeroHash, type Address, type Hex } from 'viem'
+import { encodeErrorResult, encodeFunctionData, getAddress, parseAbi, serializeTransaction, zeroHash, type Address, type Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { ToolError } from '../../core/tool.ts'
 import { AUTHORIZATION_GAS, delegationOverride, FIRST_USE_OF_KEY_GAS, SIGNED_PATH_GAS } from '../../plugins/calibur/batch.ts'
@@ -406,6 +406,14 @@ t.test('a batch that fails in simulation is refused with its reason; a node fail
     node.call('calibur_batch', { chain: 'local', account, calls: [{ to: one }], token: 'USDC' }),
     'the batch would fail: the call reverted: ERC20: transfer amount exceeds balance',
   )
+  // A call inside the batch failing: Calibur's CallFailed(bytes), read through to the call's own reason.
+  const callFailed = encodeErrorResult({ abi: parseAbi(['error CallFailed(bytes reason)']), errorName: 'CallFailed', args: [errorString('STF')] })
+  node = caliburNode({
+    estimate: () => {
+      throw reverted(callFailed)
+    },
+  })
+  await rejectsWith(t, node.call('calibur_batch', { chain: 'local', account, calls: [{ to: one }], token: 'USDC' }), 'the batch would fail: the call reverted: STF')
   node = caliburNode({
     estimate: () => {
       throw Object.assign(new Error('the node is down'), { code: -32603 })

@@ -105,6 +105,11 @@ t.test('each refusal, with its words', async (t) => {
   const refused = async (typed: TypedData, message: string, by = signer) =>
     rejectsWith(t, node.call('calibur_execute', { chain: 'local', typedData: typed, signature: await sign(typed, by) }), message)
   await refused(edited(typedData, (copy) => (copy.domain.chainId = 1)), 'the batch is signed for chain 1, not local (31337)')
+  await rejectsWith(
+    t,
+    node.call('calibur_execute', { chain: 'local', typedData: edited(typedData, (copy) => (copy.domain.verifyingContract = '0x70997970c51812dc3a010C7d01b50e0d17dc79C8')), signature: `0x${'11'.repeat(65)}` }),
+    'typedData.domain.verifyingContract 0x70997970c51812dc3a010C7d01b50e0d17dc79C8 does not match its EIP-55 checksum (its mixed case is wrong): check it, or write it all lowercase',
+  )
   const notCalibur = "typedData.types are not Calibur's: pass the typedData calibur_batch returned, unchanged"
   await rejectsWith(t, node.call('calibur_execute', { chain: 'local', typedData: edited(typedData, (copy) => copy.types.Call!.reverse()), signature: `0x${'11'.repeat(65)}` }), notCalibur)
   await rejectsWith(t, node.call('calibur_execute', { chain: 'local', typedData: edited(typedData, (copy) => (copy.types.Extra = [])), signature: `0x${'11'.repeat(65)}` }), notCalibur)
