@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { getAddress, parseAbi, toHex, type Hex } from 'viem'
 import { ChainUnavailableError } from '../../core/chain/guardedTransport.ts'
 import { readAccount } from '../../core/relay/account.ts'
@@ -99,6 +99,18 @@ t.test('a node on another chain is refused', async (t) => {
   t.type(error, ChainUnavailableError)
 })
 
+/** Throws a ToolError with exactly `message` (t.throws matches a message as a substring). */
+function refuses(t: Test, run: () => unknown, message: string) {
+  let error: unknown
+  try {
+    run()
+  } catch (thrown) {
+    error = thrown
+  }
+  t.type(error, ToolError)
+  t.equal((error as Error | undefined)?.message, message)
+}
+
 t.test('paymentToken: a configured token with a swap path, or WETH; else the accepted ones named', async (t) => {
   const network = fakeNetwork(fakeClient({}).client, config)
   t.strictSame(paymentToken(network, 'USDC'), { address: usdc, symbol: 'USDC', decimals: 6 })
@@ -111,9 +123,9 @@ t.test('paymentToken: a configured token with a swap path, or WETH; else the acc
     tokens: [...config.tokens.map((token) => ({ ...token, address: token.address.toLowerCase() })), { symbol: 'DAI', address: dai, decimals: 18 }],
   })
   const daiNetwork = fakeNetwork(fakeClient({}).client, withDai)
-  t.throws(() => paymentToken(daiNetwork, 'DAI'), new ToolError('DAI is not accepted as payment on local: pay in one of USDC, WETH'))
+  refuses(t, () => paymentToken(daiNetwork, 'DAI'), 'DAI is not accepted as payment on local: pay in one of USDC, WETH')
   t.strictSame(paymentToken(daiNetwork, 'WETH'), { address: weth, symbol: 'WETH', decimals: 18 }, 'WETH configured in lower case')
   const unknown = '0x0000000000000000000000000000000000001234'
-  t.throws(() => paymentToken(network, unknown), new ToolError(`${unknown} is not accepted as payment on local: pay in one of USDC, WETH`))
-  t.throws(() => paymentToken(network, 'DOGE'), new ToolError('unknown token "DOGE" on local: neither a configured symbol (USDC, WETH) nor a token address'))
+  refuses(t, () => paymentToken(network, unknown), `${unknown} is not accepted as payment on local: pay in one of USDC, WETH`)
+  refuses(t, () => paymentToken(network, 'DOGE'), 'unknown token "DOGE" on local: neither a configured symbol (USDC, WETH) nor a token address')
 })

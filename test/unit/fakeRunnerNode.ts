@@ -74,6 +74,8 @@ export interface RunnerNodeOptions {
   readonly balance?: (address: string) => bigint
   /** GasPriceOracle.getL1Fee's answer. */
   readonly l1Fee?: bigint
+  /** Awaited before the latest block is answered (to see what leaves in the same batch). */
+  readonly blockGate?: () => Promise<void>
 }
 
 export function runnerNode(options: RunnerNodeOptions = {}) {
@@ -100,17 +102,21 @@ export function runnerNode(options: RunnerNodeOptions = {}) {
     runnerRequests.push(request)
     return request
   }
+  const block = () => ({
+    number: '0x10',
+    hash: `0x${'ab'.repeat(32)}`,
+    timestamp: '0x3e8',
+    transactions: [],
+    gasLimit: toHex(options.blockGasLimit ?? 30_000_000n),
+    baseFeePerGas: toHex(options.baseFeePerGas ?? 1_000_000_000n),
+  })
   const isRunner = (to: unknown) => typeof to === 'string' && to.toLowerCase() === runner.toLowerCase()
   const { client, seen } = fakeClient({
     eth_chainId: () => toHex(options.chainId ?? config.chainId),
-    eth_getBlockByNumber: () => ({
-      number: '0x10',
-      hash: `0x${'ab'.repeat(32)}`,
-      timestamp: '0x3e8',
-      transactions: [],
-      gasLimit: toHex(options.blockGasLimit ?? 30_000_000n),
-      baseFeePerGas: toHex(options.baseFeePerGas ?? 1_000_000_000n),
-    }),
+    eth_getBlockByNumber: async () => {
+      await options.blockGate?.()
+      return block()
+    },
     eth_maxPriorityFeePerGas: () => toHex(options.tip ?? 1_000_000n),
     eth_getBalance: ({ params }) => toHex(options.balance ? options.balance(params[0] as string) : 10n ** 18n),
     eth_call: (request) => {

@@ -1,5 +1,7 @@
+import { setImmediate as yieldOnce } from 'node:timers/promises'
 import t, { type Test } from 'tap'
-import { encodeErrorResult, encodeFunctionData, getAddress, serializeTransaction, zeroAddress, type Hex } from 'viem'
+import { encodeErrorResult, encodeFunctionData, getAddress, parseAbi, serializeTransaction, zeroAddress, type Hex } from 'viem'
+import type { BatchPaymentReader } from '../../core/relay/batchPayment.ts'
 import { ChainUnavailableError } from '../../core/chain/guardedTransport.ts'
 import { BrunoFault } from '../../core/faults.ts'
 import type { RunnerRelay } from '../../core/relay/runnerCall.ts'
@@ -339,6 +341,10 @@ t.test('a node error without revert data is the chain’s, passed on as it is', 
     t.notOk(error instanceof BrunoFault, 'not a fault of the runner')
     t.match((error as Error).message, /header not found/)
   }
+  // at the estimate (with fees): the operator's balance is not asked about an outage
+  const node = runnerNode({ estimate: outage })
+  await prepareRunnerTransaction(relayContext(node, operator).context, relay, undefined, { token: weth, amount: 1n, nonce: 0 }).catch(() => undefined)
+  t.notOk(methods(node.seen).includes('eth_getBalance'))
 })
 
 t.test('the operator short of ETH is Bruno’s fault, not the caller’s', async (t) => {
@@ -431,4 +437,69 @@ t.test('a node on another chain is refused before anything is priced', async (t)
   const error = await prepareRunnerTransaction(setup({ chainId: 8453 }).context, relay, undefined, { token: weth, amount: 1n, nonce: 0 }).catch((error: unknown) => error)
   t.type(error, ChainUnavailableError)
   t.match((error as Error).message, /8453/)
+})
+
+t.test('OP-stack with an authorization list: the L1 data fee of the EIP-7702 transaction', async (t) => {
+  const r = `0x${'31'.repeat(32)}` as Hex
+  const s = `0x${'32'.repeat(32)}` as Hex
+  const list = [{ chainId: 31337, address: a(0xca1), nonce: 4, r, s, yParity: 0 as const }]
+  const { node, context } = setup({ config: networkConfig({ l1DataFee: 'op-stack' }), relay: () => ({ callSucceeded: true, callGasUsed: 160_000n }), estimate: () => 300_000n, l1Fee: 8n })
+  const prepared = await prepareRunnerTransaction(context, relay, list, { token: weth, amount: 1n, nonce: 2 })
+  t.equal(prepared.l1FeeWei, 10n)
+  t.strictSame(node.oracleAsked, [
+    serializeTransaction({ chainId: 31337, type: 'eip7702', to: runner, data: dataAt(180_000n), gas: 315_000n, nonce: 2, value: 0n, ...FEES, authorizationList: [{ address: a(0xca1), chainId: 31337, nonce: 4, r, s, yParity: 0 }] }),
+  ])
+})
+
+t.test('a delegate’s errors are said in its group’s words, at the probe and in the payment phase', async (t) => {
+  const abi = parseAbi(['error TooLittle(uint256 got)'])
+  const reader: BatchPaymentReader = {
+    delegate: 'Calibur',
+    errors: { abi, describe: (name, args) => (name === 'TooLittle' ? `too little: ${String(args[0])}` : undefined) },
+    read: () => undefined,
+  }
+  const data = encodeErrorResult({ abi, errorName: 'TooLittle', args: [5n] })
+  const withReader = (options: RunnerNodeOptions) => {
+    const node = runnerNode(options)
+    return relayContext(node, operator, [reader]).context
+  }
+  await refusal(
+    t,
+    prepareRunnerTransaction(withReader({ relay: () => ({ callSucceeded: false, callGasUsed: 1n, reason: data }) }), relay, undefined, { token: weth, amount: 1n, nonce: 0 }),
+    `refused: the call fails in simulation even with 15000000 gas: too little: 5${SENDER}${TAIL}`,
+  )
+  await refusal(t, prepareRunnerTransaction(withReader({ relay: () => revert(data) }), relay, undefined, { token: weth, amount: 1n, nonce: 0 }), 'refused: too little: 5')
+})
+
+t.test('fees given without a stipend (the runner re-measuring): probed, estimated once, at the given fees', async (t) => {
+  const fees = { maxFeePerGas: 5_000_000_000n, maxPriorityFeePerGas: 2n }
+  const { node, context } = setup({ relay: () => ({ callSucceeded: true, callGasUsed: 160_000n }), estimate: ({ callGas }) => 120_000n + callGas })
+  const prepared = await prepareRunnerTransaction(context, relay, undefined, { token: weth, amount: 1n, nonce: 0, fees })
+  t.equal(prepared.callGas, 180_000n)
+  t.equal(prepared.gas, (300_000n * 10_500n) / 10_000n)
+  t.strictSame(
+    node.runnerRequests.map((request) => [request.method, request.callGas, request.maxFeePerGas]),
+    [
+      ['eth_call', 15_000_000n, undefined],
+      ['eth_estimateGas', 180_000n, 5_000_000_000n],
+      ['eth_call', 180_000n, 5_000_000_000n],
+    ],
+  )
+})
+
+t.test('a send’s estimate leaves with the first reads: it is asked before the block is answered', async (t) => {
+  const fees = { maxFeePerGas: 5_000_000_000n, maxPriorityFeePerGas: 2n }
+  let estimatedBeforeBlock = false
+  const { node, context } = setup({
+    relay: () => ({ callSucceeded: true, callGasUsed: 1n }),
+    estimate: () => 200_000n,
+    // the block is answered once the estimate has been asked, or after two seconds without it
+    blockGate: async () => {
+      const until = Date.now() + 2_000
+      while (!node.seen.some((request) => request.method === 'eth_estimateGas') && Date.now() < until) await yieldOnce()
+      estimatedBeforeBlock = node.seen.some((request) => request.method === 'eth_estimateGas')
+    },
+  })
+  await prepareRunnerTransaction(context, relay, undefined, { token: weth, amount: 1n, nonce: 0, callGas: 250_000n, fees })
+  t.ok(estimatedBeforeBlock)
 })

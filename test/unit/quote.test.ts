@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import { encodeFunctionData, formatUnits, getAddress, parseAbi, serializeTransaction, zeroAddress, type Address, type Hex } from 'viem'
+import { encodeErrorResult, encodeFunctionData, formatUnits, getAddress, parseAbi, serializeTransaction, zeroAddress, type Address, type Hex } from 'viem'
 import { ChainUnavailableError } from '../../core/chain/guardedTransport.ts'
 import type { BatchPaymentReader, BatchTerms } from '../../core/relay/batchPayment.ts'
 import { AUTHORIZATION_PHASE_GAS, quoteCall } from '../../core/relay/quote.ts'
@@ -243,3 +243,17 @@ t.test('a node on another chain is refused', async (t) => {
   t.type(error, ChainUnavailableError)
 })
 
+
+t.test('a delegate’s error met by a signed-transfer quote is said in its group’s words', async (t) => {
+  const abi = parseAbi(['error TooLittle(uint256 got)'])
+  const reader: BatchPaymentReader = {
+    delegate: 'Calibur',
+    errors: { abi, describe: (name, args) => (name === 'TooLittle' ? `too little: ${String(args[0])}` : undefined) },
+    read: () => undefined,
+  }
+  await refusal(
+    t,
+    quoteCall(quoting({ estimateOther: () => revert(encodeErrorResult({ abi, errorName: 'TooLittle', args: [5n] })) }, [reader]).context, { call: { to: target, data: '0xabcd' }, token: 'WETH' }),
+    `cannot quote: the call fails in simulation from Bruno's Runner contract (${runner}): too little: 5. The call runs with the Runner as msg.sender, so only calls that act by signature belong there`,
+  )
+})

@@ -145,3 +145,24 @@ t.test('an admission refusal without metrics is still the caller’s refusal', a
   for (let index = 0; index < 8; index++) await relay.submit('local', submitRequest(WORST, `0x${index.toString(16).padStart(64, '0')}`))
   await t.rejects(relay.submit('local', submitRequest(WORST)), ToolError)
 })
+
+t.test('startRunners starts the loops: the runner passes again on its own timer', async (t) => {
+  const quick = { ...config, networks: [{ ...network, runner: { ...network.runner, pollMs: 50 } }] }
+  const node = runnerNode({ config: network, relay: () => ({ callSucceeded: true, callGasUsed: 160_000n }), estimate: () => 300_000n })
+  const runnerSide = runnerNode({ config: network })
+  const networks = { get: () => ({ ...node.network, runnerClient: runnerSide.client }) } as unknown as Networks
+  const relay = openRelay(quick, networks, env, log)
+  const passes = () => runnerSide.seen.filter((request) => request.method === 'eth_getTransactionCount').length
+  const waitFor = async (count: number) => {
+    const until = Date.now() + 5_000
+    while (passes() < count && Date.now() < until) await yieldOnce()
+  }
+  // the submission wakes the runner once; its pass fails on this node and backs off
+  await relay.submit('local', submitRequest(WORST))
+  await waitFor(1)
+  t.equal(passes(), 1, 'one pass, woken by the submission')
+  relay.startRunners()
+  await waitFor(2)
+  await relay.close()
+  t.ok(passes() >= 2, 'a pass on the loop’s timer')
+})

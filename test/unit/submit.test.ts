@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import { formatUnits, getAddress, serializeTransaction, type Hex } from 'viem'
+import { encodeErrorResult, formatUnits, getAddress, parseAbi, serializeTransaction, type Hex } from 'viem'
 import type { BatchPaymentReader, BatchTerms } from '../../core/relay/batchPayment.ts'
 import { describeCallFailure } from '../../core/relay/callFailure.ts'
 import { relayOfRequest } from '../../core/relay/relayOfRequest.ts'
@@ -322,6 +322,11 @@ t.test('describeCallFailure: the replay at latest or at a block, its reason, or 
   t.equal(replays.at(-1)![1], 'latest')
   t.equal(await describeCallFailure(context, requested, token, 77n), 'the call reverted: Too little received')
   t.equal(replays.at(-1)![1], '0x4d', 'at the block given')
+  // a delegate's own error, in its group's words
+  const abi = parseAbi(['error TooLittle(uint256 got)'])
+  const worded = { ...reader, errors: { abi, describe: (name: string, args: readonly unknown[]) => (name === 'TooLittle' ? `too little: ${String(args[0])}` : undefined) } }
+  answer = () => revert(encodeErrorResult({ abi, errorName: 'TooLittle', args: [5n] }))
+  t.equal(await describeCallFailure({ ...context, batchReaders: [worded] }, requested, token), 'too little: 5')
   answer = () => '0x'
   t.equal(await describeCallFailure(context, requested, token), undefined, 'the replay passes: nothing to say')
   answer = () => {
