@@ -3,9 +3,10 @@
 //
 // The tap runner runs each test file as one test (node --import=tsx <file>, Stryker's hook
 // first) and records which mutants each file reaches ("perTest" coverage, per file): a mutant
-// runs only the files that reached it, first to fail wins. Files run in the order below, so the
-// chain-free unit tests (test/unit/, seconds) come first and the devnet files (a real anvil,
-// tens of seconds each) only run for what the unit tests leave alive.
+// runs only the files that reached it, first to fail wins. Files run in the order below: the
+// chain-free unit tests (test/unit/, seconds) first, then the chain-free store and MCP files, then
+// the runner loop's files on a real devnet (test/runner/, a few seconds each). The slower devnet
+// suites join only with STRYKER_DEVNET=1 (bench/MUTATION.md says why).
 //
 // Incremental: results are kept in reports/stryker-incremental.json; a re-run tests again only
 // the mutants whose code or covering tests changed. `npm run mutate -- --force` starts afresh.
@@ -19,10 +20,10 @@ import { readdirSync } from 'node:fs'
 const list = (value) => value?.split(',').map((entry) => entry.trim()).filter(Boolean)
 
 // Named one by one, in order: the tap runner globs, and a glob's matches come in no set order.
-const unitTests = readdirSync(new URL('test/unit/', import.meta.url))
-  .filter((name) => name.endsWith('.test.ts'))
-  .sort()
-  .map((name) => `test/unit/${name}`)
+const testsIn = (folder) => {
+  const url = new URL(`${folder}/`, import.meta.url)
+  return readdirSync(url).filter((name) => name.endsWith('.test.ts')).sort().map((name) => `${folder}/${name}`)
+}
 
 export const mutate = [
   'core/relay/**/*.ts',
@@ -35,7 +36,7 @@ export const mutate = [
 
 export const testFiles = [
   // Chain-free, seconds each: first.
-  ...unitTests,
+  ...testsIn('test/unit'),
   // Chain-free, a Bruno or a store in process: the MCP binding over raw HTTP (dispatcher.ts); the
   // stores, their fencing and the runner key's ownership (sqliteStore, sqliteLock, ownership, observedStore).
   'test/mcp-http.test.ts',
@@ -46,8 +47,15 @@ export const testFiles = [
   'test/runner-ownership.test.ts',
   // A bare anvil (no deployment): Calibur's encoders against the real vector and anvil's own signer.
   'test/calibur-encoders.test.ts',
-  // Devnet (anvil with the real contracts), tens of seconds each, for what the above leave alive:
-  // the relay end to end (quote, submit, the runner), Calibur's tools, pricing races, admission.
+  // The runner loop on a real devnet (anvil and the real contracts, deployed in under a second), one
+  // behaviour a file, a few seconds each: runner.ts. A mutant runs only the files that reach it.
+  ...testsIn('test/runner'),
+]
+
+// The devnet suites (a Bruno end to end, 10-60 s each): with STRYKER_DEVNET=1 they run after the
+// files above, for what those leave alive. Off by default: each mutant the fast files leave alive
+// would run every devnet file that reaches it, one after another (hours for a full run).
+export const devnetTestFiles = [
   'test/relay-signed-transfer.test.ts',
   'test/flow-calibur.test.ts',
   'test/adversarial/price-race.test.ts',
@@ -56,7 +64,6 @@ export const testFiles = [
   'test/adversarial/payer-code.test.ts',
   'test/admission.test.ts',
   'test/relay-deadline.test.ts',
-  // The runner under faults (a chaos proxy in front of anvil): runner.ts.
   'test/liveness.test.ts',
   'test/liveness-admission.test.ts',
 ]
@@ -65,7 +72,7 @@ export const testFiles = [
 export default {
   testRunner: 'tap',
   tap: {
-    testFiles: list(process.env.STRYKER_TESTS) ?? testFiles,
+    testFiles: list(process.env.STRYKER_TESTS) ?? (process.env.STRYKER_DEVNET === '1' ? [...testFiles, ...devnetTestFiles] : testFiles),
     // Our tests are TypeScript run through tsx (as .taprc does); Stryker's hook is put first.
     nodeArgs: ['--import=tsx'],
     forceBail: true,

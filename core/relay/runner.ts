@@ -104,8 +104,8 @@ export class RunnerLoop {
   }
 
   start(): void {
-    this.#timer = setInterval(() => this.wake(), this.#context.network.config.runner.pollMs)
-    this.wake()
+    this.#timer = setInterval(() => void this.wake(), this.#context.network.config.runner.pollMs)
+    void this.wake()
   }
 
   async stop(): Promise<void> {
@@ -116,23 +116,28 @@ export class RunnerLoop {
     await this.#ownership.release()
   }
 
-  /** Runs a pass now, or right after the one under way. */
-  wake(): void {
+  /**
+   * Runs a pass now, or right after the one under way (once started). Resolves when the pass under
+   * way, or the one it started, has ended: a caller that must see the runner's work settled (a test,
+   * a shutdown) awaits it; the loop itself never does. Never rejects: a failed pass is logged.
+   */
+  wake(): Promise<void> {
     // Stopped: a late wake (a submission still being answered) must not take the key back.
-    if (this.#stopped) return
+    if (this.#stopped) return Promise.resolve()
     // After failed passes (the chain unreachable), wait out the backoff before the next one.
-    if (Date.now() < this.#retryAt) return
+    if (Date.now() < this.#retryAt) return Promise.resolve()
     if (this.#pass) {
       this.#again = true
-      return
+      return this.#pass
     }
     this.#pass = this.#run().finally(() => {
       this.#pass = undefined
       if (this.#again && this.#timer) {
         this.#again = false
-        this.wake()
+        void this.wake()
       }
     })
+    return this.#pass
   }
 
   async #run(): Promise<void> {
@@ -215,7 +220,7 @@ export class RunnerLoop {
     // the others), then sent in order, each with the next nonce.
     const batch = due.slice(0, RECHECKS_PER_PASS)
     const rechecked = await mapLimited(batch, RECHECKS_AT_ONCE, (submission) => this.#check(submission, fees!, payersInFlight))
-    if (due.length > batch.length) this.wake()
+    if (due.length > batch.length) void this.wake()
     for (const [index, submission] of batch.entries()) {
       if (!this.#ownership.held()) return
       const checked = rechecked[index]!

@@ -1,0 +1,153 @@
+import t from 'tap'
+import type { Hex } from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
+import { localOwnership, type RunnerOwnership } from '../../core/relay/ownership.ts'
+import { waitFor } from '../fixtures/waitFor.ts'
+import { startRunnerDevnet, type RunnerDevnet } from './runnerDevnet.ts'
+
+// The runner key's tenure (issue 16, fenced replicas) as one runner sees it: a write refused for a
+// stale epoch stops it before anything is broadcast, it stands down and says so, and it acts again
+// only once it takes the key at a new epoch, starting over as after a restart. The store and the
+// ownership are the real SQLite ones; "another process" taking the key is the test raising the
+// key's epoch in that store, as a PostgreSQL replica's takeover does.
+
+const rawBroadcasts = (devnet: RunnerDevnet) => devnet.chaos.seen.filter((seen) => seen.method === 'eth_sendRawTransaction').map((seen) => (seen.params as Hex[])[0])
+const standDown = /^runner stands down: /
+
+/** The SQLite ownership, with a switch: while `lost`, the key counts as not held and cannot be taken. */
+function switchableOwnership(devnet: { store: RunnerDevnet['store']; runnerKey: string }) {
+  const inner = localOwnership(devnet.store, devnet.runnerKey)
+  const state = { lost: false }
+  const ownership: RunnerOwnership = {
+    acquire: async () => (state.lost ? undefined : inner.acquire()),
+    held: () => !state.lost && inner.held(),
+    release: () => inner.release(),
+  }
+  return { ownership, state }
+}
+
+t.test('a send refused by the store for a stale epoch is never broadcast: the runner stands down, then takes the key again at a new epoch', async (t) => {
+  const devnet = await startRunnerDevnet(t)
+  const payer = await devnet.payer()
+  await devnet.pass()
+  const a = await devnet.submit(payer)
+  const nonce = await devnet.client.getTransactionCount({ address: devnet.operator, blockTag: 'pending' })
+  t.equal(await devnet.store.runnerEpoch(devnet.runnerKey), 1, 'the runner took the key at epoch 1')
+  // Another process takes the key over while this one still believes it owns it.
+  const taken = await devnet.store.takeRunnerKey(devnet.runnerKey)
+  t.equal(taken.epoch, 2)
+
+  await devnet.pass()
+  t.same(rawBroadcasts(devnet), [], 'nothing was broadcast')
+  const refused = await devnet.get(a.id)
+  t.equal(refused.stage, 'waiting', 'the submission is as it was')
+  t.equal(refused.transaction, undefined, 'with no transaction stored')
+  t.equal(await devnet.client.getTransactionCount({ address: devnet.operator, blockTag: 'pending' }), nonce, 'the node saw no transaction')
+  const lines = devnet.logged(standDown)
+  t.equal(lines.length, 1, 'it says so once')
+  t.equal(lines[0]!.msg, 'runner stands down: it lost ownership of the runner key at epoch 1 to epoch 2; it sends nothing until it takes the key again')
+  t.equal(lines[0]!.epoch, 1)
+  t.equal(lines[0]!.current, 2)
+  t.equal(lines[0]!.level, 40, 'a warning')
+  t.same(devnet.logged(/runner pass failed/), [], 'a takeover is no failure to back off from')
+
+  // The next pass takes the key at a new epoch and sends from the store's state.
+  await devnet.pass()
+  t.equal(await devnet.store.runnerEpoch(devnet.runnerKey), 3, 'taken again at epoch 3')
+  const sent = await devnet.get(a.id)
+  t.equal(sent.stage, 'sending')
+  t.equal(sent.transaction!.nonce, nonce, 'at the nonce the refused send would have had: none skipped')
+  t.same(rawBroadcasts(devnet), [sent.transaction!.raw], 'broadcast once')
+  await devnet.mine()
+  await devnet.pass()
+  t.equal((await devnet.get(a.id)).stage, 'done')
+})
+
+t.test('ownership lost between passes: the runner stands down at its own epoch, sends nothing while another owns the key, and starts over when it takes it', async (t) => {
+  let switchable: ReturnType<typeof switchableOwnership> | undefined
+  const devnet = await startRunnerDevnet(t, {
+    ownership: (store, key) => {
+      switchable = switchableOwnership({ store, runnerKey: key })
+      return switchable.ownership
+    },
+  })
+  const [first, second] = [await devnet.payer(), await devnet.payer()]
+  const a = await devnet.submit(first)
+  await devnet.pass()
+  const sentA = await devnet.get(a.id)
+  t.equal(sentA.stage, 'sending')
+
+  switchable!.state.lost = true
+  const b = await devnet.submit(second)
+  await devnet.pass()
+  const lines = devnet.logged(standDown)
+  t.equal(lines.length, 1)
+  t.equal(lines[0]!.msg, 'runner stands down: it lost ownership of the runner key at epoch 1; it sends nothing until it takes the key again', 'the key is at its own epoch still: no new owner named')
+  t.equal(lines[0]!.current, 1)
+  t.equal((await devnet.get(b.id)).stage, 'waiting', 'nothing sent while another owns the key')
+  await devnet.pass()
+  t.equal(devnet.logged(standDown).length, 1, 'it stands down once, not at every pass')
+  t.equal((await devnet.get(b.id)).stage, 'waiting')
+
+  // Dropped from the node meanwhile: taking the key back starts over as after a restart.
+  await devnet.testClient.request({ method: 'anvil_dropTransaction', params: [sentA.transaction!.hash] } as never)
+  switchable!.state.lost = false
+  await devnet.pass()
+  t.equal(await devnet.store.runnerEpoch(devnet.runnerKey), 2, 'taken at a new epoch')
+  t.ok(await devnet.nodeHas(sentA.transaction!.hash), 'what was in flight is broadcast again, as after a restart')
+  const sentB = await devnet.get(b.id)
+  t.equal(sentB.transaction!.nonce, sentA.transaction!.nonce + 1, 'the next nonce re-read: past the stored one')
+  await devnet.mine()
+  await devnet.pass()
+  t.same([(await devnet.get(a.id)).stage, (await devnet.get(b.id)).stage], ['done', 'done'])
+})
+
+t.test('ownership lost in the middle of a pass: what is left of the pass is not sent by this process', async (t) => {
+  let switchable: ReturnType<typeof switchableOwnership> | undefined
+  const devnet = await startRunnerDevnet(t, {
+    ownership: (store, key) => {
+      switchable = switchableOwnership({ store, runnerKey: key })
+      return switchable.ownership
+    },
+  })
+  const payers = [await devnet.payer(), await devnet.payer(), await devnet.payer()]
+  const submissions = []
+  for (const payer of payers) submissions.push(await devnet.submit(payer))
+  // The key is lost the moment the first send is logged (its lock's session ended, say).
+  const push = devnet.logs.push.bind(devnet.logs)
+  devnet.logs.push = (...lines) => {
+    if (lines.some((line) => line.msg === 'sent')) switchable!.state.lost = true
+    return push(...lines)
+  }
+  await devnet.pass()
+  const stages = await Promise.all(submissions.map(async ({ id }) => (await devnet.get(id)).stage))
+  t.same(stages, ['sending', 'waiting', 'waiting'], 'the first went; the others wait for the key\'s owner')
+  t.equal(rawBroadcasts(devnet).length, 1, 'one broadcast')
+})
+
+t.test('a nonce filler is not broadcast once another process holds the key', async (t) => {
+  const devnet = await startRunnerDevnet(t, { configure: (network) => ({ ...network, runner: { ...network.runner, stuckAfterMs: 300 } }) })
+  const payer = await devnet.payer()
+  const operator = privateKeyToAccount(devnet.operatorKey)
+  const nonce = await devnet.client.getTransactionCount({ address: devnet.operator, blockTag: 'pending' })
+  const byHand = await operator.signTransaction({ chainId: devnet.network.chainId, to: operator.address, value: 0n, gas: 21_000n, nonce, maxFeePerGas: 10_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n, type: 'eip1559' })
+  const byHandHash = await devnet.client.sendRawTransaction({ serializedTransaction: byHand })
+  const a = await devnet.submit(payer)
+  await devnet.pass()
+  const sentA = await devnet.get(a.id)
+  t.equal(sentA.transaction!.nonce, nonce + 1)
+  await devnet.testClient.request({ method: 'anvil_dropTransaction', params: [byHandHash] } as never)
+  await devnet.store.takeRunnerKey(devnet.runnerKey)
+  await waitFor(async () => Date.now(), (now) => now - sentA.transaction!.sentAt > devnet.network.runner.stuckAfterMs, 'stuck', 5_000, 20)
+  const broadcastsBefore = rawBroadcasts(devnet).length
+  await devnet.pass()
+  t.equal(rawBroadcasts(devnet).length, broadcastsBefore, 'no filler broadcast')
+  t.same(devnet.logged(/filled a nonce gap/), [])
+  t.equal(devnet.logged(standDown).length, 1, 'the runner stood down instead')
+  t.equal(devnet.logged(standDown)[0]!.current, 2)
+  t.equal(await devnet.client.getTransactionCount({ address: devnet.operator, blockTag: 'pending' }), nonce, 'the gap is still there: the new owner fills it')
+  // The test plays the new owner's part: the gap filled, the submission mined.
+  await devnet.client.sendRawTransaction({ serializedTransaction: byHand })
+  await devnet.mine()
+  devnet.allow(0, 1)
+})

@@ -1,0 +1,117 @@
+import t from 'tap'
+import { encodeFunctionData, erc20Abi, parseAbi, type Address, type Hex } from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
+import { paymentValue, startRunnerDevnet, type RunnerDevnet } from './runnerDevnet.ts'
+
+// What the runner records once a transaction is included: the call's failure on chain (the payment
+// taken all the same) in the token's words or without any, a payment phase that reverted (the one
+// loss DESIGN §3 allows: the payer's own doing in the same block), and the pruning of settled
+// submissions past the retention period. The races are played in one block: the runner's
+// transaction waits in the pool while the test sends a transaction that outbids it (anvil orders a
+// block by tip).
+
+const OUTBID = { maxFeePerGas: 200_000_000_000n, maxPriorityFeePerGas: 50_000_000_000n } as const
+const wethAbi = parseAbi(['function deposit() payable', 'function transfer(address to, uint256 value) returns (bool)'])
+
+/** An account of the test's with ETH for its own transactions, sending straight to anvil. */
+async function funded(devnet: RunnerDevnet, key: Hex) {
+  const account = privateKeyToAccount(key)
+  await devnet.testClient.setBalance({ address: account.address, value: 10n ** 18n })
+  const send = async (to: Address, data: Hex, value = 0n) => {
+    const nonce = await devnet.client.getTransactionCount({ address: account.address, blockTag: 'pending' })
+    const raw = await account.signTransaction({ chainId: devnet.network.chainId, to, data, value, nonce, gas: 200_000n, ...OUTBID, type: 'eip1559' })
+    return devnet.client.sendRawTransaction({ serializedTransaction: raw })
+  }
+  return { account, send }
+}
+
+t.test('a call that fails on chain: done, the payment taken, the call\'s failure in its own words', async (t) => {
+  const devnet = await startRunnerDevnet(t)
+  const owner = await devnet.payer()
+  const payer = await devnet.payer()
+  const { send } = await funded(devnet, owner.key)
+  const runner = devnet.network.runner.contract as Address
+  // The call spends the owner's allowance to the Runner; the owner takes it back in the same block, first.
+  await send(devnet.deployment.usdc, encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [runner, 1n] }))
+  await devnet.mine()
+  const call = { to: devnet.deployment.usdc, data: encodeFunctionData({ abi: erc20Abi, functionName: 'transferFrom', args: [owner.address, owner.address, 1n] }) }
+  const a = await devnet.submit(payer, { call })
+  await devnet.pass()
+  t.equal((await devnet.get(a.id)).stage, 'sending')
+  await send(devnet.deployment.usdc, encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [runner, 0n] }))
+  await devnet.mine()
+  await devnet.pass()
+  const done = await devnet.get(a.id)
+  t.equal(done.stage, 'done', 'done: the runner was paid')
+  t.same(done.outcome, { paidBaseUnits: paymentValue(a), callSucceeded: false, callReason: 'the call reverted: ERC20: transfer amount exceeds allowance' })
+  t.equal(done.reason, 'the call failed on chain (the payment was taken): the call reverted: ERC20: transfer amount exceeds allowance')
+  t.equal(done.fault, undefined, 'no fault: the runner lost nothing')
+})
+
+t.test('a call that fails on chain with no revert data: done, paid, and no reason made up', async (t) => {
+  const devnet = await startRunnerDevnet(t)
+  const [first, second, funder] = [await devnet.payer(), await devnet.payer(), await devnet.payer()]
+  const { send } = await funded(devnet, funder.key)
+  const runner = devnet.network.runner.contract as Address
+  // The Runner holds one wei of WETH; both calls give it away, so the second finds none (WETH9 reverts with no data).
+  await send(devnet.deployment.weth, encodeFunctionData({ abi: wethAbi, functionName: 'deposit' }), 1n)
+  await send(devnet.deployment.weth, encodeFunctionData({ abi: wethAbi, functionName: 'transfer', args: [runner, 1n] }))
+  await devnet.mine()
+  const call = { to: devnet.deployment.weth, data: encodeFunctionData({ abi: wethAbi, functionName: 'transfer', args: [funder.address, 1n] }) }
+  const a = await devnet.submit(first, { call })
+  const b = await devnet.submit(second, { call })
+  await devnet.pass()
+  await devnet.mine()
+  await devnet.pass()
+  const [doneA, doneB] = [await devnet.get(a.id), await devnet.get(b.id)]
+  t.same([doneA.stage, doneB.stage], ['done', 'done'])
+  t.same(doneA.outcome, { paidBaseUnits: paymentValue(a), callSucceeded: true })
+  t.same(doneB.outcome, { paidBaseUnits: paymentValue(b), callSucceeded: false }, 'no callReason: the call left none')
+  t.equal(doneB.reason, 'the call failed on chain (the payment was taken)')
+})
+
+t.test('a payment that reverts on chain (the payer spent the funds first, in the same block): failed, counted as the payer\'s revert', async (t) => {
+  const devnet = await startRunnerDevnet(t)
+  devnet.allow(1)
+  const payer = await devnet.payer()
+  const { send } = await funded(devnet, payer.key)
+  const a = await devnet.submit(payer)
+  await devnet.pass()
+  const sent = await devnet.get(a.id)
+  await send(devnet.deployment.usdc, encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [devnet.operator, 100_000_000n] }))
+  await devnet.mine()
+  await devnet.pass()
+  const failed = await devnet.get(a.id)
+  const receipt = await devnet.client.getTransactionReceipt({ hash: sent.transaction!.hash })
+  t.equal(receipt.status, 'reverted')
+  t.equal(failed.stage, 'failed')
+  t.equal(failed.fault, 'revert')
+  t.equal(failed.reason, 'the transaction reverted in its payment phase: nothing was paid')
+  t.equal(failed.outcome, undefined, 'no outcome: nothing ran')
+  t.equal(failed.blockNumber, receipt.blockNumber.toString())
+  t.equal(failed.gasUsed, receipt.gasUsed.toString())
+  t.equal(failed.fee, (receipt.gasUsed * receipt.effectiveGasPrice).toString(), 'what the runner paid for it is recorded')
+})
+
+t.test('settled submissions past relay.retentionSec are deleted, at most once a minute', async (t) => {
+  const devnet = await startRunnerDevnet(t)
+  const payer = await devnet.payer()
+  const template = await devnet.submit(payer)
+  const retentionMs = devnet.network.relay.retentionSec * 1000
+  const now = Date.now()
+  const settled = async (id: string, stage: 'done' | 'failed' | 'waiting', age: number) => {
+    const { identity: _identity, ...rest } = template
+    await devnet.store.insert({ ...rest, id, stage, createdAt: now - age, updatedAt: now - age })
+  }
+  await settled('old-done', 'done', retentionMs + 60_000)
+  await settled('old-failed', 'failed', retentionMs + 60_000)
+  await settled('recent-done', 'done', retentionMs - 60_000)
+  await devnet.pass()
+  t.equal(await devnet.store.get('old-done'), undefined, 'done past the retention: deleted')
+  t.equal(await devnet.store.get('old-failed'), undefined, 'failed past the retention: deleted')
+  t.ok(await devnet.store.get('recent-done'), 'settled within it: kept')
+  t.ok(await devnet.store.get(template.id), 'active: kept')
+  await settled('old-again', 'done', retentionMs + 60_000)
+  await devnet.pass()
+  t.ok(await devnet.store.get('old-again'), 'not pruned again within the minute')
+})

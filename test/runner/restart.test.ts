@@ -1,0 +1,110 @@
+import t from 'tap'
+import type { Hex } from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
+import { waitFor } from '../fixtures/waitFor.ts'
+import { startRunnerDevnet, type RunnerDevnet } from './runnerDevnet.ts'
+
+// The runner after a restart and around nonces the node lost: stored bytes are broadcast again as
+// they are (never re-signed), the next nonce is past both the node's count and the store's highest,
+// and a nonce the node has no transaction for is filled (with the stored bytes when a submission
+// holds it, with a self-transfer when none does).
+
+const dropTransaction = (devnet: RunnerDevnet, hash: Hex) => devnet.testClient.request({ method: 'anvil_dropTransaction', params: [hash] } as never)
+const rawBroadcasts = (devnet: RunnerDevnet) => devnet.chaos.seen.filter((seen) => seen.method === 'eth_sendRawTransaction').map((seen) => (seen.params as Hex[])[0])
+/** Waits, reading the clock, until a transaction sent at `sentAt` counts as stuck. */
+const stuckNow = (devnet: RunnerDevnet, sentAt: number) => waitFor(async () => Date.now(), (now) => now - sentAt > devnet.network.runner.stuckAfterMs, 'stuck', 5_000, 20)
+const stuckSoon = { configure: (network: RunnerDevnet['network']) => ({ ...network, runner: { ...network.runner, stuckAfterMs: 300 } }) }
+
+t.test('after a restart: what was in flight is broadcast again as stored, and the next nonce is past the store\'s highest even when the node lost it', async (t) => {
+  const devnet = await startRunnerDevnet(t)
+  const [first, second] = [await devnet.payer(), await devnet.payer()]
+  const a = await devnet.submit(first)
+  const nonce = await devnet.client.getTransactionCount({ address: devnet.operator, blockTag: 'pending' })
+  await devnet.pass()
+  const sentA = await devnet.get(a.id)
+  t.equal(sentA.transaction!.nonce, nonce)
+  await dropTransaction(devnet, sentA.transaction!.hash)
+  t.notOk(await devnet.nodeHas(sentA.transaction!.hash), 'the node lost it')
+  await devnet.pass()
+  t.notOk(await devnet.nodeHas(sentA.transaction!.hash), 'a pass that is not the first after a start does not broadcast it again (it is not stuck yet)')
+
+  await devnet.restart()
+  const b = await devnet.submit(second)
+  const broadcastsBefore = rawBroadcasts(devnet).length
+  await devnet.pass()
+  t.ok(await devnet.nodeHas(sentA.transaction!.hash), 'the first pass after the restart broadcasts it again')
+  t.same(rawBroadcasts(devnet).slice(broadcastsBefore).sort(), [sentA.transaction!.raw, (await devnet.get(b.id)).transaction!.raw].sort(), 'its stored bytes, as they are, beside the new one')
+  const afterRestart = await devnet.get(a.id)
+  t.same(afterRestart.transaction, sentA.transaction, 'nothing re-signed or re-stored')
+  const sentB = await devnet.get(b.id)
+  t.equal(sentB.transaction!.nonce, nonce + 1, 'the new one takes the nonce after the stored one, though the node counted only ' + nonce)
+
+  await devnet.mine()
+  await devnet.pass()
+  t.equal((await devnet.get(a.id)).stage, 'done')
+  t.equal((await devnet.get(b.id)).stage, 'done')
+  t.equal(await devnet.client.getTransactionCount({ address: devnet.operator }), nonce + 2, 'two transactions, each sent once')
+})
+
+t.test('a nonce the node lost below a stuck transaction is filled with the stored bytes of the submission that holds it', async (t) => {
+  const devnet = await startRunnerDevnet(t, stuckSoon)
+  const [first, second] = [await devnet.payer(), await devnet.payer()]
+  const a = await devnet.submit(first)
+  const b = await devnet.submit(second)
+  await devnet.pass()
+  const [sentA, sentB] = [await devnet.get(a.id), await devnet.get(b.id)]
+  t.equal(sentB.transaction!.nonce, sentA.transaction!.nonce + 1)
+  await dropTransaction(devnet, sentA.transaction!.hash)
+  t.equal(await devnet.client.getTransactionCount({ address: devnet.operator, blockTag: 'pending' }), sentA.transaction!.nonce, 'the node counts up to the lost one only')
+
+  // No pass until both are stuck: one that began just short of it would replace them before it looked for a gap.
+  await stuckNow(devnet, sentB.transaction!.sentAt)
+  const broadcastsBefore = rawBroadcasts(devnet).length
+  await devnet.pass()
+  t.equal(rawBroadcasts(devnet)[broadcastsBefore], sentA.transaction!.raw, 'the gap is filled first, with the lost one\'s stored bytes')
+  t.same(devnet.logged(/filled a nonce gap/), [], 'no self-transfer: a submission holds that nonce')
+  await devnet.mine()
+  await devnet.pass()
+  t.equal((await devnet.get(a.id)).stage, 'done')
+  t.equal((await devnet.get(b.id)).stage, 'done')
+  t.equal(await devnet.client.getTransactionCount({ address: devnet.operator }), sentB.transaction!.nonce + 1, 'both nonces used, once each')
+})
+
+t.test('a nonce the node lost that no submission holds is filled with a self-transfer at the current fees', async (t) => {
+  const devnet = await startRunnerDevnet(t, stuckSoon)
+  devnet.allow(0, 1)
+  const payer = await devnet.payer()
+  const operator = privateKeyToAccount(devnet.operatorKey)
+  const nonce = await devnet.client.getTransactionCount({ address: devnet.operator, blockTag: 'pending' })
+  // A transaction sent with the runner's key by hand, then lost by the node.
+  const byHand = await operator.signTransaction({ chainId: devnet.network.chainId, to: operator.address, value: 0n, gas: 21_000n, nonce, maxFeePerGas: 10_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n, type: 'eip1559' })
+  const byHandHash = await devnet.client.sendRawTransaction({ serializedTransaction: byHand })
+  const a = await devnet.submit(payer)
+  await devnet.pass()
+  const sentA = await devnet.get(a.id)
+  t.equal(sentA.transaction!.nonce, nonce + 1, 'the runner counts the pending one')
+  await dropTransaction(devnet, byHandHash)
+
+  await stuckNow(devnet, sentA.transaction!.sentAt)
+  await devnet.pass()
+  const filled = devnet.logged(/^filled a nonce gap with a self-transfer$/)
+  t.equal(filled.length, 1, 'filled once')
+  t.equal(filled[0]!.nonce, nonce, 'at the lost nonce')
+  t.equal(filled[0]!.next, nonce + 2, 'below the runner\'s next')
+  t.equal(filled[0]!.refused, undefined, 'the node took it')
+  const pool = (await devnet.client.request({ method: 'txpool_content' } as never)) as { pending: Record<string, Record<string, { to: string; value: string; gas: string; input: string; maxFeePerGas: string; maxPriorityFeePerGas: string }>> }
+  const ours = Object.entries(pool.pending).find(([from]) => from.toLowerCase() === devnet.operator.toLowerCase())![1]
+  const fill = ours[String(nonce)]!
+  t.equal(fill.to.toLowerCase(), devnet.operator.toLowerCase(), 'a self-transfer')
+  t.equal(BigInt(fill.value), 0n, 'of nothing')
+  t.equal(BigInt(fill.gas), 21_000n)
+  t.equal(fill.input, '0x')
+  const block = await devnet.client.getBlock({ blockTag: 'latest' })
+  const tip = BigInt((await devnet.client.request({ method: 'eth_maxPriorityFeePerGas' })) as Hex)
+  t.equal(BigInt(fill.maxPriorityFeePerGas), tip, 'at the node\'s tip')
+  t.equal(BigInt(fill.maxFeePerGas), (block.baseFeePerGas! * 12n) / 10n + tip, 'and the current max fee')
+  await devnet.mine()
+  await devnet.pass()
+  t.equal((await devnet.get(a.id)).stage, 'done', 'the submission behind the gap is done')
+  t.equal(await devnet.client.getTransactionCount({ address: devnet.operator }), nonce + 2)
+})

@@ -1,0 +1,237 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import pino from 'pino'
+import type { Test } from 'tap'
+import { createPublicClient, createTestClient, encodeFunctionData, erc20Abi, getAddress, http, parseTransaction, type Address, type Hex } from 'viem'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { devnetConfig, DEVNET_RPC_ENV } from '../../config/devnet.ts'
+import type { BrunoConfig, NetworkConfig } from '../../config/schema.ts'
+import { Networks } from '../../core/chain/networks.ts'
+import { startAnvil, type Anvil } from '../../core/devnet/anvil.ts'
+import { deployDevnet, type DevnetDeployment } from '../../core/devnet/deploy.ts'
+import { mintUsdc } from '../../core/devnet/fund.ts'
+import type { RelayContext } from '../../core/relay/context.ts'
+import { localOwnership, runnerKeyName, type RunnerOwnership } from '../../core/relay/ownership.ts'
+import { quoteCall } from '../../core/relay/quote.ts'
+import { RunnerLoop } from '../../core/relay/runner.ts'
+import { SqliteSubmissionStore } from '../../core/relay/sqliteStore.ts'
+import type { Submission } from '../../core/relay/store.ts'
+import { submitCall } from '../../core/relay/submit.ts'
+import { randomAuthorizationNonce, transferWithAuthorizationTypedData } from '../../plugins/3009/typedData.ts'
+import { startParityProxy, type ParityProxy } from '../fixtures/parityProxy.ts'
+import { devnetPricing, ledgerViolations, runnerLedger, type LedgerEntry } from '../fixtures/runnerLedger.ts'
+import { startChaosProxy, type ChaosProxy } from '../liveness/chaosProxy.ts'
+
+// The runner loop (core/relay/runner.ts) on a real devnet, driven one pass at a time: anvil with the
+// real contracts (deployed in under a second), blocks mined by the test (automine off), the relay's
+// own operations (quoteCall, submitCall) and a RunnerLoop built as openRelay builds it, without
+// Fastify. Bruno reaches the chain through a chaos proxy (rules fail chosen requests) in front of the
+// parity proxy (geth's answers where anvil's differ). No timer runs: `pass()` runs one pass and
+// resolves when it has ended, so a test states what one pass does. Small and quick, so that
+// mutation testing (bench/MUTATION.md) can run these files for each of runner.ts's mutants.
+
+/** One JSON log line the runner (or the relay) wrote. */
+export type LogLine = Record<string, unknown> & { msg: string; level: number }
+
+export interface RunnerDevnetOptions {
+  /** Changes the devnet network's config (the runner's and relay's settings) before anything starts. */
+  readonly configure?: (network: NetworkConfig) => NetworkConfig
+  /** Ownership of the runner key for the first runner (default: the SQLite store's, as openStore gives it). */
+  readonly ownership?: (store: SqliteSubmissionStore, key: string) => RunnerOwnership
+}
+
+export interface RunnerDevnet {
+  readonly anvil: Anvil
+  readonly deployment: DevnetDeployment
+  readonly config: BrunoConfig
+  readonly network: NetworkConfig
+  /** The relay's context, for quote and submit (the caller's client: not the runner's). */
+  readonly context: RelayContext
+  readonly store: SqliteSubmissionStore
+  /** Between the relay and the parity proxy. */
+  readonly chaos: ChaosProxy
+  readonly proxy: ParityProxy
+  /** The runner loop now (a new one after `restart`). */
+  readonly runner: RunnerLoop
+  /** The runner EOA. */
+  readonly operator: Address
+  readonly operatorKey: Hex
+  /** The runner key's name in the store (its epoch's). */
+  readonly runnerKey: string
+  readonly payee: Address
+  /** Reads and anvil's test methods, straight to anvil. */
+  readonly client: ReturnType<typeof createPublicClient>
+  readonly testClient: ReturnType<typeof createTestClient>
+  /** Every line the runner and the relay logged, parsed. */
+  readonly logs: LogLine[]
+  /** The log lines whose message matches. */
+  logged(message: RegExp): LogLine[]
+  /** One runner pass, awaited. */
+  pass(): Promise<void>
+  /** Mines blocks (the pool's transactions go into the first). */
+  mine(blocks?: number): Promise<void>
+  /** A fresh account holding `usdc` base units of USDC (default 100 USDC) and no ETH. */
+  payer(usdc?: bigint): Promise<{ key: Hex; address: Address }>
+  /** A call any account can have made that succeeds: USDC `balanceOf(account)`. */
+  readCall(account: Address): { to: Address; data: Hex }
+  /**
+   * Quotes `call` (default `readCall(payer)`), signs the payment for `amount` (default the quote's)
+   * valid until `validBefore`, and submits it with `deadline`. Returns the stored submission.
+   */
+  submit(payer: { key: Hex; address: Address }, options?: SubmitOptions): Promise<Submission>
+  /** The stored submission. */
+  get(id: string): Promise<Submission>
+  /** The transaction as the node holds it (pool or chain), or undefined. */
+  nodeHas(hash: Hex): Promise<boolean>
+  /** Stops the runner and builds a new one on the same store: a process restart. */
+  restart(ownership?: RunnerOwnership): Promise<RunnerLoop>
+  /** The runner's transactions on chain, with what each spent and was paid. */
+  ledger(): Promise<LedgerEntry[]>
+  /** Declares runner transactions the test expects to revert, and cancellations it expects. */
+  allow(reverts: number, cancels?: number): void
+}
+
+export interface SubmitOptions {
+  readonly call?: { to: Address; data: Hex }
+  readonly amount?: bigint
+  /** The payment's validBefore (unix seconds; default an hour from now). */
+  readonly validBefore?: bigint
+  /** The submission's deadline (unix seconds; default the relay's). */
+  readonly deadline?: number
+}
+
+/** What a submission's payment pays the payee, in base units (decimal). */
+export const paymentValue = ({ request: { payment } }: Submission): string => ('authorization' in payment ? payment.authorization.value : payment.amountBaseUnits)
+
+/** Decodes a stored transaction's signed bytes. */
+export const signed = (submission: Submission) => parseTransaction(submission.transaction!.raw)
+
+/**
+ * A devnet and a runner loop driven by hand (see the file's head). Everything stops at teardown,
+ * where the runner's ledger is read: a runner transaction that reverted or spent more than its
+ * payment was worth (beyond what the test allowed) fails the file.
+ */
+export async function startRunnerDevnet(t: Test, options: RunnerDevnetOptions = {}): Promise<RunnerDevnet> {
+  // Each part is stopped at teardown, last started first, even when a later one fails to start.
+  const stops: (() => unknown)[] = []
+  let ended: () => Promise<void> = async () => {}
+  t.teardown(async () => {
+    try {
+      await ended()
+    } finally {
+      for (const stop of stops.reverse()) await stop()
+    }
+  })
+  const anvil = await startAnvil()
+  stops.push(() => anvil.stop())
+  const deployment = await deployDevnet(anvil.rpcUrl)
+  const proxy = await startParityProxy(anvil.rpcUrl)
+  stops.push(() => proxy.close())
+  const chaos = await startChaosProxy(proxy.url)
+  stops.push(() => chaos.close())
+  const dir = mkdtempSync(join(tmpdir(), 'bruno-runner-'))
+  stops.push(() => rmSync(dir, { recursive: true, force: true }))
+  const store = new SqliteSubmissionStore(join(dir, 'bruno.sqlite'))
+  stops.push(() => store.close())
+  const env: NodeJS.ProcessEnv = {}
+  const devnet = devnetConfig(deployment, env, { port: 0, groups: ['bruno'], pollMs: 50, stuckAfterMs: 60_000 })
+  const config = { ...devnet, networks: devnet.networks.map((network) => (options.configure ? options.configure(network) : network)) }
+  env[DEVNET_RPC_ENV] = chaos.url
+  const network = config.networks[0]!
+  const networks = new Networks(config, env)
+  const logs: LogLine[] = []
+  const log = pino({ level: 'debug' }, { write: (line: string) => void logs.push(JSON.parse(line) as LogLine) })
+  const operator = deployment.runner.operator.address
+  const runnerKey = runnerKeyName(network.chainId, operator)
+  const wakes: number[] = []
+  const context: RelayContext = { network: networks.get(network.name), store, operator, batchReaders: [], wake: () => void wakes.push(Date.now()) }
+  const runnerContext: RelayContext = { ...context, network: { ...context.network, client: context.network.runnerClient } }
+  const account = privateKeyToAccount(deployment.runner.operator.privateKey)
+  const newRunner = (ownership: RunnerOwnership) => new RunnerLoop(runnerContext, account, log, ownership)
+  let runner = newRunner(options.ownership ? options.ownership(store, runnerKey) : localOwnership(store, runnerKey))
+
+  const client = createPublicClient({ transport: http(anvil.rpcUrl), pollingInterval: 20 })
+  const testClient = createTestClient({ mode: 'anvil', transport: http(anvil.rpcUrl) })
+  await testClient.setAutomine(false)
+  const ledger = () => runnerLedger(anvil.rpcUrl, operator, devnetPricing(deployment))
+  let allowedReverts = 0
+  let allowedCancels = 0
+  ended = async () => {
+    await runner.stop()
+    const violations = ledgerViolations(await ledger(), allowedReverts, allowedCancels)
+    if (violations.length > 0) throw new Error(`runner ledger: ${violations.join('; ')}`)
+  }
+
+  const token = { address: deployment.usdc, name: 'USD Coin', version: '2', chainId: deployment.chainId }
+  const payee = getAddress(network.payee)
+  const readCall = (account: Address) => ({ to: deployment.usdc, data: encodeFunctionData({ abi: erc20Abi, functionName: 'balanceOf', args: [account] }) })
+  const get = async (id: string) => {
+    const submission = await store.get(id)
+    if (!submission) throw new Error(`no submission ${id}`)
+    return submission
+  }
+  return {
+    anvil,
+    deployment,
+    config,
+    network,
+    context,
+    store,
+    chaos,
+    proxy,
+    get runner() {
+      return runner
+    },
+    operator,
+    operatorKey: deployment.runner.operator.privateKey,
+    runnerKey,
+    payee,
+    client,
+    testClient,
+    logs,
+    logged: (message) => logs.filter((line) => message.test(line.msg)),
+    pass: () => runner.wake(),
+    mine: (blocks = 1) => testClient.mine({ blocks }),
+    async payer(usdc = 100_000_000n) {
+      const key = generatePrivateKey()
+      const address = privateKeyToAccount(key).address
+      // The mint's receipt is awaited, so it is mined by itself.
+      await testClient.setAutomine(true)
+      try {
+        await mintUsdc(anvil.rpcUrl, deployment, address, usdc)
+      } finally {
+        await testClient.setAutomine(false)
+      }
+      return { key, address }
+    },
+    readCall,
+    async submit(payer, submitOptions = {}) {
+      const call = submitOptions.call ?? readCall(payer.address)
+      const amount = submitOptions.amount ?? BigInt((await quoteCall(context, { call, token: 'USDC', payment: 'authorization' })).amountBaseUnits)
+      const validBefore = submitOptions.validBefore ?? BigInt(Math.floor(Date.now() / 1000) + 3600)
+      const account = privateKeyToAccount(payer.key)
+      const typedData = transferWithAuthorizationTypedData({ token, from: account.address, to: payee, value: amount, validAfter: 0n, validBefore, nonce: randomAuthorizationNonce() })
+      const signature = await account.signTypedData(typedData as never)
+      const authorization = Object.fromEntries(Object.entries(typedData.message).map(([name, value]) => [name, String(value)])) as never
+      const view = await submitCall(context, {
+        call,
+        payment: { token: deployment.usdc, authorization, signature },
+        ...(submitOptions.deadline === undefined ? {} : { deadline: submitOptions.deadline }),
+      })
+      return get(view.id)
+    },
+    get,
+    nodeHas: (hash) => client.getTransaction({ hash }).then(() => true, () => false),
+    async restart(ownership) {
+      await runner.stop()
+      runner = newRunner(ownership ?? localOwnership(store, runnerKey))
+      return runner
+    },
+    ledger,
+    allow(reverts, cancels = 0) {
+      allowedReverts += reverts
+      allowedCancels += cancels
+    },
+  }
+}
