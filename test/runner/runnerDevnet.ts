@@ -1,7 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import pino from 'pino'
 import type { Test } from 'tap'
 import { createPublicClient, createTestClient, encodeFunctionData, erc20Abi, getAddress, http, parseTransaction, type Address, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
@@ -11,6 +10,7 @@ import { Networks } from '../../core/chain/networks.ts'
 import { startAnvil, type Anvil } from '../../core/devnet/anvil.ts'
 import { deployDevnet, type DevnetDeployment } from '../../core/devnet/deploy.ts'
 import { mintUsdc } from '../../core/devnet/fund.ts'
+import { createLogger } from '../../core/logger.ts'
 import type { RelayContext } from '../../core/relay/context.ts'
 import { localOwnership, runnerKeyName, type RunnerOwnership } from '../../core/relay/ownership.ts'
 import { quoteCall } from '../../core/relay/quote.ts'
@@ -141,7 +141,8 @@ export async function startRunnerDevnet(t: Test, options: RunnerDevnetOptions = 
   const network = config.networks[0]!
   const networks = new Networks(config, env)
   const logs: LogLine[] = []
-  const log = pino({ level: 'debug' }, { write: (line: string) => void logs.push(JSON.parse(line) as LogLine) })
+  // Bruno's own logger: the RPC URLs it was given are scrubbed from every line, as in production.
+  const log = createLogger({ level: 'debug', secrets: [chaos.url, proxy.url, anvil.rpcUrl], destination: { write: (line: string) => void logs.push(JSON.parse(line) as LogLine) } })
   const operator = deployment.runner.operator.address
   const runnerKey = runnerKeyName(network.chainId, operator)
   const wakes: number[] = []
