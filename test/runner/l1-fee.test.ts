@@ -1,0 +1,68 @@
+import t from 'tap'
+import { size, toHex, type Hex } from 'viem'
+import { GAS_PRICE_ORACLE, L1_FEE_HEADROOM_BPS } from '../../core/chain/l1DataFee.ts'
+import { waitFor } from '../fixtures/waitFor.ts'
+import { startRunnerDevnet } from './runnerDevnet.ts'
+
+// The runner on a chain with an L1 data fee (`l1DataFee: 'op-stack'`), which no signed field caps:
+// each pass re-reads the L1 fee of the bytes in flight, and a relay whose L1 fee rose past what its
+// payment covers is cancelled rather than included at a loss. The GasPriceOracle predeploy is played
+// by a stand-in placed with anvil_setCode, as test/adversarial/l1-fee.test.ts does (anvil charges no
+// L1 fee, with or without `--network optimism`: the runner only ever reads the oracle, so the
+// fixture's plain anvil serves).
+
+/**
+ * Adversaries.sol's GasPriceOracleStandIn, hand-assembled (compiling it with solc would take seconds):
+ * `getL1Fee(bytes)` answers (the bytes' length + 68) × slot 0, whatever the selector.
+ * PUSH1 4 CALLDATALOAD (offset) PUSH1 4 ADD CALLDATALOAD (length) PUSH1 68 ADD PUSH0 SLOAD MUL
+ * PUSH0 MSTORE PUSH1 32 PUSH0 RETURN
+ */
+const ORACLE_STAND_IN: Hex = '0x600435600401356044015f54025f5260205ff3'
+const getL1FeeAbi = [{ type: 'function', name: 'getL1Fee', stateMutability: 'view', inputs: [{ name: '_data', type: 'bytes' }], outputs: [{ name: '', type: 'uint256' }] }] as const
+
+t.test('a relay whose L1 data fee rises past its payment while it waits is cancelled, and fails once that is mined', async (t) => {
+  const devnet = await startRunnerDevnet(t, { configure: (network) => ({ ...network, l1DataFee: 'op-stack' as const }) })
+  devnet.allow(0, 1)
+  await devnet.testClient.setCode({ address: GAS_PRICE_ORACLE, bytecode: ORACLE_STAND_IN })
+  const setPerByte = (wei: bigint) => devnet.testClient.setStorageAt({ address: GAS_PRICE_ORACLE, index: toHex(0n, { size: 32 }), value: toHex(wei, { size: 32 }) })
+  await setPerByte(1_000n)
+  const probe = await devnet.client.readContract({ address: GAS_PRICE_ORACLE, abi: getL1FeeAbi, functionName: 'getL1Fee', args: ['0x0102'] })
+  t.equal(probe, (2n + 68n) * 1_000n, 'the stand-in answers (length + 68) × per-byte price')
+
+  const submission = await devnet.submit(await devnet.payer())
+  await devnet.pass()
+  const sent = await devnet.get(submission.id)
+  const relay = sent.transaction!
+  t.equal(sent.stage, 'sending')
+
+  // At the price it was sent at, a pass reads the L1 fee of the bytes in flight and leaves it.
+  const seen = devnet.chaos.seen.length
+  await devnet.pass()
+  const oracleReads = devnet.chaos.seen.slice(seen).filter((request) => request.method === 'eth_call' && JSON.stringify(request.params).toLowerCase().includes(GAS_PRICE_ORACLE.toLowerCase()))
+  t.equal(oracleReads.length, 1, 'the L1 fee was read once')
+  t.equal(JSON.stringify(oracleReads[0]!.params).includes(relay.raw.slice(2)), true, 'of the signed bytes in flight')
+  t.same(await devnet.get(submission.id), sent, 'still covered: nothing stored')
+
+  // L1's fees rise far past what the payment covers.
+  const perByte = 1_000_000_000_000n
+  await setPerByte(perByte)
+  const cancelled = await waitFor(async () => (await devnet.pass(), devnet.get(submission.id)), (s) => s.transaction!.cancel === true, 'the cancellation', 5_000)
+  const oracleFee = (BigInt(size(relay.raw)) + 68n) * perByte
+  const l1FeeWei = oracleFee + (oracleFee * L1_FEE_HEADROOM_BPS + 9_999n) / 10_000n
+  const why = `its L1 data fee rose to ${l1FeeWei} wei while it waited, past what the payment covers`
+  t.equal(cancelled.reason, why, 'the oracle\'s fee of the signed bytes, with the 25% headroom')
+  const cancel = cancelled.transaction!
+  t.same(cancel.hashes, [relay.hash, cancel.hash])
+  t.equal(cancel.nonce, relay.nonce)
+  t.equal(cancel.gas, '21000')
+  t.same(devnet.logged(/^cancelling a transaction$/).map((line) => [line.submission, line.nonce, line.hash, line.why]), [[submission.id, relay.nonce, cancel.hash, why]])
+  t.equal(await devnet.nodeHas(relay.hash), false, 'the relay is out of the pool')
+
+  await devnet.mine()
+  await devnet.pass()
+  const failed = await devnet.get(submission.id)
+  t.equal(failed.stage, 'failed')
+  t.equal(failed.reason, `cancelled: ${why}`)
+  t.equal(failed.transaction!.hash, cancel.hash)
+  t.equal(failed.gasUsed, '21000')
+})
