@@ -670,8 +670,8 @@ export class RunnerLoop {
   /**
    * Hands signed bytes to the node. Returns the node's reason when it answered with a refusal, or
    * `undefined` when it took them — or did not answer (the transaction may be in its pool: the
-   * receipt, a replacement or a restart's rebroadcast settles it). A rebroadcast's "already known"
-   * or "nonce too low" (it was mined) is the node having it, not a refusal.
+   * receipt, a replacement or a restart's rebroadcast settles it). "already known" is the node
+   * having it, not a refusal.
    */
   async #broadcast(raw: Hex): Promise<string | undefined> {
     try {
@@ -681,7 +681,8 @@ export class RunnerLoop {
       const refused = error instanceof BroadcastError && error.code !== undefined
       this.#log.info({ err: error }, 'broadcast not accepted')
       if (!refused || /already known|known transaction/i.test(error.reason)) return undefined
-      return error.reason
+      // A refusal in no words is a refusal still: an empty reason must not read as "taken".
+      return error.reason || `error ${error.code} with no message`
     }
   }
 
