@@ -1,8 +1,8 @@
 import t, { type Test } from 'tap'
-import { getAddress, hexToBigInt, keccak256, toHex, type Hex } from 'viem'
+import { getAddress, keccak256 } from 'viem'
 import type { Submission } from '../../core/relay/store.ts'
 import { waitFor } from '../fixtures/waitFor.ts'
-import { signed, startRunnerDevnet, type RunnerDevnet } from './runnerDevnet.ts'
+import { answerTip, currentFees, expectCancelled, feeBump, signed, startRunnerDevnet, type RunnerDevnet } from './runnerDevnet.ts'
 
 // The runner's cancellations, one pass at a time: a relay unincluded past `runner.maxSendingMs`, or
 // whose payment comes within `relay.paymentMarginSec` of expiring, gives its nonce back through a
@@ -18,19 +18,6 @@ import { signed, startRunnerDevnet, type RunnerDevnet } from './runnerDevnet.ts'
  */
 const MAX_SENDING_MS = 300
 const STUCK_AFTER_MS = 500
-
-/** What a cancellation raises a fee to, at least: the fee × (10000 + feeBumpBps) / 10000. */
-const bump = (devnet: RunnerDevnet, fee: string) => (BigInt(fee) * BigInt(10_000 + devnet.network.runner.feeBumpBps)) / 10_000n
-
-/** The fees the runner reads now, given the tip it is answered: the latest base fee × 1.2 + the tip. */
-async function currentFees(devnet: RunnerDevnet, tip?: bigint) {
-  const { baseFeePerGas } = await devnet.client.getBlock({ blockTag: 'latest' })
-  const maxPriorityFeePerGas = tip ?? hexToBigInt((await devnet.client.request({ method: 'eth_maxPriorityFeePerGas' })) as Hex)
-  return { maxFeePerGas: (baseFeePerGas! * 12n) / 10n + maxPriorityFeePerGas, maxPriorityFeePerGas }
-}
-
-/** The node answers the runner's `eth_maxPriorityFeePerGas` with `tip` until the rule is removed. */
-const raiseTip = (devnet: RunnerDevnet, tip: bigint) => devnet.chaos.rule(`tip ${tip}`, (element) => element.method === 'eth_maxPriorityFeePerGas', { result: toHex(tip) })
 
 /** Passes until the stored submission is as `done` says. */
 const passUntil = (devnet: RunnerDevnet, id: string, done: (submission: Submission) => boolean, what: string) =>
@@ -73,7 +60,7 @@ t.test('a relay unincluded past maxSendingMs is cancelled (once it is worth it),
   t.same(await devnet.get(submission.id), sent, 'right after the send, a pass leaves it')
 
   // Past maxSendingMs while the node asks a tip at which 21,000 gas costs more than the payment.
-  const expensive = raiseTip(devnet, 100_000_000_000n)
+  const expensive = answerTip(devnet, 100_000_000_000n)
   const seen = devnet.chaos.seen.length
   await waitFor(async () => (await devnet.pass(), devnet.logged(/^not cancelled/)), (lines) => lines.length > 0, 'a cancellation held', 5_000)
   devnet.chaos.remove(expensive)
@@ -88,10 +75,10 @@ t.test('a relay unincluded past maxSendingMs is cancelled (once it is worth it),
   await devnet.pass()
   const cancelled = await devnet.get(submission.id)
   const cancel = cancelled.transaction!
-  t.ok(bump(devnet, relay.maxPriorityFeePerGas) > current.maxPriorityFeePerGas && bump(devnet, relay.maxFeePerGas) > current.maxFeePerGas, 'the bumped fees are above the current ones')
+  t.ok(feeBump(devnet, relay.maxPriorityFeePerGas) > current.maxPriorityFeePerGas && feeBump(devnet, relay.maxFeePerGas) > current.maxFeePerGas, 'the bumped fees are above the current ones')
   checkSelfTransfer(t, devnet, cancelled, relay)
-  t.equal(cancel.maxPriorityFeePerGas, bump(devnet, relay.maxPriorityFeePerGas).toString(), 'the tip: the relay\'s, bumped')
-  t.equal(cancel.maxFeePerGas, bump(devnet, relay.maxFeePerGas).toString(), 'the max fee: the relay\'s, bumped')
+  t.equal(cancel.maxPriorityFeePerGas, feeBump(devnet, relay.maxPriorityFeePerGas).toString(), 'the tip: the relay\'s, bumped')
+  t.equal(cancel.maxFeePerGas, feeBump(devnet, relay.maxFeePerGas).toString(), 'the max fee: the relay\'s, bumped')
   t.same(cancel.hashes, [relay.hash, cancel.hash], 'the relay\'s hash, then the cancellation\'s')
   t.ok(cancel.sentAt - relay.firstSentAt > MAX_SENDING_MS, 'sent only past maxSendingMs')
   t.equal(cancelled.reason, why, 'the reason: how long it waited')
@@ -106,12 +93,12 @@ t.test('a relay unincluded past maxSendingMs is cancelled (once it is worth it),
 
   // The cancellation stuck, while the node asks a tip above the bump: outbid at the node's fees.
   const tip = 3_000_000_000n
-  const rule = raiseTip(devnet, tip)
+  const rule = answerTip(devnet, tip)
   const raised = await currentFees(devnet, tip)
   const outbid = await passUntil(devnet, submission.id, (s) => s.transaction!.hashes.length === 3, 'the cancellation outbid')
   devnet.chaos.remove(rule)
   const again = outbid.transaction!
-  t.ok(raised.maxPriorityFeePerGas > bump(devnet, cancel.maxPriorityFeePerGas) && raised.maxFeePerGas > bump(devnet, cancel.maxFeePerGas), 'the current fees are above the bumped ones')
+  t.ok(raised.maxPriorityFeePerGas > feeBump(devnet, cancel.maxPriorityFeePerGas) && raised.maxFeePerGas > feeBump(devnet, cancel.maxFeePerGas), 'the current fees are above the bumped ones')
   checkSelfTransfer(t, devnet, outbid, relay)
   t.equal(again.maxPriorityFeePerGas, tip.toString(), 'the tip: the node\'s')
   t.equal(again.maxFeePerGas, raised.maxFeePerGas.toString(), 'the max fee: the latest base fee × 1.2 + the node\'s tip')
@@ -154,16 +141,10 @@ t.test('a relay whose payment comes within paymentMarginSec of its validBefore i
   checkSelfTransfer(t, devnet, cancelled, relay)
   t.equal(cancelled.reason, why)
   t.ok(BigInt(Math.floor(cancel.sentAt / 1000)) > validBefore - BigInt(margin), 'cancelled only once less than the margin was left')
-  t.equal(cancel.maxPriorityFeePerGas, bump(devnet, relay.maxPriorityFeePerGas).toString())
-  t.equal(cancel.maxFeePerGas, bump(devnet, relay.maxFeePerGas).toString())
+  t.equal(cancel.maxPriorityFeePerGas, feeBump(devnet, relay.maxPriorityFeePerGas).toString())
+  t.equal(cancel.maxFeePerGas, feeBump(devnet, relay.maxFeePerGas).toString())
   t.same(cancel.hashes, [relay.hash, cancel.hash])
   t.same(devnet.logged(/^cancelling a transaction$/).map((line) => [line.submission, line.nonce, line.hash, line.why]), [[submission.id, relay.nonce, cancel.hash, why]])
 
-  await devnet.mine()
-  await devnet.pass()
-  const failed = await devnet.get(submission.id)
-  t.equal(failed.stage, 'failed')
-  t.equal(failed.reason, `cancelled: ${why}`)
-  t.equal(failed.transaction!.hash, cancel.hash)
-  t.equal(failed.gasUsed, '21000')
+  await expectCancelled(t, devnet, submission.id, cancel.hash, why)
 })

@@ -1,9 +1,7 @@
 import t from 'tap'
-import type { Hex } from 'viem'
-import { privateKeyToAccount } from 'viem/accounts'
 import { localOwnership, type RunnerOwnership } from '../../core/relay/ownership.ts'
 import { waitFor } from '../fixtures/waitFor.ts'
-import { startRunnerDevnet, type RunnerDevnet } from './runnerDevnet.ts'
+import { dropTransaction, rawBroadcasts, sendByHand, startRunnerDevnet, type RunnerDevnet } from './runnerDevnet.ts'
 
 // The runner key's tenure (issue 16, fenced replicas) as one runner sees it: a write refused for a
 // stale epoch stops it before anything is broadcast, it stands down and says so, and it acts again
@@ -11,7 +9,6 @@ import { startRunnerDevnet, type RunnerDevnet } from './runnerDevnet.ts'
 // ownership are the real SQLite ones; "another process" taking the key is the test raising the
 // key's epoch in that store, as a PostgreSQL replica's takeover does.
 
-const rawBroadcasts = (devnet: RunnerDevnet) => devnet.chaos.seen.filter((seen) => seen.method === 'eth_sendRawTransaction').map((seen) => (seen.params as Hex[])[0])
 const standDown = /^runner stands down: /
 
 /** The SQLite ownership, with a switch: while `lost`, the key counts as not held and cannot be taken. */
@@ -90,7 +87,7 @@ t.test('ownership lost between passes: the runner stands down at its own epoch, 
   t.equal((await devnet.get(b.id)).stage, 'waiting')
 
   // Dropped from the node meanwhile: taking the key back starts over as after a restart.
-  await devnet.testClient.request({ method: 'anvil_dropTransaction', params: [sentA.transaction!.hash] } as never)
+  await dropTransaction(devnet, sentA.transaction!.hash)
   switchable!.state.lost = false
   await devnet.pass()
   t.equal(await devnet.store.runnerEpoch(devnet.runnerKey), 2, 'taken at a new epoch')
@@ -128,15 +125,13 @@ t.test('ownership lost in the middle of a pass: what is left of the pass is not 
 t.test('a nonce filler is not broadcast once another process holds the key', async (t) => {
   const devnet = await startRunnerDevnet(t, { configure: (network) => ({ ...network, runner: { ...network.runner, stuckAfterMs: 300 } }) })
   const payer = await devnet.payer()
-  const operator = privateKeyToAccount(devnet.operatorKey)
   const nonce = await devnet.client.getTransactionCount({ address: devnet.operator, blockTag: 'pending' })
-  const byHand = await operator.signTransaction({ chainId: devnet.network.chainId, to: operator.address, value: 0n, gas: 21_000n, nonce, maxFeePerGas: 10_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n, type: 'eip1559' })
-  const byHandHash = await devnet.client.sendRawTransaction({ serializedTransaction: byHand })
+  const byHand = await sendByHand(devnet, nonce)
   const a = await devnet.submit(payer)
   await devnet.pass()
   const sentA = await devnet.get(a.id)
   t.equal(sentA.transaction!.nonce, nonce + 1)
-  await devnet.testClient.request({ method: 'anvil_dropTransaction', params: [byHandHash] } as never)
+  await dropTransaction(devnet, byHand.hash)
   await devnet.store.takeRunnerKey(devnet.runnerKey)
   await waitFor(async () => Date.now(), (now) => now - sentA.transaction!.sentAt > devnet.network.runner.stuckAfterMs, 'stuck', 5_000, 20)
   const broadcastsBefore = rawBroadcasts(devnet).length
@@ -147,7 +142,7 @@ t.test('a nonce filler is not broadcast once another process holds the key', asy
   t.equal(devnet.logged(standDown)[0]!.current, 2)
   t.equal(await devnet.client.getTransactionCount({ address: devnet.operator, blockTag: 'pending' }), nonce, 'the gap is still there: the new owner fills it')
   // The test plays the new owner's part: the gap filled, the submission mined.
-  await devnet.client.sendRawTransaction({ serializedTransaction: byHand })
+  await devnet.client.sendRawTransaction({ serializedTransaction: byHand.raw })
   await devnet.mine()
   devnet.allow(0, 1)
 })

@@ -2,7 +2,7 @@ import t from 'tap'
 import { size, toHex, type Hex } from 'viem'
 import { GAS_PRICE_ORACLE, L1_FEE_HEADROOM_BPS } from '../../core/chain/l1DataFee.ts'
 import { waitFor } from '../fixtures/waitFor.ts'
-import { startRunnerDevnet } from './runnerDevnet.ts'
+import { expectCancelled, startRunnerDevnet } from './runnerDevnet.ts'
 
 // The runner on a chain with an L1 data fee (`l1DataFee: 'op-stack'`), which no signed field caps:
 // each pass re-reads the L1 fee of the bytes in flight, and a relay whose L1 fee rose past what its
@@ -58,11 +58,5 @@ t.test('a relay whose L1 data fee rises past its payment while it waits is cance
   t.same(devnet.logged(/^cancelling a transaction$/).map((line) => [line.submission, line.nonce, line.hash, line.why]), [[submission.id, relay.nonce, cancel.hash, why]])
   t.equal(await devnet.nodeHas(relay.hash), false, 'the relay is out of the pool')
 
-  await devnet.mine()
-  await devnet.pass()
-  const failed = await devnet.get(submission.id)
-  t.equal(failed.stage, 'failed')
-  t.equal(failed.reason, `cancelled: ${why}`)
-  t.equal(failed.transaction!.hash, cancel.hash)
-  t.equal(failed.gasUsed, '21000')
+  await expectCancelled(t, devnet, submission.id, cancel.hash, why)
 })

@@ -1,9 +1,9 @@
 import t from 'tap'
-import { hexToBigInt, keccak256, toHex, type Address, type Hex } from 'viem'
+import { keccak256, type Address } from 'viem'
 import type { NetworkConfig } from '../../config/schema.ts'
 import { quoteCall } from '../../core/relay/quote.ts'
 import { waitFor } from '../fixtures/waitFor.ts'
-import { signed, startRunnerDevnet, type RunnerDevnet } from './runnerDevnet.ts'
+import { answerTip, currentFees, feeBump, signed, startRunnerDevnet, type RunnerDevnet } from './runnerDevnet.ts'
 
 // The runner's stuck path, one pass at a time: a relay left unincluded past `runner.stuckAfterMs`
 // is replaced at its nonce with the same transaction at raised fees (exactly the bump of its own, or
@@ -18,19 +18,6 @@ import { signed, startRunnerDevnet, type RunnerDevnet } from './runnerDevnet.ts'
 const STUCK_AFTER_MS = 400
 
 const stuckSoon = { configure: (network: NetworkConfig) => ({ ...network, runner: { ...network.runner, stuckAfterMs: STUCK_AFTER_MS } }) }
-
-/** What a replacement raises a fee to, at least: the fee × (10000 + feeBumpBps) / 10000. */
-const bump = (devnet: RunnerDevnet, fee: string) => (BigInt(fee) * BigInt(10_000 + devnet.network.runner.feeBumpBps)) / 10_000n
-
-/** The fees the runner reads now, given the tip it is answered: the latest base fee × 1.2 + the tip. */
-async function currentFees(devnet: RunnerDevnet, tip?: bigint) {
-  const { baseFeePerGas } = await devnet.client.getBlock({ blockTag: 'latest' })
-  const maxPriorityFeePerGas = tip ?? hexToBigInt((await devnet.client.request({ method: 'eth_maxPriorityFeePerGas' })) as Hex)
-  return { maxFeePerGas: (baseFeePerGas! * 12n) / 10n + maxPriorityFeePerGas, maxPriorityFeePerGas }
-}
-
-/** The node answers the runner's `eth_maxPriorityFeePerGas` with `tip` until the rule is removed. */
-const raiseTip = (devnet: RunnerDevnet, tip: bigint) => devnet.chaos.rule(`tip ${tip}`, (element) => element.method === 'eth_maxPriorityFeePerGas', { result: toHex(tip) })
 
 /** Passes until the submission's transaction carries `count` hashes. */
 const passUntilHashes = (devnet: RunnerDevnet, id: string, count: number) =>
@@ -64,9 +51,9 @@ t.test('a relay stuck past stuckAfterMs is replaced at its nonce with raised fee
   const first = replacedOnce.transaction!
   const firstSigned = signed(replacedOnce)
   // No block since the send: the node's fees are the stuck one's, so the bump is the higher.
-  t.ok(bump(devnet, stuck.maxPriorityFeePerGas) > current.maxPriorityFeePerGas && bump(devnet, stuck.maxFeePerGas) > current.maxFeePerGas, 'the bumped fees are above the current ones')
-  t.equal(first.maxPriorityFeePerGas, bump(devnet, stuck.maxPriorityFeePerGas).toString(), 'the tip: the stuck one\'s × (10000 + feeBumpBps) / 10000')
-  t.equal(first.maxFeePerGas, bump(devnet, stuck.maxFeePerGas).toString(), 'the max fee: the stuck one\'s, bumped')
+  t.ok(feeBump(devnet, stuck.maxPriorityFeePerGas) > current.maxPriorityFeePerGas && feeBump(devnet, stuck.maxFeePerGas) > current.maxFeePerGas, 'the bumped fees are above the current ones')
+  t.equal(first.maxPriorityFeePerGas, feeBump(devnet, stuck.maxPriorityFeePerGas).toString(), 'the tip: the stuck one\'s × (10000 + feeBumpBps) / 10000')
+  t.equal(first.maxFeePerGas, feeBump(devnet, stuck.maxFeePerGas).toString(), 'the max fee: the stuck one\'s, bumped')
   t.equal(firstSigned.maxPriorityFeePerGas, BigInt(first.maxPriorityFeePerGas), 'signed as stored')
   t.equal(firstSigned.maxFeePerGas, BigInt(first.maxFeePerGas), 'signed as stored')
   t.equal(first.nonce, stuck.nonce, 'at the stuck one\'s nonce')
@@ -92,12 +79,12 @@ t.test('a relay stuck past stuckAfterMs is replaced at its nonce with raised fee
 
   // Stuck again, while the node asks a tip above the bump: the node's fees are the higher now.
   const tip = 2_000_000_000n
-  const rule = raiseTip(devnet, tip)
+  const rule = answerTip(devnet, tip)
   const raised = await currentFees(devnet, tip)
   const replacedTwice = await passUntilHashes(devnet, submission.id, 3)
   devnet.chaos.remove(rule)
   const second = replacedTwice.transaction!
-  t.ok(raised.maxPriorityFeePerGas > bump(devnet, first.maxPriorityFeePerGas) && raised.maxFeePerGas > bump(devnet, first.maxFeePerGas), 'the current fees are above the bumped ones')
+  t.ok(raised.maxPriorityFeePerGas > feeBump(devnet, first.maxPriorityFeePerGas) && raised.maxFeePerGas > feeBump(devnet, first.maxFeePerGas), 'the current fees are above the bumped ones')
   t.equal(second.maxPriorityFeePerGas, tip.toString(), 'the tip: the node\'s')
   t.equal(second.maxFeePerGas, raised.maxFeePerGas.toString(), 'the max fee: the latest base fee × 1.2 + the node\'s tip')
   t.equal(signed(replacedTwice).maxFeePerGas, raised.maxFeePerGas)
@@ -161,7 +148,7 @@ t.test('a stuck relay is not replaced where the payment does not cover the raise
   // PUSH0 PUSH0 REVERT: the call now fails; and the node asks a tip the first payment cannot cover.
   await devnet.testClient.setCode({ address: target, bytecode: '0x5f5ffd' })
   const tip = 100_000_000_000n
-  raiseTip(devnet, tip)
+  answerTip(devnet, tip)
   const raised = await currentFees(devnet, tip)
   // Both stuck before the pass that looks at them (the later was sent a few ms after the first).
   const lastSentAt = Math.max(sentCovered.transaction!.sentAt, sentLater.transaction!.sentAt)
@@ -171,7 +158,7 @@ t.test('a stuck relay is not replaced where the payment does not cover the raise
   t.equal(methodsSince(devnet, seen).includes('eth_sendRawTransaction'), false, 'nothing was broadcast')
 
   const uncovered = devnet.logged(/^stuck transaction not replaced: the payment does not cover the raised fees$/)
-  const expectedMax = raised.maxFeePerGas > bump(devnet, sentCovered.transaction!.maxFeePerGas) ? raised.maxFeePerGas : 0n
+  const expectedMax = raised.maxFeePerGas > feeBump(devnet, sentCovered.transaction!.maxFeePerGas) ? raised.maxFeePerGas : 0n
   t.ok(expectedMax > 0n, 'the node\'s max fee is above the bumped one')
   t.same(uncovered.map((line) => [line.level, line.submission, line.worstCaseWei]), [[40, covered.id, (BigInt(sentCovered.transaction!.gas) * expectedMax).toString()]], 'warned once, with the worst case: gas × the raised max fee')
   const heldCovered = await devnet.get(covered.id)

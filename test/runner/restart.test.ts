@@ -1,16 +1,13 @@
 import t from 'tap'
 import type { Hex } from 'viem'
-import { privateKeyToAccount } from 'viem/accounts'
 import { waitFor } from '../fixtures/waitFor.ts'
-import { startRunnerDevnet, type RunnerDevnet } from './runnerDevnet.ts'
+import { dropTransaction, rawBroadcasts, sendByHand, startRunnerDevnet, type RunnerDevnet } from './runnerDevnet.ts'
 
 // The runner after a restart and around nonces the node lost: stored bytes are broadcast again as
 // they are (never re-signed), the next nonce is past both the node's count and the store's highest,
 // and a nonce the node has no transaction for is filled (with the stored bytes when a submission
 // holds it, with a self-transfer when none does).
 
-const dropTransaction = (devnet: RunnerDevnet, hash: Hex) => devnet.testClient.request({ method: 'anvil_dropTransaction', params: [hash] } as never)
-const rawBroadcasts = (devnet: RunnerDevnet) => devnet.chaos.seen.filter((seen) => seen.method === 'eth_sendRawTransaction').map((seen) => (seen.params as Hex[])[0])
 /** Waits, reading the clock, until a transaction sent at `sentAt` counts as stuck. */
 const stuckNow = (devnet: RunnerDevnet, sentAt: number) => waitFor(async () => Date.now(), (now) => now - sentAt > devnet.network.runner.stuckAfterMs, 'stuck', 5_000, 20)
 const stuckSoon = { configure: (network: RunnerDevnet['network']) => ({ ...network, runner: { ...network.runner, stuckAfterMs: 300 } }) }
@@ -74,16 +71,14 @@ t.test('a nonce the node lost that no submission holds is filled with a self-tra
   const devnet = await startRunnerDevnet(t, stuckSoon)
   devnet.allow(0, 1)
   const payer = await devnet.payer()
-  const operator = privateKeyToAccount(devnet.operatorKey)
   const nonce = await devnet.client.getTransactionCount({ address: devnet.operator, blockTag: 'pending' })
   // A transaction sent with the runner's key by hand, then lost by the node.
-  const byHand = await operator.signTransaction({ chainId: devnet.network.chainId, to: operator.address, value: 0n, gas: 21_000n, nonce, maxFeePerGas: 10_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n, type: 'eip1559' })
-  const byHandHash = await devnet.client.sendRawTransaction({ serializedTransaction: byHand })
+  const byHand = await sendByHand(devnet, nonce)
   const a = await devnet.submit(payer)
   await devnet.pass()
   const sentA = await devnet.get(a.id)
   t.equal(sentA.transaction!.nonce, nonce + 1, 'the runner counts the pending one')
-  await dropTransaction(devnet, byHandHash)
+  await dropTransaction(devnet, byHand.hash)
 
   await stuckNow(devnet, sentA.transaction!.sentAt)
   await devnet.pass()

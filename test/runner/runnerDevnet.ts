@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Test } from 'tap'
-import { createPublicClient, createTestClient, encodeFunctionData, erc20Abi, getAddress, http, parseTransaction, type Address, type Hex } from 'viem'
+import { createPublicClient, createTestClient, encodeFunctionData, erc20Abi, getAddress, hexToBigInt, http, parseTransaction, toHex, type Address, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { devnetConfig, DEVNET_RPC_ENV } from '../../config/devnet.ts'
 import type { BrunoConfig, NetworkConfig } from '../../config/schema.ts'
@@ -106,6 +106,43 @@ export const paymentValue = ({ request: { payment } }: Submission): string => ('
 
 /** Decodes a stored transaction's signed bytes. */
 export const signed = (submission: Submission) => parseTransaction(submission.transaction!.raw)
+
+/** What a replacement or a cancellation raises a fee to, at least: the fee × (10000 + feeBumpBps) / 10000. */
+export const feeBump = (devnet: RunnerDevnet, fee: string) => (BigInt(fee) * BigInt(10_000 + devnet.network.runner.feeBumpBps)) / 10_000n
+
+/** The fees the runner reads now, given the tip it is answered (default the node's): the latest base fee × 1.2 + the tip. */
+export async function currentFees(devnet: RunnerDevnet, tip?: bigint) {
+  const { baseFeePerGas } = await devnet.client.getBlock({ blockTag: 'latest' })
+  const maxPriorityFeePerGas = tip ?? hexToBigInt((await devnet.client.request({ method: 'eth_maxPriorityFeePerGas' })) as Hex)
+  return { maxFeePerGas: (baseFeePerGas! * 12n) / 10n + maxPriorityFeePerGas, maxPriorityFeePerGas }
+}
+
+/** The node answers the runner's `eth_maxPriorityFeePerGas` with `tip` until the rule is removed. */
+export const answerTip = (devnet: RunnerDevnet, tip: bigint) => devnet.chaos.rule(`tip ${tip}`, (element) => element.method === 'eth_maxPriorityFeePerGas', { result: toHex(tip) })
+
+/** The signed bytes the runner broadcast so far, in order. */
+export const rawBroadcasts = (devnet: RunnerDevnet) => devnet.chaos.seen.filter((seen) => seen.method === 'eth_sendRawTransaction').map((seen) => (seen.params as Hex[])[0]!)
+
+/** The node forgets a pooled transaction (a pool that dropped it). */
+export const dropTransaction = (devnet: RunnerDevnet, hash: Hex) => devnet.testClient.dropTransaction({ hash })
+
+/** A 0-value self-transfer signed with the runner's key at `nonce` and sent straight to anvil, as an operator would by hand. */
+export async function sendByHand(devnet: RunnerDevnet, nonce: number): Promise<{ raw: Hex; hash: Hex }> {
+  const operator = privateKeyToAccount(devnet.operatorKey)
+  const raw = await operator.signTransaction({ chainId: devnet.network.chainId, to: operator.address, value: 0n, gas: 21_000n, nonce, maxFeePerGas: 10_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n, type: 'eip1559' })
+  return { raw, hash: await devnet.client.sendRawTransaction({ serializedTransaction: raw }) }
+}
+
+/** After the block with a submission's cancellation is mined and a pass: failed, cancelled for `why`, at the cancellation's 21,000 gas. */
+export async function expectCancelled(t: Test, devnet: RunnerDevnet, id: string, cancel: Hex, why: string): Promise<void> {
+  await devnet.mine()
+  await devnet.pass()
+  const failed = await devnet.get(id)
+  t.equal(failed.stage, 'failed')
+  t.equal(failed.reason, `cancelled: ${why}`)
+  t.equal(failed.transaction!.hash, cancel)
+  t.equal(failed.gasUsed, '21000')
+}
 
 /**
  * A devnet and a runner loop driven by hand (see the file's head). Everything stops at teardown,
