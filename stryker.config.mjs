@@ -34,6 +34,14 @@ export const mutate = [
   'plugins/calibur/**/*.ts',
 ]
 
+// The main path first (a mutant there dies in the first file), the slowest (a 10 s failing hold) last.
+export const runnerTestFiles = [
+  'send', 'restart', 'refusals', 'outcome', 'fencing', 'reasons', 'pass-failure', 'replace', 'cancel', 'l1-fee', 'holds', 'holds-failing',
+].map((name) => `test/runner/${name}.test.ts`)
+const listed = new Set(runnerTestFiles)
+const unlisted = testsIn('test/runner').filter((file) => !listed.has(file))
+if (unlisted.length > 0) throw new Error(`stryker.config.mjs: add ${unlisted.join(', ')} to runnerTestFiles`)
+
 export const testFiles = [
   // Chain-free, seconds each: first.
   ...testsIn('test/unit'),
@@ -49,7 +57,7 @@ export const testFiles = [
   'test/calibur-encoders.test.ts',
   // The runner loop on a real devnet (anvil and the real contracts, deployed in under a second), one
   // behaviour a file, a few seconds each: runner.ts. A mutant runs only the files that reach it.
-  ...testsIn('test/runner'),
+  ...runnerTestFiles,
 ]
 
 // The devnet suites (a Bruno end to end, 10-60 s each): with STRYKER_DEVNET=1 they run after the
