@@ -8,8 +8,8 @@
 // the runner loop's files on a real devnet (test/runner/, a few seconds each). The slower devnet
 // suites join only with STRYKER_DEVNET=1 (bench/MUTATION.md says why).
 //
-// Incremental: results are kept in reports/stryker-incremental.json; a re-run tests again only
-// the mutants whose code or covering tests changed. `npm run mutate -- --force` starts afresh.
+// Incremental: results are kept in bench/mutation/incremental.json (committed); a re-run tests again
+// only the mutants whose code or covering tests changed. `npm run mutate -- --force` starts afresh.
 //
 // STRYKER_MUTATE / STRYKER_TESTS (comma-separated globs) narrow a run to one area while working on
 // it, and STRYKER_REPORT names its own incremental file and reports (so a narrowed run does not
@@ -43,8 +43,11 @@ const unlisted = testsIn('test/runner').filter((file) => !listed.has(file))
 if (unlisted.length > 0) throw new Error(`stryker.config.mjs: add ${unlisted.join(', ')} to runnerTestFiles`)
 
 export const testFiles = [
-  // Chain-free, seconds each: first.
-  ...testsIn('test/unit'),
+  // Chain-free, seconds each: first. The schemas' file leads: the schemas are built at module load,
+  // so every file reaches their mutants, and only this one pins their texts (a schema mutant that
+  // went through the other unit files first cost ~45 s).
+  'test/unit/relay-schemas.test.ts',
+  ...testsIn('test/unit').filter((file) => file !== 'test/unit/relay-schemas.test.ts'),
   // Chain-free, a Bruno or a store in process: the MCP binding over raw HTTP (dispatcher.ts); the
   // stores, their fencing and the runner key's ownership (sqliteStore, sqliteLock, ownership, observedStore).
   'test/mcp-http.test.ts',
@@ -88,7 +91,8 @@ export default {
   mutate: list(process.env.STRYKER_MUTATE) ?? mutate,
   coverageAnalysis: 'perTest',
   incremental: true,
-  incrementalFile: process.env.STRYKER_REPORT ? `reports/stryker-incremental-${process.env.STRYKER_REPORT}.json` : 'reports/stryker-incremental.json',
+  // Kept in git (bench/mutation/): a run on a fresh clone re-tests only what changed since the last one committed.
+  incrementalFile: process.env.STRYKER_REPORT ? `bench/mutation/incremental-${process.env.STRYKER_REPORT}.json` : 'bench/mutation/incremental.json',
   // Two cores, shared: one test process at a time (a devnet test starts its own anvil too);
   // STRYKER_CONCURRENCY for a machine of one's own.
   concurrency: Number(process.env.STRYKER_CONCURRENCY ?? 1),
@@ -108,5 +112,5 @@ export default {
   tempDirName: process.env.STRYKER_REPORT ? `.stryker-tmp-${process.env.STRYKER_REPORT}` : '.stryker-tmp',
   cleanTempDir: true,
   // What the sandbox needs: sources, tests, contracts' artifacts; not builds, logs or reports.
-  ignorePatterns: ['dist', '.tap', 'bench/out', '.bruno', 'reports', '.scratch*', '*.log', '.stryker-tmp*'],
+  ignorePatterns: ['dist', '.tap', 'bench/out', 'bench/mutation', '.bruno', 'reports', '.scratch*', '*.log', '.stryker-tmp*'],
 }
