@@ -60,6 +60,24 @@ t.test('a send refused by the store for a stale epoch is never broadcast: the ru
   t.equal((await devnet.get(a.id)).stage, 'done')
 })
 
+t.test('a receipt\'s write refused for a stale epoch stands the runner down too: following a transaction is a write', async (t) => {
+  const devnet = await startRunnerDevnet(t)
+  const payer = await devnet.payer()
+  const a = await devnet.submit(payer)
+  await devnet.pass()
+  t.equal((await devnet.get(a.id)).stage, 'sending')
+  await devnet.store.takeRunnerKey(devnet.runnerKey)
+  await devnet.mine()
+  await devnet.pass()
+  t.equal((await devnet.get(a.id)).stage, 'sending', 'the stale owner recorded nothing: the new owner will')
+  const lines = devnet.logged(standDown)
+  t.equal(lines.length, 1, 'it stood down')
+  t.equal(lines[0]!.msg, 'runner stands down: it lost ownership of the runner key at epoch 1 to epoch 2; it sends nothing until it takes the key again')
+  t.same(devnet.logged(/^following a transaction failed/), [], 'not logged as a transaction it failed to follow')
+  await devnet.pass()
+  t.equal((await devnet.get(a.id)).stage, 'done', 'taken again at epoch 3, it records the receipt')
+})
+
 t.test('ownership lost between passes: the runner stands down at its own epoch, sends nothing while another owns the key, and starts over when it takes it', async (t) => {
   let switchable: ReturnType<typeof switchableOwnership> | undefined
   const devnet = await startRunnerDevnet(t, {
