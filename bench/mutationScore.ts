@@ -11,12 +11,17 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 
+interface Position {
+  readonly line: number
+  readonly column: number
+}
+
 interface Mutant {
   readonly id: string
   readonly mutatorName: string
   readonly replacement?: string
   readonly status: 'Killed' | 'Survived' | 'NoCoverage' | 'Timeout' | 'CompileError' | 'RuntimeError' | 'Ignored' | 'Pending'
-  readonly location: { readonly start: { readonly line: number; readonly column: number } }
+  readonly location: { readonly start: Position; readonly end: Position }
 }
 
 interface Report {
@@ -58,10 +63,12 @@ console.log('\n### Survived or not covered\n')
 for (const file of files) {
   const { source, mutants } = byFile.get(file)!
   const lines = source.split('\n')
+  // Positions are 1-based lines and columns: the mutated span, not its whole line.
+  const offset = ({ line, column }: Position) => lines.slice(0, line - 1).reduce((sum, text) => sum + text.length + 1, 0) + column - 1
+  const short = (text: string) => text.replace(/\s+/g, ' ').slice(0, 100)
   for (const mutant of mutants.filter((each) => each.status === 'Survived' || each.status === 'NoCoverage')) {
-    const { line } = mutant.location.start
-    const replacement = (mutant.replacement ?? '').replace(/\s+/g, ' ').slice(0, 80)
-    const code = (lines[line - 1] ?? '').trim().slice(0, 100)
-    console.log(`- \`${file}:${line}\` ${mutant.mutatorName}${mutant.status === 'NoCoverage' ? ' (no coverage)' : ''}: \`${code}\` → \`${replacement}\``)
+    const { start, end } = mutant.location
+    const original = short(source.slice(offset(start), offset(end)))
+    console.log(`- \`${file}:${start.line}\` ${mutant.mutatorName}${mutant.status === 'NoCoverage' ? ' (no coverage)' : ''}: \`${original}\` → \`${short(mutant.replacement ?? '')}\``)
   }
 }
