@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify'
+import { createServer, connect, type Socket } from 'node:net'
 import pg from 'pg'
 import t, { type Test } from 'tap'
 import { openStore } from '../../core/relay/openStore.ts'
@@ -120,6 +121,36 @@ t.test('PostgreSQL store', { skip: postgresSkip() }, async (t) => {
       { channel: 'bruno_submission', payload: 'base' },
       { channel: 'bruno_submission', payload: 'optimism' },
     ])
+  })
+  t.test('an idle pooled session the server ends is no crash: the store answers on a new one', async (t) => {
+    const url = await postgresDatabase(t)
+    const store = new PostgresSubmissionStore(url)
+    t.teardown(() => store.close())
+    t.equal(await store.ping(), true)
+    const db = await admin(t, url)
+    const bruno = "datname = current_database() AND application_name = 'bruno'"
+    const ended = await db.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE ${bruno}`)
+    t.equal(ended.rowCount, 1, 'the pool\'s one idle session ended')
+    // The ended session's notice reaches the pool while this waits: with no 'error' listener on
+    // the pool it would be an uncaught exception, and this file's process would die here.
+    await until(async () => (await db.query(`SELECT 1 FROM pg_stat_activity WHERE ${bruno}`)).rowCount === 0, 'the session to end')
+    await until(() => store.ping().catch(() => false), 'the store to answer')
+    t.equal((await db.query(`SELECT 1 FROM pg_stat_activity WHERE ${bruno}`)).rowCount, 1, 'on a new session')
+  })
+
+  t.test('an insert whose identity clash finds no active submission after all is refused, not answered with nothing', async (t) => {
+    // The race this stands for: the clashing submission settles between the insert and the read.
+    class SettledMeanwhile extends PostgresSubmissionStore {
+      override async activeByIdentity(): Promise<Submission | undefined> {
+        return undefined
+      }
+    }
+    const url = await postgresDatabase(t)
+    const store = new SettledMeanwhile(url)
+    t.teardown(() => store.close())
+    await store.insert({ ...submission('r-1', 'base'), identity: 'pay-r' })
+    await t.rejects(store.insert({ ...submission('r-2', 'base'), identity: 'pay-r' }), { message: 'submission r-2 was not stored' })
+    t.equal(await store.get('r-2'), undefined)
   })
 })
 
@@ -293,6 +324,103 @@ t.test('PostgreSQL runner lock', { skip: postgresSkip() }, async (t) => {
     t.equal(await rival.acquire(), undefined, 'the lock is still this one\'s')
     t.strictSame(await lock.acquire(), { key: name, epoch: 1 })
     t.equal(lines.length, 1)
+  })
+
+  t.test('a session lost while the try-lock answer was on its way: no fence, no epoch raised', async (t) => {
+    const name = 'bruno-runner:16:0xaa'
+    const { log, lines } = recorder()
+    // The answer arrives, then the session's 'error', then acquire reads the answer.
+    const Client = pg.Client
+    class LostInFlight extends Client {
+      override async query(...args: unknown[]): Promise<never> {
+        const result = await (super.query as (...a: unknown[]) => Promise<never>)(...args)
+        if (String(args[0]).includes('pg_try_advisory_lock')) this.emit('error', new Error('lost in flight'))
+        return result
+      }
+    }
+    pg.Client = LostInFlight as typeof Client
+    t.teardown(() => {
+      pg.Client = Client
+    })
+    const lock = make(name, 'base', log)
+    t.equal(await lock.acquire(), undefined, 'the lock went with the session')
+    t.equal(lock.held(), false)
+    t.equal(await store.runnerEpoch(name), 0, 'no epoch raised')
+    t.strictSame(lines, [], 'nothing held, so no loss to log')
+  })
+
+  t.test('a late event from a superseded session leaves the current tenure alone', async (t) => {
+    const name = 'bruno-runner:17:0xaa'
+    const { log, lines } = recorder()
+    const Client = pg.Client
+    const clients: pg.Client[] = []
+    class Recorded extends Client {
+      constructor(...args: ConstructorParameters<typeof Client>) {
+        super(...args)
+        clients.push(this)
+      }
+    }
+    pg.Client = Recorded as typeof Client
+    t.teardown(() => {
+      pg.Client = Client
+    })
+    const lock = make(name, 'base', log)
+    t.ok(await lock.acquire())
+    t.equal(await terminate(name, true), 1)
+    await until(() => !lock.held(), 'the loss to be noticed')
+    let fence: RunnerFence | undefined
+    await until(async () => (fence = await lock.acquire().catch(() => undefined)) !== undefined, 'the key taken again')
+    t.strictSame(fence, { key: name, epoch: 2 })
+    t.equal(clients.length, 2, 'on a new session')
+    clients[0]!.emit('error', new Error('late'))
+    clients[0]!.emit('end')
+    t.equal(lock.held(), true, 'still held')
+    t.equal(await lock.acquire(), fence, 'the same tenure')
+    t.strictSame(lines.map((line) => line.message), [
+      'runner key lock taken: this process sends for the key',
+      'runner key lock lost: this process stops sending until it takes the lock again',
+      'runner key lock taken: this process sends for the key',
+    ], 'one loss logged: the real one')
+    const { rows } = await db.query<{ n: string }>(
+      `SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND granted AND ((classid::bigint << 32) | objid::bigint) = $1::bigint`,
+      [advisoryLockKey(name)],
+    )
+    t.strictSame(rows, [{ n: '1' }], 'one session holds the lock: the current one')
+  })
+
+  t.test('a holder whose heartbeat goes unanswered (the network silent, the socket open) stops holding within the heartbeat\'s timeout', async (t) => {
+    const name = 'bruno-runner:18:0xaa'
+    const { log, lines } = recorder()
+    // A proxy to the server that can stop forwarding in both directions without closing anything.
+    const target = new URL(url)
+    let silent = false
+    const sockets: Socket[] = []
+    const proxy = createServer((inbound) => {
+      const outbound = connect(Number(target.port), target.hostname)
+      sockets.push(inbound, outbound)
+      inbound.on('data', (chunk) => silent || outbound.write(chunk))
+      outbound.on('data', (chunk) => silent || inbound.write(chunk))
+      inbound.on('error', () => {})
+      outbound.on('error', () => {})
+    })
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve))
+    t.teardown(() => {
+      for (const socket of sockets) socket.destroy()
+      proxy.close()
+    })
+    const via = new URL(url)
+    via.port = String((proxy.address() as { port: number }).port)
+    // The lock's session goes through the proxy; its epochs live in the store, reached directly.
+    const proxied = new PostgresRunnerLock(via.toString(), { name, chain: 'base', onSubmission: () => {}, epochs: store }, log)
+    locks.push(proxied)
+    t.ok(await proxied.acquire())
+    silent = true
+    const since = Date.now()
+    // The promise (DEPLOYMENT.md, Failover): pings unanswered for 2 s end the tenure, and one goes
+    // out every second; a TCP-level loss would take minutes to surface.
+    await until(() => !proxied.held(), 'the holder to give up', 4_500)
+    t.ok(Date.now() - since >= 1_000, 'not before a ping could go unanswered')
+    t.equal(lines.at(-1)?.message, 'runner key lock lost: this process stops sending until it takes the lock again')
   })
 })
 
