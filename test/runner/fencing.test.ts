@@ -1,7 +1,7 @@
 import t from 'tap'
 import { localOwnership, type RunnerOwnership } from '../../core/relay/ownership.ts'
 import { waitFor } from '../fixtures/waitFor.ts'
-import { dropTransaction, rawBroadcasts, sendByHand, startRunnerDevnet, type RunnerDevnet } from './runnerDevnet.ts'
+import { dropTransaction, lowerFees, raiseFees, rawBroadcasts, sendByHand, startRunnerDevnet, type RunnerDevnet } from './runnerDevnet.ts'
 
 // The runner key's tenure (issue 16, fenced replicas) as one runner sees it: a write refused for a
 // stale epoch stops it before anything is broadcast, it stands down and says so, and it acts again
@@ -100,8 +100,10 @@ t.test('ownership lost between passes: the runner stands down at its own epoch, 
   t.equal(lines[0]!.msg, 'runner stands down: it lost ownership of the runner key at epoch 1; it sends nothing until it takes the key again', 'the key is at its own epoch still: no new owner named')
   t.equal(lines[0]!.current, 1)
   t.equal((await devnet.get(b.id)).stage, 'waiting', 'nothing sent while another owns the key')
+  const asked = devnet.chaos.seen.length
   await devnet.pass()
   t.equal(devnet.logged(standDown).length, 1, 'it stands down once, not at every pass')
+  t.same(devnet.chaos.seen.slice(asked), [], 'a pass without the key asks the node nothing')
   t.equal((await devnet.get(b.id)).stage, 'waiting')
 
   // Dropped from the node meanwhile: taking the key back starts over as after a restart.
@@ -138,6 +140,71 @@ t.test('ownership lost in the middle of a pass: what is left of the pass is not 
   const stages = await Promise.all(submissions.map(async ({ id }) => (await devnet.get(id)).stage))
   t.same(stages, ['sending', 'waiting', 'waiting'], 'the first went; the others wait for the key\'s owner')
   t.equal(rawBroadcasts(devnet).length, 1, 'one broadcast')
+})
+
+t.test('ownership lost at a pass\'s last new send: what is in flight is not followed by this process', async (t) => {
+  let switchable: ReturnType<typeof switchableOwnership> | undefined
+  const devnet = await startRunnerDevnet(t, {
+    ownership: (store, key) => {
+      switchable = switchableOwnership({ store, runnerKey: key })
+      return switchable.ownership
+    },
+  })
+  const inFlight = await devnet.submit(await devnet.payer())
+  await devnet.pass()
+  t.equal((await devnet.get(inFlight.id)).stage, 'sending')
+  await devnet.mine()
+  const fresh = await devnet.submit(await devnet.payer())
+  const broadcasts = rawBroadcasts(devnet).length
+  const push = devnet.logs.push.bind(devnet.logs)
+  devnet.logs.push = (...lines) => {
+    if (lines.some((line) => line.msg === 'sent')) switchable!.state.lost = true
+    return push(...lines)
+  }
+  await devnet.pass()
+  t.equal((await devnet.get(fresh.id)).stage, 'sending', 'the new one went')
+  t.equal(rawBroadcasts(devnet).length, broadcasts + 1, 'and nothing after it')
+  t.equal((await devnet.get(inFlight.id)).stage, 'sending', 'the mined one\'s receipt not written by this process')
+  devnet.logs.push = push
+  switchable!.state.lost = false
+  await devnet.mine()
+  await devnet.pass()
+  t.same(await Promise.all([inFlight, fresh].map(async ({ id }) => (await devnet.get(id)).stage)), ['done', 'done'], 'followed once the key is back')
+})
+
+t.test('ownership lost while held submissions are sent again: the rest of them wait for the key\'s owner', async (t) => {
+  let switchable: ReturnType<typeof switchableOwnership> | undefined
+  const devnet = await startRunnerDevnet(t, {
+    ownership: (store, key) => {
+      switchable = switchableOwnership({ store, runnerKey: key })
+      return switchable.ownership
+    },
+  })
+  // Two held (outpriced), then due again at fees they cover, with nothing new beside them.
+  const { baseFeePerGas } = await devnet.client.getBlock({ blockTag: 'latest' })
+  const held = [await devnet.submit(await devnet.payer()), await devnet.submit(await devnet.payer())]
+  await raiseFees(devnet)
+  await devnet.pass()
+  const heldAt = Date.now()
+  t.same(await Promise.all(held.map(async ({ id }) => (await devnet.get(id)).stage)), ['waiting', 'waiting'])
+  await lowerFees(devnet, baseFeePerGas!)
+  await waitFor(async () => Date.now(), (now) => now > heldAt + 2 * devnet.network.runner.pollMs, 'the held ones due', 5_000, 5)
+  const push = devnet.logs.push.bind(devnet.logs)
+  devnet.logs.push = (...lines) => {
+    if (lines.some((line) => line.msg === 'sent')) switchable!.state.lost = true
+    return push(...lines)
+  }
+  await devnet.pass()
+  const stages = await Promise.all(held.map(async ({ id }) => (await devnet.get(id)).stage))
+  t.same([...stages].sort(), ['sending', 'waiting'], 'the first due went; the other waits')
+  const waiting = held[stages.indexOf('waiting')]!
+  t.equal(rawBroadcasts(devnet).length, 1, 'one broadcast')
+  devnet.logs.push = push
+  switchable!.state.lost = false
+  await waitFor(async () => (await devnet.pass(), devnet.get(waiting.id)), (submission) => submission.stage === 'sending', 'the other sent once the key is back', 10_000, 5)
+  await devnet.mine()
+  await devnet.pass()
+  t.same(await Promise.all(held.map(async ({ id }) => (await devnet.get(id)).stage)), ['done', 'done'])
 })
 
 t.test('a nonce filler is not broadcast once another process holds the key', async (t) => {

@@ -1,11 +1,11 @@
 import t from 'tap'
-import { createWalletClient, erc20Abi, hexToBigInt, http, parseEther, type Address, type Hex } from 'viem'
+import { createWalletClient, erc20Abi, http, parseEther, type Address, type Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { foundry } from 'viem/chains'
 import type { Submission } from '../../core/relay/store.ts'
 import { waitFor } from '../fixtures/waitFor.ts'
 import { simulating, type Seen } from '../liveness/chaosProxy.ts'
-import { startRunnerDevnet, type RunnerDevnet } from './runnerDevnet.ts'
+import { lowerFees, raiseFees, signed, startRunnerDevnet, type RunnerDevnet } from './runnerDevnet.ts'
 
 // The runner's holds, one pass at a time: what a pass does with a waiting submission it does not
 // send (a payer with a transaction in flight, a payment that no longer covers the worst case),
@@ -44,17 +44,6 @@ async function timedPass(devnet: RunnerDevnet): Promise<{ start: number; end: nu
 
 /** The in-flight hold's reason. */
 const followsReason = (payer: string) => `waiting: ${payer} has a transaction in flight; this one follows it`
-
-/** A base fee (20 gwei) far above the devnet's (well under 1 gwei). */
-const HIGH_BASE_FEE = 20_000_000_000n
-
-/** Raises the base fee (one block): the payments quoted before it no longer cover their worst case. Returns the max fee the runner now signs. */
-async function raiseFees(devnet: RunnerDevnet): Promise<bigint> {
-  await devnet.testClient.setNextBlockBaseFeePerGas({ baseFeePerGas: HIGH_BASE_FEE })
-  await devnet.mine()
-  const tip = hexToBigInt((await devnet.client.request({ method: 'eth_maxPriorityFeePerGas' })) as Hex)
-  return (HIGH_BASE_FEE * 12n) / 10n + tip
-}
 
 /** Moves all of `payer`'s USDC to the payee (given ETH for the gas; mined by the next block): its signed payment now reverts. */
 async function spendAll(devnet: RunnerDevnet, payer: { key: Hex; address: Address }): Promise<void> {
@@ -175,8 +164,7 @@ t.test('a payment that no longer covers the worst case is held, backs off (pollM
   }
   t.equal(await devnet.client.getTransactionCount({ address: devnet.operator, blockTag: 'pending' }), nonce, 'no nonce taken')
 
-  await devnet.testClient.setNextBlockBaseFeePerGas({ baseFeePerGas: baseFeePerGas! })
-  await devnet.mine()
+  await lowerFees(devnet, baseFeePerGas!)
   const sent = await waitFor(async () => (await devnet.pass(), devnet.get(submission.id)), (stored) => stored.stage === 'sending', 'sent at the fees it covers', 10_000, 5)
   t.equal(sent.reason, undefined, 'its reason cleared')
   t.equal(sent.transaction!.nonce, nonce)
@@ -186,6 +174,27 @@ t.test('a payment that no longer covers the worst case is held, backs off (pollM
   await devnet.pass()
   t.equal((await devnet.get(submission.id)).stage, 'done')
   t.same(devnet.logged(/^runner pass failed$/), [])
+})
+
+t.test('held submissions due with nothing new: the pass reads the fees once, and sends them all at that one reading', async (t) => {
+  const devnet = await startRunnerDevnet(t)
+  const { pollMs } = devnet.network.runner
+  const submissions = [await devnet.submit(await devnet.payer()), await devnet.submit(await devnet.payer())]
+  const { baseFeePerGas } = await devnet.client.getBlock({ blockTag: 'latest' })
+  await raiseFees(devnet)
+  const holding = await timedPass(devnet)
+  for (const { id } of submissions) t.match((await devnet.get(id)).reason, COVER_REASON, 'held')
+  await lowerFees(devnet, baseFeePerGas!)
+  // Held once, each is due again pollMs x 2 after its look: both before this next pass.
+  await waitFor(async () => Date.now(), (now) => now > holding.end + 2 * pollMs, 'both due', 5_000, 5)
+  const { seen } = await timedPass(devnet)
+  const sent = await Promise.all(submissions.map(({ id }) => devnet.get(id)))
+  t.same(sent.map((submission) => submission.stage), ['sending', 'sending'], 'both sent in the one pass')
+  t.equal(seen.filter((request) => request.method === 'eth_maxPriorityFeePerGas').length, 1, 'one fee reading for the pass')
+  t.same(sent.map((submission) => signed(submission).maxFeePerGas), [signed(sent[0]!).maxFeePerGas, signed(sent[0]!).maxFeePerGas], 'both at it')
+  await devnet.mine()
+  await devnet.pass()
+  t.same(devnet.logged(/^runner pass failed$|^submission held by a fault$/), [])
 })
 
 t.test('a pass re-checks at most 8 held submissions, the earliest due first, and runs again at once for the rest', async (t) => {
