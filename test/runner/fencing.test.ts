@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { localOwnership, type RunnerOwnership } from '../../core/relay/ownership.ts'
 import { waitFor } from '../fixtures/waitFor.ts'
 import { dropTransaction, lowerFees, raiseFees, rawBroadcasts, sendByHand, startRunnerDevnet, type RunnerDevnet } from './runnerDevnet.ts'
@@ -21,6 +21,31 @@ function switchableOwnership(devnet: { store: RunnerDevnet['store']; runnerKey: 
     release: () => inner.release(),
   }
   return { ownership, state }
+}
+
+/** A devnet whose runner's ownership has the switch above. */
+async function startSwitchable(t: Test) {
+  let switchable: ReturnType<typeof switchableOwnership> | undefined
+  const devnet = await startRunnerDevnet(t, {
+    ownership: (store, key) => {
+      switchable = switchableOwnership({ store, runnerKey: key })
+      return switchable.ownership
+    },
+  })
+  return { devnet, switchable: switchable! }
+}
+
+/** The key is lost the moment a send is logged (its lock's session ended, say); the returned function gives it back. */
+function loseAtSent(devnet: RunnerDevnet, state: { lost: boolean }): () => void {
+  const push = devnet.logs.push.bind(devnet.logs)
+  devnet.logs.push = (...lines) => {
+    if (lines.some((line) => line.msg === 'sent')) state.lost = true
+    return push(...lines)
+  }
+  return () => {
+    devnet.logs.push = push
+    state.lost = false
+  }
 }
 
 t.test('a send refused by the store for a stale epoch is never broadcast: the runner stands down, then takes the key again at a new epoch', async (t) => {
@@ -79,20 +104,14 @@ t.test('a receipt\'s write refused for a stale epoch stands the runner down too:
 })
 
 t.test('ownership lost between passes: the runner stands down at its own epoch, sends nothing while another owns the key, and starts over when it takes it', async (t) => {
-  let switchable: ReturnType<typeof switchableOwnership> | undefined
-  const devnet = await startRunnerDevnet(t, {
-    ownership: (store, key) => {
-      switchable = switchableOwnership({ store, runnerKey: key })
-      return switchable.ownership
-    },
-  })
+  const { devnet, switchable } = await startSwitchable(t)
   const [first, second] = [await devnet.payer(), await devnet.payer()]
   const a = await devnet.submit(first)
   await devnet.pass()
   const sentA = await devnet.get(a.id)
   t.equal(sentA.stage, 'sending')
 
-  switchable!.state.lost = true
+  switchable.state.lost = true
   const b = await devnet.submit(second)
   await devnet.pass()
   const lines = devnet.logged(standDown)
@@ -108,7 +127,7 @@ t.test('ownership lost between passes: the runner stands down at its own epoch, 
 
   // Dropped from the node meanwhile: taking the key back starts over as after a restart.
   await dropTransaction(devnet, sentA.transaction!.hash)
-  switchable!.state.lost = false
+  switchable.state.lost = false
   await devnet.pass()
   t.equal(await devnet.store.runnerEpoch(devnet.runnerKey), 2, 'taken at a new epoch')
   t.ok(await devnet.nodeHas(sentA.transaction!.hash), 'what was in flight is broadcast again, as after a restart')
@@ -120,22 +139,11 @@ t.test('ownership lost between passes: the runner stands down at its own epoch, 
 })
 
 t.test('ownership lost in the middle of a pass: what is left of the pass is not sent by this process', async (t) => {
-  let switchable: ReturnType<typeof switchableOwnership> | undefined
-  const devnet = await startRunnerDevnet(t, {
-    ownership: (store, key) => {
-      switchable = switchableOwnership({ store, runnerKey: key })
-      return switchable.ownership
-    },
-  })
+  const { devnet, switchable } = await startSwitchable(t)
   const payers = [await devnet.payer(), await devnet.payer(), await devnet.payer()]
   const submissions = []
   for (const payer of payers) submissions.push(await devnet.submit(payer))
-  // The key is lost the moment the first send is logged (its lock's session ended, say).
-  const push = devnet.logs.push.bind(devnet.logs)
-  devnet.logs.push = (...lines) => {
-    if (lines.some((line) => line.msg === 'sent')) switchable!.state.lost = true
-    return push(...lines)
-  }
+  loseAtSent(devnet, switchable.state)
   await devnet.pass()
   const stages = await Promise.all(submissions.map(async ({ id }) => (await devnet.get(id)).stage))
   t.same(stages, ['sending', 'waiting', 'waiting'], 'the first went; the others wait for the key\'s owner')
@@ -143,43 +151,26 @@ t.test('ownership lost in the middle of a pass: what is left of the pass is not 
 })
 
 t.test('ownership lost at a pass\'s last new send: what is in flight is not followed by this process', async (t) => {
-  let switchable: ReturnType<typeof switchableOwnership> | undefined
-  const devnet = await startRunnerDevnet(t, {
-    ownership: (store, key) => {
-      switchable = switchableOwnership({ store, runnerKey: key })
-      return switchable.ownership
-    },
-  })
+  const { devnet, switchable } = await startSwitchable(t)
   const inFlight = await devnet.submit(await devnet.payer())
   await devnet.pass()
   t.equal((await devnet.get(inFlight.id)).stage, 'sending')
   await devnet.mine()
   const fresh = await devnet.submit(await devnet.payer())
   const broadcasts = rawBroadcasts(devnet).length
-  const push = devnet.logs.push.bind(devnet.logs)
-  devnet.logs.push = (...lines) => {
-    if (lines.some((line) => line.msg === 'sent')) switchable!.state.lost = true
-    return push(...lines)
-  }
+  const regain = loseAtSent(devnet, switchable.state)
   await devnet.pass()
   t.equal((await devnet.get(fresh.id)).stage, 'sending', 'the new one went')
   t.equal(rawBroadcasts(devnet).length, broadcasts + 1, 'and nothing after it')
   t.equal((await devnet.get(inFlight.id)).stage, 'sending', 'the mined one\'s receipt not written by this process')
-  devnet.logs.push = push
-  switchable!.state.lost = false
+  regain()
   await devnet.mine()
   await devnet.pass()
   t.same(await Promise.all([inFlight, fresh].map(async ({ id }) => (await devnet.get(id)).stage)), ['done', 'done'], 'followed once the key is back')
 })
 
 t.test('ownership lost while held submissions are sent again: the rest of them wait for the key\'s owner', async (t) => {
-  let switchable: ReturnType<typeof switchableOwnership> | undefined
-  const devnet = await startRunnerDevnet(t, {
-    ownership: (store, key) => {
-      switchable = switchableOwnership({ store, runnerKey: key })
-      return switchable.ownership
-    },
-  })
+  const { devnet, switchable } = await startSwitchable(t)
   // Two held (outpriced), then due again at fees they cover, with nothing new beside them.
   const { baseFeePerGas } = await devnet.client.getBlock({ blockTag: 'latest' })
   const held = [await devnet.submit(await devnet.payer()), await devnet.submit(await devnet.payer())]
@@ -189,18 +180,13 @@ t.test('ownership lost while held submissions are sent again: the rest of them w
   t.same(await Promise.all(held.map(async ({ id }) => (await devnet.get(id)).stage)), ['waiting', 'waiting'])
   await lowerFees(devnet, baseFeePerGas!)
   await waitFor(async () => Date.now(), (now) => now > heldAt + 2 * devnet.network.runner.pollMs, 'the held ones due', 5_000, 5)
-  const push = devnet.logs.push.bind(devnet.logs)
-  devnet.logs.push = (...lines) => {
-    if (lines.some((line) => line.msg === 'sent')) switchable!.state.lost = true
-    return push(...lines)
-  }
+  const regain = loseAtSent(devnet, switchable.state)
   await devnet.pass()
   const stages = await Promise.all(held.map(async ({ id }) => (await devnet.get(id)).stage))
   t.same([...stages].sort(), ['sending', 'waiting'], 'the first due went; the other waits')
   const waiting = held[stages.indexOf('waiting')]!
   t.equal(rawBroadcasts(devnet).length, 1, 'one broadcast')
-  devnet.logs.push = push
-  switchable!.state.lost = false
+  regain()
   await waitFor(async () => (await devnet.pass(), devnet.get(waiting.id)), (submission) => submission.stage === 'sending', 'the other sent once the key is back', 10_000, 5)
   await devnet.mine()
   await devnet.pass()
