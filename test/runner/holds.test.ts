@@ -94,6 +94,8 @@ t.test('a waiting submission fails past its deadline, or once its payment is wit
     t.equal(stored.reason, followsReason(busy.address))
     t.equal(stored.transaction, undefined)
   }
+  // Its simulation at latest would not see the payer's transaction in flight: it is not run at all.
+  t.same([atDeadline, atMargin].flatMap((held) => simulationsOf(onBoundary.seen, held)), [], 'a payer in flight: its later ones are not simulated')
   for (const missed of [late, lateFree]) {
     const stored = await devnet.get(missed.id)
     t.equal(stored.stage, 'failed', 'past its deadline at its first look')
