@@ -118,14 +118,13 @@ export async function currentFees(devnet: RunnerDevnet, tip?: bigint) {
 }
 
 /** A base fee (20 gwei) far above the devnet's (well under 1 gwei). */
-export const HIGH_BASE_FEE = 20_000_000_000n
+const HIGH_BASE_FEE = 20_000_000_000n
 
 /** Raises the base fee (one block): the payments quoted before it no longer cover their worst case. Returns the max fee the runner now signs. */
 export async function raiseFees(devnet: RunnerDevnet): Promise<bigint> {
   await devnet.testClient.setNextBlockBaseFeePerGas({ baseFeePerGas: HIGH_BASE_FEE })
   await devnet.mine()
-  const tip = hexToBigInt((await devnet.client.request({ method: 'eth_maxPriorityFeePerGas' })) as Hex)
-  return (HIGH_BASE_FEE * 12n) / 10n + tip
+  return (await currentFees(devnet)).maxFeePerGas
 }
 
 /** Sets the base fee back to `baseFeePerGas` (one block): held payments cover their worst case again. */
