@@ -72,7 +72,8 @@ t.test(`a good submission arriving while ${PILLS} held pills are re-simulated (e
   //   core/chain/networks.ts): a submit's round trip that leaves with a pill's re-simulation waits for the
   //   node's slow answer to it, and the next one leaves with the next pill's, in step.
   // Bounds asserted: at most one slow re-simulation ahead of its send, and one ahead of its receipt.
-  const total = doneAt - submittedAt
-  t.ok(total <= 2 * SLOW_MS + 1_000, `submit → done within ${2 * SLOW_MS + 1_000} ms: took ${total} ms`)
-  t.ok(doneAt - sentAt <= SLOW_MS + 1_000, `done within ${SLOW_MS + 1_000} ms of its broadcast (anvil mines at once): took ${doneAt - sentAt} ms`)
+  // They are counted, not timed (the figure above has the times): on a loaded machine every step is
+  // slower, but a runner that made the good one wait behind every pill would start more of them.
+  t.ok(looks(acceptedAt, sentAt) <= 1, `at most one pill re-simulation began between its acceptance and its broadcast: ${looks(acceptedAt, sentAt)}`)
+  t.ok(looks(sentAt, doneAt) <= 1, `at most one more began before its receipt was read: ${looks(sentAt, doneAt)}`)
 })

@@ -30,6 +30,8 @@ export interface Seen {
   readonly params: unknown
   /** The rule that answered it, if one did. */
   readonly rule?: string
+  /** unix ms at which its answer was written back (absent until then, or if the exchange failed) */
+  readonly answeredAt?: number
 }
 
 export interface ChaosProxy {
@@ -119,10 +121,13 @@ export async function startChaosProxy(target: string): Promise<ChaosProxy> {
       }
       const answers = new Map<number, unknown>()
       const onward: number[] = []
+      const arrived: { answeredAt?: number }[] = []
       let delayMs = 0
       elements.forEach((element, index) => {
         const rule = ruleFor(element)
-        seen.push({ at: Date.now(), method: element.method ?? '(invalid)', params: element.params, ...(rule ? { rule: rule.name } : {}) })
+        const entry: Seen & { answeredAt?: number } = { at: Date.now(), method: element.method ?? '(invalid)', params: element.params, ...(rule ? { rule: rule.name } : {}) }
+        seen.push(entry)
+        arrived.push(entry)
         if (rule) {
           answers.set(index, { jsonrpc: '2.0', id: element.id ?? null, ...rule.answer })
           delayMs = Math.max(delayMs, rule.delayMs)
@@ -144,6 +149,8 @@ export async function startChaosProxy(target: string): Promise<ChaosProxy> {
         const out = JSON.stringify(batch ? elements.map((_, index) => answers.get(index)) : answers.get(0))
         res.writeHead(200, { 'content-type': 'application/json' })
         res.end(out)
+        const answeredAt = Date.now()
+        for (const entry of arrived) entry.answeredAt = answeredAt
       } catch {
         res.destroy()
       }

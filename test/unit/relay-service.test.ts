@@ -10,6 +10,8 @@ import type { BatchPaymentReader } from '../../core/relay/batchPayment.ts'
 import { openRelay } from '../../core/relay/service.ts'
 import { ToolError } from '../../core/tool.ts'
 import { OFFLINE_RUNNER_KEY, offlineConfig } from '../fixtures/bruno.ts'
+import { postgresDatabase, postgresSkip } from '../fixtures/postgres.ts'
+import { waitFor } from '../fixtures/waitFor.ts'
 import { a, runnerNode, SIGNATURE, type RunnerNodeOptions } from './fakeRunnerNode.ts'
 
 // openRelay (core/relay/service.ts): the runner key from the environment, one context per chain
@@ -137,6 +139,22 @@ t.test('the runner reads through the runner client; the relay and the runner log
   const records = lines.flatMap((line) => line.split('\n')).filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>)
   t.ok(records.some((record) => record.component === 'relay' && record.msg === 'submission accepted'), 'the store’s log is the relay’s')
   t.ok(records.some((record) => record.component === 'runner' && record.chain === 'local'), 'the runner’s log names its chain')
+})
+
+t.test('on PostgreSQL, the runner key lock logs as the runner of its chain', { skip: postgresSkip() }, async (t) => {
+  const url = await postgresDatabase(t)
+  const lines: string[] = []
+  const logged = createLogger({ secrets: [], level: 'info', destination: new Writable({ write(chunk, _encoding, done) { lines.push(String(chunk)); done() } }) })
+  const shared = { ...config, store: { kind: 'postgres' as const, url: { env: 'BRUNO_UNIT_RELAY_STORE_URL' } } }
+  const node = runnerNode({ config: network, relay: () => ({ callSucceeded: true, callGasUsed: 160_000n }), estimate: () => 300_000n })
+  const networks = { get: () => node.network } as unknown as Networks
+  const relay = openRelay(shared, networks, { ...env, BRUNO_UNIT_RELAY_STORE_URL: url }, logged)
+  const records = () => lines.flatMap((line) => line.split('\n')).filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>)
+  const taken = () => records().find((record) => record.msg === 'runner key lock taken: this process sends for the key')
+  // the submission wakes the runner, whose pass takes the key's lock first
+  await relay.submit('local', submitRequest(WORST))
+  const record = await waitFor(async () => taken(), (found) => found !== undefined, 'the lock taken').finally(() => relay.close())
+  t.match(record, { chain: 'local', component: 'runner', epoch: 1 }, 'the lock’s lines name the chain and the runner')
 })
 
 t.test('an admission refusal without metrics is still the caller’s refusal', async (t) => {
