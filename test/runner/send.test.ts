@@ -1,5 +1,13 @@
 import t from 'tap'
-import { hexToBigInt, type Hex } from 'viem'
+import { concat, getAddress, hexToBigInt, toHex, type Hex } from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
+import { encodeTransfer, paymentGuardCall } from '../../core/plugin.ts'
+import type { BatchPaymentReader } from '../../core/relay/batchPayment.ts'
+import { paymentToken } from '../../core/relay/paymentToken.ts'
+import { encodeSignedExecute } from '../../plugins/calibur/executeCalldata.ts'
+import { caliburBatchReader, paymentFirstBatch } from '../../plugins/calibur/paymentFirstBatch.ts'
+import { caliburTypedData } from '../../plugins/calibur/typedData.ts'
+import { submitCall } from '../../core/relay/submit.ts'
 import { waitFor } from '../fixtures/waitFor.ts'
 import { paymentValue, signed, startRunnerDevnet } from './runnerDevnet.ts'
 
@@ -100,4 +108,32 @@ t.test('a waiting row an older Bruno stored without its call\'s stipend is measu
   await devnet.pass()
   t.equal((await devnet.get(a.id)).stage, 'done')
   t.same(devnet.logged(/^submission held by a fault$/), [])
+})
+
+t.test('a Calibur batch signed with no deadline (0) is sent at its first pass, not failed as expiring', async (t) => {
+  const devnet = await startRunnerDevnet(t)
+  const { network, deployment } = devnet
+  // The calibur group's reader, as the app registers it (services' payment tokens; no pricer needed to read).
+  const reader = caliburBatchReader({ token: (_chain, token) => paymentToken(devnet.context.network, token), pricer: () => Promise.reject(new Error('not priced here')) })
+  ;(devnet.context.batchReaders as BatchPaymentReader[]).push(reader)
+  const payer = await devnet.payer()
+  const account = privateKeyToAccount(payer.key)
+  // Delegated to the devnet's Calibur-compatible delegate (EIP-7702's designator as the account's code).
+  await devnet.testClient.setCode({ address: account.address, bytecode: concat(['0xef0100', deployment.calibur]) })
+  const amount = 10_000_000n
+  const read = devnet.readCall(account.address)
+  const leg = encodeTransfer({ token: deployment.usdc, to: devnet.payee, amount })
+  const batch = paymentFirstBatch({ ...leg, to: getAddress(leg.to), data: leg.data as Hex }, paymentGuardCall(getAddress(network.runner.contract)), [{ to: read.to, value: '0', data: read.data }])
+  const typedData = caliburTypedData({ domain: { chainId: network.chainId, account: account.address, salt: toHex(BigInt(deployment.calibur), { size: 32 }) }, batch, nonce: 0n, deadline: 0n })
+  const signature = await account.signTypedData(typedData as never)
+  const view = await submitCall(devnet.context, { call: { to: account.address, data: encodeSignedExecute({ message: typedData.message, signature }) }, payment: { token: deployment.usdc, amountBaseUnits: amount.toString() } })
+  t.equal(view.stage, 'waiting', 'accepted: a batch without a deadline never expires')
+
+  await devnet.pass()
+  const sent = await devnet.get(view.id)
+  t.equal(sent.stage, 'sending', 'sent at its first pass')
+  t.equal(sent.reason, undefined)
+  await devnet.mine()
+  await devnet.pass()
+  t.equal((await devnet.get(view.id)).stage, 'done')
 })
