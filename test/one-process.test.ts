@@ -12,6 +12,9 @@ import { offlineConfig } from './fixtures/bruno.ts'
 // leaves nothing behind — no Bruno, no devnet anvil.
 
 const repo = new URL('..', import.meta.url).pathname
+// Each test starts Bruno (and the devnet) afresh: 40 s alone on a quiet 2-core machine, 127 s beside
+// a second copy of the suite (2026-12-02), near tap's 180 s. The limit catches a hang, not slowness.
+t.setTimeout(360_000)
 
 interface Started {
   readonly child: ChildProcess

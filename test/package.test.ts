@@ -61,7 +61,9 @@ const must = async (command: string, args: readonly string[], cwd: string, env?:
   return ran
 }
 
-t.setTimeout(300_000)
+// Packs, installs and runs the package: 71 s alone on a quiet 2-core machine, 225 s beside a second
+// copy of the suite (2026-12-02). The limit catches a hang, not slowness.
+t.setTimeout(600_000)
 
 const work = mkdtempSync(join(tmpdir(), 'bruno-package-'))
 t.teardown(() => rmSync(work, { recursive: true, force: true }))
