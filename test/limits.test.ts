@@ -137,9 +137,10 @@ t.test('50 concurrent /readyz and 50 /metrics read each chain once per interval'
 
   // Judged by when the reads reached the node, not by how many fit in a burst: on a loaded
   // machine a burst of 100 can outlast the interval, and then one more read is right.
+  const METHODS = ['eth_getBlockByNumber', 'eth_getBalance'] as const
   const reads = (method: string) => proxies.map((proxy) => proxy.arrivals.filter((arrival) => arrival.method === method).map((arrival) => arrival.at))
   const spacedByTheInterval = (what: string) => {
-    for (const method of ['eth_getBlockByNumber', 'eth_getBalance']) {
+    for (const method of METHODS) {
       for (const [chain, times] of reads(method).entries()) {
         const gaps = times.slice(1).map((at, index) => at - times[index]!)
         // A read starts at least the interval after the one before settled, so after it reached the node (ms rounding aside).
@@ -159,21 +160,21 @@ t.test('50 concurrent /readyz and 50 /metrics read each chain once per interval'
   const again = await burst()
   t.same(again.statuses, Array(100).fill(200))
   const most = 1 + Math.floor((Date.now() - started) / OPERATOR_READ_INTERVAL_MS)
-  for (const method of ['eth_getBlockByNumber', 'eth_getBalance']) {
+  for (const method of METHODS) {
     t.ok(reads(method).every((times) => times.length >= 1 && times.length <= most), `200 requests in ${Date.now() - started} ms: ${method} read ${reads(method).map((times) => times.length).join(' and ')} times, at most ${most} per chain`)
   }
   t.ok(onlyThoseTwo(), 'nothing else is read: only latest blocks and balances')
   spacedByTheInterval('two bursts')
 
   // Then single requests until each chain's reads are renewed: the shared reads expire.
-  const before = reads('eth_getBlockByNumber').map((times) => times.length)
-  const balancesBefore = reads('eth_getBalance').map((times) => times.length)
+  const counted = () => METHODS.map((method) => reads(method).map((times) => times.length))
+  const before = counted()
   await waitFor(
     async () => {
       await Promise.all([fetch(`${url}/readyz`), fetch(`${url}/metrics`)].map((reply) => reply.then((answered) => answered.text())))
-      return [reads('eth_getBlockByNumber'), reads('eth_getBalance')] as const
+      return counted()
     },
-    ([blocks, balances]) => blocks.every((times, chain) => times.length > before[chain]!) && balances.every((times, chain) => times.length > balancesBefore[chain]!),
+    (now) => now.every((perChain, method) => perChain.every((count, chain) => count > before[method]![chain]!)),
     'the operator reads renewed',
     OPERATOR_READ_INTERVAL_MS * 10,
   )
