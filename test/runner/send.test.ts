@@ -110,7 +110,7 @@ t.test('a waiting row an older Bruno stored without its call\'s stipend is measu
   t.same(devnet.logged(/^submission held by a fault$/), [])
 })
 
-t.test('a Calibur batch signed with no deadline (0) is sent at its first pass, not failed as expiring', async (t) => {
+t.test('a Calibur batch signed with no deadline (0) is sent at its first pass, not failed or cancelled as expiring', async (t) => {
   const devnet = await startRunnerDevnet(t)
   const { network, deployment } = devnet
   // The calibur group's reader, as the app registers it (services' payment tokens; no pricer needed to read).
@@ -133,6 +133,12 @@ t.test('a Calibur batch signed with no deadline (0) is sent at its first pass, n
   const sent = await devnet.get(view.id)
   t.equal(sent.stage, 'sending', 'sent at its first pass')
   t.equal(sent.reason, undefined)
+  // In flight and not yet mined: no deadline is not one that has come near (runner.ts's cancel check).
+  await devnet.pass()
+  const following = await devnet.get(view.id)
+  t.equal(following.stage, 'sending', 'still in flight after a pass that followed it')
+  t.equal(following.transaction?.hash, sent.transaction?.hash, 'the same transaction: not cancelled')
+  t.same(devnet.logged(/cancelling a transaction/), [], 'no cancellation')
   await devnet.mine()
   await devnet.pass()
   t.equal((await devnet.get(view.id)).stage, 'done')
