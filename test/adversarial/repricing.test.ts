@@ -201,7 +201,8 @@ t.test('(d) a call that burns to its stipend at inclusion, paid the least Bruno 
   await h.store(BURNER, 2n, 150n)
   const accepted = await submitLeast(t, payers[4]!.key, burnCall)
   const sent = await waitFor(() => status(accepted), (s) => s.stage === 'sending', 'sent', 10_000)
-  const transaction = signedFor(accepted).find((signed) => signed.hash === sent.transaction.hash)!
+  // The runner stores the signed bytes before it broadcasts them: 'sending' can come before the recorder sees them.
+  const transaction = (await waitFor(async () => signedFor(accepted).find((signed) => signed.hash === sent.transaction.hash), (found) => found !== undefined, 'its broadcast recorded', 10_000))!
   // Armed before inclusion; the block's base fee is the transaction's max fee (the worst price it can pay).
   await h.store(BURNER, 0n, 1n)
   await h.mineAtBaseFee(transaction.maxFeePerGas)
