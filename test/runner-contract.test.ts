@@ -33,6 +33,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { foundry } from 'viem/chains'
 import { formatAbiItem } from 'viem/utils'
 import { caliburCompatibleAbi, runnerAbi } from '../contracts/abi.ts'
+import { runnerArtifact } from '../contracts/artifacts.ts'
 import { RUNNER_SETTLE_GAS } from '../core/relay/runnerCall.ts'
 import { compilerSettings } from '../contracts/build.ts'
 import { startAnvil } from '../core/devnet/anvil.ts'
@@ -109,14 +110,16 @@ function compileFixture(name: string): { abi: Abi; bytecode: Hex } {
   return { abi: contract.abi, bytecode: `0x${contract.evm.bytecode.object}` }
 }
 
-const probeArtifact = compileFixture('RunnerProbe')
-{
-  // The typed ABI above is the compiled one, item for item.
-  const compiled = probeArtifact.abi.map((item) => formatAbiItem(item as never)).sort()
-  const typed = probeAbi.map((item) => formatAbiItem(item)).sort()
-  if (JSON.stringify(compiled) !== JSON.stringify(typed))
-    throw new Error(`RunnerProbe's ABI changed: ${JSON.stringify(compiled)}`)
+// A fixture whose typed ABI is the compiled one, item for item.
+function compileTypedFixture(name: string, typedAbi: Abi) {
+  const artifact = compileFixture(name)
+  const compiled = artifact.abi.map((item) => formatAbiItem(item as never)).sort()
+  const typed = typedAbi.map((item) => formatAbiItem(item as never)).sort()
+  if (JSON.stringify(compiled) !== JSON.stringify(typed)) throw new Error(`${name}'s ABI changed: ${JSON.stringify(compiled)}`)
+  return artifact
 }
+
+const probeArtifact = compileTypedFixture('RunnerProbe', probeAbi)
 
 const mined = async (hash: Hex) => {
   const receipt = await client.waitForTransactionReceipt({ hash })
@@ -729,6 +732,32 @@ t.test('paymentGuard outside a batch relay is NotInBatchRelay', async (t) => {
   // Within relayBatch, only the relayed account passes: a contract it calls does not.
   const viaOther = relayBatchData({ data: await payingBatch({ calls: [probeCall(forwardToGuard)] }) })
   t.equal((await simulate('relayBatch', { data: viaOther })).callSucceeded, false, 'a guard passed by another fails')
+})
+
+t.test('two relays in one transaction (an operator that batches): the first leaves nothing for the second', async (t) => {
+  // Bruno's operator is an EOA, one relay a transaction, and transient storage ends with each transaction. An
+  // operator that batches (a contract, or an EOA delegated to one) would meet the first relay's guard state.
+  const batcherAbi = parseAbi(['function callAll(address[] targets, bytes[] data) returns (bytes[] results)'])
+  const batcherArtifact = compileTypedFixture('BatchingOperator', batcherAbi)
+  const batcher = getAddress((await mined(await deployer.deployContract({ ...batcherArtifact }))).contractAddress!)
+  const batched = getAddress((await mined(await deployer.deployContract({ ...runnerArtifact, args: [batcher] }))).contractAddress!)
+  const callAll = (calls: { to: Address; data: Hex }[]) =>
+    encodeFunctionData({ abi: batcherAbi, functionName: 'callAll', args: [calls.map(({ to }) => to), calls.map(({ data }) => data)] })
+  // The probe account pays `fee`, then passes `guard`'s paymentGuard unless it is zero.
+  const probeRelay = (guard: Address) => ({
+    to: batched,
+    data: relayBatchData({ account: probeAccount, delegate: probe, data: encodeFunctionData({ abi: probeAbi, functionName: 'probe', args: [usdc, payee, fee, guard] }) }),
+  })
+  const outcomes = async (calls: { to: Address; data: Hex }[]) => {
+    const { data } = await client.call({ account: stranger.address, to: batcher, data: callAll(calls) })
+    const results = decodeFunctionResult({ abi: batcherAbi, functionName: 'callAll', data: data! })
+    return results.map((result) => decodeFunctionResult({ abi: runnerAbi, functionName: 'relayBatch', data: result })[0])
+  }
+  t.same(await outcomes([probeRelay(zeroAddress)]), [false], 'alone: paid, no guard passed, so its calls count as failed')
+  t.same(await outcomes([probeRelay(batched), probeRelay(zeroAddress)]), [true, false], 'after a relay whose guard passed: still failed (the guard\'s pass was reset)')
+  // The same account calling the guard right after its relay, outside any: the relay's account was reset too.
+  const guardAfter = { to: probeAccount, data: encodeFunctionData({ abi: probeAbi, functionName: 'forward', args: [batched, paymentGuard] }) }
+  t.same(runnerError(await revertData({ from: stranger.address, to: batcher, data: callAll([probeRelay(batched), guardAfter]) })), { errorName: 'NotInBatchRelay', args: undefined })
 })
 
 t.test('a failing call\'s reason is recorded in Relayed (its first 256 bytes), and the payment stays', async (t) => {

@@ -60,3 +60,19 @@ t.test('a relay whose L1 data fee rises past its payment while it waits is cance
 
   await expectCancelled(t, devnet, submission.id, cancel.hash, why)
 })
+
+t.test('an OP-stack receipt\'s l1Fee is part of the fee recorded for the relay', async (t) => {
+  const devnet = await startRunnerDevnet(t)
+  const submission = await devnet.submit(await devnet.payer())
+  await devnet.pass()
+  const { hash } = (await devnet.get(submission.id)).transaction!
+  await devnet.mine()
+  // anvil's receipts carry no l1Fee; an OP-stack node's do: the L1 data fee the sender paid besides gas.
+  const receipt = (await devnet.client.request({ method: 'eth_getTransactionReceipt', params: [hash] })) as unknown as Record<string, unknown> & { gasUsed: Hex; effectiveGasPrice: Hex }
+  const l1Fee = 1_234_567_891_011n
+  devnet.chaos.rule('an OP-stack receipt', (element) => element.method === 'eth_getTransactionReceipt' && (element.params as Hex[])[0] === hash, { result: { ...receipt, l1Fee: toHex(l1Fee) } })
+  await devnet.pass()
+  const done = await devnet.get(submission.id)
+  t.equal(done.stage, 'done')
+  t.equal(done.fee, (BigInt(receipt.gasUsed) * BigInt(receipt.effectiveGasPrice) + l1Fee).toString(), 'gas used × its price + the receipt\'s l1Fee')
+})

@@ -1,7 +1,14 @@
 import t from 'tap'
-import { encodeFunctionData, erc20Abi, parseAbi, type Address, type Hex } from 'viem'
+import { concat, encodeFunctionData, erc20Abi, getAddress, parseAbi, toHex, type Address, type Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
-import { paymentValue, startRunnerDevnet, type RunnerDevnet } from './runnerDevnet.ts'
+import { encodeTransfer, paymentGuardCall } from '../../core/plugin.ts'
+import type { BatchPaymentReader } from '../../core/relay/batchPayment.ts'
+import { paymentToken } from '../../core/relay/paymentToken.ts'
+import { submitCall } from '../../core/relay/submit.ts'
+import { encodeSignedExecute } from '../../plugins/calibur/executeCalldata.ts'
+import { caliburBatchReader, paymentFirstBatch } from '../../plugins/calibur/paymentFirstBatch.ts'
+import { caliburTypedData, type CaliburTypedDataParameters } from '../../plugins/calibur/typedData.ts'
+import { currentFees, dropTransaction, paymentValue, startRunnerDevnet, type RunnerDevnet } from './runnerDevnet.ts'
 
 // What the runner records once a transaction is included: the call's failure on chain (the payment
 // taken all the same) in the token's words or without any, a payment phase that reverted (the one
@@ -17,12 +24,30 @@ const wethAbi = parseAbi(['function deposit() payable', 'function transfer(addre
 async function funded(devnet: RunnerDevnet, key: Hex) {
   const account = privateKeyToAccount(key)
   await devnet.testClient.setBalance({ address: account.address, value: 10n ** 18n })
-  const send = async (to: Address, data: Hex, value = 0n) => {
+  const send = async (to: Address, data: Hex, value = 0n, fees: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint } = OUTBID) => {
     const nonce = await devnet.client.getTransactionCount({ address: account.address, blockTag: 'pending' })
-    const raw = await account.signTransaction({ chainId: devnet.network.chainId, to, data, value, nonce, gas: 200_000n, ...OUTBID, type: 'eip1559' })
+    const raw = await account.signTransaction({ chainId: devnet.network.chainId, to, data, value, nonce, gas: 200_000n, ...fees, type: 'eip1559' })
     return devnet.client.sendRawTransaction({ serializedTransaction: raw })
   }
   return { account, send }
+}
+
+/**
+ * A fresh account delegated to the devnet's Calibur-compatible delegate, holding 100 USDC, and its signed
+ * `execute` of a batch (nonce 0, no deadline, any executor). The calibur group's reader joins the relay's
+ * context as the app registers it: its errors join the relay's words.
+ */
+async function caliburAccount(devnet: RunnerDevnet) {
+  const reader = caliburBatchReader({ token: (_chain, token) => paymentToken(devnet.context.network, token), pricer: () => Promise.reject(new Error('not priced here')) })
+  ;(devnet.context.batchReaders as BatchPaymentReader[]).push(reader)
+  const account = privateKeyToAccount((await devnet.payer()).key)
+  await devnet.testClient.setCode({ address: account.address, bytecode: concat(['0xef0100', devnet.deployment.calibur]) })
+  const domain = { chainId: devnet.network.chainId, account: account.address, salt: toHex(BigInt(devnet.deployment.calibur), { size: 32 }) }
+  const signedExecute = async (batch: CaliburTypedDataParameters['batch']) => {
+    const typedData = caliburTypedData({ domain, batch, nonce: 0n, deadline: 0n })
+    return { to: account.address, data: encodeSignedExecute({ message: typedData.message, signature: await account.signTypedData(typedData as never) }) }
+  }
+  return { account, signedExecute }
 }
 
 t.test('a call that fails on chain: done, the payment taken, the call\'s failure in its own words', async (t) => {
@@ -46,6 +71,58 @@ t.test('a call that fails on chain: done, the payment taken, the call\'s failure
   t.same(done.outcome, { paidBaseUnits: paymentValue(a), callSucceeded: false, callReason: 'the call reverted: ERC20: transfer amount exceeds allowance' })
   t.equal(done.reason, 'the call failed on chain (the payment was taken): the call reverted: ERC20: transfer amount exceeds allowance')
   t.equal(done.fault, undefined, 'no fault: the runner lost nothing')
+})
+
+t.test('a call that fails on chain with an error only a batch reader knows (Calibur\'s): said in that reader\'s words', async (t) => {
+  const devnet = await startRunnerDevnet(t)
+  const [payer, sender] = [await devnet.payer(), await devnet.payer()]
+  // The call: a Calibur account's signed execute of a read, at its nonce 0, for any executor.
+  const { account, signedExecute } = await caliburAccount(devnet)
+  const read = devnet.readCall(account.address)
+  const call = await signedExecute({ calls: [{ to: read.to, value: '0', data: read.data }], revertOnFailure: true })
+  const a = await devnet.submit(payer, { call })
+  await devnet.pass()
+  t.equal((await devnet.get(a.id)).stage, 'sending')
+  // Anyone may send that signed execute: sent first in the same block, it leaves the relay's call a used nonce.
+  const { send } = await funded(devnet, sender.key)
+  await send(call.to, call.data)
+  await devnet.mine()
+  await devnet.pass()
+  const done = await devnet.get(a.id)
+  t.equal(done.stage, 'done', 'done: the runner was paid')
+  t.same(done.outcome, { paidBaseUnits: paymentValue(a), callSucceeded: false, callReason: 'the batch nonce is not the account\'s current one: it was used already or skips ahead (InvalidNonce)' })
+})
+
+t.test('a batch whose own calls fail on chain: replayed at the block before its own, where they fail too, in the token\'s words', async (t) => {
+  const devnet = await startRunnerDevnet(t)
+  const lender = await devnet.payer()
+  const { account, signedExecute } = await caliburAccount(devnet)
+  const { send } = await funded(devnet, lender.key)
+  // The account's own call spends the lender's allowance to it; the lender takes it back a block before the relay is in.
+  // At the runner's own fees, so that the node's tip stays where it was (it follows recent blocks' tips).
+  await send(devnet.deployment.usdc, encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [account.address, 1n] }), 0n, await currentFees(devnet))
+  await devnet.mine()
+  const amount = 10_000_000n
+  const leg = encodeTransfer({ token: devnet.deployment.usdc, to: devnet.payee, amount })
+  const borrow = { to: devnet.deployment.usdc, value: '0', data: encodeFunctionData({ abi: erc20Abi, functionName: 'transferFrom', args: [lender.address, lender.address, 1n] }) }
+  const batch = paymentFirstBatch({ ...leg, to: getAddress(leg.to), data: leg.data as Hex }, paymentGuardCall(getAddress(devnet.network.runner.contract)), [borrow])
+  const view = await submitCall(devnet.context, { call: await signedExecute(batch), payment: { token: devnet.deployment.usdc, amountBaseUnits: amount.toString() } })
+  await devnet.pass()
+  const sent = await devnet.get(view.id)
+  // The node loses the relay (anvil keeps none back from a block; a real node may) and the lender's revocation is mined
+  // alone. Restarted, the runner broadcasts what it has in flight again: the relay is in the next block.
+  await dropTransaction(devnet, sent.transaction!.hash)
+  const revocation = await send(devnet.deployment.usdc, encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [account.address, 0n] }))
+  await devnet.mine()
+  await devnet.restart()
+  await devnet.pass()
+  await devnet.mine()
+  await devnet.pass()
+  const done = await devnet.get(view.id)
+  const [relayed, revoked] = await Promise.all([sent.transaction!.hash, revocation].map((hash) => devnet.client.getTransactionReceipt({ hash })))
+  t.equal(relayed!.blockNumber, revoked!.blockNumber + 1n, 'the relay is in the block after the revocation\'s')
+  t.equal(done.stage, 'done', 'done: the runner was paid')
+  t.same(done.outcome, { paidBaseUnits: amount.toString(), callSucceeded: false, callReason: 'the call reverted: ERC20: transfer amount exceeds allowance' })
 })
 
 t.test('a call that fails on chain with no revert data: done, paid, and no reason made up', async (t) => {
