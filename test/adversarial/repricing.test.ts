@@ -179,15 +179,20 @@ t.test('(a) a base-fee spike while a stuck transaction is being replaced: no rep
   const pool = (await h.client.request({ method: 'txpool_status' } as never)) as { pending: Hex }
   t.comment(`anvil's pool after the spike: ${BigInt(pool.pending)} pending`)
   await h.mineAtBaseFee(quietBaseFee)
-  // Blocks are mined by hand: wait for the runner to put a transaction of its back in the pool, then mine it.
+  // Blocks are mined by hand. The runner puts its transaction back in the pool before the quiet block (which then
+  // takes it) or after it: mine whenever the pool holds one, until the submission is no longer sending.
   const pending = async () => BigInt(((await h.client.request({ method: 'txpool_status' } as never)) as { pending: Hex }).pending)
-  const back = await waitFor(pending, (count) => count > 0n, 'a runner transaction back in the pool', 15_000, 100).catch(() => undefined)
-  if (back !== undefined) await h.testClient.mine({ blocks: 1 })
-  const after = back === undefined ? undefined : await waitFor(() => status(stuck), (s) => s.stage !== 'sending', 'the replacement included', 15_000).catch(() => undefined)
+  const mineWhenBack = async () => {
+    const view = await status(stuck)
+    if (view.stage === 'sending' && (await pending()) > 0n) await h.testClient.mine({ blocks: 1 })
+    return view
+  }
+  const after = await waitFor(mineWhenBack, (s) => s.stage !== 'sending', 'the held transaction broadcast again and included', 30_000, 100).catch(() => undefined)
   t.ok(after, 'after the base fee fell, the held transaction was broadcast again and included (the runner re-broadcasts a stuck transaction it does not replace)')
   if (!after) {
-    // Do what the runner should have: broadcast the last signed replacement again.
-    await h.client.request({ method: 'eth_sendRawTransaction', params: [signedFor(stuck).at(-1)!.raw] } as never)
+    t.comment(`the runner's last words on it: ${h.bruno.logs.filter((line) => line.includes(stuck.id) || line.includes('runner pass failed')).slice(-5).join('\n')}`)
+    // Do what the runner should have: broadcast the last signed replacement again (unless it is in already).
+    await h.client.request({ method: 'eth_sendRawTransaction', params: [signedFor(stuck).at(-1)!.raw] } as never).catch(() => undefined)
     await h.testClient.mine({ blocks: 1 })
   }
   const done = await waitFor(() => status(stuck), (s) => s.stage === 'done' || s.stage === 'failed', 'the replacement done', 15_000)
