@@ -50,19 +50,21 @@ const EXPECTED: Record<Exclude<Fault, 'none'>, RegExp> = {
 }
 
 /**
- * A quote once the node is healthy again. The first call after a fault can still meet it: once in six clean
+ * A quote once the node is healthy again. The first call after a fault can still meet it: once in five clean
  * runs, the quote right after the truncate test was answered "the RPC connection broke off mid-answer". Bruno
- * says "try again later" then, so this does, with a deadline.
+ * says "try again later" then, so this does, with a deadline. `callTool` throws on a JSON-RPC error and checks
+ * a good result against the tool's outputSchema.
  */
 async function quoteOnceHealthy() {
   await proxy.set('none')
-  const reply = await waitFor(
-    () => mcp.request('tools/call', { name: 'quote', arguments: { chain: 'local', call, token: 'USDC', payment: 'authorization' } }, 'quote'),
-    (reply) => reply.status === 200 && reply.json.result !== undefined && reply.json.result.isError !== true,
+  const args = { chain: 'local', call, token: 'USDC', payment: 'authorization' }
+  const result = await waitFor(
+    () => mcp.callTool('quote', args).catch((error: Error) => error.message),
+    (result) => typeof result !== 'string' && result.isError !== true,
     'a quote once the node answers again',
     10_000,
   )
-  return reply.json.result.structuredContent
+  return result.structuredContent
 }
 
 /** The one log line of a fault answered with `correlationId`. */
