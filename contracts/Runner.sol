@@ -53,13 +53,6 @@ contract Runner {
     /// reverts with `GasShort` before the call: the stipend is exact, never silently less.
     uint256 public constant SETTLE_GAS = 25_000;
 
-    // The batch relay under way, for `paymentGuard` (EIP-1153 transient storage: gone after the transaction).
-    address private transient _batchAccount;
-    address private transient _batchToken;
-    address private transient _batchPayee;
-    uint256 private transient _batchRequiredBalance;
-    bool private transient _batchGuardPassed;
-
     /// @notice A relay paid. `received` is the payee's balance rise from the payment phase; `callSucceeded` says
     /// whether the call phase ran to its end; `reason` is the head of its revert data when it did not.
     event Relayed(address indexed target, address indexed payee, uint256 received, bool callSucceeded, bytes reason);
@@ -71,7 +64,8 @@ contract Runner {
     error NotDelegated(address account, address delegate);
     error PaymentShort(uint256 received, uint256 required);
     error GasShort(uint256 available, uint256 required);
-    error NotInBatchRelay();
+    /// @notice The payment-only batch reverted; `reason` is the head of its revert data.
+    error PaymentFailed(bytes reason);
 
     constructor(address operator_) {
         operator = operator_;
@@ -116,21 +110,31 @@ contract Runner {
         emit Relayed(target, payee, received, callSucceeded, reason);
     }
 
-    /// @notice Runs a delegate's signed batch on `account` with exactly `callGas`. The batch pays first (its
-    /// payment leg) and calls `paymentGuard` before its own calls, so those run only once the payee is paid; when
-    /// the payment leg failed the guard reverts the calls, and the transaction reverts here with `PaymentShort`
-    /// at the cost of the payment phase alone.
-    /// The account must be delegated to `delegate` when the relay starts (its 7702 code checked): the code
-    /// that runs the payment phase is the delegate's, which the operator simulated, not whatever the account
-    /// delegated to since.
-    /// @param delegate the delegate the batch was signed for, e.g. Calibur.
-    /// @param data the account's signed `execute`, e.g. Calibur's `execute(SignedBatchedCall, bytes)`.
-    /// @return callSucceeded whether the batch's calls ran: the guard passed and the calls after it committed.
-    /// @return callGasUsed the gas the account's execution spent.
-    /// @return reason the head of the account call's own revert data, when it reverted.
+    /// @notice Payment phase: the account's signed payment-only batch (`payment`, e.g. Calibur's signed `execute` of
+    /// one `token.transfer(payee, amount)`), run in a call of the Runner's own with at most `paymentGas`; it must raise
+    /// the payee's balance by at least `amount`, else the transaction reverts (`PaymentFailed` with the head of the
+    /// batch's revert data, or `PaymentShort`). Call phase: the account's signed batch of its own calls (`data`),
+    /// with exactly `callGas`.
+    /// @dev Two calls, never one: the payment is final before any of the account's own code runs, in a frame those
+    /// calls cannot undo. A batch that paid and then ran the calls in the same call would share a frame with them,
+    /// and a call reverting with revert data sized to its gas would make that frame run out of gas copying it back,
+    /// undoing the payment (Solidity copies all return data). Here the Runner copies at most `REASON_BYTES` of
+    /// either call's return data, and nothing after the payment check can revert the transaction.
+    /// The account must be delegated to `delegate` when the relay starts (its 7702 code checked): the code that
+    /// runs the payment phase is the delegate's, which the operator simulated, not whatever the account delegated
+    /// to since.
+    /// @param delegate the delegate both batches were signed for, e.g. Calibur.
+    /// @param payment the account's signed payment-only batch.
+    /// @param paymentGas the most the payment phase may spend: a bound on what a payment that fails can cost.
+    /// @param data the account's signed batch of its own calls, e.g. Calibur's `execute(SignedBatchedCall, bytes)`.
+    /// @return callSucceeded whether the account's batch of its own calls returned without reverting.
+    /// @return callGasUsed the gas the call phase spent.
+    /// @return reason the head of the call phase's revert data, when it reverted.
     function relayBatch(
         address account,
         address delegate,
+        bytes calldata payment,
+        uint256 paymentGas,
         bytes calldata data,
         uint256 callGas,
         address token,
@@ -139,28 +143,20 @@ contract Runner {
     ) external returns (bool callSucceeded, uint256 callGasUsed, bytes memory reason) {
         if (msg.sender != operator) revert NotOperator();
         if (account.codehash != keccak256(abi.encodePacked(hex"ef0100", delegate))) revert NotDelegated(account, delegate);
-        uint256 balanceBefore = IPaymentToken(token).balanceOf(payee);
-        _batchAccount = account;
-        _batchToken = token;
-        _batchPayee = payee;
-        _batchRequiredBalance = balanceBefore + amount;
-        bool accountCallSucceeded;
-        (accountCallSucceeded, callGasUsed, reason) = _callWithStipend(account, data, callGas);
-        callSucceeded = accountCallSucceeded && _batchGuardPassed;
-        _batchAccount = address(0);
-        _batchGuardPassed = false;
-        uint256 received = _received(token, payee, balanceBefore, amount);
+        uint256 received = _payByBatch(account, payment, paymentGas, token, payee, amount);
+        (callSucceeded, callGasUsed, reason) = _callWithStipend(account, data, callGas);
         emit Relayed(account, payee, received, callSucceeded, reason);
     }
 
-    /// @notice The first call of a relayed batch's own calls, made by the paying account: passes only when the
-    /// payee's balance already holds the payment, and records that the calls after it may run.
-    function paymentGuard() external {
-        if (msg.sender != _batchAccount) revert NotInBatchRelay();
-        uint256 balance = IPaymentToken(_batchToken).balanceOf(_batchPayee);
-        uint256 required = _batchRequiredBalance;
-        if (balance < required) revert PaymentShort(balance, required);
-        _batchGuardPassed = true;
+    // Runs the payment-only batch on `account` with at most `paymentGas`; reverts unless it paid `payee` `amount`.
+    function _payByBatch(address account, bytes calldata payment, uint256 paymentGas, address token, address payee, uint256 amount)
+        private
+        returns (uint256 received)
+    {
+        uint256 balanceBefore = IPaymentToken(token).balanceOf(payee);
+        (bool paid,, bytes memory paymentReason) = _call(account, payment, paymentGas);
+        if (!paid) revert PaymentFailed(paymentReason);
+        received = _received(token, payee, balanceBefore, amount);
     }
 
     // The payee's balance rise since `balanceBefore`, required to be at least `amount`. A fall is no payment.
@@ -170,18 +166,26 @@ contract Runner {
         if (received < amount) revert PaymentShort(received, amount);
     }
 
-    // Calls `target` with exactly `callGas` (value 0) and keeps at most REASON_BYTES of its revert data.
+    // Calls `target` with exactly `callGas` (value 0): a transaction that cannot give the whole stipend reverts.
     function _callWithStipend(address target, bytes calldata data, uint256 callGas)
         private
         returns (bool success, uint256 gasUsed, bytes memory reason)
     {
-        bytes memory payload = data;
         // A CALL forwards at most 63/64 of what is left: require enough that the stipend is whole.
         uint256 required = callGas + callGas / 63 + SETTLE_GAS;
         if (gasleft() < required) revert GasShort(gasleft(), required);
+        return _call(target, data, callGas);
+    }
+
+    // Calls `target` with at most `gasLimit` (value 0) and keeps at most REASON_BYTES of its revert data.
+    function _call(address target, bytes calldata data, uint256 gasLimit)
+        private
+        returns (bool success, uint256 gasUsed, bytes memory reason)
+    {
+        bytes memory payload = data;
         uint256 gasBefore = gasleft();
         assembly ("memory-safe") {
-            success := call(callGas, target, 0, add(payload, 0x20), mload(payload), 0, 0)
+            success := call(gasLimit, target, 0, add(payload, 0x20), mload(payload), 0, 0)
         }
         gasUsed = gasBefore - gasleft();
         if (!success) {

@@ -401,11 +401,6 @@ export const runnerAbi = [
   },
   {
     "inputs": [],
-    "name": "NotInBatchRelay",
-    "type": "error"
-  },
-  {
-    "inputs": [],
     "name": "NotOperator",
     "type": "error"
   },
@@ -418,6 +413,17 @@ export const runnerAbi = [
       }
     ],
     "name": "PayerHasCode",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "bytes",
+        "name": "reason",
+        "type": "bytes"
+      }
+    ],
+    "name": "PaymentFailed",
     "type": "error"
   },
   {
@@ -513,13 +519,6 @@ export const runnerAbi = [
     "type": "function"
   },
   {
-    "inputs": [],
-    "name": "paymentGuard",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
-  },
-  {
     "inputs": [
       {
         "internalType": "address",
@@ -530,6 +529,16 @@ export const runnerAbi = [
         "internalType": "address",
         "name": "delegate",
         "type": "address"
+      },
+      {
+        "internalType": "bytes",
+        "name": "payment",
+        "type": "bytes"
+      },
+      {
+        "internalType": "uint256",
+        "name": "paymentGas",
+        "type": "uint256"
       },
       {
         "internalType": "bytes",

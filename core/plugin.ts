@@ -79,7 +79,7 @@ export {
 // Argument checks (each refusal a ToolError) and the relay's encodings, for groups that build payments.
 export { configuredTokenInfo, requireAddress, requireToken, toBaseUnits, type ResolvedToken } from './arguments.ts'
 export { pathPrice, uniswapV3PoolAbi, type Fraction } from './chain/tokenPrice.ts'
-export { encodeRunnerCall, paymentGuardCall, RUNNER_SETTLE_GAS, type RunnerRelay } from './relay/runnerCall.ts'
+export { encodeRunnerCall, RUNNER_SETTLE_GAS, type RunnerRelay } from './relay/runnerCall.ts'
 export { calldataGas, runnerGasLimit, stipendFor, viemAuthorizations } from './relay/runnerTransaction.ts'
 export { readL1DataFee } from './chain/l1DataFee.ts'
 export type { BatchPaymentReader, BatchTerms } from './relay/batchPayment.ts'

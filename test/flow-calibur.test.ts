@@ -18,9 +18,8 @@ import { mintUsdc } from '../core/devnet/fund.ts'
 import type { Network } from '../core/chain/networks.ts'
 import { readWeiPerBaseUnit } from '../core/chain/tokenPrice.ts'
 import { encodeTransfer } from '../core/erc20Calls.ts'
-import { paymentGuardCall } from '../core/relay/runnerCall.ts'
-import { encodeOwnerExecute, encodeSignedExecute } from '../plugins/calibur/executeCalldata.ts'
-import { paymentFirstBatch } from '../plugins/calibur/paymentFirstBatch.ts'
+import { encodeSignedExecute } from '../plugins/calibur/executeCalldata.ts'
+import { ownCallsBatch, paymentBatch } from '../plugins/calibur/paymentFirstBatch.ts'
 import { caliburTypedData, type CaliburCall } from '../plugins/calibur/typedData.ts'
 import { startDevnetBruno } from './fixtures/devnetBruno.ts'
 import { RawMcpClient } from './fixtures/mcpHttp.ts'
@@ -68,9 +67,15 @@ async function costInUsdc(wei: bigint): Promise<string> {
 /** Runs a prepared batch to done; returns what the runner's transaction did. */
 async function relayBatch(t: Test, account: PrivateKeyAccount, batch: any) {
   const signature = await sign(account, batch.typedData)
-  const executed = await mcp.call('calibur_execute', { chain: 'local', typedData: batch.typedData, signature })
+  const paymentSignature = await sign(account, batch.paymentTypedData)
+  const executed = await mcp.call('calibur_execute', { chain: 'local', paymentTypedData: batch.paymentTypedData, paymentSignature, typedData: batch.typedData, signature })
   t.equal(executed.call.to, account.address, 'the runner calls the account')
-  t.same(executed.payment, { token: usdc, amountBaseUnits: batch.payment.amountBaseUnits }, 'the payment is the batch\'s leg')
+  t.same(
+    { token: executed.payment.token, amountBaseUnits: executed.payment.amountBaseUnits },
+    { token: usdc, amountBaseUnits: batch.payment.amountBaseUnits },
+    'the payment is the payment batch\'s',
+  )
+  t.match(executed.payment.batch, /^0xc3c16ee4/, 'the payment batch is Calibur\'s signed execute')
   t.match(executed.next, /submit/)
   const accepted = await mcp.call('submit', { chain: 'local', call: executed.call, payment: executed.payment })
   const status = await untilSettled(accepted.id)
@@ -88,7 +93,7 @@ async function relayBatch(t: Test, account: PrivateKeyAccount, batch: any) {
       `payment leg ${batch.payment.amount} USDC vs actual cost ${await costInUsdc(fee)} USDC`,
   )
   t.ok(BigInt(batch.gas.estimated) >= receipt.gasUsed, 'the estimate covers the gas used')
-  return { status, receipt, fee, executed, signature }
+  return { status, receipt, fee, executed, signature, paymentSignature }
 }
 
 t.test('the calibur group is listed with its two tools', async (t) => {
@@ -100,6 +105,7 @@ t.test('the calibur group is listed with its two tools', async (t) => {
 const demo = privateKeyToAccount(deployment.demoAccounts[0]!.privateKey)
 let doneBatch: any
 let doneSignature: Hex
+let donePaymentSignature: Hex
 
 t.test('flow 1: a delegated account sends 1 USDC to a friend through a signed Calibur batch', async (t) => {
   await delegate(demo)
@@ -111,17 +117,20 @@ t.test('flow 1: a delegated account sends 1 USDC to a friend through a signed Ca
     const batch = await mcp.call('calibur_batch', { chain: 'local', account: demo.address, calls: transfer.calls, token: 'USDC' })
     t.equal(batch.calls.length, 1, `${round}: the account's own call`)
     t.same(batch.calls[0], transfer.calls[0])
-    const [leg, own] = batch.typedData.message.batchedCall.calls
-    t.equal(batch.typedData.message.batchedCall.revertOnFailure, false, 'the outer batch carries on past a failure: the payment stands alone')
-    t.equal(getAddress(leg.to), usdc, 'the payment leg comes first')
-    t.equal(own.to, '0x0000000000000000000000000000000000000000', 'then the account\'s own calls, run on the account itself')
+    const [leg, ...more] = batch.paymentTypedData.message.batchedCall.calls
+    t.equal(more.length, 0, 'the payment batch only pays')
+    t.equal(getAddress(leg.to), usdc, 'the payment batch transfers the token')
+    t.same(batch.typedData.message.batchedCall.calls, transfer.calls, 'the batch of calls holds the account\'s calls alone')
+    t.equal(batch.typedData.message.batchedCall.revertOnFailure, true, 'all or nothing')
+    t.equal(BigInt(batch.typedData.message.nonce), BigInt(batch.paymentTypedData.message.nonce) + 1n, 'the calls come at the nonce after the payment')
+    t.equal(getAddress(batch.typedData.message.executor), deployment.runner.contract, 'only the Runner may run them')
     t.same(batch.approvalsAdded, [])
     t.equal(batch.payment.payee, payee)
     t.match(batch.summary, /USDC/)
     t.equal(batch.typedData.domain.verifyingContract, demo.address)
 
     const before = { payee: await usdcOf(payee), friend: await usdcOf(friend), account: await usdcOf(demo.address), runner: await client.getBalance({ address: runner }) }
-    const { fee, signature } = await relayBatch(t, demo, batch)
+    const { fee, signature, paymentSignature } = await relayBatch(t, demo, batch)
     const amount = BigInt(batch.payment.amountBaseUnits)
     t.ok((await usdcOf(payee)) - before.payee >= amount, 'the payee gained at least the payment')
     t.equal(before.runner - (await client.getBalance({ address: runner })), fee, 'the runner spent only the gas')
@@ -129,6 +138,7 @@ t.test('flow 1: a delegated account sends 1 USDC to a friend through a signed Ca
     t.equal(before.account - (await usdcOf(demo.address)), 1_000_000n + amount, 'the account paid 1 USDC and the payment')
     doneBatch = batch
     doneSignature = signature
+    donePaymentSignature = paymentSignature
   }
 })
 
@@ -175,7 +185,8 @@ t.test('delegating first, through the tools: calibur_batch and calibur_execute t
   t.equal(batch.typedData.domain.salt, pad(deployment.calibur, { size: 32 }).toLowerCase(), 'the salt Calibur will have')
   t.match(batch.summary, /delegated to Calibur in the same transaction/)
   const signature = await sign(account, batch.typedData)
-  const executed = await mcp.call('calibur_execute', { chain: 'local', typedData: batch.typedData, signature, authorizationList })
+  const paymentSignature = await sign(account, batch.paymentTypedData)
+  const executed = await mcp.call('calibur_execute', { chain: 'local', paymentTypedData: batch.paymentTypedData, paymentSignature, typedData: batch.typedData, signature, authorizationList })
   t.same(executed.authorizationList, authorizationList)
   t.match(executed.next, /authorizationList/)
   const accepted = await mcp.call('submit', { chain: 'local', call: executed.call, payment: executed.payment, authorizationList: executed.authorizationList })
@@ -210,15 +221,16 @@ t.test('delegating first, the wallet\'s way: typed data from the pure encoders, 
   // The wallet builds the batch from the domain's facts: salt = Calibur's address, verifyingContract = the account.
   const domain = { chainId: deployment.chainId, account: account.address, salt: pad(deployment.calibur, { size: 32 }) }
   const deadline = BigInt(Math.floor(Date.now() / 1000) + 600)
-  const executeFor = async (amount: bigint) => {
-    const batch = paymentFirstBatch(encodeTransfer({ token: usdc, to: payee, amount }) as CaliburCall, paymentGuardCall(deployment.runner.contract), [transfer as CaliburCall])
-    const typedData = caliburTypedData({ domain, batch, nonce: 0n, deadline })
-    return { to: account.address, data: encodeSignedExecute({ message: typedData.message, signature: await sign(account, typedData) }) }
+  const callsTypedData = caliburTypedData({ domain, batch: ownCallsBatch([transfer as CaliburCall]), nonce: 1n, deadline })
+  const call = { to: account.address, data: encodeSignedExecute({ message: callsTypedData.message, signature: await sign(account, callsTypedData) }) }
+  const paymentFor = async (amount: bigint) => {
+    const typedData = caliburTypedData({ domain, batch: paymentBatch(encodeTransfer({ token: usdc, to: payee, amount }) as CaliburCall), nonce: 0n, deadline })
+    return encodeSignedExecute({ message: typedData.message, signature: await sign(account, typedData) })
   }
-  // Quoted with a provisional leg (quote measures the call with its authorization), then signed with the quoted amount.
-  const quote = await mcp.call('quote', { chain: 'local', call: await executeFor(1n), authorizationList, token: 'USDC', payment: 'batch' })
+  // Quoted with a provisional payment (quote measures the call with its authorization), then signed with the quoted amount.
+  const quote = await mcp.call('quote', { chain: 'local', call, paymentBatch: await paymentFor(1n), authorizationList, token: 'USDC', payment: 'batch' })
   const amount = BigInt(quote.amountBaseUnits)
-  const accepted = await mcp.call('submit', { chain: 'local', call: await executeFor(amount), authorizationList, payment: { token: usdc, amountBaseUnits: quote.amountBaseUnits } })
+  const accepted = await mcp.call('submit', { chain: 'local', call, authorizationList, payment: { token: usdc, amountBaseUnits: quote.amountBaseUnits, batch: await paymentFor(amount) } })
   const status = await untilSettled(accepted.id)
   t.equal(status.stage, 'done', status.reason)
   const receipt = await client.getTransactionReceipt({ hash: status.transaction.hash })
@@ -235,37 +247,41 @@ t.test('refusals: nothing reaches the runner', async (t) => {
   const transfer = await mcp.call('erc20_transfer', { chain: 'local', token: 'USDC', to: demo.address, amount: '1' })
   const batch = await mcp.call('calibur_batch', { chain: 'local', account: account.address, calls: transfer.calls, token: 'USDC' })
   const signature = await sign(account, batch.typedData)
-  const execute = (typedData: unknown, signature: string) => mcp.callTool('calibur_execute', { chain: 'local', typedData, signature })
+  const paymentSignature = await sign(account, batch.paymentTypedData)
+  const execute = (paymentTypedData: unknown, paymentSignature: string, typedData: unknown, signature: string) =>
+    mcp.callTool('calibur_execute', { chain: 'local', paymentTypedData, paymentSignature, typedData, signature })
 
   // A signature whose r is not on the curve (all zero) recovers to nothing.
-  let result = await execute(batch.typedData, `0x${'00'.repeat(64)}1b`)
+  let result = await execute(batch.paymentTypedData, paymentSignature, batch.typedData, `0x${'00'.repeat(64)}1b`)
   t.equal(result.isError, true)
   t.match(result.content[0].text, /bad signature|recovers to/)
   t.comment(result.content[0].text)
 
-  result = await execute(batch.typedData, await sign(demo, batch.typedData))
+  result = await execute(batch.paymentTypedData, await sign(demo, batch.paymentTypedData), batch.typedData, signature)
   t.equal(result.isError, true)
-  t.match(result.content[0].text, new RegExp(`recovers to ${demo.address}, not the account`))
+  t.match(result.content[0].text, new RegExp(`payment batch's signature recovers to ${demo.address}, not the account`))
+  result = await execute(batch.paymentTypedData, paymentSignature, batch.typedData, await sign(demo, batch.typedData))
+  t.match(result.content[0].text, new RegExp(`batch of the account's calls's signature recovers to ${demo.address}, not the account`))
 
   // The message changed after signing: the signature no longer recovers to the account.
-  const tampered = structuredClone(batch.typedData)
+  const tampered = structuredClone(batch.paymentTypedData)
   tampered.message.batchedCall.calls[0].data = encodeTransfer({ token: usdc, to: payee, amount: BigInt(batch.payment.amountBaseUnits) + 1n }).data
-  result = await execute(tampered, signature)
+  result = await execute(tampered, paymentSignature, batch.typedData, signature)
   t.equal(result.isError, true)
   t.match(result.content[0].text, /not the account/)
 
-  // The done batch of flow 1, again.
-  result = await execute(doneBatch.typedData, doneSignature)
+  // The done batches of flow 1, again.
+  result = await execute(doneBatch.paymentTypedData, donePaymentSignature, doneBatch.typedData, doneSignature)
   t.equal(result.isError, true)
   t.match(result.content[0].text, /used already/)
 
-  // A batch whose deadline passes before it is executed.
+  // Batches whose deadline passes before they are executed.
   const soon = Math.floor(Date.now() / 1000) + 2
   const expiring = await mcp.call('calibur_batch', { chain: 'local', account: account.address, calls: transfer.calls, token: 'USDC', deadline: soon })
-  const expiringSignature = await sign(account, expiring.typedData)
+  const expiringSignatures = [await sign(account, expiring.paymentTypedData), await sign(account, expiring.typedData)] as const
   // Bruno compares the deadline with its own clock: wait for the clock to pass it.
   await waitFor(async () => Math.floor(Date.now() / 1000), (now) => now > soon, `the clock past the deadline ${soon}`, 10_000, 100)
-  result = await execute(expiring.typedData, expiringSignature)
+  result = await execute(expiring.paymentTypedData, expiringSignatures[0], expiring.typedData, expiringSignatures[1])
   t.equal(result.isError, true)
   t.match(result.content[0].text, /deadline .* has passed/)
 
@@ -280,34 +296,37 @@ t.test('refusals: nothing reaches the runner', async (t) => {
   t.equal(result.isError, true)
   t.match(result.content[0].text, /the batch would fail: .*exceeds balance/)
 
-  // The batch without its payment leg; the payment last, as the old layout had it; no payment guard.
-  const unpaid = structuredClone(batch.typedData)
-  unpaid.message.batchedCall.calls.shift()
-  result = await execute(unpaid, signature)
-  t.match(result.content[0].text, /not payment-first: it has 1 calls/)
-  const paymentLast = structuredClone(batch.typedData)
-  paymentLast.message.batchedCall.calls.reverse()
-  result = await execute(paymentLast, signature)
-  t.match(result.content[0].text, /not payment-first: its first call goes to 0x0+, not an accepted payment token/)
-  const unguarded = structuredClone(batch.typedData)
-  unguarded.message.batchedCall.calls[1].data = encodeOwnerExecute({ calls: transfer.calls, revertOnFailure: true })
-  result = await execute(unguarded, signature)
-  t.match(result.content[0].text, /do not open with the Runner's payment guard/)
-  const strict = structuredClone(batch.typedData)
-  strict.message.batchedCall.revertOnFailure = true
-  result = await execute(strict, signature)
-  t.match(result.content[0].text, /outer batch reverts on failure/)
-  // submit reads the signed calldata the same way: an old flat batch (payment last) is refused there too.
-  const flat = caliburTypedData({
+  // A payment batch that does more than pay, or pays nothing; the calls out of order; the payment as one batch with the calls.
+  const paysAndCalls = structuredClone(batch.paymentTypedData)
+  paysAndCalls.message.batchedCall.calls.push(transfer.calls[0])
+  result = await execute(paysAndCalls, await sign(account, paysAndCalls), batch.typedData, signature)
+  t.match(result.content[0].text, /not payment-only: it has 2 calls, not 1/)
+  const noPayment = structuredClone(batch.paymentTypedData)
+  noPayment.message.batchedCall.calls[0] = transfer.calls[0]
+  result = await execute(noPayment, await sign(account, noPayment), batch.typedData, signature)
+  t.match(result.content[0].text, /not payment-only: it pays 0x[0-9a-fA-F]{40}, not the payee/)
+  const lenient = structuredClone(batch.paymentTypedData)
+  lenient.message.batchedCall.revertOnFailure = false
+  result = await execute(lenient, await sign(account, lenient), batch.typedData, signature)
+  t.match(result.content[0].text, /not payment-only: it does not revert on failure/)
+  const sameNonce = structuredClone(batch.typedData)
+  sameNonce.message.nonce = batch.paymentTypedData.message.nonce
+  result = await execute(batch.paymentTypedData, paymentSignature, sameNonce, await sign(account, sameNonce))
+  t.match(result.content[0].text, /must follow the payment batch's \(key 0, seq \d+\)/)
+  // submit reads the signed calldata the same way: the old single batch (payment leg, then the calls) is refused there.
+  const single = caliburTypedData({
     domain: { chainId: deployment.chainId, account: account.address, salt: pad(deployment.calibur, { size: 32 }) },
-    batch: { calls: [...transfer.calls, encodeTransfer({ token: usdc, to: payee, amount: 1_000_000n })], revertOnFailure: true },
+    batch: { calls: [encodeTransfer({ token: usdc, to: payee, amount: 1_000_000n }) as CaliburCall, ...transfer.calls], revertOnFailure: false },
     nonce: BigInt(batch.nonce),
     deadline: BigInt(batch.deadline),
   })
-  const flatCall = { to: account.address, data: encodeSignedExecute({ message: flat.message, signature: await sign(account, flat) }) }
-  result = await mcp.callTool('submit', { chain: 'local', call: flatCall, payment: { token: usdc, amountBaseUnits: '1000000' } })
+  const singleData = encodeSignedExecute({ message: single.message, signature: await sign(account, single) })
+  result = await mcp.callTool('submit', { chain: 'local', call: { to: account.address, data: singleData }, payment: { token: usdc, amountBaseUnits: '1000000', batch: singleData } })
   t.equal(result.isError, true)
-  t.match(result.content[0].text, /not payment-first/)
+  t.match(result.content[0].text, /must follow the payment batch's/)
+  const callsAlone = await mcp.call('calibur_execute', { chain: 'local', paymentTypedData: batch.paymentTypedData, paymentSignature, typedData: batch.typedData, signature })
+  result = await mcp.callTool('submit', { chain: 'local', call: callsAlone.call, payment: { token: usdc, amountBaseUnits: callsAlone.payment.amountBaseUnits, batch: singleData } })
+  t.match(result.content[0].text, /payment batch is not payment-only: it has 2 calls|must follow the payment batch's/)
 
   t.equal(await client.getTransactionCount({ address: runner }), nonceBefore, 'the runner sent nothing')
 

@@ -31,8 +31,9 @@ const PLACEHOLDER_SIGNATURE: Hex = `0x${'7f'.repeat(64)}1b`
  * - `payment: "authorization"` (default): the call runs after a signed EIP-3009 transfer. The call
  *   is measured as the Runner would make it (from the Runner contract), and the transfer's gas is
  *   `AUTHORIZATION_PHASE_GAS`, since it is not signed yet.
- * - `payment: "batch"`: `call` is a delegate's signed payment-first batch (calibur_execute's
- *   `call`): the exact runner transaction is simulated with its own, non-zero payment.
+ * - `payment: "batch"`: `call` is a delegate's signed batch of the account's calls and
+ *   `paymentBatch` its signed payment-only batch (calibur_execute's `call` and `payment.batch`):
+ *   the exact runner transaction is simulated with its own, non-zero payment.
  *
  * @example
  * await quoteCall(context, { call: { to: usdc, data }, token: 'USDC' }) // { amount: '0.151234', amountBaseUnits: '151234', payee, validUntil, … }
@@ -46,7 +47,7 @@ export async function quoteCall(context: RelayContext, request: QuoteRequest): P
   let worstCase: { gasLimit: bigint; maxFeePerGas: bigint; l1FeeWei: bigint }
   let price
   if (request.payment === 'batch') {
-    const relay = readBatch(context, request.call, token)
+    const relay = readBatch(context, request.call, request.paymentBatch as Hex | undefined, token)
     const prepared = await prepareRunnerTransaction(context, relay, request.authorizationList, { token, amount: relay.amount, nonce: 0, refusal: 'cannot quote' })
     worstCase = { gasLimit: prepared.gas, maxFeePerGas: prepared.fees.maxFeePerGas, l1FeeWei: prepared.l1FeeWei }
     price = prepared.weiPerBaseUnit

@@ -22,32 +22,43 @@ export interface RequestedRelay {
 }
 
 /**
- * Reads a call as a delegate's signed payment-first batch, through the readers the delegate groups
- * added. A call no reader recognises is refused, saying what to use instead: a payment somewhere
- * inside arbitrary code cannot be made safe.
+ * Reads a call and its payment batch as a delegate's two signed batches (payment only, then the
+ * account's own calls), through the readers the delegate groups added. A call no reader recognises
+ * is refused, saying what to use instead: a payment somewhere inside arbitrary code cannot be made safe.
  *
  * @example
- * readBatch(context, { to: account, data: signedExecute }, usdc) // { form: 'batch', account, token, payee, amount, … }
+ * readBatch(context, { to: account, data: signedExecute }, paymentBatch, usdc) // { form: 'batch', account, token, payee, amount, … }
  */
-export function readBatch(context: RelayContext, call: RelayCall, token: PaymentToken): RunnerRelay & { form: 'batch'; terms: BatchTerms } {
+export function readBatch(context: RelayContext, call: RelayCall, paymentBatch: Hex | undefined, token: PaymentToken): RunnerRelay & { form: 'batch'; terms: BatchTerms } {
   const { network } = context
   const payee = getAddress(network.config.payee)
   for (const reader of context.batchReaders) {
-    const terms = reader.read(network, call)
+    const terms = reader.read(network, call, paymentBatch)
     if (!terms) continue
     if (!isAddressEqual(terms.token, token.address)) {
       throw new ToolError(`the ${reader.delegate} batch pays in ${terms.token}, not in ${token.address} as the payment says: pass the payment calibur_execute returned`)
     }
     if (!isAddressEqual(terms.payee, payee)) throw new ToolError(`the ${reader.delegate} batch pays ${terms.payee}, not the payee ${payee}`)
     if (!isAddressEqual(terms.account, getAddress(call.to))) throw new ToolError(`the ${reader.delegate} batch is signed by ${terms.account}, but the call goes to ${call.to}`)
-    return { form: 'batch', account: terms.account, delegate: terms.delegate, data: call.data as Hex, token: terms.token, payee, amount: terms.amount, terms }
+    return {
+      form: 'batch',
+      account: terms.account,
+      delegate: terms.delegate,
+      paymentData: terms.paymentData,
+      paymentGas: terms.paymentGas,
+      data: call.data as Hex,
+      token: terms.token,
+      payee,
+      amount: terms.amount,
+      terms,
+    }
   }
   const delegates = context.batchReaders.map((reader) => reader.delegate)
   throw new ToolError(
     'refused: a call that pays somewhere inside is not accepted, since it cannot be made safe. Pay one of two ways: ' +
       '{token, authorization, signature}, a signed EIP-3009 transfer to the payee (payment_authorization prepares it), ' +
       (delegates.length > 0
-        ? `or a ${delegates.join(' or ')} batch whose first call pays (calibur_batch prepares it; calibur_execute returns the call and payment to submit)`
+        ? `or ${delegates.join(' or ')} batches, one that only pays and one of the account's calls (calibur_batch prepares both; calibur_execute returns the call and payment to submit)`
         : 'or a delegate batch (no delegate group is enabled on this server)'),
   )
 }
@@ -74,9 +85,9 @@ export function relayOfRequest(context: RelayContext, call: RelayCall, payment: 
       payer: getAddress(authorization.from),
     }
   }
-  const relay = readBatch(context, call, token)
+  const relay = readBatch(context, call, payment.batch as Hex, token)
   if (BigInt(payment.amountBaseUnits) > relay.amount) {
-    throw new ToolError(`the payment says ${payment.amountBaseUnits} base units but the batch's payment leg pays ${relay.amount}: pass the payment calibur_execute returned`)
+    throw new ToolError(`the payment says ${payment.amountBaseUnits} base units but its payment batch pays ${relay.amount}: pass the payment calibur_execute returned`)
   }
   const { terms, ...runnerRelay } = relay
   return { relay: runnerRelay, amount: relay.amount, paymentDeadline: terms.deadline, identity: terms.identity, payer: terms.account, batch: terms }

@@ -83,8 +83,8 @@ export function describeRevertData(data: Hex, decimals: number, symbol: string, 
       return `the account ${String(args[0])} is not delegated to ${String(args[1])}: the batch can only run there (delegate it first, or pass its signed 7702 authorization in authorizationList)`
     case 'GasShort':
       return `the gas limit cannot give the call its whole stipend (GasShort)`
-    case 'NotInBatchRelay':
-      return 'the payment guard was called outside a relay (NotInBatchRelay)'
+    case 'PaymentFailed':
+      return `the payment batch failed: ${nested(args[0] as Hex)}`
     case 'NotOperator':
       return 'the runner is not the Runner contract\'s operator (a deployment error)'
     default:

@@ -12,11 +12,14 @@ export type RunnerRelay =
       readonly payee: Address
     }
   | {
-      /** A delegate's signed batch on `account`: its first call pays, its guard lets the rest run. */
+      /** A delegate's two signed batches on `account`: the payment-only one, then the account's own calls. */
       readonly form: 'batch'
       readonly account: Address
       /** The delegate the account must be delegated to when the relay starts. */
       readonly delegate: Address
+      readonly paymentData: Hex
+      /** The most the payment batch may spend. */
+      readonly paymentGas: bigint
       readonly data: Hex
       readonly token: Address
       readonly payee: Address
@@ -28,11 +31,11 @@ export type RunnerRelay =
  * `relayWithAuthorization` or `relayBatch`.
  *
  * @example
- * encodeRunnerCall({ form: 'batch', account, delegate: calibur, data: signedExecute, token: usdc, payee, amount: 150_000n }, 180_000n)
+ * encodeRunnerCall({ form: 'batch', account, delegate: calibur, paymentData, paymentGas: 150_000n, data: signedExecute, token: usdc, payee, amount: 150_000n }, 180_000n)
  */
 export function encodeRunnerCall(relay: RunnerRelay, callGas: bigint): Hex {
   if (relay.form === 'batch') {
-    return encodeFunctionData({ abi: runnerAbi, functionName: 'relayBatch', args: [relay.account, relay.delegate, relay.data, callGas, relay.token, relay.payee, relay.amount] })
+    return encodeFunctionData({ abi: runnerAbi, functionName: 'relayBatch', args: [relay.account, relay.delegate, relay.paymentData, relay.paymentGas, relay.data, callGas, relay.token, relay.payee, relay.amount] })
   }
   const { authorization } = relay.payment
   const { r, s, v, yParity } = parseSignature(relay.payment.signature as Hex)
@@ -86,17 +89,6 @@ export function decodeRelayResult(form: RunnerRelay['form'], data: Hex): CallOut
 export function relayedEvent(logs: readonly Log[], runner: Address): { received: bigint; callSucceeded: boolean; reason: Hex } | undefined {
   const [relayed] = parseEventLogs({ abi: runnerAbi, eventName: 'Relayed', logs: logs.filter((log) => getAddress(log.address) === runner) as Log[] })
   return relayed && { received: relayed.args.received, callSucceeded: relayed.args.callSucceeded, reason: relayed.args.reason }
-}
-
-/**
- * The call a payment-first batch makes first among its own calls: `Runner.paymentGuard()`, which
- * lets the calls after it run only once the payee holds the payment.
- *
- * @example
- * paymentGuardCall('0x5FbD…0aa3') // { to: '0x5FbD…0aa3', value: '0', data: '0x…' }
- */
-export function paymentGuardCall(runner: Address): { to: Address; value: '0'; data: Hex } {
-  return { to: getAddress(runner), value: '0', data: encodeFunctionData({ abi: runnerAbi, functionName: 'paymentGuard' }) }
 }
 
 /** The Runner's fixed costs the relay prices with, mirrored from `contracts/Runner.sol`. */

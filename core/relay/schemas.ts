@@ -74,13 +74,16 @@ export const AuthorizationList = Type.Array(SignedAuthorization, {
 })
 
 /**
- * A delegate's signed batch pays: its first call transfers `amountBaseUnits` of `token` to the
- * payee, before the account's own calls. Base units: it is copied from calibur_execute's result.
+ * A delegate's signed payment-only batch pays: `batch`, calldata to the account (`call.to`) that
+ * transfers `amountBaseUnits` of `token` to the payee and nothing else. The Runner runs it in a call
+ * of its own before the account's batch of its own calls (`call`), so nothing those calls do can
+ * undo it. Copied from calibur_execute's result.
  */
 export const CallPayment = Type.Object(
   {
     token: Address,
     amountBaseUnits: BaseUnits,
+    batch: described(HexData, 'the account\'s signed payment-only batch: calldata to call.to (calibur_execute\'s payment.batch)'),
   },
   {
     additionalProperties: false,
@@ -125,6 +128,7 @@ export const QuoteRequest = Type.Object(
     payment: Type.Optional(
       Type.Union([Type.Literal('authorization'), Type.Literal('batch')], { description: 'default "authorization"' }),
     ),
+    paymentBatch: Type.Optional(described(HexData, 'with payment "batch": the signed payment-only batch (calibur_execute\'s payment.batch)')),
   },
   { additionalProperties: false },
 )

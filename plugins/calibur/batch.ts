@@ -1,5 +1,5 @@
 import { Type, type TSchema } from '@sinclair/typebox'
-import { erc20Abi, formatUnits, getAddress, isAddressEqual, type Address, type Client, type Hex, type StateOverride } from 'viem'
+import { concat, erc20Abi, formatUnits, getAddress, isAddressEqual, type Address, type Client, type Hex, type StateOverride } from 'viem'
 import { readContract } from 'viem/actions'
 import { recoverAuthorizationAddress } from 'viem/utils'
 import {
@@ -18,7 +18,6 @@ import {
   GasUnits,
   HexData,
   Nonce,
-  paymentGuardCall,
   readL1DataFee,
   requireAddress,
   revertReason,
@@ -37,7 +36,7 @@ import { caliburAbi } from './abi.ts'
 import { caliburErrors } from './errors.ts'
 import { encodeOwnerExecute, encodeSignedExecute } from './executeCalldata.ts'
 import { caliburNonce } from './nonce.ts'
-import { paymentFirstBatch } from './paymentFirstBatch.ts'
+import { CALIBUR_PAYMENT_GAS, ownCallsBatch, paymentBatch } from './paymentFirstBatch.ts'
 import { readCaliburDomain } from './readDomain.ts'
 import {
   caliburDomainFromEip712Domain,
@@ -117,24 +116,20 @@ const BatchCall = Type.Object(
 )
 
 /**
- * What the account's signed, nested execution costs beyond the payment leg and its own calls run
- * flat by the owner path (measured from the account itself): Calibur's signature check, nonce write
- * and domain read, hashing and copying the two outer calls, the self-call, and the Runner's payment
- * guard (a cold call to the Runner and a balance read). Measured on the devnet's stand-in, whose
- * signed path costs at least the real Calibur's (DESIGN §4): ≈16,000 with a warm nonce key.
+ * What one signed execution costs beyond its calls run by the owner path (measured from the account
+ * itself): Calibur's signature check, nonce write and domain read, and the Runner's cold call to the
+ * account. Each of the two batches (payment, then the account's calls) pays it.
  */
 export const SIGNED_PATH_GAS = 20_000n
 /** The nonce key's first use (seq 0): its sequence slot is written from zero. Measured: 17,100. */
 export const FIRST_USE_OF_KEY_GAS = 17_500n
 /**
- * The nested layout carries the account's calls as one `bytes` inside the second outer call: the
- * signed path hashes and copies them as bytes, not call by call, so it adds ≈200 gas per call over
- * the flat owner path (on the real Calibur, flat → nested saved ≈1,500 per call, DESIGN §4; the
- * stand-in measures the same) and a little per byte.
+ * The signed path copies a batch into memory twice (to hash it, then to run it): on the real Calibur
+ * ≈1,700 gas more per extra 68-byte call than the owner path, the stand-in ≈1,330 (DESIGN §4).
  */
-const PER_CALL_GAS = 500n
-const PER_DATA_BYTE_GAS = 2n
-/** The Runner's work around the account's call before it (operator check, a cold balance read, the relay's transient slots). */
+const PER_CALL_GAS = 1_200n
+const PER_DATA_BYTE_GAS = 8n
+/** The Runner's own work besides the two calls (operator and delegation checks, two cold balance reads). */
 const RUNNER_BATCH_GAS = 20_000n
 /** Stands in for the signature when encoding the runner's calldata to count it: 65 nonzero bytes, the most it can cost. */
 const PLACEHOLDER_SIGNATURE: Hex = `0x${'ff'.repeat(65)}`
@@ -238,39 +233,41 @@ export async function readCaliburState(
   return { domain, seq }
 }
 
-/** What a batch costs the runner, as calibur_batch measures it before the batch is signed. */
+/** What a batch costs the runner, as calibur_batch measures it before the batches are signed. */
 export interface BatchMeasurement {
   /** The owner path's gas: the payment leg and the account's calls run flat from the account (eth_estimateGas). */
   readonly ownerGas: bigint
-  /** The account call's estimated gas on the signed path (what the Runner's stipend is sized from). */
+  /** The payment batch's estimated gas on the signed path. */
+  readonly paymentGas: bigint
+  /** The estimated gas of the batch of the account's calls on the signed path (what the Runner's stipend is sized from). */
   readonly accountGas: bigint
-  /** The estimated gas limit of the runner transaction carrying the signed batch, headroom included. */
+  /** The estimated gas limit of the runner transaction carrying the signed batches, headroom included. */
   readonly gas: bigint
   /** The L1 data fee the runner transaction will pay, where the chain charges one (wei; else 0). */
   readonly l1FeeWei: bigint
 }
 
 /**
- * Estimates, before the batch is signed, the gas limit submit will price for it. The signed path
- * cannot be simulated without the signature, so the owner path is — the payment leg and the
- * account's calls run flat by `execute(BatchedCall)` from = to = the account: the same calls, the
- * same state — and what the signed, nested path adds is counted on top (`SIGNED_PATH_GAS`, plus
- * `FIRST_USE_OF_KEY_GAS` on a nonce key's first use, plus per call and per byte). That is the
- * account call's gas; the Runner gives it the stipend `stipendFor` sizes, so the limit is the
- * intrinsic gas (exact calldata of `relayBatch` with a placeholder signature, the authorization when
- * the account is delegated in the same transaction), the Runner's own work, the stipend with the
- * 1/64 a call keeps back, and the Runner's settlement — with the configured headroom, never below
- * the EIP-7623 calldata floor.
+ * Estimates, before the batches are signed, the gas limit submit will price for them. The signed
+ * path cannot be simulated without the signatures, so the owner path is — `execute(BatchedCall)`
+ * from = to = the account, of the payment leg alone and of the leg then the account's calls: the
+ * same calls, the same state — and what each signed path adds is counted on top (`SIGNED_PATH_GAS`,
+ * `FIRST_USE_OF_KEY_GAS` on a nonce key's first use for the payment batch, per call and per byte for
+ * the account's). The Runner gives the account's batch the stipend `stipendFor` sizes, so the limit
+ * is the intrinsic gas (exact calldata of `relayBatch` with placeholder signatures, the authorization
+ * when the account is delegated in the same transaction), the Runner's own work, the payment batch,
+ * the stipend with the 1/64 a call keeps back, and the Runner's settlement — with the configured
+ * headroom, never below the EIP-7623 calldata floor.
  *
  * @example
- * await measureSignedBatch(network, account, message, ownCalls, usdc, payee, 1234n)
- * // { ownerGas: 96987n, accountGas: 150123n, gas: 231612n }
+ * await measureSignedBatches(network, account, { payment, calls }, { leg, ownCalls }, usdc, payee, 1234n, feePerGas)
+ * // { ownerGas: 96987n, paymentGas: 81000n, accountGas: 90123n, gas: 231612n, l1FeeWei: 0n }
  */
-export async function measureSignedBatch(
+export async function measureSignedBatches(
   network: Network,
   account: Address,
-  message: SignedBatchedCallMessage,
-  flat: readonly CaliburCall[],
+  messages: { payment: SignedBatchedCallMessage; calls: SignedBatchedCallMessage },
+  flat: { leg: CaliburCall; ownCalls: readonly CaliburCall[] },
   token: { address: Address; symbol: string; decimals: number },
   payee: Address,
   amount: bigint,
@@ -278,29 +275,47 @@ export async function measureSignedBatch(
   stateOverride?: StateOverride,
   authorizations?: ReturnType<typeof viemAuthorizations>,
 ): Promise<BatchMeasurement> {
-  const ownerData = encodeOwnerExecute({ calls: [...flat], revertOnFailure: true })
-  let ownerGas: bigint
-  try {
-    ownerGas = await network.client.estimateGas({ account, to: account, data: ownerData, blockTag: 'latest', ...(stateOverride ? { stateOverride } : {}) })
-  } catch (error) {
-    const reason = revertReason(error, token.decimals, token.symbol, [caliburErrors])
-    if (reason) throw new ToolError(`the batch would fail: ${reason}`)
-    throw error
+  const legData = encodeOwnerExecute({ calls: [flat.leg], revertOnFailure: true })
+  const ownerData = encodeOwnerExecute({ calls: [flat.leg, ...flat.ownCalls], revertOnFailure: true })
+  const estimate = (data: Hex) =>
+    network.client.estimateGas({ account, to: account, data, blockTag: 'latest', ...(stateOverride ? { stateOverride } : {}) }).catch((error: unknown) => {
+      const reason = revertReason(error, token.decimals, token.symbol, [caliburErrors])
+      if (reason) throw new ToolError(`the batch would fail: ${reason}`)
+      throw error
+    })
+  const [legGas, ownerGas] = await Promise.all([estimate(legData), estimate(ownerData)])
+  const executed = (gas: bigint, data: Hex) => {
+    const used = gas - 21_000n - calldataGas(data)
+    return used > 0n ? used : 0n
   }
-  const firstUse = (BigInt(message.nonce) & ((1n << 64n) - 1n)) === 0n
-  const dataBytes = flat.reduce((total, call) => total + BigInt((call.data.length - 2) / 2), 0n)
-  const executed = ownerGas - 21_000n - calldataGas(ownerData)
+  const legExecuted = executed(legGas, legData)
+  const callsExecuted = executed(ownerGas, ownerData) - legExecuted
+  const firstUse = (BigInt(messages.payment.nonce) & ((1n << 64n) - 1n)) === 0n
+  const dataBytes = flat.ownCalls.reduce((total, call) => total + BigInt((call.data.length - 2) / 2), 0n)
+  const paymentGas = legExecuted + SIGNED_PATH_GAS + (firstUse ? FIRST_USE_OF_KEY_GAS : 0n)
   const accountGas =
-    (executed > 0n ? executed : 0n) + SIGNED_PATH_GAS + (firstUse ? FIRST_USE_OF_KEY_GAS : 0n) + PER_CALL_GAS * BigInt(flat.length) + PER_DATA_BYTE_GAS * dataBytes
+    (callsExecuted > 0n ? callsExecuted : 0n) + SIGNED_PATH_GAS + PER_CALL_GAS * BigInt(flat.ownCalls.length) + PER_DATA_BYTE_GAS * dataBytes
   const callGas = stipendFor(accountGas)
+  const paymentData = encodeSignedExecute({ message: messages.payment, signature: PLACEHOLDER_SIGNATURE })
+  const callsData = encodeSignedExecute({ message: messages.calls, signature: PLACEHOLDER_SIGNATURE })
   const runnerData = encodeRunnerCall(
-    { form: 'batch', account, delegate: getAddress(network.config.calibur), data: encodeSignedExecute({ message, signature: PLACEHOLDER_SIGNATURE }), token: token.address, payee, amount },
+    {
+      form: 'batch',
+      account,
+      delegate: getAddress(network.config.calibur),
+      paymentData,
+      paymentGas: CALIBUR_PAYMENT_GAS,
+      data: callsData,
+      token: token.address,
+      payee,
+      amount,
+    },
     callGas,
   )
   const gas = runnerGasLimit({
     runnerData,
-    copiedData: runnerData,
-    beforeCall: RUNNER_BATCH_GAS,
+    copiedData: concat([paymentData, callsData]),
+    beforeCall: RUNNER_BATCH_GAS + paymentGas,
     callGas,
     authorizationGas: stateOverride ? AUTHORIZATION_GAS : 0n,
     gasLimitBps: network.config.runner.gasLimitBps,
@@ -314,7 +329,7 @@ export async function measureSignedBatch(
     maxPriorityFeePerGas: feePerGas,
     ...(authorizations ? { authorizationList: authorizations } : {}),
   })
-  return { ownerGas, accountGas, gas, l1FeeWei }
+  return { ownerGas, paymentGas, accountGas, gas, l1FeeWei }
 }
 
 /** A call's value as a decimal string, from decimal or 0x-hex. */
@@ -340,8 +355,9 @@ function short(address: Address): string {
 
 /**
  * `calibur_batch`: wraps an account's calls (any helper's `calls`, a builder's transactionRequest)
- * into a Calibur signed batch that pays Bruno first, then runs them (`paymentFirstBatch`), measured
- * and priced, as typed data for the account's wallet to sign.
+ * into two Calibur signed batches — one that only pays Bruno (`paymentBatch`), and the calls after it
+ * at the next nonce (`ownCallsBatch`) — measured and priced, as typed data for the account's wallet
+ * to sign.
  *
  * @example
  * registry.addGroup({ name: 'calibur', order: 20, instructions, tools: [caliburBatch(app.bruno.chainArgument), …] })
@@ -351,12 +367,12 @@ export const caliburBatch = (chain: TSchema) =>
     name: 'calibur_batch',
     title: 'Prepare a Calibur batch',
     description:
-      'Wraps the account\'s calls into one Calibur signed batch (EIP-7702) that first pays Bruno in `token`, then runs ' +
-      'them all or nothing (the payment is taken even if they fail on chain, so calls failing in simulation are ' +
-      'refused); returns its EIP-712 typedData. `calls`: helpers\' calls or a builder\'s transactionRequest (gas, fee, ' +
-      'from, nonce, type ignored; another chainId refused). `approvals` (e.g. uniswap_swap_to_eth\'s) add an approve ' +
-      'where the allowance is short. Not delegated yet: pass the account\'s signed EIP-7702 authorization to Calibur ' +
-      'as authorizationList. Then its own key signs typedData unchanged, for calibur_execute.',
+      'Wraps the account\'s calls for Calibur (EIP-7702) as two signed batches: paymentTypedData pays Bruno in `token` ' +
+      'and nothing else; typedData runs the calls after it, all or nothing (the payment is taken even if they fail on ' +
+      'chain, so calls failing in simulation are refused). `calls`: helpers\' calls or a builder\'s transactionRequest ' +
+      '(gas, fee, from, nonce, type ignored; another chainId refused). `approvals` (e.g. uniswap_swap_to_eth\'s) add an ' +
+      'approve where the allowance is short. Not delegated yet: pass the account\'s signed EIP-7702 authorization to ' +
+      'Calibur as authorizationList. Then its own key signs both unchanged, for calibur_execute.',
     input: Type.Object(
       {
         chain,
@@ -372,7 +388,8 @@ export const caliburBatch = (chain: TSchema) =>
     ),
     output: Type.Object(
       {
-        typedData: CaliburTypedDataSchema,
+        paymentTypedData: { ...CaliburTypedDataSchema, description: 'the payment-only batch, EIP-712: sign it unchanged' },
+        typedData: { ...CaliburTypedDataSchema, description: 'the batch of the account\'s calls, EIP-712: sign it unchanged' },
         summary: Type.String({ description: 'the batch in words' }),
         payment: Type.Object(
           {
@@ -382,12 +399,12 @@ export const caliburBatch = (chain: TSchema) =>
             amountBaseUnits: BaseUnits,
             payee: AddressSchema,
           },
-          { additionalProperties: false, description: 'the batch\'s first call pays it' },
+          { additionalProperties: false, description: 'the payment batch pays it' },
         ),
         calls: { ...Calls, description: 'as signed: approvals added, then the given calls' },
         approvalsAdded: Approvals,
         authorizationList: Type.Optional({ ...AuthorizationList, description: 'pass on to calibur_execute and submit' }),
-        nonce: Nonce,
+        nonce: { ...Nonce, description: 'the payment batch\'s; the batch of calls has the next' },
         deadline: UnixSeconds,
         gas: Type.Object(
           {
@@ -439,6 +456,7 @@ export const caliburBatch = (chain: TSchema) =>
         payment.pricer(network.name, token.address),
       ])
       const nonce = caliburNonce(key, seq)
+      const callsNonce = caliburNonce(key, seq + 1n)
       const added: Approval[] = []
       const approveCalls: CaliburCall[] = []
       approvals.forEach((approval, index) => {
@@ -453,31 +471,45 @@ export const caliburBatch = (chain: TSchema) =>
         return amount > 0n ? amount : 1n
       }
       const ownCalls = [...approveCalls, ...calls]
-      const guard = paymentGuardCall(getAddress(config.runner.contract)) as CaliburCall
+      // Both batches only through the Runner: the payment is taken in its own call, then the calls run.
+      const executor = getAddress(config.runner.contract)
       const legFor = (amount: bigint) => encodeTransfer({ token: token.address, to: payee, amount }) as CaliburCall
-      const typedDataFor = (amount: bigint): CaliburTypedData =>
-        caliburTypedData({ domain, batch: paymentFirstBatch(legFor(amount), guard, ownCalls), nonce, deadline: BigInt(deadline) })
+      const paymentTypedDataFor = (amount: bigint): CaliburTypedData =>
+        caliburTypedData({ domain, batch: paymentBatch(legFor(amount)), nonce, deadline: BigInt(deadline), executor })
+      const typedData = caliburTypedData({ domain, batch: ownCallsBatch(ownCalls), nonce: callsNonce, deadline: BigInt(deadline), executor })
       // Measured twice: with a provisional leg of one base unit, then with the leg it priced (which
       // also checks the account can pay it). The larger price is kept.
       const measure = (amount: bigint) =>
-        measureSignedBatch(network, account, typedDataFor(amount).message, [legFor(amount), ...ownCalls], token, payee, amount, feePerGas, stateOverride, viemAuthorizations(args.authorizationList))
+        measureSignedBatches(
+          network,
+          account,
+          { payment: paymentTypedDataFor(amount).message, calls: typedData.message },
+          { leg: legFor(amount), ownCalls },
+          token,
+          payee,
+          amount,
+          feePerGas,
+          stateOverride,
+          viemAuthorizations(args.authorizationList),
+        )
       const provisional = await measure(1n)
       let amount = priced(provisional)
       const measured = await measure(amount)
       if (priced(measured) > amount) amount = priced(measured)
-      const typedData = typedDataFor(amount)
+      const paymentTypedData = paymentTypedDataFor(amount)
 
       const amountFormatted = formatUnits(amount, token.decimals)
       const approvalWords = added.length
         ? added.map((approval) => `approve ${short(approval.spender as Address)} for ${describeAmount(network, approval)}`).join('; ')
         : 'none needed'
       const summary =
-        `First ${amountFormatted} ${token.symbol} from ${account} to Bruno's payee ${payee} for the gas; it is paid even if the calls ` +
-        `then fail. Then, all or nothing: approvals added: ${approvalWords}; ` +
+        `First, a batch of its own: ${amountFormatted} ${token.symbol} from ${account} to Bruno's payee ${payee} for the gas; it is paid ` +
+        `even if the calls then fail. Then, all or nothing: approvals added: ${approvalWords}; ` +
         `your ${calls.length} call${calls.length === 1 ? '' : 's'} (to ${calls.map((call) => short(call.to)).join(', ')}). ` +
-        `Valid until ${new Date(deadline * 1000).toISOString()} (unix ${deadline}); nonce key ${key}, seq ${seq}.` +
+        `Valid until ${new Date(deadline * 1000).toISOString()} (unix ${deadline}); nonce key ${key}, seq ${seq} (payment) and ${seq + 1n} (calls).` +
         (stateOverride ? ' The account is delegated to Calibur in the same transaction (authorizationList).' : '')
       return {
+        paymentTypedData: paymentTypedData as never,
         typedData: typedData as never,
         summary,
         payment: { token: token.address, symbol: token.symbol, amount: amountFormatted, amountBaseUnits: amount.toString(), payee },

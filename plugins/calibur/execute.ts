@@ -1,16 +1,86 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 import { formatUnits, getAddress, isAddressEqual, zeroAddress, zeroHash, type Hex } from 'viem'
-import { Address as AddressSchema, AuthorizationList, CallPayment, defineTool, passedBack, RelayCall, requireAddress, ToolError } from '../../core/plugin.ts'
+import { Address as AddressSchema, AuthorizationList, CallPayment, defineTool, passedBack, RelayCall, requireAddress, ToolError, type Network } from '../../core/plugin.ts'
 import { CaliburTypedDataSchema, delegationOverride, readCaliburState } from './batch.ts'
 import { encodeSignedExecute, recoverCaliburSigner } from './executeCalldata.ts'
 import { splitCaliburNonce } from './nonce.ts'
-import { readPaymentFirstBatch } from './paymentFirstBatch.ts'
-import { caliburTypedData, caliburTypes, type CaliburCall, type CaliburTypedData } from './typedData.ts'
+import { readPaymentBatch, requireInOrder } from './paymentFirstBatch.ts'
+import { caliburTypedData, caliburTypes, type CaliburBatch, type CaliburCall, type CaliburDomain, type CaliburTypedData } from './typedData.ts'
+
+type GivenTypedData = {
+  domain: { chainId: number; verifyingContract: string; salt: string }
+  types: unknown
+  message: {
+    batchedCall: { calls: { to: string; value: string; data: string }[]; revertOnFailure: boolean }
+    nonce: string
+    keyHash: string
+    executor: string
+    deadline: string
+  }
+}
 
 /**
- * `calibur_execute`: takes back a batch calibur_batch prepared, whole, with the account's
- * signature; checks it as Calibur will (domain, signer, nonce, deadline) and returns the call and
- * payment for submit.
+ * Checks one signed batch as Calibur will run it from the Runner: for this chain, Calibur's types,
+ * an executor that lets the Runner run it, the root key, a deadline ahead, the account's domain salt
+ * as read now, and the account's own signature. Returns the typed data rebuilt from the account's
+ * domain (what Calibur hashes).
+ */
+async function checkSignedBatch(network: Network, domain: CaliburDomain, given: GivenTypedData, signature: Hex, which: string): Promise<CaliburTypedData> {
+  const { config } = network
+  const account = domain.account
+  if (given.domain.chainId !== config.chainId) {
+    throw new ToolError(`the ${which} is signed for chain ${given.domain.chainId}, not ${config.name} (${config.chainId})`)
+  }
+  if (!isAddressEqual(getAddress(given.domain.verifyingContract), account)) {
+    throw new ToolError(`the ${which} is signed for ${given.domain.verifyingContract}, not the account ${account}: both batches are the same account's`)
+  }
+  if (JSON.stringify(given.types) !== JSON.stringify(caliburTypes)) {
+    throw new ToolError(`the ${which}'s types are not Calibur's: pass the typed data calibur_batch returned, unchanged`)
+  }
+  const { message } = given
+  if (!isAddressEqual(getAddress(message.executor), zeroAddress) && !isAddressEqual(getAddress(message.executor), getAddress(config.runner.contract))) {
+    throw new ToolError(`the ${which} may only be executed by ${message.executor}, not by Bruno's runner`)
+  }
+  if (message.keyHash.toLowerCase() !== zeroHash) {
+    throw new ToolError(`the ${which} names a registered key (keyHash is not zero): Bruno relays batches signed by the account's own (root) key only`)
+  }
+  const deadline = BigInt(message.deadline)
+  const now = BigInt(Math.floor(Date.now() / 1000))
+  if (deadline !== 0n && deadline <= now) {
+    throw new ToolError(`the ${which}'s deadline ${deadline} has passed (now ${now}): prepare the batches again with calibur_batch and sign anew`)
+  }
+  if (domain.salt.toLowerCase() !== given.domain.salt.toLowerCase()) {
+    throw new ToolError(`the ${which}'s domain salt ${given.domain.salt} is not the account's now (${domain.salt}): prepare the batches again with calibur_batch`)
+  }
+  const typedData: CaliburTypedData = caliburTypedData({
+    domain,
+    batch: message.batchedCall as CaliburBatch,
+    nonce: BigInt(message.nonce),
+    deadline,
+    executor: message.executor as Hex,
+    keyHash: message.keyHash as Hex,
+  })
+  let signer
+  try {
+    signer = await recoverCaliburSigner(typedData, signature)
+  } catch (error) {
+    throw new ToolError(`bad signature of the ${which}: it is not a valid secp256k1 signature (${(error as Error).message.split('\n')[0]})`)
+  }
+  if (!isAddressEqual(signer, account)) {
+    throw new ToolError(
+      `the ${which}'s signature recovers to ${signer}, not the account ${account}: the account's own key must sign the typed data, unchanged ` +
+        '(smart-wallet signers, ERC-1271 / ERC-6492, cannot sign a Calibur batch)',
+    )
+  }
+  return typedData
+}
+
+const Signature = Type.String({ pattern: '^0x[0-9a-fA-F]{130}$', description: 'by the account\'s own key' })
+
+/**
+ * `calibur_execute`: takes back the two batches calibur_batch prepared, whole, each with the
+ * account's signature; checks them as Calibur will (domain, signer, nonces in order, deadline) and
+ * that the payment batch only pays, and returns the call and payment for submit.
  *
  * @example
  * registry.addGroup({ name: 'calibur', order: 20, instructions, tools: [caliburExecute(app.bruno.chainArgument), …] })
@@ -18,17 +88,19 @@ import { caliburTypedData, caliburTypes, type CaliburCall, type CaliburTypedData
 export const caliburExecute = (chain: TSchema) =>
   defineTool({
     name: 'calibur_execute',
-    title: 'Check a signed Calibur batch',
+    title: 'Check signed Calibur batches',
     description:
-      'Takes calibur_batch\'s typedData, unchanged, and the account\'s signature of it; checks what Calibur will ' +
-      '(domain, signer = the account, nonce, deadline) and that the batch pays first, and returns `call` (it acts by ' +
-      'the account\'s signature, so it can run from Bruno\'s Runner) and `payment` for submit, as they are. Pass ' +
-      'calibur_batch\'s authorizationList here too, if it had one.',
+      'Takes calibur_batch\'s paymentTypedData and typedData, unchanged, and the account\'s signature of each; checks ' +
+      'what Calibur will (domain, signer = the account, nonces in order, deadline) and that the payment batch only ' +
+      'pays Bruno, and returns `call` and `payment` for submit, as they are (they act by the account\'s signatures, ' +
+      'so they can run from Bruno\'s Runner). Pass calibur_batch\'s authorizationList here too, if it had one.',
     input: Type.Object(
       {
         chain,
+        paymentTypedData: passedBack(CaliburTypedDataSchema, 'calibur_batch\'s paymentTypedData'),
+        paymentSignature: Signature,
         typedData: passedBack(CaliburTypedDataSchema, 'calibur_batch\'s typedData'),
-        signature: Type.String({ pattern: '^0x[0-9a-fA-F]{130}$', description: 'by the account\'s own key' }),
+        signature: Signature,
         authorizationList: Type.Optional({ ...AuthorizationList, maxItems: 1, description: 'as given to calibur_batch' }),
       },
       { additionalProperties: false },
@@ -48,69 +120,35 @@ export const caliburExecute = (chain: TSchema) =>
     handler: async (args, { networks, payment: payments }) => {
       // The schema admits only configured network names.
       const network = networks.get(args.chain as string)
-      const { config } = network
-      const given = args.typedData
-      const account = requireAddress(given.domain.verifyingContract, 'typedData.domain.verifyingContract')
-      const signature = args.signature as Hex
-      if (given.domain.chainId !== config.chainId) {
-        throw new ToolError(`the batch is signed for chain ${given.domain.chainId}, not ${config.name} (${config.chainId})`)
-      }
-      if (JSON.stringify(given.types) !== JSON.stringify(caliburTypes)) {
-        throw new ToolError('typedData.types are not Calibur\'s: pass the typedData calibur_batch returned, unchanged')
-      }
-      const { message } = given
-      if (!isAddressEqual(getAddress(message.executor), zeroAddress) && !isAddressEqual(getAddress(message.executor), getAddress(config.runner.contract))) {
-        throw new ToolError(`the batch may only be executed by ${message.executor}, not by Bruno's runner`)
-      }
-      if (message.keyHash.toLowerCase() !== zeroHash) {
-        throw new ToolError('the batch names a registered key (keyHash is not zero): Bruno relays batches signed by the account\'s own (root) key only')
-      }
-      const deadline = BigInt(message.deadline)
-      const now = BigInt(Math.floor(Date.now() / 1000))
-      if (deadline !== 0n && deadline <= now) {
-        throw new ToolError(`the batch's deadline ${deadline} has passed (now ${now}): prepare it again with calibur_batch and sign anew`)
-      }
-      const { key, seq } = splitCaliburNonce(BigInt(message.nonce))
-      const payment = readPaymentFirstBatch(network, payments, account, { calls: message.batchedCall.calls as CaliburCall[], revertOnFailure: message.batchedCall.revertOnFailure })
+      const account = requireAddress(args.paymentTypedData.domain.verifyingContract, 'paymentTypedData.domain.verifyingContract')
+      const paymentNonce = BigInt(args.paymentTypedData.message.nonce)
+      requireInOrder(paymentNonce, BigInt(args.typedData.message.nonce))
+      const payment = readPaymentBatch(network, payments, {
+        calls: args.paymentTypedData.message.batchedCall.calls as CaliburCall[],
+        revertOnFailure: args.paymentTypedData.message.batchedCall.revertOnFailure,
+      })
 
+      const { key, seq } = splitCaliburNonce(paymentNonce)
       const stateOverride = await delegationOverride(network, account, args.authorizationList)
       const { domain, seq: current } = await readCaliburState(network, account, key, stateOverride)
-      if (domain.salt.toLowerCase() !== given.domain.salt.toLowerCase()) {
-        throw new ToolError(`the batch's domain salt ${given.domain.salt} is not the account's now (${domain.salt}): prepare it again with calibur_batch`)
-      }
       if (seq < current) {
-        throw new ToolError(`the batch's nonce (key ${key}, seq ${seq}) was used already (the account is at seq ${current}): this batch ran, or another took its place`)
+        throw new ToolError(`the payment batch's nonce (key ${key}, seq ${seq}) was used already (the account is at seq ${current}): these batches ran, or others took their place`)
       }
       if (seq > current) {
-        throw new ToolError(`the batch's nonce (key ${key}, seq ${seq}) skips ahead of the account's (seq ${current}): it cannot run until the batches before it do`)
+        throw new ToolError(`the payment batch's nonce (key ${key}, seq ${seq}) skips ahead of the account's (seq ${current}): it cannot run until the batches before it do`)
       }
+      const paid = await checkSignedBatch(network, domain, args.paymentTypedData, args.paymentSignature as Hex, 'payment batch')
+      const calls = await checkSignedBatch(network, domain, args.typedData, args.signature as Hex, 'batch of the account\'s calls')
 
-      // Rebuilt from the account's domain as read now: what Calibur will hash.
-      const typedData: CaliburTypedData = caliburTypedData({
-        domain,
-        batch: message.batchedCall,
-        nonce: BigInt(message.nonce),
-        deadline,
-        executor: message.executor as Hex,
-        keyHash: message.keyHash as Hex,
-      })
-      let signer
-      try {
-        signer = await recoverCaliburSigner(typedData, signature)
-      } catch (error) {
-        throw new ToolError(`bad signature: it is not a valid secp256k1 signature of the batch (${(error as Error).message.split('\n')[0]})`)
-      }
-      if (!isAddressEqual(signer, account)) {
-        throw new ToolError(
-          `the signature recovers to ${signer}, not the account ${account}: the account's own key must sign this typedData, unchanged ` +
-            '(smart-wallet signers, ERC-1271 / ERC-6492, cannot sign a Calibur batch)',
-        )
-      }
       const paymentFormatted = `${formatUnits(payment.amount, payment.decimals)} ${payment.symbol}`
       const withAuthorization = stateOverride !== undefined
       return {
-        call: { to: account, data: encodeSignedExecute({ message: typedData.message, signature }) },
-        payment: { token: payment.token, amountBaseUnits: payment.amount.toString() },
+        call: { to: account, data: encodeSignedExecute({ message: calls.message, signature: args.signature as Hex }) },
+        payment: {
+          token: payment.token,
+          amountBaseUnits: payment.amount.toString(),
+          batch: encodeSignedExecute({ message: paid.message, signature: args.paymentSignature as Hex }),
+        },
         ...(withAuthorization ? { authorizationList: args.authorizationList } : {}),
         account,
         paymentFormatted,

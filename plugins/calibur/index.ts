@@ -8,18 +8,19 @@ const instructions =
   'calls (helpers\' `calls`, builders\' transactions made with the account as fromAddress and recipient, never Bruno) ' +
   'and their `approvals` into calibur_batch: it adds the approvals that are short and a first call that pays Bruno in ' +
   'a token (e.g. USDC), measured and priced (`gas`: the estimated limit, the owner path measured, the max fee per ' +
-  'gas and margin it priced at). The batch pays first, token.transfer(payee, amount), then runs the calls all or ' +
-  'nothing; if they fail on chain the payment is still taken. Pass its `typedData` UNCHANGED to the account\'s ' +
-  'wallet sign-typed-data tool (eth_signTypedData_v4; the account\'s own key: smart-wallet signers, ERC-1271 / ' +
-  'ERC-6492, cannot sign it), then give typedData and the signature to calibur_execute, and its {call, payment} ' +
+  'gas and margin it priced at). It returns two batches: paymentTypedData only pays, token.transfer(payee, amount), ' +
+  'and runs first, in a call of its own; typedData runs the calls after it, all or nothing; if they fail on chain ' +
+  'the payment is still taken. Pass each UNCHANGED to the account\'s wallet sign-typed-data tool ' +
+  '(eth_signTypedData_v4; the account\'s own key: smart-wallet signers, ERC-1271 / ERC-6492, cannot sign them), ' +
+  'then give both with their signatures to calibur_execute, and its {call, payment} ' +
   '(and authorizationList, if any) to submit; poll status until done. Never send a builder\'s or helper\'s call to ' +
   'submit as it is. An account not yet delegated is delegated in the same transaction: its wallet signs an EIP-7702 ' +
   'authorization to Calibur with nonce = its current EOA nonce (Bruno\'s runner sends the transaction, not the ' +
   'account), passed as authorizationList to calibur_batch, calibur_execute and submit. `deadline` (unix seconds) ' +
-  'bounds the signed batch; `nonceKey` picks an independent nonce sequence.'
+  'bounds the signed batches; `nonceKey` picks an independent nonce sequence.'
 
 /**
- * The calibur group: calibur_batch (calls → typed data to sign) and calibur_execute (signed batch →
+ * The calibur group: calibur_batch (calls → typed data to sign) and calibur_execute (signed batches →
  * the call and payment for submit).
  *
  * @example

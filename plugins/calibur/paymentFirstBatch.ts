@@ -1,129 +1,172 @@
 import { decodeFunctionData, erc20Abi, getAddress, isAddressEqual, zeroAddress, zeroHash, type Address, type Hex } from 'viem'
-import { paymentGuardCall, ToolError, type BatchPaymentReader, type Network, type PaymentServices, type RelayCall } from '../../core/plugin.ts'
+import { ToolError, type BatchPaymentReader, type Network, type PaymentServices, type RelayCall } from '../../core/plugin.ts'
 import { caliburAbi } from './abi.ts'
 import { caliburErrors } from './errors.ts'
 import { encodeOwnerExecute } from './executeCalldata.ts'
+import { splitCaliburNonce } from './nonce.ts'
 import type { CaliburBatch, CaliburCall } from './typedData.ts'
 
 /**
- * The batch an account signs for Bruno, payment first (DESIGN §3): the outer batch does not revert on
- * failure, so the payment leg stands on its own; its second call is the account's owner `execute`
- * of the account's own calls (atomic among themselves), opened by the Runner's payment guard so
- * they run only once the payee is paid.
- *
- * `{calls: [token.transfer(payee, amount), {to: 0 (the account), data: execute({calls: [guard, ...calls], revertOnFailure: true})}], revertOnFailure: false}`
+ * The payment-only batch an account signs for Bruno (DESIGN §3, as revised): the one call
+ * `token.transfer(payee, amount)`. The Runner runs it in a call of its own before the account's
+ * batch of its own calls, so nothing those calls do — revert with megabytes, burn their gas — can
+ * undo it.
  *
  * @example
- * paymentFirstBatch(encodeTransfer({ token: usdc, to: payee, amount: 150_000n }), paymentGuardCall(runner), calls)
+ * paymentBatch(encodeTransfer({ token: usdc, to: payee, amount: 150_000n })) // { calls: [leg], revertOnFailure: true }
  */
-export function paymentFirstBatch(leg: CaliburCall, guard: CaliburCall, calls: readonly CaliburCall[]): CaliburBatch {
-  const own: CaliburBatch = { calls: [guard, ...calls], revertOnFailure: true }
-  return { calls: [leg, { to: zeroAddress, value: '0', data: encodeOwnerExecute(own) }], revertOnFailure: false }
+export function paymentBatch(leg: CaliburCall): CaliburBatch {
+  return { calls: [leg], revertOnFailure: true }
 }
 
-/** What a payment-first batch pays, and the account's own calls (the guard left out). */
-export interface PaymentFirstTerms {
+/**
+ * The batch of the account's own calls, all or nothing, signed at the nonce after the payment's.
+ *
+ * @example
+ * ownCallsBatch([approve, swap]) // { calls: [approve, swap], revertOnFailure: true }
+ */
+export function ownCallsBatch(calls: readonly CaliburCall[]): CaliburBatch {
+  return { calls: [...calls], revertOnFailure: true }
+}
+
+/**
+ * The most the Runner lets a Calibur payment batch spend: Calibur's signature check and nonce
+ * write (from zero on a nonce key's first use) and FiatToken's transfer to a payee that may hold
+ * nothing yet — ≈78,000 at the most on the devnet, so a failing payment costs at most this.
+ */
+export const CALIBUR_PAYMENT_GAS = 150_000n
+
+/** What a payment batch pays. */
+export interface PaymentTerms {
   readonly token: Address
   readonly symbol: string
   readonly decimals: number
   readonly amount: bigint
-  readonly calls: readonly CaliburCall[]
 }
 
 /**
- * Checks a signed batch is payment first, as `paymentFirstBatch` builds it, and reads its terms:
- * the outer batch carries on past failures and has two calls; the first pays the payee in an
- * accepted token, sending no ETH; the second runs on the account, sending no ETH, the account's
- * owner `execute` of an all-or-nothing batch whose first call is the Runner's payment guard.
- * Each refusal says what is wrong and to build the batch with calibur_batch.
+ * Checks a signed batch is a payment-only batch, as `paymentBatch` builds it, and reads what it pays:
+ * one call, paying the payee in an accepted token, sending no ETH, all or nothing. Each refusal says
+ * what is wrong and to build the batches with calibur_batch.
  *
  * @example
- * readPaymentFirstBatch(network, payments, account, typedData.message.batchedCall) // { token, amount: 150000n, calls: […] }
+ * readPaymentBatch(network, payments, paymentTypedData.message.batchedCall) // { token, symbol: 'USDC', decimals: 6, amount: 150000n }
  */
-export function readPaymentFirstBatch(network: Network, payments: PaymentServices, account: Address, batch: CaliburBatch): PaymentFirstTerms {
+export function readPaymentBatch(network: Network, payments: PaymentServices, batch: CaliburBatch): PaymentTerms {
   const payee = getAddress(network.config.payee)
   const refuse = (why: string) =>
     new ToolError(
-      `the batch is not payment-first: ${why}. Bruno relays a batch whose first call pays ${payee} and whose own calls run after the ` +
-        'Runner\'s payment guard, in a second call to the account (a failing call still pays): build it with calibur_batch',
+      `the payment batch is not payment-only: ${why}. Bruno takes its payment in a batch of its own, the one call ` +
+        `token.transfer(${payee}, amount), run before the batch of the account's calls: build both with calibur_batch`,
     )
-  if (batch.revertOnFailure) throw refuse('its outer batch reverts on failure (revertOnFailure must be false, so the payment stands alone)')
-  const [leg, inner, ...rest] = batch.calls
-  if (!leg || !inner || rest.length > 0) throw refuse(`it has ${batch.calls.length} calls, not 2 (the payment leg, then the account's own calls)`)
-
+  const [leg, ...rest] = batch.calls
+  if (!leg || rest.length > 0) throw refuse(`it has ${batch.calls.length} calls, not 1`)
+  if (!batch.revertOnFailure) throw refuse('it does not revert on failure (revertOnFailure must be true)')
   let token
   try {
     token = payments.token(network.name, getAddress(leg.to))
   } catch {
-    throw refuse(`its first call goes to ${leg.to}, not an accepted payment token`)
+    throw refuse(`its call goes to ${leg.to}, not an accepted payment token`)
   }
-  if (BigInt(leg.value) !== 0n) throw refuse('its first call sends ETH')
+  if (BigInt(leg.value) !== 0n) throw refuse('its call sends ETH')
   const transfer = decodeOrUndefined(() => decodeFunctionData({ abi: erc20Abi, data: leg.data }))
-  if (!transfer || transfer.functionName !== 'transfer') throw refuse('its first call is not token.transfer(payee, amount)')
+  if (!transfer || transfer.functionName !== 'transfer') throw refuse('its call is not token.transfer(payee, amount)')
   const [to, amount] = transfer.args
-  if (!isAddressEqual(to, payee)) throw refuse(`its first call pays ${to}, not the payee`)
-  if (amount === 0n) throw refuse('its first call pays nothing')
+  if (!isAddressEqual(to, payee)) throw refuse(`it pays ${to}, not the payee`)
+  if (amount === 0n) throw refuse('it pays nothing')
+  return { token: token.address, symbol: token.symbol, decimals: token.decimals, amount }
+}
 
-  if (!isAddressEqual(getAddress(inner.to), zeroAddress) && !isAddressEqual(getAddress(inner.to), account)) throw refuse(`its second call goes to ${inner.to}, not the account`)
-  if (BigInt(inner.value) !== 0n) throw refuse('its second call sends ETH')
-  const execute = decodeOrUndefined(() => decodeFunctionData({ abi: caliburAbi, data: inner.data }))
-  if (!execute || execute.functionName !== 'execute' || execute.args.length !== 1) throw refuse('its second call is not the account\'s execute(BatchedCall)')
-  const own = execute.args[0] as { calls: readonly { to: Address; value: bigint; data: Hex }[]; revertOnFailure: boolean }
-  if (!own.revertOnFailure) throw refuse('the account\'s own calls are not all or nothing (revertOnFailure must be true)')
-  const [guard, ...calls] = own.calls
-  const expected = paymentGuardCall(getAddress(network.config.runner.contract))
-  if (!guard || !isAddressEqual(guard.to, expected.to) || guard.value !== 0n || guard.data.toLowerCase() !== expected.data.toLowerCase()) {
-    throw refuse(`the account's own calls do not open with the Runner's payment guard (${expected.to}.paymentGuard())`)
-  }
-  return {
-    token: token.address,
-    symbol: token.symbol,
-    decimals: token.decimals,
-    amount,
-    calls: calls.map((call) => ({ to: getAddress(call.to), value: call.value.toString(), data: call.data })),
+/**
+ * Checks the two signed batches belong together as calibur_batch builds them: the account's calls
+ * signed on the same nonce key, at the seq right after the payment's, so they can only run once the
+ * payment has.
+ *
+ * @example
+ * requireInOrder(paymentNonce, callsNonce) // throws unless callsNonce === paymentNonce + 1 on one key
+ */
+export function requireInOrder(paymentNonce: bigint, callsNonce: bigint): void {
+  const payment = splitCaliburNonce(paymentNonce)
+  const calls = splitCaliburNonce(callsNonce)
+  if (payment.key !== calls.key || calls.seq !== payment.seq + 1n) {
+    throw new ToolError(
+      `the batch of the account's calls has nonce key ${calls.key} seq ${calls.seq}; it must follow the payment batch's (key ${payment.key}, ` +
+        `seq ${payment.seq + 1n}), so that it runs only after the payment: build both with calibur_batch`,
+    )
   }
 }
 
 /** Calibur's signed `execute(SignedBatchedCall, bytes)` (DESIGN §4). */
 const SIGNED_EXECUTE_SELECTOR = '0xc3c16ee4'
 
+type SignedBatchedCallArgument = {
+  batchedCall: { calls: readonly { to: Address; value: bigint; data: Hex }[]; revertOnFailure: boolean }
+  nonce: bigint
+  keyHash: Hex
+  executor: Address
+  deadline: bigint
+}
+
+// A signed execute's SignedBatchedCall, or undefined when the data is not one.
+function decodeSignedExecute(data: Hex): SignedBatchedCallArgument | undefined {
+  if (!data.toLowerCase().startsWith(SIGNED_EXECUTE_SELECTOR)) return undefined
+  const decoded = decodeOrUndefined(() => decodeFunctionData({ abi: caliburAbi, data }))
+  if (!decoded || decoded.functionName !== 'execute' || decoded.args.length !== 2) return undefined
+  return decoded.args[0] as unknown as SignedBatchedCallArgument
+}
+
+// Root key only, and an executor that lets the Runner run it.
+function requireRelayable(network: Network, signed: SignedBatchedCallArgument, which: string): void {
+  if (signed.keyHash.toLowerCase() !== zeroHash) {
+    throw new ToolError(`the ${which} names a registered key (keyHash is not zero): Bruno relays batches signed by the account's own (root) key only`)
+  }
+  if (!isAddressEqual(signed.executor, zeroAddress) && !isAddressEqual(signed.executor, getAddress(network.config.runner.contract))) {
+    throw new ToolError(`the ${which} may only be executed by ${signed.executor}, not by Bruno's Runner`)
+  }
+}
+
+const batchOf = (signed: SignedBatchedCallArgument): CaliburBatch => ({
+  calls: signed.batchedCall.calls.map((item) => ({ to: getAddress(item.to), value: item.value.toString(), data: item.data })),
+  revertOnFailure: signed.batchedCall.revertOnFailure,
+})
+
 /**
  * The relay's reader of Calibur batches: a call to an account whose data is Calibur's signed
- * `execute`, with a payment-first batch signed by the root key for any executor or the Runner.
+ * `execute` of the account's own calls, and a payment batch that is Calibur's signed `execute` of a
+ * payment-only batch at the nonce before, both by the root key for any executor or the Runner.
  *
  * @example
- * caliburBatchReader(services.payment).read(network, { to: account, data: signedExecute }) // { account, token, payee, amount, … }
+ * caliburBatchReader(services.payment).read(network, { to: account, data: signedExecute }, paymentBatch) // { account, token, payee, amount, … }
  */
 export function caliburBatchReader(payments: PaymentServices): BatchPaymentReader {
   return {
     delegate: 'Calibur',
     errors: caliburErrors,
-    read(network, call: RelayCall) {
-      if (!call.data.toLowerCase().startsWith(SIGNED_EXECUTE_SELECTOR)) return undefined
-      const decoded = decodeOrUndefined(() => decodeFunctionData({ abi: caliburAbi, data: call.data as Hex }))
-      if (!decoded || decoded.functionName !== 'execute' || decoded.args.length !== 2) return undefined
-      const [signed] = decoded.args as unknown as [
-        { batchedCall: { calls: readonly { to: Address; value: bigint; data: Hex }[]; revertOnFailure: boolean }; nonce: bigint; keyHash: Hex; executor: Address; deadline: bigint },
-      ]
+    read(network, call: RelayCall, paymentData) {
+      const calls = decodeSignedExecute(call.data as Hex)
+      if (!calls) return undefined
       const account = getAddress(call.to)
-      if (signed.keyHash.toLowerCase() !== zeroHash) throw new ToolError('the batch names a registered key (keyHash is not zero): Bruno relays batches signed by the account\'s own (root) key only')
-      if (!isAddressEqual(signed.executor, zeroAddress) && !isAddressEqual(signed.executor, getAddress(network.config.runner.contract))) {
-        throw new ToolError(`the batch may only be executed by ${signed.executor}, not by Bruno's Runner`)
+      if (paymentData === undefined) {
+        throw new ToolError('the payment has no `batch`: a Calibur call is paid by a signed payment-only batch, calibur_execute\'s payment.batch: pass the payment it returned')
       }
-      const batch: CaliburBatch = {
-        calls: signed.batchedCall.calls.map((item) => ({ to: getAddress(item.to), value: item.value.toString(), data: item.data })),
-        revertOnFailure: signed.batchedCall.revertOnFailure,
-      }
-      const terms = readPaymentFirstBatch(network, payments, account, batch)
+      const payment = decodeSignedExecute(paymentData)
+      if (!payment) throw new ToolError('the payment\'s `batch` is not a signed Calibur execute: pass the payment calibur_execute returned')
+      requireRelayable(network, payment, 'payment batch')
+      requireRelayable(network, calls, 'batch of the account\'s calls')
+      requireInOrder(payment.nonce, calls.nonce)
+      const terms = readPaymentBatch(network, payments, batchOf(payment))
+      const deadlines = [payment.deadline, calls.deadline].filter((deadline) => deadline !== 0n)
       return {
         account,
         delegate: getAddress(network.config.calibur),
+        paymentData,
+        paymentGas: CALIBUR_PAYMENT_GAS,
         token: terms.token,
         payee: getAddress(network.config.payee),
         amount: terms.amount,
-        deadline: signed.deadline,
-        identity: `calibur:${network.name}:${account}:${signed.nonce}`,
-        ownCalls: { from: account, to: account, data: encodeOwnerExecute({ calls: [...terms.calls], revertOnFailure: true }) },
+        deadline: deadlines.reduce((earliest, deadline) => (deadline < earliest ? deadline : earliest), deadlines[0] ?? 0n),
+        identity: `calibur:${network.name}:${account}:${payment.nonce}`,
+        ownCalls: { from: account, to: account, data: encodeOwnerExecute(batchOf(calls)) },
       }
     },
   }
