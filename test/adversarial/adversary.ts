@@ -50,6 +50,13 @@ export const stateTargetAbi = parseAbi([
   'function pullAndWork(address token, address from, uint256 amount, uint256 rounds)',
 ])
 
+export const switchAbi = parseAbi([
+  'function RETURN_DATA_BOMB() view returns (uint256)',
+  'function GAS_BOMB() view returns (uint256)',
+  'function arm(address account, uint256 newMode, uint256 percent)',
+  'function run(uint256 rounds)',
+])
+
 export const fickleSignerAbi = parseAbi([
   'function lastGood() view returns (uint256)',
   'function setLastGood(uint256 blockNumber)',
@@ -71,9 +78,9 @@ export const HEAVY_ROUNDS = 15_000n
  * may use, per form, measured and accounted for:
  * - a signed transfer: the Runner's cold `balanceOf`, then FiatToken v2.2's failing `transferWithAuthorization`
  *   (typed-data hash, ecrecover 3k, a cold authorization slot 2.1k, the balance check, the revert): ≤ 51k measured;
- * - a Calibur batch: the Runner's transient slots and cold balance read (~10k), Calibur's nonce write (22.1k on a
- *   nonce key's first use), the signed batch copied and hashed, ecrecover, the failed payment leg, the self-call
- *   to the account's own `execute` and the reverted payment guard: ≤ 67k measured.
+ * - a Calibur batch: the Runner's delegation check and cold balance read (~10k), then its call to the account's
+ *   signed payment-only batch (copied and hashed, ecrecover, Calibur's nonce check or write, the failed transfer),
+ *   reverted whole: ≤ 67k measured.
  */
 export const PAYMENT_PHASE_EXECUTION = { relayWithAuthorization: 60_000n, relayBatch: 75_000n } as const
 
@@ -83,7 +90,7 @@ export const PAYMENT_PHASE_EXECUTION = { relayWithAuthorization: 60_000n, relayB
  */
 export const PAYMENT_PHASE_BOUND = 100_000n
 
-type ContractName = 'Divergent' | 'StateTarget' | 'GasSink' | 'Inert' | 'FickleSigner'
+type ContractName = 'Divergent' | 'StateTarget' | 'GasSink' | 'Inert' | 'FickleSigner' | 'Switch'
 
 /** Compiles `contracts/Adversary.sol` with the pinned solc and the product contracts' own settings. */
 export function compileAdversary(): Record<ContractName, { abi: Abi; bytecode: Hex }> {
@@ -99,7 +106,7 @@ export function compileAdversary(): Record<ContractName, { abi: Abi; bytecode: H
   }
   const errors = (output.errors ?? []).filter((error) => error.severity === 'error')
   if (errors.length) throw new Error(`solc: ${errors.map((e) => e.formattedMessage).join('\n')}`)
-  const names: ContractName[] = ['Divergent', 'StateTarget', 'GasSink', 'Inert', 'FickleSigner']
+  const names: ContractName[] = ['Divergent', 'StateTarget', 'GasSink', 'Inert', 'FickleSigner', 'Switch']
   return Object.fromEntries(
     names.map((name) => {
       const contract = output.contracts?.['Adversary.sol']?.[name]
@@ -260,7 +267,8 @@ export async function runnerCallGas(chain: AdversaryChain, hash: Hex): Promise<{
   const transaction = await chain.client.getTransaction({ hash })
   const decoded = decodeFunctionData({ abi: runnerAbi, data: transaction.input })
   if (decoded.functionName !== 'relayWithAuthorization' && decoded.functionName !== 'relayBatch') throw new Error(`${hash} calls the Runner's ${decoded.functionName}`)
-  return { form: decoded.functionName, callGas: decoded.args[2] as bigint, calldataGas: calldataGas(transaction.input) }
+  const callGas = decoded.functionName === 'relayBatch' ? decoded.args[5] : decoded.args[2]
+  return { form: decoded.functionName, callGas, calldataGas: calldataGas(transaction.input) }
 }
 
 /**

@@ -133,3 +133,46 @@ contract FickleSigner {
         return MAGIC;
     }
 }
+
+/// @notice An armed switch (issue 27): heavy work while disarmed, which is what Bruno simulates; once armed for an
+/// account (one cheap transaction ahead of the runner's), the account's call burns all its gas, or reverts with
+/// revert data whose memory costs `bombPercent` % of the gas it has left. Reverting returns the gas the data did not
+/// cost, so every frame above that copies the data back pays for it again: sized near a sixth of the stipend,
+/// three copies (the call's, a wrapping frame's copy and re-encoding, its caller's copy) cost more than the whole.
+contract Switch is Work {
+    uint256 public constant DISARMED = 0;
+    uint256 public constant RETURN_DATA_BOMB = 1;
+    uint256 public constant GAS_BOMB = 2;
+
+    mapping(address => uint256) public mode;
+    mapping(address => uint256) public bombPercent;
+
+    function arm(address account, uint256 newMode, uint256 percent) external {
+        mode[account] = newMode;
+        bombPercent[account] = percent;
+    }
+
+    function run(uint256 rounds) external {
+        uint256 armed = mode[msg.sender];
+        if (armed == DISARMED) {
+            _work(rounds);
+            return;
+        }
+        if (armed == GAS_BOMB) _burnAll();
+        // Memory for w words costs 3w + w²/512: w = 256·(√(9 + g/128) − 3) words cost exactly g.
+        uint256 budget = (gasleft() - 2_000) * bombPercent[msg.sender] / 100;
+        uint256 words = 256 * (_sqrt(9 + budget / 128) - 3);
+        assembly {
+            revert(0, mul(words, 32))
+        }
+    }
+
+    function _sqrt(uint256 x) private pure returns (uint256 y) {
+        y = x;
+        uint256 z = (x + 1) / 2;
+        while (z < y) {
+            y = z;
+            z = (x / z + z) / 2;
+        }
+    }
+}
