@@ -34,7 +34,6 @@ const rwaHead = '        if (msg.sender != operator) revert NotOperator();\n    
 const batchHead = '        if (msg.sender != operator) revert NotOperator();\n        if (account.codehash'
 const rwaSig = '        Authorization calldata authorization\n    ) external returns'
 const batchSig = '        uint256 amount\n    ) external returns'
-const guardShort = '        if (balance < required) revert PaymentShort(balance, required);'
 const receivedShort = '        if (received < amount) revert PaymentShort(received, amount);'
 const gasShort = '        if (gasleft() < required) revert GasShort(gasleft(), required);'
 // relayWithAuthorization's two phases, and the same lines with the call first.
@@ -57,6 +56,11 @@ const callLines = `        callSucceeded = true;
 `
 const paymentThenCall = transferLines + callLines
 const callThenPayment = callLines + transferLines
+// relayBatch's two calls, and the same with the account's calls first.
+const payByBatch = '        uint256 received = _payByBatch(account, payment, paymentGas, token, payee, amount);\n'
+const callBatch = '        (callSucceeded, callGasUsed, reason) = _callWithStipend(account, data, callGas);\n'
+const paymentThenCallBatch = payByBatch + callBatch
+const callThenPaymentBatch = callBatch + payByBatch
 
 export const mutants: Mutant[] = [
   // ─── Runner: operator-only ───
@@ -112,27 +116,17 @@ export const mutants: Mutant[] = [
     find: 'received = balanceAfter > balanceBefore ? balanceAfter - balanceBefore : 0;',
     replace: 'received = balanceAfter; balanceBefore;',
   },
-  // ─── Runner: the payment guard ───
-  { name: 'guard-not-in-batch-removed', file: R, find: '        if (msg.sender != _batchAccount) revert NotInBatchRelay();\n', replace: '' },
-  { name: 'guard-not-in-batch-inverted', file: R, find: 'if (msg.sender != _batchAccount)', replace: 'if (msg.sender == _batchAccount)' },
-  { name: 'guard-payment-short-removed', file: R, find: `${guardShort}\n`, replace: '' },
-  { name: 'guard-payment-short-inverted', file: R, find: 'if (balance < required)', replace: 'if (balance >= required)' },
-  { name: 'guard-payment-short-one-unit-lenient', file: R, find: 'if (balance < required)', replace: 'if (balance + 1 < required)' },
-  { name: 'guard-flag-not-set', file: R, find: '        _batchGuardPassed = true;\n', replace: '' },
-  { name: 'guard-flag-not-reset', file: R, find: '        _batchGuardPassed = false;\n', replace: '' },
-  { name: 'guard-account-not-reset', file: R, find: '        _batchAccount = address(0);\n', replace: '' },
-  { name: 'guard-account-not-set', file: R, find: '        _batchAccount = account;\n', replace: '' },
+  // ─── Runner: the batch's payment phase, a call of its own before the account's calls ───
+  { name: 'payment-failure-ignored-batch', file: R, find: '        if (!paid) revert PaymentFailed(paymentReason);\n', replace: '' },
+  { name: 'payment-failure-inverted-batch', file: R, find: 'if (!paid) revert PaymentFailed', replace: 'if (paid) revert PaymentFailed' },
+  { name: 'payment-after-call-batch', file: R, find: paymentThenCallBatch, replace: callThenPaymentBatch },
+  { name: 'payment-gas-unbounded', file: R, find: '_call(account, payment, paymentGas);', replace: '_call(account, payment, gasleft());' },
+  { name: 'payment-gas-halved', file: R, find: '_call(account, payment, paymentGas);', replace: '_call(account, payment, paymentGas / 2);' },
   {
-    name: 'guard-required-without-amount',
+    name: 'payment-batch-not-judged',
     file: R,
-    find: '_batchRequiredBalance = balanceBefore + amount;',
-    replace: '_batchRequiredBalance = balanceBefore;',
-  },
-  {
-    name: 'call-succeeded-ignores-guard',
-    file: R,
-    find: 'callSucceeded = accountCallSucceeded && _batchGuardPassed;',
-    replace: 'callSucceeded = accountCallSucceeded;',
+    find: '        if (!paid) revert PaymentFailed(paymentReason);\n        received = _received(token, payee, balanceBefore, amount);',
+    replace: '        paid; paymentReason; received = amount; balanceBefore;',
   },
   // ─── Runner: the stipend, GasShort, SETTLE_GAS ───
   { name: 'gas-short-removed', file: R, find: `${gasShort}\n`, replace: '' },
@@ -144,22 +138,21 @@ export const mutants: Mutant[] = [
     replace: 'uint256 required = callGas + SETTLE_GAS;',
   },
   { name: 'settle-gas-zero', file: R, find: 'SETTLE_GAS = 25_000;', replace: 'SETTLE_GAS = 0;' },
-  { name: 'stipend-is-all-gas', file: R, find: 'call(callGas, target, 0,', replace: 'call(gas(), target, 0,' },
-  { name: 'stipend-halved', file: R, find: 'call(callGas, target, 0,', replace: 'call(div(callGas, 2), target, 0,' },
+  { name: 'stipend-is-all-gas', file: R, find: 'call(gasLimit, target, 0,', replace: 'call(gas(), target, 0,' },
+  { name: 'stipend-halved', file: R, find: 'call(gasLimit, target, 0,', replace: 'call(div(gasLimit, 2), target, 0,' },
   // ─── Runner: the reason cap ───
   { name: 'reason-cap-removed', file: R, find: '            if (size > REASON_BYTES) size = REASON_BYTES;\n', replace: '' },
   { name: 'reason-bytes-128', file: R, find: 'REASON_BYTES = 256;', replace: 'REASON_BYTES = 128;' },
   // ─── Runner: no ETH kept or spent ───
   { name: 'payable-rwa', file: R, find: rwaSig, replace: rwaSig.replace('external returns', 'external payable returns') },
   { name: 'payable-batch', file: R, find: batchSig, replace: batchSig.replace('external returns', 'external payable returns') },
-  { name: 'payable-guard', file: R, find: 'function paymentGuard() external {', replace: 'function paymentGuard() external payable {' },
   {
     name: 'receive-added',
     file: R,
     find: '    constructor(address operator_) {',
     replace: '    receive() external payable {}\n\n    constructor(address operator_) {',
   },
-  { name: 'value-forwarded', file: R, find: 'call(callGas, target, 0,', replace: 'call(callGas, target, selfbalance(),' },
+  { name: 'value-forwarded', file: R, find: 'call(gasLimit, target, 0,', replace: 'call(gasLimit, target, selfbalance(),' },
 
   // ─── CaliburCompatible ───
   {

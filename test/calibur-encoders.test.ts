@@ -33,8 +33,7 @@ import {
   wrapCaliburSignature,
 } from '../plugins/calibur/executeCalldata.ts'
 import { caliburNonce, splitCaliburNonce } from '../plugins/calibur/nonce.ts'
-import { paymentFirstBatch } from '../plugins/calibur/paymentFirstBatch.ts'
-import { paymentGuardCall } from '../core/relay/runnerCall.ts'
+import { ownCallsBatch, paymentBatch } from '../plugins/calibur/paymentFirstBatch.ts'
 import { readCaliburDomain } from '../plugins/calibur/readDomain.ts'
 import {
   caliburDomainFromEip712Domain,
@@ -271,7 +270,7 @@ const payee: Address = '0xa0Ee7A142d267C1f36714E4a8F75612F20a79720'
 const ethRecipient: Address = '0x90F79bf6EB2c4f870365E785982E1f101E93b906'
 const executor: Address = '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC'
 const swapRouter02: Address = '0x68b3465833fb72A70ecDF485E0e4C7bD8665Fc45'
-// A Runner contract's address, as the payment guard names it.
+// A Runner contract's address, as calibur_batch names it the executor of both batches.
 const runnerContract: Address = '0x59b670e9fA9D0A427751Af201D676719a970857b'
 const saltOf = (prefix: bigint, implementation: Address) => toHex((prefix << 160n) | BigInt(implementation), { size: 32 })
 const usdcTransfer = (to: Address, amount: bigint) => ({ to: devnetUsdc, value: '0', data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to, amount] }) })
@@ -323,14 +322,26 @@ const goldenInputs: { name: string; inputs: GoldenInputs }[] = [
   },
   {
     // calibur_batch's layout (plugins/calibur/paymentFirstBatch.ts): a change to it changes these bytes.
-    name: 'payment first, as calibur_batch builds it: the leg, then the account\'s execute of [the Runner\'s payment guard, a USDC transfer]; nonce key 0 seq 0',
+    name: 'payment only, as calibur_batch builds it: one USDC transfer to the payee, all or nothing; nonce key 0 seq 0; the Runner as executor',
     inputs: {
       domain: { chainId: 31337, account, salt: saltOf(0n, caliburCanonical) },
-      batch: paymentFirstBatch(usdcTransfer(payee, 935_207n) as CaliburCall, paymentGuardCall(runnerContract) as CaliburCall, [usdcTransfer(ethRecipient, 1_000_000n) as CaliburCall]),
+      batch: paymentBatch(usdcTransfer(payee, 935_207n) as CaliburCall),
       nonceKey: '0',
       nonceSeq: '0',
       deadline: '1900000000',
-      executor: zeroAddress,
+      executor: runnerContract,
+      keyHash: zeroHash,
+    },
+  },
+  {
+    name: 'the account\'s calls, as calibur_batch builds them after the payment: a USDC transfer, all or nothing; nonce key 0 seq 1; the Runner as executor',
+    inputs: {
+      domain: { chainId: 31337, account, salt: saltOf(0n, caliburCanonical) },
+      batch: ownCallsBatch([usdcTransfer(ethRecipient, 1_000_000n) as CaliburCall]),
+      nonceKey: '0',
+      nonceSeq: '1',
+      deadline: '1900000000',
+      executor: runnerContract,
       keyHash: zeroHash,
     },
   },

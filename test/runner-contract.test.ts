@@ -25,6 +25,7 @@ import {
   parseUnits,
   size,
   slice,
+  toFunctionSelector,
   toHex,
   zeroAddress,
   zeroHash,
@@ -86,7 +87,7 @@ const reasonBytes = await client.readContract({ address: runner, abi: runnerAbi,
 const probeAbi = parseAbi([
   'event Probed(uint256 gasAtEntry, uint256 payeeBalance, uint256 value, address sender)',
   'function BOMB_HEAD() view returns (uint256)',
-  'function probe(address token, address payee, uint256 payment, address runner) payable returns (uint256, uint256)',
+  'function probe(address token, address payee, uint256 payment) payable returns (uint256, uint256)',
   'function burn() pure',
   'function fail(bytes reason) pure',
   'function bomb(uint256 size, bool reverts) pure',
@@ -279,13 +280,24 @@ const relayWithAuthorizationData = (args: {
     ],
   })
 
-const relayBatchData = (args: { account?: Address; delegate?: Address; data: Hex; callGas?: bigint; payee?: Address; amount?: bigint }) =>
+const relayBatchData = (args: {
+  account?: Address
+  delegate?: Address
+  payment: Hex
+  paymentGas?: bigint
+  data: Hex
+  callGas?: bigint
+  payee?: Address
+  amount?: bigint
+}) =>
   encodeFunctionData({
     abi: runnerAbi,
     functionName: 'relayBatch',
     args: [
       args.account ?? delegated.address,
       args.delegate ?? devnet.calibur,
+      args.payment,
+      args.paymentGas ?? 150_000n,
       args.data,
       args.callGas ?? 1_000_000n,
       usdc,
@@ -301,20 +313,23 @@ const usdcCall = (data: Hex): Call => ({ to: usdc, value: 0n, data })
 const usdcTransfer = (to: Address, amount: bigint) =>
   usdcCall(encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to, amount] }))
 const probeCall = (data: Hex): Call => ({ to: probe, value: 0n, data })
-// The probe as a call: it reports what it sees. As relayBatch's account: it pays `fee` first and passes the guard.
-const probeData = encodeFunctionData({ abi: probeAbi, functionName: 'probe', args: [usdc, payee, 0n, zeroAddress] })
-const probeAsAccount = encodeFunctionData({ abi: probeAbi, functionName: 'probe', args: [usdc, payee, fee, runner] })
-const paymentGuard = encodeFunctionData({ abi: runnerAbi, functionName: 'paymentGuard' })
-const guardCall: Call = { to: runner, value: 0n, data: paymentGuard }
+// The probe as a call: it reports what it sees. As relayBatch's account: `probePays` is its payment batch (it pays
+// `fee`), `probeData` its batch of calls (it reports).
+const probeData = encodeFunctionData({ abi: probeAbi, functionName: 'probe', args: [usdc, payee, 0n] })
+const probePays = encodeFunctionData({ abi: probeAbi, functionName: 'probe', args: [usdc, payee, fee] })
+const probeRelay = (args: { callGas?: bigint; data?: Hex; payment?: Hex; paymentGas?: bigint; amount?: bigint } = {}) =>
+  relayBatchData({ account: probeAccount, delegate: probe, payment: args.payment ?? probePays, data: args.data ?? probeData, ...args })
 
-// The delegated account's signed Calibur `execute` of `batchedCall` (root key, any executor, no deadline).
-async function signedExecute(batchedCall: BatchedCall) {
-  const nonce = await client.readContract({
+// The delegated account's signed Calibur `execute` of `batchedCall` (root key, any executor, no deadline), at
+// `ahead` past the account's next seq.
+async function signedExecute(batchedCall: BatchedCall, ahead = 0n) {
+  const seq = await client.readContract({
     address: delegated.address,
     abi: caliburCompatibleAbi,
     functionName: 'getSeq',
     args: [0n],
   })
+  const nonce = seq + ahead
   const message = { batchedCall, nonce, keyHash: zeroHash, executor: zeroAddress, deadline: 0n }
   const signature = await delegated.signTypedData({
     domain: {
@@ -349,24 +364,13 @@ async function signedExecute(batchedCall: BatchedCall) {
   return encodeFunctionData({ abi: caliburCompatibleAbi, functionName: 'execute', args: [message, wrapped] })
 }
 
-// The batch relayBatch takes: `{[payment leg, {to: account, execute({[paymentGuard(), ...calls], revertOnFailure:
-// true})}], revertOnFailure: false}`, signed. The payment stands alone; the agent's calls run only past the guard.
-const payingBatch = ({ leg = usdcTransfer(payee, fee), calls }: { leg?: Call; calls: Call[] }) =>
-  signedExecute({
-    calls: [
-      leg,
-      {
-        to: zeroAddress,
-        value: 0n,
-        data: encodeFunctionData({
-          abi: caliburCompatibleAbi,
-          functionName: 'execute',
-          args: [{ calls: [guardCall, ...calls], revertOnFailure: true }],
-        }),
-      },
-    ],
-    revertOnFailure: false,
-  })
+// The two batches relayBatch takes, signed: `payment`, the payment-only batch `{[leg], revertOnFailure: true}` at the
+// account's next nonce, and `data`, the account's own calls `{calls, revertOnFailure: true}` at the nonce after it.
+const payingBatches = async ({ leg = usdcTransfer(payee, fee), legs, calls }: { leg?: Call; legs?: Call[]; calls: Call[] }) => ({
+  payment: await signedExecute({ calls: legs ?? [leg], revertOnFailure: true }),
+  data: await signedExecute({ calls, revertOnFailure: true }, 1n),
+})
+const callFailedSelector = toFunctionSelector('CallFailed(bytes)')
 
 // debug_traceCall's call tree, to see which contracts a reverting transaction reached.
 type Frame = { to?: string; gasUsed?: Hex; error?: string; calls?: Frame[] }
@@ -415,7 +419,7 @@ t.test('the devnet deploys the Runner for anvil #4, and it holds nothing', async
 t.test('operator-only: both entry points refuse anyone else, and a call cannot re-enter them', async (t) => {
   // Requests that would succeed from the operator (checked), so only the sender decides.
   const withAuthorization = relayWithAuthorizationData({ authorization: await authorizationFor(fee) })
-  const batch = relayBatchData({ account: probeAccount, delegate: probe, data: probeAsAccount, callGas: 100_000n })
+  const batch = probeRelay({ callGas: 100_000n })
   t.equal(await revertData({ data: withAuthorization }), undefined, 'relayWithAuthorization: the operator may')
   t.equal(await revertData({ data: batch }), undefined, 'relayBatch: the operator may')
   const notOperator = { errorName: 'NotOperator', args: undefined }
@@ -491,19 +495,22 @@ t.test('relayWithAuthorization: a payer with code (a delegated account) is Payer
 })
 
 t.test('relayBatch: an account not delegated to the named delegate is NotDelegated, before anything runs', async (t) => {
-  const batch = await payingBatch({ calls: [probeCall(probeData)] })
-  const wrongDelegate = runnerError(await revertData({ data: relayBatchData({ data: batch, delegate: probe }) }))
+  const batches = await payingBatches({ calls: [probeCall(probeData)] })
+  const wrongDelegate = runnerError(await revertData({ data: relayBatchData({ ...batches, delegate: probe }) }))
   t.same(wrongDelegate, { errorName: 'NotDelegated', args: [delegated.address, probe] }, 'delegated to Calibur, not to the one named')
-  const plain = runnerError(await revertData({ data: relayBatchData({ account: usdcOnly.address, data: batch }) }))
+  const plain = runnerError(await revertData({ data: relayBatchData({ account: usdcOnly.address, ...batches }) }))
   t.same(plain, { errorName: 'NotDelegated', args: [usdcOnly.address, devnet.calibur] }, 'an account with no code')
-  t.equal(runnerError(await revertData({ data: relayBatchData({ data: batch }) })), undefined, 'the same batch on the account Calibur runs')
+  t.equal(runnerError(await revertData({ data: relayBatchData(batches) })), undefined, 'the same batches on the account Calibur runs')
 })
 
-t.test('relayBatch: the batch pays first, and the agent\'s calls run after the guard with the payee paid', async (t) => {
-  const data = relayBatchData({
-    data: await payingBatch({ calls: [probeCall(probeData), usdcTransfer(sink, 1n)] }),
-  })
+t.test('relayBatch: the payment batch runs first, in a call of its own, and the agent\'s calls run after it with the payee paid', async (t) => {
+  const data = relayBatchData(await payingBatches({ calls: [probeCall(probeData), usdcTransfer(sink, 1n)] }))
   const [payeeBefore, sinkBefore] = [await usdcBalance(payee), await usdcBalance(sink)]
+  const trace = await traceCall(data)
+  const accountCalls = (trace.calls ?? []).filter((frame) => frame.to !== undefined && isAddressEqual(frame.to as Address, delegated.address))
+  t.equal(accountCalls.length, 2, 'the Runner calls the account twice: the payment batch, then the batch of calls')
+  t.equal(reaches(accountCalls[0]!, probe), false, 'the first call (the payment) reaches no agent call')
+  t.equal(reaches(accountCalls[1]!, probe), true, 'the second runs the agent\'s calls')
   const receipt = await send(data)
   const [probed] = probedOf(receipt)
   t.equal(probed?.payeeBalance, payeeBefore + fee, 'the agent\'s call saw the payee already paid')
@@ -514,49 +521,66 @@ t.test('relayBatch: the batch pays first, and the agent\'s calls run after the g
   t.equal(await usdcBalance(sink), sinkBefore + 1n)
 })
 
-t.test('relayBatch: a payment leg that fails reverts the whole transaction with PaymentShort, and no agent call runs', async (t) => {
+t.test('relayBatch: a payment batch that fails reverts the whole transaction with PaymentFailed, and no agent call runs', async (t) => {
   const failingLeg = usdcTransfer(payee, parseUnits('1000000000', 6))
-  const failing = relayBatchData({ data: await payingBatch({ leg: failingLeg, calls: [probeCall(probeData)] }) })
-  t.same(runnerError(await revertData({ data: failing })), { errorName: 'PaymentShort', args: [0n, fee] })
+  const failing = relayBatchData(await payingBatches({ leg: failingLeg, calls: [probeCall(probeData)] }))
+  const failure = runnerError(await revertData({ data: failing }))
+  t.equal(failure?.errorName, 'PaymentFailed', 'the payment batch reverted')
+  const [reason] = (failure?.args ?? []) as readonly Hex[]
+  t.equal(reason?.slice(0, 10), callFailedSelector, 'with its own reason: Calibur\'s CallFailed of the transfer')
   const trace = await traceCall(failing)
   t.ok(trace.error, 'the traced transaction reverts')
   t.equal(reaches(trace, probe), false, 'the agent\'s call was never made')
-  const paid = relayBatchData({ data: await payingBatch({ calls: [probeCall(probeData)] }) })
-  t.equal(reaches(await traceCall(paid), probe), true, 'the same batch with its payment reaches the probe')
-  t.comment(`gas: a batch whose payment leg fails costs ${BigInt(trace.gasUsed ?? '0x0')} (then reverts)`)
+  const paid = relayBatchData(await payingBatches({ calls: [probeCall(probeData)] }))
+  t.equal(reaches(await traceCall(paid), probe), true, 'the same batches with their payment reach the probe')
+  t.comment(`gas: a relay whose payment batch fails costs ${BigInt(trace.gasUsed ?? '0x0')} (then reverts)`)
 
-  // The agent's calls cannot make up for the leg: a payment hidden in them never runs. Without the guard this
-  // batch would pay the payee in full.
-  const hidden = relayBatchData({ data: await payingBatch({ leg: failingLeg, calls: [usdcTransfer(payee, fee)] }) })
-  t.same(runnerError(await revertData({ data: hidden })), { errorName: 'PaymentShort', args: [0n, fee] })
+  // The agent's calls cannot make up for a failed payment: a payment hidden in them never runs.
+  const hidden = relayBatchData(await payingBatches({ leg: failingLeg, calls: [usdcTransfer(payee, fee)] }))
+  t.equal(runnerError(await revertData({ data: hidden }))?.errorName, 'PaymentFailed')
 
-  // A leg that pays less than the amount: the guard stops the calls, and the relay reverts short.
-  const under = relayBatchData({ data: await payingBatch({ calls: [probeCall(probeData)] }), amount: fee + 1n })
+  // A payment batch that pays less than the amount: PaymentShort, before any agent call.
+  const under = relayBatchData({ ...(await payingBatches({ calls: [probeCall(probeData)] })), amount: fee + 1n })
   t.same(runnerError(await revertData({ data: under })), { errorName: 'PaymentShort', args: [fee, fee + 1n] })
   t.equal(reaches(await traceCall(under), probe), false, 'no agent call when short')
+  // A batch of calls that would pay the rest counts for nothing: the payment is judged before it runs.
+  const toppedUp = relayBatchData({ ...(await payingBatches({ calls: [usdcTransfer(payee, 1n)] })), amount: fee + 1n })
+  t.same(runnerError(await revertData({ data: toppedUp })), { errorName: 'PaymentShort', args: [fee, fee + 1n] })
 })
 
-t.test('relayBatch: only the payee\'s net rise counts, so a call that lowers its balance is no payment', async (t) => {
-  // The approving payee let the account pull its USDC. The batch pays it, then pulls some back.
+t.test('relayBatch: the payment phase gets at most paymentGas, so a payment that fails costs at most that', async (t) => {
+  const burn = encodeFunctionData({ abi: probeAbi, functionName: 'burn' })
+  for (const paymentGas of [30_000n, 120_000n]) {
+    const data = probeRelay({ payment: burn, paymentGas })
+    t.same(runnerError(await revertData({ data })), { errorName: 'PaymentFailed', args: ['0x'] }, `a burning payment with ${paymentGas}`)
+    const trace = await traceCall(data, 2_000_000n)
+    const used = BigInt(trace.gasUsed ?? '0x0')
+    t.ok(used > paymentGas && used < paymentGas + 40_000n, `it used ${used} gas: the cap and the Runner's own work`)
+    t.equal(reaches(trace, probeAccount), true, 'the burn ran (as the delegated account\'s code)')
+  }
+  // A payment batch that returns megabytes of revert data: only REASON_BYTES of it are kept, within the cap.
+  const bombing = probeRelay({ payment: encodeFunctionData({ abi: probeAbi, functionName: 'bomb', args: [2_000_000n, true] }), paymentGas: 100_000n })
+  const failure = runnerError(await revertData({ data: bombing }))
+  t.equal(failure?.errorName, 'PaymentFailed', 'a payment that cannot afford its own bomb fails')
+  t.ok(BigInt(size((failure?.args as readonly Hex[])[0]!)) <= reasonBytes, 'its reason is at most 256 bytes')
+})
+
+t.test('relayBatch: the payment is judged once, after the payment phase; nothing the calls do after can revert the relay', async (t) => {
+  // The approving payee let the account pull its USDC. The payment batch pays it and pulls some back.
   const to = approvingPayee.account.address
   const pull = (amount: bigint) =>
     usdcCall(encodeFunctionData({ abi: erc20Abi, functionName: 'transferFrom', args: [to, sink, amount] }))
-  const relay = async (calls: Call[]) =>
-    relayBatchData({ data: await payingBatch({ leg: usdcTransfer(to, fee), calls }), payee: to })
-  t.equal(await revertData({ data: await relay([usdcTransfer(sink, 1n)]) }), undefined, 'paid and nothing pulled: fine')
-  t.same(runnerError(await revertData({ data: await relay([pull(fee / 2n)]) })), {
-    errorName: 'PaymentShort',
-    args: [fee / 2n, fee],
-  })
-  t.same(runnerError(await revertData({ data: await relay([pull(fee)]) })), {
-    errorName: 'PaymentShort',
-    args: [0n, fee],
-  })
+  const relay = async (legs: Call[], calls: Call[] = [usdcTransfer(sink, 1n)]) =>
+    relayBatchData({ ...(await payingBatches({ legs, calls })), payee: to })
+  t.equal(await revertData({ data: await relay([usdcTransfer(to, fee)]) }), undefined, 'paid and nothing pulled: fine')
+  t.same(runnerError(await revertData({ data: await relay([usdcTransfer(to, fee), pull(fee / 2n)]) })), { errorName: 'PaymentShort', args: [fee / 2n, fee] })
+  t.same(runnerError(await revertData({ data: await relay([usdcTransfer(to, fee), pull(fee)]) })), { errorName: 'PaymentShort', args: [0n, fee] })
   // More pulled than paid: the balance fell, which is no payment at all (and no underflow).
-  t.same(runnerError(await revertData({ data: await relay([pull(2n * fee)]) })), {
-    errorName: 'PaymentShort',
-    args: [0n, fee],
-  })
+  t.same(runnerError(await revertData({ data: await relay([usdcTransfer(to, fee), pull(2n * fee)]) })), { errorName: 'PaymentShort', args: [0n, fee] })
+  // A pull in the batch of calls, after the payment was judged: the relay stands, paid as Relayed says. Only a
+  // payee that approved the account can be pulled from, and Bruno's payee approves no one.
+  const simulated = await simulate('relayBatch', { data: await relay([usdcTransfer(to, fee)], [pull(fee)]) })
+  t.equal(simulated.callSucceeded, true, 'the pull ran after the payment was judged')
 })
 
 t.test('relayBatch: when the agent\'s calls fail the payment stays, the transaction succeeds, callSucceeded is false', async (t) => {
@@ -564,8 +588,9 @@ t.test('relayBatch: when the agent\'s calls fail the payment stays, the transact
   const approve = usdcCall(encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [spender, 5n] }))
   const overdraw = usdcTransfer(sink, parseUnits('1000000000', 6))
   const payeeBefore = await usdcBalance(payee)
-  const receipt = await send(relayBatchData({ data: await payingBatch({ calls: [approve, overdraw] }) }))
-  t.same(relayedOf(receipt), { target: delegated.address, payee, received: fee, callSucceeded: false, reason: '0x' })
+  const receipt = await send(relayBatchData(await payingBatches({ calls: [approve, overdraw] })))
+  const relayed = relayedOf(receipt)
+  t.same({ ...relayed, reason: relayed.reason.slice(0, 10) }, { target: delegated.address, payee, received: fee, callSucceeded: false, reason: callFailedSelector })
   t.equal(await usdcBalance(payee), payeeBefore + fee, 'the payment stays')
   t.equal(
     await client.readContract({
@@ -580,14 +605,15 @@ t.test('relayBatch: when the agent\'s calls fail the payment stays, the transact
 })
 
 t.test('the stipend: relayBatch gives the account exactly callGas; a limit too low reverts GasShort before the call', async (t) => {
-  // The probe as the relayed account: it reports its gas, pays, then passes the guard.
+  // The probe as the relayed account: its payment batch pays, its batch of calls reports its gas.
   const callGas = 250_000n
-  const data = relayBatchData({ account: probeAccount, delegate: probe, data: probeAsAccount, callGas })
+  const data = probeRelay({ callGas })
   const gas = await client.estimateGas({ account: operator.account.address, to: runner, data })
   t.equal(runnerError(await revertData({ data, gas: gas - 1n }))?.errorName, 'GasShort', 'one gas below the estimate')
   const receipt = await send(data)
-  const [probed] = probedOf(receipt)
-  t.equal(probed?.gasAtEntry, callGas - probeEntryGas, 'the account was given exactly callGas')
+  const [paying, probed] = probedOf(receipt)
+  t.equal(paying?.gasAtEntry, 150_000n - probeEntryGas, 'the payment batch was given exactly paymentGas')
+  t.equal(probed?.gasAtEntry, callGas - probeEntryGas, 'the account\'s batch of calls was given exactly callGas')
   t.equal(probed?.value, 0n, 'and no value')
   t.equal(probed?.sender, runner)
   t.same(relayedOf(receipt), { target: probeAccount, payee, received: fee, callSucceeded: true, reason: '0x' })
@@ -602,7 +628,7 @@ t.test('the stipend: relayBatch gives the account exactly callGas; a limit too l
       callGas: big,
       authorization: await authorizationFor(fee),
     }),
-    relayBatch: relayBatchData({ account: probeAccount, delegate: probe, data: probeAsAccount, callGas: big }),
+    relayBatch: probeRelay({ callGas: big }),
   }
   for (const [name, request] of Object.entries(cases)) {
     const short = runnerError(await revertData({ data: request, gas: 500_000n }))
@@ -610,7 +636,14 @@ t.test('the stipend: relayBatch gives the account exactly callGas; a limit too l
     const [available, needed] = (short?.args ?? []) as readonly bigint[]
     t.equal(needed, required, `${name}: requires callGas + callGas/63 + SETTLE_GAS`)
     t.ok(available !== undefined && available < 500_000n, `${name}: had ${available}`)
-    t.equal(reaches(await traceCall(request, 500_000n), probe), false, `${name}: the call was never made`)
+    const trace = await traceCall(request, 500_000n)
+    const probeCalls = (frame: Frame): Frame[] =>
+      (frame.calls ?? []).flatMap((inner) => [...(inner.to !== undefined && isAddressEqual(inner.to as Address, probeAccount) ? [inner] : []), ...probeCalls(inner)])
+    t.equal(
+      name === 'relayBatch' ? probeCalls(trace).length : reaches(trace, probe) ? 1 : 0,
+      name === 'relayBatch' ? 1 : 0,
+      `${name}: the call was never made${name === 'relayBatch' ? ' (only the payment batch ran)' : ''}`,
+    )
   }
 })
 
@@ -679,8 +712,8 @@ t.test('the return-data bomb: ~2.75 MB returned or reverted does not break settl
     t.comment(`gas: relayWithAuthorization of a ${bombSize}-byte ${reverts ? 'revert' : 'return'}, ${receipt.gasUsed}`)
   }
 
-  // relayBatch's call phase is the same: the bomb as the account (it pays nothing, so this one is only simulated).
-  const batch = relayBatchData({ account: probeAccount, delegate: probe, data: bomb(true), callGas, amount: 0n })
+  // relayBatch's call phase is the same: the bomb as the account's batch of calls (only simulated).
+  const batch = probeRelay({ data: bomb(true), callGas })
   const gas = await client.estimateGas({ account: operator.account.address, to: runner, data: batch })
   t.ok(gas < transactionGasCap, `relayBatch needs ${gas} gas`)
   const simulated = await simulate('relayBatch', { data: batch, gas })
@@ -697,10 +730,9 @@ t.test('no ETH: the Runner refuses value, and calls carry none even when the Run
     authorization: await authorizationFor(fee),
   })
   t.equal(await revertData({ data, value: 1n }), '0x', 'relayWithAuthorization with value reverts')
-  const batch = relayBatchData({ account: probeAccount, delegate: probe, data: probeAsAccount, callGas: 100_000n })
+  const batch = probeRelay({ callGas: 100_000n })
   t.equal(await revertData({ data: batch, value: 1n }), '0x', 'relayBatch with value reverts')
   t.equal(await revertData({ from: stranger.address, data: '0x', value: 1n }), '0x', 'a plain transfer reverts')
-  t.equal(await revertData({ from: stranger.address, data: paymentGuard, value: 1n }), '0x', 'so does paymentGuard')
 
   // ETH can still be forced in (selfdestruct, a block reward): none of it goes out with a call.
   const forced = parseEther('1')
@@ -715,49 +747,26 @@ t.test('no ETH: the Runner refuses value, and calls carry none even when the Run
   await testClient.setBalance({ address: runner, value: 0n })
 })
 
-t.test('paymentGuard outside a batch relay is NotInBatchRelay', async (t) => {
-  const forwardToGuard = encodeFunctionData({ abi: probeAbi, functionName: 'forward', args: [runner, paymentGuard] })
-  for (const from of [stranger.address, delegated.address, operator.account.address, probe])
-    t.same(runnerError(await revertData({ from, data: paymentGuard })), { errorName: 'NotInBatchRelay', args: undefined })
-  // Within relayWithAuthorization, no batch relay is under way either.
-  const result = await simulate('relayWithAuthorization', {
-    data: relayWithAuthorizationData({
-      target: probe,
-      data: forwardToGuard,
-      callGas: 100_000n,
-      authorization: await authorizationFor(fee),
-    }),
-  })
-  t.same(runnerError(result.reason), { errorName: 'NotInBatchRelay', args: undefined })
-  // Within relayBatch, only the relayed account passes: a contract it calls does not.
-  const viaOther = relayBatchData({ data: await payingBatch({ calls: [probeCall(forwardToGuard)] }) })
-  t.equal((await simulate('relayBatch', { data: viaOther })).callSucceeded, false, 'a guard passed by another fails')
-})
-
-t.test('two relays in one transaction (an operator that batches): the first leaves nothing for the second', async (t) => {
-  // Bruno's operator is an EOA, one relay a transaction, and transient storage ends with each transaction. An
-  // operator that batches (a contract, or an EOA delegated to one) would meet the first relay's guard state.
+t.test('two relays in one transaction (an operator that batches): each pays and runs on its own', async (t) => {
+  // Bruno's operator is an EOA, one relay a transaction. An operator that batches (a contract, or an EOA
+  // delegated to one) must find each relay paid and run by itself: the Runner keeps no state between them.
   const batcherAbi = parseAbi(['function callAll(address[] targets, bytes[] data) returns (bytes[] results)'])
   const batcherArtifact = compileTypedFixture('BatchingOperator', batcherAbi)
   const batcher = getAddress((await mined(await deployer.deployContract({ ...batcherArtifact }))).contractAddress!)
   const batched = getAddress((await mined(await deployer.deployContract({ ...runnerArtifact, args: [batcher] }))).contractAddress!)
   const callAll = (calls: { to: Address; data: Hex }[]) =>
     encodeFunctionData({ abi: batcherAbi, functionName: 'callAll', args: [calls.map(({ to }) => to), calls.map(({ data }) => data)] })
-  // The probe account pays `fee`, then passes `guard`'s paymentGuard unless it is zero.
-  const probeRelay = (guard: Address) => ({
-    to: batched,
-    data: relayBatchData({ account: probeAccount, delegate: probe, data: encodeFunctionData({ abi: probeAbi, functionName: 'probe', args: [usdc, payee, fee, guard] }) }),
-  })
+  const relay = (amount: bigint) => ({ to: batched, data: probeRelay({ amount }) })
   const outcomes = async (calls: { to: Address; data: Hex }[]) => {
     const { data } = await client.call({ account: stranger.address, to: batcher, data: callAll(calls) })
     const results = decodeFunctionResult({ abi: batcherAbi, functionName: 'callAll', data: data! })
     return results.map((result) => decodeFunctionResult({ abi: runnerAbi, functionName: 'relayBatch', data: result })[0])
   }
-  t.same(await outcomes([probeRelay(zeroAddress)]), [false], 'alone: paid, no guard passed, so its calls count as failed')
-  t.same(await outcomes([probeRelay(batched), probeRelay(zeroAddress)]), [true, false], 'after a relay whose guard passed: still failed (the guard\'s pass was reset)')
-  // The same account calling the guard right after its relay, outside any: the relay's account was reset too.
-  const guardAfter = { to: probeAccount, data: encodeFunctionData({ abi: probeAbi, functionName: 'forward', args: [batched, paymentGuard] }) }
-  t.same(runnerError(await revertData({ from: stranger.address, to: batcher, data: callAll([probeRelay(batched), guardAfter]) })), { errorName: 'NotInBatchRelay', args: undefined })
+  t.same(await outcomes([relay(fee)]), [true], 'alone: paid, its call ran')
+  t.same(await outcomes([relay(fee), relay(fee)]), [true, true], 'two in a row: each paid and ran')
+  // The second relay's payment is judged on its own rise: the first's payment does not count for it.
+  const second = runnerError(await revertData({ from: stranger.address, to: batcher, data: callAll([relay(fee), relay(fee + 1n)]) }))
+  t.same(second, { errorName: 'PaymentShort', args: [fee, fee + 1n] })
 })
 
 t.test('a failing call\'s reason is recorded in Relayed (its first 256 bytes), and the payment stays', async (t) => {
@@ -804,7 +813,7 @@ t.test('gas', async (t) => {
     const calls = Array.from({ length: count }, (_, i) =>
       usdcTransfer(toHex(0xa11ce000n + BigInt(count * 16 + i), { size: 20 }), parseUnits('1', 6)),
     )
-    const receipt = await send(relayBatchData({ data: await payingBatch({ calls }) }))
+    const receipt = await send(relayBatchData(await payingBatches({ calls })))
     t.equal(relayedOf(receipt).callSucceeded, true)
     t.comment(`gas: relayBatch with ${count} ERC-20 transfer call${count > 1 ? 's' : ''}: ${receipt.gasUsed}`)
   }

@@ -1,12 +1,12 @@
 import t from 'tap'
 import { concat, encodeFunctionData, erc20Abi, getAddress, parseAbi, toHex, type Address, type Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
-import { encodeTransfer, paymentGuardCall } from '../../core/plugin.ts'
+import { encodeTransfer } from '../../core/plugin.ts'
 import type { BatchPaymentReader } from '../../core/relay/batchPayment.ts'
 import { paymentToken } from '../../core/relay/paymentToken.ts'
 import { submitCall } from '../../core/relay/submit.ts'
 import { encodeSignedExecute } from '../../plugins/calibur/executeCalldata.ts'
-import { caliburBatchReader, paymentFirstBatch } from '../../plugins/calibur/paymentFirstBatch.ts'
+import { caliburBatchReader, ownCallsBatch, paymentBatch } from '../../plugins/calibur/paymentFirstBatch.ts'
 import { caliburTypedData, type CaliburTypedDataParameters } from '../../plugins/calibur/typedData.ts'
 import { currentFees, dropTransaction, paymentValue, startRunnerDevnet, type RunnerDevnet } from './runnerDevnet.ts'
 
@@ -34,7 +34,7 @@ async function funded(devnet: RunnerDevnet, key: Hex) {
 
 /**
  * A fresh account delegated to the devnet's Calibur-compatible delegate, holding 100 USDC, and its signed
- * `execute` of a batch (nonce 0, no deadline, any executor). The calibur group's reader joins the relay's
+ * `execute` of a batch (nonce 0 unless given, no deadline, any executor). The calibur group's reader joins the relay's
  * context as the app registers it: its errors join the relay's words.
  */
 async function caliburAccount(devnet: RunnerDevnet) {
@@ -43,8 +43,8 @@ async function caliburAccount(devnet: RunnerDevnet) {
   const account = privateKeyToAccount((await devnet.payer()).key)
   await devnet.testClient.setCode({ address: account.address, bytecode: concat(['0xef0100', devnet.deployment.calibur]) })
   const domain = { chainId: devnet.network.chainId, account: account.address, salt: toHex(BigInt(devnet.deployment.calibur), { size: 32 }) }
-  const signedExecute = async (batch: CaliburTypedDataParameters['batch']) => {
-    const typedData = caliburTypedData({ domain, batch, nonce: 0n, deadline: 0n })
+  const signedExecute = async (batch: CaliburTypedDataParameters['batch'], nonce = 0n) => {
+    const typedData = caliburTypedData({ domain, batch, nonce, deadline: 0n })
     return { to: account.address, data: encodeSignedExecute({ message: typedData.message, signature: await account.signTypedData(typedData as never) }) }
   }
   return { account, signedExecute }
@@ -93,7 +93,7 @@ t.test('a call that fails on chain with an error only a batch reader knows (Cali
   t.same(done.outcome, { paidBaseUnits: paymentValue(a), callSucceeded: false, callReason: 'the batch nonce is not the account\'s current one: it was used already or skips ahead (InvalidNonce)' })
 })
 
-t.test('a batch whose own calls fail on chain: replayed at the block before its own, where they fail too, in the token\'s words', async (t) => {
+t.test('a batch whose own calls fail on chain: the Runner keeps their reason (Calibur\'s CallFailed of the token\'s), said in the token\'s words', async (t) => {
   const devnet = await startRunnerDevnet(t)
   const lender = await devnet.payer()
   const { account, signedExecute } = await caliburAccount(devnet)
@@ -105,8 +105,11 @@ t.test('a batch whose own calls fail on chain: replayed at the block before its 
   const amount = 10_000_000n
   const leg = encodeTransfer({ token: devnet.deployment.usdc, to: devnet.payee, amount })
   const borrow = { to: devnet.deployment.usdc, value: '0', data: encodeFunctionData({ abi: erc20Abi, functionName: 'transferFrom', args: [lender.address, lender.address, 1n] }) }
-  const batch = paymentFirstBatch({ ...leg, to: getAddress(leg.to), data: leg.data as Hex }, paymentGuardCall(getAddress(devnet.network.runner.contract)), [borrow])
-  const view = await submitCall(devnet.context, { call: await signedExecute(batch), payment: { token: devnet.deployment.usdc, amountBaseUnits: amount.toString() } })
+  const payment = await signedExecute(paymentBatch({ ...leg, to: getAddress(leg.to), data: leg.data as Hex }))
+  const view = await submitCall(devnet.context, {
+    call: await signedExecute(ownCallsBatch([borrow]), 1n),
+    payment: { token: devnet.deployment.usdc, amountBaseUnits: amount.toString(), batch: payment.data },
+  })
   await devnet.pass()
   const sent = await devnet.get(view.id)
   // The node loses the relay (anvil keeps none back from a block; a real node may) and the lender's revocation is mined

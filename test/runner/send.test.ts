@@ -1,12 +1,12 @@
 import t from 'tap'
 import { concat, getAddress, hexToBigInt, toHex, type Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
-import { encodeTransfer, paymentGuardCall } from '../../core/plugin.ts'
+import { encodeTransfer } from '../../core/plugin.ts'
 import type { BatchPaymentReader } from '../../core/relay/batchPayment.ts'
 import { paymentToken } from '../../core/relay/paymentToken.ts'
 import { submitCall } from '../../core/relay/submit.ts'
 import { encodeSignedExecute } from '../../plugins/calibur/executeCalldata.ts'
-import { caliburBatchReader, paymentFirstBatch } from '../../plugins/calibur/paymentFirstBatch.ts'
+import { caliburBatchReader, ownCallsBatch, paymentBatch } from '../../plugins/calibur/paymentFirstBatch.ts'
 import { caliburTypedData } from '../../plugins/calibur/typedData.ts'
 import { waitFor } from '../fixtures/waitFor.ts'
 import { paymentValue, signed, startRunnerDevnet } from './runnerDevnet.ts'
@@ -123,10 +123,14 @@ t.test('a Calibur batch signed with no deadline (0) is sent at its first pass, n
   const amount = 10_000_000n
   const read = devnet.readCall(account.address)
   const leg = encodeTransfer({ token: deployment.usdc, to: devnet.payee, amount })
-  const batch = paymentFirstBatch({ ...leg, to: getAddress(leg.to), data: leg.data as Hex }, paymentGuardCall(getAddress(network.runner.contract)), [{ to: read.to, value: '0', data: read.data }])
-  const typedData = caliburTypedData({ domain: { chainId: network.chainId, account: account.address, salt: toHex(BigInt(deployment.calibur), { size: 32 }) }, batch, nonce: 0n, deadline: 0n })
-  const signature = await account.signTypedData(typedData as never)
-  const view = await submitCall(devnet.context, { call: { to: account.address, data: encodeSignedExecute({ message: typedData.message, signature }) }, payment: { token: deployment.usdc, amountBaseUnits: amount.toString() } })
+  const domain = { chainId: network.chainId, account: account.address, salt: toHex(BigInt(deployment.calibur), { size: 32 }) }
+  const signed = async (batch: ReturnType<typeof paymentBatch>, nonce: bigint) => {
+    const typedData = caliburTypedData({ domain, batch, nonce, deadline: 0n })
+    return encodeSignedExecute({ message: typedData.message, signature: await account.signTypedData(typedData as never) })
+  }
+  const payment = await signed(paymentBatch({ ...leg, to: getAddress(leg.to), data: leg.data as Hex }), 0n)
+  const calls = await signed(ownCallsBatch([{ to: read.to, value: '0', data: read.data }]), 1n)
+  const view = await submitCall(devnet.context, { call: { to: account.address, data: calls }, payment: { token: deployment.usdc, amountBaseUnits: amount.toString(), batch: payment } })
   t.equal(view.stage, 'waiting', 'accepted: a batch without a deadline never expires')
 
   await devnet.pass()
