@@ -19,6 +19,7 @@ import {
   transferPayment,
   type Submitted,
 } from './adversary.ts'
+import { signedBatches } from '../fixtures/caliburSignatures.ts'
 
 // Issue 12: code the payer controls inside the payment phase. DESIGN §3 says the payment phase "runs only code
 // Bruno can predict: the configured token, and the delegate's signature/nonce check with the root key". Two
@@ -108,8 +109,7 @@ t.test('Calibur, same block: the account re-delegates from Calibur to a gas sink
   await chain.mined(await chain.delegateBy(account, deployment.calibur))
   await openFlag(account)
   const batch = await mcp.call('calibur_batch', { chain: 'local', account: account.address, calls: [{ ...workCall(account.address), value: '0' }], token: 'USDC' })
-  const signature = await account.signTypedData(batch.typedData)
-  const executed = await mcp.call('calibur_execute', { chain: 'local', typedData: batch.typedData, signature })
+  const executed = await mcp.call('calibur_execute', { chain: 'local', ...(await signedBatches(account, batch)) })
   const label = 'Calibur account re-delegates to a gas sink in the same block'
   const { value: submitted } = await chain.inOneBlock(() => api.submitAndSend('rpc', { call: executed.call, payment: executed.payment }), {
     attack: async () => [await chain.delegateBy(account, gasSink, ATTACK_FEES)],

@@ -17,6 +17,7 @@ import {
   type Binding,
   type Submitted,
 } from './adversary.ts'
+import { signedBatches } from '../fixtures/caliburSignatures.ts'
 
 // Issue 12, part 1: simulation is not execution. Each call below does heavy work (≈1.1M gas) when it runs as
 // simulated and burns every unit of gas it is given when it runs otherwise: by GASPRICE (a simulation without
@@ -150,8 +151,7 @@ t.test('the Calibur flow: calibur_batch → sign → calibur_execute → submit,
       t.notOk(batched.isError, `${label}: calibur_batch prepares it (${batched.isError ? batched.content[0].text : ''})`)
       if (batched.isError) return
       const batch = batched.structuredContent
-      const signature = await account.signTypedData(batch.typedData)
-      const executed = await mcp.call('calibur_execute', { chain: 'local', typedData: batch.typedData, signature })
+      const executed = await mcp.call('calibur_execute', { chain: 'local', ...(await signedBatches(account, batch)) })
       const amount = BigInt(executed.payment.amountBaseUnits)
       const accountBefore = await chain.usdcOf(account.address)
       const runnerNonce = await chain.client.getTransactionCount({ address: chain.runner })
@@ -181,34 +181,36 @@ t.test('a call that pays somewhere inside is refused over every binding, naming 
   const account = await fundedPayer(bruno, chain, generatePrivateKey(), 20_000_000n)
   await chain.mined(await chain.delegateBy(account, deployment.calibur))
   const runnerNonce = await chain.client.getTransactionCount({ address: chain.runner })
-  // The old form: an arbitrary call that pays the payee itself, with payment {token, amountBaseUnits}.
+  // The old form: an arbitrary call that pays the payee itself, with a batch payment that is that call again.
   const paysInside = { to: usdc, data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [payee, 5_000_000n] }) }
+  const paysInsidePayment = { token: usdc, amountBaseUnits: '5000000', batch: paysInside.data }
   for (const binding of transports) {
-    const submitted = await api.submit(binding, { call: paysInside, payment: { token: usdc, amountBaseUnits: '5000000' } })
+    const submitted = await api.submit(binding, { call: paysInside, payment: paysInsidePayment })
     t.equal(submitted.accepted, false, `${names[binding]}: refused`)
     if (submitted.accepted) continue
     t.match(submitted.message, /a call that pays somewhere inside is not accepted/)
     t.match(submitted.message, /\{token, authorization, signature\}, a signed EIP-3009 transfer to the payee/, 'names the signed transfer')
-    t.match(submitted.message, /Calibur batch whose first call pays \(calibur_batch prepares it; calibur_execute returns the call and payment to submit\)/, 'names calibur_batch')
+    t.match(submitted.message, /Calibur batches, one that only pays and one of the account's calls \(calibur_batch prepares both; calibur_execute returns the call and payment to submit\)/, 'names calibur_batch')
   }
-  t.comment(`refused | pays-inside | ${(await api.submit('mcp', { call: paysInside, payment: { token: usdc, amountBaseUnits: '5000000' } }) as { message: string }).message}`)
+  t.comment(`refused | pays-inside | ${(await api.submit('mcp', { call: paysInside, payment: paysInsidePayment }) as { message: string }).message}`)
 
-  // The old Calibur layout, signed: the account's call first and the payment last, all or nothing.
+  // The old Calibur layout, signed as the payment batch: the account's call first and the payment last, all or nothing.
   const transfer = encodeTransfer({ token: usdc, to: payee, amount: 1n })
   const batch = await mcp.call('calibur_batch', { chain: 'local', account: account.address, calls: [transfer], token: 'USDC' })
-  const typedData = structuredClone(batch.typedData)
-  const [leg, inner] = typedData.message.batchedCall.calls
+  const executed = await mcp.call('calibur_execute', { chain: 'local', ...(await signedBatches(account, batch)) })
+  const typedData = structuredClone(batch.paymentTypedData)
+  const [leg, ...others] = typedData.message.batchedCall.calls
+  t.equal(others.length, 0, 'calibur_batch\'s payment batch holds the payment alone')
   const own = { to: divergent, value: '0', data: encodeFunctionData({ abi: divergentAbi, functionName: 'afterBlock', args: [(await latest()).number, 10n] }) }
   typedData.message.batchedCall = { calls: [own, leg], revertOnFailure: true }
-  t.ok(inner, 'calibur_batch builds payment first, the account\'s calls second')
   const signature = await account.signTypedData(typedData)
-  const call = { to: account.address, data: encodeSignedExecute({ message: typedData.message, signature }) }
+  const paymentLast = { token: usdc, amountBaseUnits: batch.payment.amountBaseUnits, batch: encodeSignedExecute({ message: typedData.message, signature }) }
   for (const binding of transports) {
-    const submitted = await api.submit(binding, { call, payment: { token: usdc, amountBaseUnits: batch.payment.amountBaseUnits } })
+    const submitted = await api.submit(binding, { call: executed.call, payment: paymentLast })
     t.equal(submitted.accepted, false, `payment-last Calibur batch via ${names[binding]}: refused`)
     if (submitted.accepted) continue
-    t.match(submitted.message, /the batch is not payment-first/)
-    t.match(submitted.message, /build it with calibur_batch/)
+    t.match(submitted.message, /the payment batch is not payment-only: it has 2 calls, not 1/)
+    t.match(submitted.message, /build both with calibur_batch/)
   }
   t.equal(await chain.client.getTransactionCount({ address: chain.runner }), runnerNonce, 'the runner sent nothing')
 })

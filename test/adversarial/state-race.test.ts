@@ -2,6 +2,7 @@ import t from 'tap'
 import { encodeFunctionData, erc20Abi, getAddress, parseEther, parseSignature, type Address, type Hex, type PrivateKeyAccount } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { encodeSignedExecute } from '../../plugins/calibur/executeCalldata.ts'
+import { signedBatches } from '../fixtures/caliburSignatures.ts'
 import { startDevnetBruno } from '../fixtures/devnetBruno.ts'
 import type { LedgerEntry } from '../fixtures/runnerLedger.ts'
 import { RawMcpClient } from '../fixtures/mcpHttp.ts'
@@ -14,6 +15,7 @@ import {
   expectCallFailedAndPaid,
   expectRevertedInPaymentPhase,
   fundedPayer,
+  ledgerEntry,
   HEAVY_ROUNDS,
   stateTargetAbi,
   transferPayment,
@@ -67,7 +69,8 @@ interface RaceCase {
   readonly name: string
   readonly call: (owner: Address) => { to: Address; data: Hex }
   readonly attack: Attack
-  readonly expected: 'reverted' | 'paid'
+  /** `unharmed`: the attack fails on its own and the relay runs as signed. */
+  readonly expected: 'reverted' | 'paid' | 'unharmed'
   /** For a call that fails: what status.reason says. */
   readonly reason?: RegExp
   /** The attacker's own transaction paid the payee (it spent the payment itself). */
@@ -154,10 +157,12 @@ async function caliburAccount(): Promise<PrivateKeyAccount> {
   return account
 }
 
-/** Another batch at the same Calibur nonce, signed by the account: the flag set again, nothing paid. */
+/** Another batch at the payment batch's Calibur nonce, signed by the account: the flag set again, nothing paid. */
 async function otherBatchAtSameNonce(account: PrivateKeyAccount, typedData: any): Promise<Hex> {
   const other = structuredClone(typedData)
   other.message.batchedCall = { calls: [{ to: target, value: '0', data: encodeFunctionData({ abi: stateTargetAbi, functionName: 'setOpen', args: [true] }) }], revertOnFailure: true }
+  // For any executor: the account's own batch, sent by whoever it likes.
+  other.message.executor = '0x0000000000000000000000000000000000000000'
   const signature = await account.signTypedData(other)
   return encodeSignedExecute({ message: other.message, signature })
 }
@@ -165,7 +170,7 @@ async function otherBatchAtSameNonce(account: PrivateKeyAccount, typedData: any)
 const caliburCases: (RaceCase & { attack: Attack })[] = [
   { name: 'the account moves all its USDC away', call: workCall, attack: moveUsdcAway, expected: 'reverted' },
   {
-    name: 'the account spends its Calibur nonce (another signed batch at the same nonce, executed directly)',
+    name: 'the account spends its payment batch\'s Calibur nonce (another signed batch at that nonce, executed directly)',
     call: workCall,
     expected: 'reverted',
     attack: async (account, { signedCall }) => {
@@ -174,10 +179,16 @@ const caliburCases: (RaceCase & { attack: Attack })[] = [
     },
   },
   {
-    name: 'a third party executes the signed batch itself, directly on the account',
+    // Both batches name the Runner their executor: the attacker's own transaction reverts Unauthorized.
+    name: 'a third party executes the signed payment batch itself, directly on the account',
     call: workCall,
-    expected: 'reverted',
-    payeePaidByAttacker: true,
+    expected: 'unharmed',
+    attack: async (account, { payment }) => send(chain.sponsor.account as PrivateKeyAccount, account.address, payment.batch),
+  },
+  {
+    name: 'a third party executes the signed batch of calls itself, directly on the account',
+    call: workCall,
+    expected: 'unharmed',
     attack: async (account, { signedCall }) => send(chain.sponsor.account as PrivateKeyAccount, account.address, signedCall!.data),
   },
   {
@@ -206,16 +217,25 @@ t.test('the Calibur form: the account races its own signed batch, in the same bl
       const account = await caliburAccount()
       const call = race.call(account.address)
       const batch = await mcp.call('calibur_batch', { chain: 'local', account: account.address, calls: [{ ...call, value: '0' }], token: 'USDC' })
-      const signature = await account.signTypedData(batch.typedData)
-      const executed = await mcp.call('calibur_execute', { chain: 'local', typedData: batch.typedData, signature })
+      const executed = await mcp.call('calibur_execute', { chain: 'local', ...(await signedBatches(account, batch)) })
       const amount = BigInt(executed.payment.amountBaseUnits)
       const payeeBefore = await chain.usdcOf(payee)
-      const { value: submitted, hash } = await chain.inOneBlock(() => api.submitAndSend(binding, { call: executed.call, payment: executed.payment }), {
-        attack: async () => [await race.attack(account, { payment: executed.payment, signedCall: { ...executed.call, typedData: batch.typedData } })],
+      const { value: submitted, hash, attackHashes } = await chain.inOneBlock(() => api.submitAndSend(binding, { call: executed.call, payment: executed.payment }), {
+        attack: async () => [await race.attack(account, { payment: executed.payment, signedCall: { ...executed.call, typedData: batch.paymentTypedData } })],
       })
       t.ok(submitted.accepted && hash, 'accepted and sent before the attack')
       if (!submitted.accepted) return
       const view = await api.settled(binding, submitted.id)
+      if (race.expected === 'unharmed') {
+        const attack = await chain.client.getTransactionReceipt({ hash: attackHashes[0]! })
+        t.equal(attack.status, 'reverted', 'the attacker\'s transaction reverted (Unauthorized: only the Runner may execute)')
+        t.equal(view.stage, 'done', `done (${view.reason})`)
+        t.equal(view.outcome?.callSucceeded, true, 'the calls ran as signed')
+        t.equal((await chain.usdcOf(payee)) - payeeBefore, amount, 'the payee holds the payment')
+        const entry = await ledgerEntry(bruno, view.transaction.hash)
+        t.ok(entry.spentWei <= entry.receivedWei, `spent ${entry.spentWei} wei ≤ received ${entry.receivedWei} wei`)
+        return
+      }
       if (race.expected === 'paid') {
         await expectCallFailedAndPaid(t, bruno, view, amount, label)
         t.equal((await chain.usdcOf(payee)) - payeeBefore, amount, 'the payee holds the payment')
