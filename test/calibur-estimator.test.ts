@@ -7,6 +7,7 @@ import { encodeTransfer } from '../core/erc20Calls.ts'
 import { startDevnetBruno } from './fixtures/devnetBruno.ts'
 import { RawMcpClient } from './fixtures/mcpHttp.ts'
 import { waitFor } from './fixtures/waitFor.ts'
+import { signedBatches } from './fixtures/caliburSignatures.ts'
 
 // calibur_batch estimates, before the batch is signed, the gas limit submit will price. Across batch
 // sizes (1 to 64 calls) and call sizes (a 68-byte ERC-20 transfer, the same with 192 more bytes of
@@ -40,8 +41,7 @@ for (const extraBytes of [0, 192]) {
   for (const count of [1, 2, 8, 16, 32, 64]) {
     t.test(`${count} call(s) of ${68 + extraBytes} bytes`, async (t) => {
       const batch = await mcp.call('calibur_batch', { chain: 'local', account: account.address, calls: calls(count, extraBytes), token: 'USDC' })
-      const signature = await account.signTypedData(batch.typedData)
-      const executed = await mcp.call('calibur_execute', { chain: 'local', typedData: batch.typedData, signature })
+      const executed = await mcp.call('calibur_execute', { chain: 'local', ...(await signedBatches(account, batch)) })
       const accepted = await mcp.call('submit', { chain: 'local', call: executed.call, payment: executed.payment })
       const status = await waitFor(() => mcp.call('status', { id: accepted.id }), (view: any) => view.stage === 'done' || view.stage === 'failed', 'the batch to settle', 30_000)
       t.equal(status.stage, 'done', status.reason)

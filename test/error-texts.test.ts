@@ -6,6 +6,7 @@ import { mintUsdc } from '../core/devnet/fund.ts'
 import { startDevnetBruno } from './fixtures/devnetBruno.ts'
 import { postRaw, RawMcpClient } from './fixtures/mcpHttp.ts'
 import { signTransfer } from './fixtures/signedTransfer.ts'
+import { signedBatches } from './fixtures/caliburSignatures.ts'
 
 // Every refusal of SPEC §6's bruno section, and the texts that name a cause and the next step
 // (issue 15, point 3), asserted as the real tools answer them on a devnet.
@@ -66,14 +67,14 @@ t.test('invalid arguments: a union names the branch the input came closest to an
   const missing = await refusal('submit', { call, payment: unsigned })
   t.equal(missing, 'Invalid arguments for submit: /payment: looks like a signed transfer ({token, authorization, signature}) but `signature` is missing')
 
-  const badAmount = await refusal('submit', { call, payment: { token: usdc, amountBaseUnits: '1.5' } })
-  t.equal(badAmount, "Invalid arguments for submit: /payment: looks like a batch payment ({token, amountBaseUnits}) but `amountBaseUnits`: Expected string to match '^[0-9]{1,78}$'")
+  const badAmount = await refusal('submit', { call, payment: { token: usdc, amountBaseUnits: '1.5', batch: '0x' } })
+  t.equal(badAmount, "Invalid arguments for submit: /payment: looks like a batch payment ({token, amountBaseUnits, batch}) but `amountBaseUnits`: Expected string to match '^[0-9]{1,78}$'")
 
   const badNested = await refusal('submit', { call, payment: { ...payment, authorization: { ...payment.authorization, value: 'all' } } })
   t.equal(badNested, "Invalid arguments for submit: /payment: looks like a signed transfer ({token, authorization, signature}) but `authorization.value`: Expected string to match '^[0-9]{1,78}$'")
 
   const neither = await refusal('submit', { call, payment: { foo: 1 } })
-  t.equal(neither, 'Invalid arguments for submit: /payment: expected a batch payment ({token, amountBaseUnits}) or a signed transfer ({token, authorization, signature})')
+  t.equal(neither, 'Invalid arguments for submit: /payment: expected a batch payment ({token, amountBaseUnits, batch}) or a signed transfer ({token, authorization, signature})')
 
   const literal = await refusal('quote', { call, token: 'USDC', payment: 'signed' })
   t.equal(literal, 'Invalid arguments for quote: /payment: Expected one of "authorization", "batch"')
@@ -129,7 +130,7 @@ t.test('submit refusals of the authorization form', async (t) => {
   )
 
   // {token, amountBaseUnits} with a call that is no delegate batch: a payment hidden inside is not accepted.
-  t.match(await refusal('submit', { call, payment: { token: usdc, amountBaseUnits: '1000000' } }), /^refused: a call that pays somewhere inside is not accepted, since it cannot be made safe\. Pay one of two ways: /)
+  t.match(await refusal('submit', { call, payment: { token: usdc, amountBaseUnits: '1000000', batch: call.data } }), /^refused: a call that pays somewhere inside is not accepted, since it cannot be made safe\. Pay one of two ways: /)
 })
 
 t.test('an undelegated account: each tool names the fix', async (t) => {
@@ -142,15 +143,16 @@ t.test('an undelegated account: each tool names the fix', async (t) => {
   // Prepared and signed with its authorization, then sent on without it.
   const authorizationList = await authorize(account)
   const batch = await mcp.call('calibur_batch', { chain: 'local', account: account.address, calls: transfer.calls, token: 'USDC', authorizationList })
-  const signature = await account.signTypedData(batch.typedData as never)
-  const execute = await refusal('calibur_execute', { typedData: batch.typedData, signature })
+  const signed = await signedBatches(account, batch)
+  const execute = await refusal('calibur_execute', signed)
   t.match(execute, new RegExp(`^${account.address} has no code: ${fix.source}`), 'not "getSeq returned no data"')
 
-  const executed = await mcp.call('calibur_execute', { chain: 'local', typedData: batch.typedData, signature, authorizationList })
+  const executed = await mcp.call('calibur_execute', { chain: 'local', ...signed, authorizationList })
   const notDelegated = new RegExp(
     `the account ${account.address} is not delegated to ${ADDRESS}: the batch can only run there \\(delegate it first, or pass its signed 7702 authorization in authorizationList\\)`,
   )
-  t.match(await refusal('quote', { call: executed.call, token: 'USDC', payment: 'batch' }), new RegExp(`^cannot quote: ${notDelegated.source}`))
+  t.match(await refusal('quote', { call: executed.call, paymentBatch: executed.payment.batch, token: 'USDC', payment: 'batch' }), new RegExp(`^cannot quote: ${notDelegated.source}`))
+  t.match(await refusal('quote', { call: executed.call, token: 'USDC', payment: 'batch' }), /^the payment has no `batch`: a Calibur call is paid by a signed payment-only batch/, 'a batch quote without its payment batch')
   t.match(await refusal('submit', { call: executed.call, payment: executed.payment }), new RegExp(`^refused: ${notDelegated.source}`), 'not "payment short: 0"')
 })
 
@@ -166,15 +168,15 @@ t.test('a swap without its approval: STF names the missing allowance and calibur
   t.equal(batch.approvalsAdded.length, 1)
 })
 
-t.test('a batch that is not payment-first, and an unknown id', async (t) => {
+t.test('a payment batch that is not payment-only, and an unknown id', async (t) => {
   const { account } = await fundedPayer()
   await delegate(account)
   const transfer = await mcp.call('erc20_transfer', { chain: 'local', token: 'USDC', to: friend, amount: '1' })
   const batch = await mcp.call('calibur_batch', { chain: 'local', account: account.address, calls: transfer.calls, token: 'USDC' })
-  const typedData = structuredClone(batch.typedData)
-  typedData.message.batchedCall.calls[0].to = friend
-  const signature = await account.signTypedData(typedData as never)
-  t.match(await refusal('calibur_execute', { typedData, signature }), new RegExp(`^the batch is not payment-first: its first call goes to ${friend}, not an accepted payment token`))
+  const paymentTypedData = structuredClone(batch.paymentTypedData)
+  paymentTypedData.message.batchedCall.calls[0].to = friend
+  const signed = await signedBatches(account, { ...batch, paymentTypedData })
+  t.match(await refusal('calibur_execute', signed), new RegExp(`^the payment batch is not payment-only: its call goes to ${friend}, not an accepted payment token`))
 
   const result = await mcp.callTool('status', { id: 'no-such-id' })
   t.equal(result.content[0].text, 'unknown submission id "no-such-id"')

@@ -6,6 +6,7 @@ import { foundry } from 'viem/chains'
 import { mintUsdc } from '../core/devnet/fund.ts'
 import { startDevnetBruno } from './fixtures/devnetBruno.ts'
 import { waitFor } from './fixtures/waitFor.ts'
+import { signedBatches } from './fixtures/caliburSignatures.ts'
 
 // Flows 1–4 exactly as an agent runs them: the official SDK v2 client on
 // /mcp/bruno,calibur,3009 (and uniswap for flow 3), the wallet a local key that signs the typed data
@@ -63,8 +64,7 @@ t.test('flow 1 over SDK v2: calibur_batch → wallet signs → calibur_execute �
     chainId: deployment.chainId,
   }
   const batch = await use('calibur_batch', { chain: 'local', account: owner.address, calls: [builderCall], token: 'USDC' })
-  const signature = await owner.signTypedData(batch.typedData)
-  const executed = await use('calibur_execute', { chain: 'local', typedData: batch.typedData, signature })
+  const executed = await use('calibur_execute', { chain: 'local', ...(await signedBatches(owner, batch)) })
   const [ownerBefore, payeeBefore] = await Promise.all([usdcOf(owner.address), usdcOf(payee)])
   const accepted = await use('submit', { chain: 'local', call: executed.call, payment: executed.payment })
   const status = await untilSettled(accepted.id)
@@ -98,8 +98,7 @@ t.test('flow 3 over SDK v2: uniswap_swap_to_eth → calibur_batch with its appro
   await client.waitForTransactionReceipt({ hash: await sponsor.sendTransaction({ to: sponsor.account.address, authorizationList: [authorization] }) })
   const swap = await use('uniswap_swap_to_eth', { chain: 'local', token: 'USDC', amount: '10', recipient: owner.address }, swapper)
   const batch = await use('calibur_batch', { chain: 'local', account: owner.address, calls: swap.calls, approvals: swap.approvals, token: 'USDC' }, swapper)
-  const signature = await owner.signTypedData(batch.typedData)
-  const executed = await use('calibur_execute', { chain: 'local', typedData: batch.typedData, signature }, swapper)
+  const executed = await use('calibur_execute', { chain: 'local', ...(await signedBatches(owner, batch)) }, swapper)
   const accepted = await use('submit', { chain: 'local', call: executed.call, payment: executed.payment }, swapper)
   const status = await untilSettled(accepted.id)
   t.equal(status.stage, 'done', status.reason)
@@ -116,8 +115,7 @@ t.test('flow 4 over SDK v2: the account\'s 7702 authorization in calibur_batch, 
   const authorizationList = [{ chainId: signed.chainId, address: signed.address, nonce: signed.nonce, r: signed.r, s: signed.s, yParity: signed.yParity! }]
   const call = { to: deployment.usdc, value: '0', data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [friend, 1_000_000n] }) }
   const batch = await use('calibur_batch', { chain: 'local', account: owner.address, calls: [call], token: 'USDC', authorizationList })
-  const signature = await owner.signTypedData(batch.typedData)
-  const executed = await use('calibur_execute', { chain: 'local', typedData: batch.typedData, signature, authorizationList })
+  const executed = await use('calibur_execute', { chain: 'local', ...(await signedBatches(owner, batch)), authorizationList })
   const accepted = await use('submit', { chain: 'local', call: executed.call, payment: executed.payment, authorizationList: executed.authorizationList })
   const status = await untilSettled(accepted.id)
   t.equal(status.stage, 'done', status.reason)
