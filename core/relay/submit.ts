@@ -14,8 +14,9 @@ import { submissionView } from './status.ts'
  * Accepts a call and its payment for the runner, then stores it and answers at once with its id.
  * Nothing is sent here. Its checks, in order:
  * 1. the payment is in an accepted token, and is one of the two payment-first forms: a signed
- *    EIP-3009 transfer to the payee, or a delegate's signed batch whose first call pays the payee
- *    (read by the delegate's group; a payment hidden anywhere else is refused);
+ *    EIP-3009 transfer to the payee, or a delegate's signed payment-only batch paying the payee,
+ *    run by the Runner in a call of its own before the account's batch of calls (both read by the
+ *    delegate's group; a payment hidden anywhere else is refused);
  * 2. the same payment (its identity: token, payer and nonce) is not already active: if it is, that
  *    submission answers, and nothing new is stored (so a client's retry is free); then the payer's
  *    and the client's standing (`admit`: caps on active submissions, throttling and bans for

@@ -94,7 +94,7 @@ export function failureOf(error: unknown, log?: FastifyBaseLogger): Failure {
  *
  * @example
  * requireValid(submitCheck, body, 'body')
- * // throws BindingError('invalid_request', 'body.payment: looks like a batch payment ({token, amountBaseUnits}) but `amountBaseUnits`: Expected string to match …')
+ * // throws BindingError('invalid_request', 'body.payment: looks like a batch payment ({token, amountBaseUnits, batch}) but `amountBaseUnits`: Expected string to match …')
  */
 export function requireValid<T extends TSchema>(check: TypeCheck<T>, value: unknown, where: string): void {
   if (check.Check(value)) return

@@ -33,7 +33,7 @@ export const runBuilderCall = definePrompt({
       ...numbered(1, [
         `\`account\` with {chain: "${chain}", address: "${account}"}. \`isCalibur\` must be true; if it is not, stop and tell me the account must be delegated to Calibur first (the delegate_and_run prompt).`,
         `Ask the builder MCP server for: ${args.request}. Give it ${account} as the fromAddress AND as the recipient (the calls run from the account; never give it Bruno's addresses). Keep its transactionRequest(s), in order, and any approvals it says are needed.`,
-        `\`calibur_batch\` with {chain: "${chain}", account: "${account}", calls: the builder's transactionRequest(s) as they are (gas fields and from are ignored; a chainId other than ${network.chainId} is refused), approvals: the needed approvals as {token, spender, amountBaseUnits} (base units: the builder's figures), token: "${symbol}"}. It returns \`typedData\`.`,
+        `\`calibur_batch\` with {chain: "${chain}", account: "${account}", calls: the builder's transactionRequest(s) as they are (gas fields and from are ignored; a chainId other than ${network.chainId} is refused), approvals: the needed approvals as {token, spender, amountBaseUnits} (base units: the builder's figures), token: "${symbol}"}. It returns \`paymentTypedData\` and \`typedData\`.`,
       ]),
       ...signedBatchSteps(4, chain, false),
       'Never send the builder\'s transactionRequest to `submit` or to a wallet as it is: it runs inside the signed batch.',

@@ -7,10 +7,10 @@
  */
 export function signedBatchSteps(first: number, chain: string, withAuthorization: boolean): string[] {
   return numbered(first, [
-    'Have the account\'s wallet sign `typedData` with its sign-typed-data tool, passing it UNCHANGED (domain with its salt, ' +
-      'types with EIP712Domain, primaryType, message: exactly as calibur_batch returned them). Only the account\'s own key ' +
-      'can sign a Calibur batch: smart-wallet signers (ERC-1271 / ERC-6492) cannot.',
-    `\`calibur_execute\` with {chain: "${chain}", typedData (whole, unchanged), signature` +
+    'Have the account\'s wallet sign `paymentTypedData` and `typedData` with its sign-typed-data tool, passing each UNCHANGED ' +
+      '(domain with its salt, types with EIP712Domain, primaryType, message: exactly as calibur_batch returned them). Only the ' +
+      'account\'s own key can sign a Calibur batch: smart-wallet signers (ERC-1271 / ERC-6492) cannot.',
+    `\`calibur_execute\` with {chain: "${chain}", paymentTypedData, paymentSignature, typedData, signature (both typed data whole, unchanged)` +
       (withAuthorization ? ', authorizationList (the same list)}' : '}') +
       '. It checks what Calibur will check and returns `call` and `payment`.',
     `\`submit\` with {chain: "${chain}", call, payment` +

@@ -36,7 +36,7 @@ export const swapToEth = definePrompt({
       ...numbered(1, [
         `\`account\` with {chain: "${chain}", address: "${account}"}. \`isCalibur\` must be true; if it is not, stop and tell me the account must be delegated to Calibur first (the delegate_and_run prompt). Check its ${symbol} balance covers ${args.amount} plus the gas.`,
         `\`uniswap_swap_to_eth\` with {chain: "${chain}", token: "${symbol}", amount: "${args.amount}", recipient: "${account}"}. Keep its \`calls\`, \`approvals\` and \`minimumOut\`.`,
-        `\`calibur_batch\` with {chain: "${chain}", account: "${account}", calls: the swap's \`calls\`, approvals: the swap's \`approvals\`, token: "${symbol}"}. It adds the approval where the allowance is short and the payment leg, measures the batch and returns \`typedData\`.`,
+        `\`calibur_batch\` with {chain: "${chain}", account: "${account}", calls: the swap's \`calls\`, approvals: the swap's \`approvals\`, token: "${symbol}"}. It adds the approval where the allowance is short and the payment leg, measures the batch and returns \`paymentTypedData\` and \`typedData\`.`,
       ]),
       ...signedBatchSteps(4, chain, false),
       `When it is done, the account's ETH has risen by at least \`minimumOut\` from step 2.`,
