@@ -54,6 +54,39 @@ t.test('the devnet as deployed passes every check', async (t) => {
   t.match(byName['token WETH'], /no EIP-3009 domain/)
 })
 
+t.test('a pool whose price ring cannot hold the 600 s window at the chain\'s block time fails "pool", naming the fix', async (t) => {
+  const pool = deployment.uniswap.usdcWethPool
+  const client = createPublicClient({ transport: http(anvil.rpcUrl) })
+  const detail = async () => (await checks()).checks.find((check) => check.name === 'pool USDC→WETH 0.05%')!
+  const deployed = await detail()
+  t.equal(deployed.ok, true, deployed.detail)
+  t.match(deployed.detail, /, 600 price observations \(\d+ needed at \d+ s a block\)$/, 'as deployed: a ring of 600')
+  // slot0 packs the ring's size at bits 200-215 (observationCardinality) and 216-231 (…Next).
+  const slot0 = BigInt((await client.getStorageAt({ address: pool, slot: '0x0' }))!)
+  const ringMask = ((1n << 32n) - 1n) << 200n
+  const withRing = (size: bigint) => `0x${((slot0 & ~ringMask) | (size << 200n) | (size << 216n)).toString(16).padStart(64, '0')}` as const
+  await withChange(
+    async () => {
+      await chain.setStorageAt({ address: pool, index: '0x0', value: withRing(64n) })
+      // A thousand blocks a second apart: the cadence preflight measures.
+      await chain.mine({ blocks: 1_000, interval: 1 })
+    },
+    async () => {
+      const check = await detail()
+      t.equal(check.ok, false, 'a ring of 64 at one block a second')
+      t.equal(
+        check.detail,
+        `the pool at ${pool} keeps 64 price observations; at 1 s a block its 600 s price window needs 600: call its increaseObservationCardinalityNext(600) (anyone may, paying the gas)`,
+      )
+      // The same ring on a chain of 12-second blocks covers the window.
+      await chain.mine({ blocks: 1_000, interval: 12 })
+      const slow = await detail()
+      t.equal(slow.ok, true, slow.detail)
+      t.match(slow.detail, /64 price observations \(50 needed at 12 s a block\)/)
+    },
+  )
+})
+
 t.test('no Runner code: "runner contract" fails', async (t) => {
   await withChange(
     () => chain.setCode({ address: deployment.runner.contract, bytecode: '0x' }),

@@ -1,4 +1,5 @@
 import { encodeAbiParameters, getAddress, getCreate2Address, keccak256, type Address, type Hex } from 'viem'
+import { BrunoFault } from '../faults.ts'
 import type { Network } from './networks.ts'
 
 /** A ratio of two integers, kept exact until it is printed or applied. */
@@ -133,8 +134,11 @@ export const PRICE_WINDOW_SEC = 600
  * price is the lower (for the token) of its spot price (slot0) and its time-weighted price over the
  * last `PRICE_WINDOW_SEC` (or the pool's whole history when it is younger). A swap that pushes a pool
  * for one block barely moves the time-weighted price, so the relay never values a payment at a
- * price an attacker set a block before. The reads leave in one JSON-RPC batch; a pool younger than
- * the window costs one more.
+ * price an attacker set a block before. A pool whose ring of observations no longer reaches back
+ * the whole window, or to the pool's first observation, has had its history overwritten (a pool of
+ * C observations is flushed by C swaps in C blocks): the price is refused (`BrunoFault`), never
+ * taken over what is left. The reads leave in one JSON-RPC batch; a pool younger than the window
+ * costs one more.
  *
  * @example
  * const price = await readWeiPerBaseUnit(network, usdc)
@@ -161,7 +165,8 @@ export async function readWeiPerBaseUnit(network: Network, token: Address): Prom
 
 /**
  * A pool's average tick over `PRICE_WINDOW_SEC`, or over its whole history when it has less (its
- * oldest observation read then): rounded toward negative infinity, as Uniswap's oracle library does.
+ * oldest observation read then, which must be the pool's first: zero cumulatives): rounded toward
+ * negative infinity, as Uniswap's oracle library does.
  */
 async function readAverageTick(network: Network, pool: Address, slot0Read: Promise<readonly [bigint, number, number, number, number, number, boolean]>): Promise<number> {
   const { client } = network
@@ -175,6 +180,14 @@ async function readAverageTick(network: Network, pool: Address, slot0Read: Promi
     let oldest = await client.readContract({ address: pool, abi: uniswapV3PoolAbi, functionName: 'observations', args: [BigInt((index + 1) % cardinality)] })
     if (!oldest[3]) oldest = await client.readContract({ address: pool, abi: uniswapV3PoolAbi, functionName: 'observations', args: [0n] })
     window = Math.max(0, Number(block.timestamp) - oldest[0])
+    // The pool's first observation (written when it was initialised) has zero cumulatives; any other
+    // oldest one means the ring wrapped and what came before it was overwritten.
+    if (oldest[1] !== 0n || oldest[2] !== 0n) {
+      throw new BrunoFault(
+        `cannot price through the pool ${pool} now: its price history covers only the last ${window} s of the ${PRICE_WINDOW_SEC} s window ` +
+          `(its ${cardinality} observations were overwritten by recent swaps, which a burst of swaps can do on purpose); try again later`,
+      )
+    }
     if (window === 0) return tickNow
     ;[cumulatives] = await client.readContract({ address: pool, abi: uniswapV3PoolAbi, functionName: 'observe', args: [[window, 0]] })
   }

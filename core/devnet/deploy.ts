@@ -19,7 +19,7 @@ import { foundry } from 'viem/chains'
 import { PRESETS, type NetworkPreset, type PresetName } from '../../config/presets.ts'
 import { caliburCompatibleArtifact, runnerArtifact } from '../../contracts/artifacts.ts'
 import { GAS_PRICE_ORACLE } from '../chain/l1DataFee.ts'
-import { uniswapV3PoolAbi } from '../chain/tokenPrice.ts'
+import { PRICE_WINDOW_SEC, uniswapV3PoolAbi } from '../chain/tokenPrice.ts'
 import {
   fiatTokenV2_2Artifact,
   linkBytecode,
@@ -242,8 +242,9 @@ export async function deployDevnet(rpcUrl: string, options: DeployDevnetOptions 
     args: [usdc, weth, poolFee],
   })) as Address
   // Room for a price history, as busy mainnet pools have: the relay prices at the lower of the spot
-  // and the time-weighted price, which a swap in one block cannot move.
-  await call(usdcWethPool, uniswapV3PoolAbi, 'increaseObservationCardinalityNext', [64])
+  // and the time-weighted price over 600 s, which a swap in one block cannot move; at one block a
+  // second (preflight's floor) that is 600 observations, so that a burst of swaps cannot flush it.
+  await call(usdcWethPool, uniswapV3PoolAbi, 'increaseObservationCardinalityNext', [PRICE_WINDOW_SEC])
 
   // 5. The demo users' USDC.
   const demoAccounts = demoKeys.map((privateKey) => ({ address: privateKeyToAccount(privateKey).address, privateKey }))

@@ -5,7 +5,7 @@ import { runnerArtifact } from '../../contracts/artifacts.ts'
 import { readTokenDomain } from '../../plugins/3009/readTokenDomain.ts'
 import { ChainUnavailableError } from '../chain/guardedTransport.ts'
 import type { Network } from '../chain/networks.ts'
-import { poolAddress, uniswapV3PoolAbi } from '../chain/tokenPrice.ts'
+import { poolAddress, PRICE_WINDOW_SEC, uniswapV3PoolAbi } from '../chain/tokenPrice.ts'
 import { ToolError } from '../tool.ts'
 import { CheckFailed, runCheck, type PreflightCheck } from './check.ts'
 import { creationRuntime } from './creationRuntime.ts'
@@ -42,6 +42,7 @@ export async function preflightChain(network: Network, env: NodeJS.ProcessEnv): 
     const code = await client.getCode({ address })
     return code && code !== '0x' ? code : undefined
   }
+  const blockTimeSec = measureBlockTimeSec(client)
   const symbolOf = (address: Address) => config.tokens.find((token) => getAddress(token.address) === address)?.symbol ?? address
 
   const checks: Promise<PreflightCheck>[] = [
@@ -104,14 +105,41 @@ export async function preflightChain(network: Network, env: NodeJS.ProcessEnv): 
         return runCheck(`pool ${symbolOf(from)}→${symbolOf(to)} ${hop.fee / 10_000}%`, async () => {
           const pool = poolAddress(getAddress(config.uniswap.factory), from, to, hop.fee)
           if (!(await codeAt(pool))) throw new CheckFailed(`no pool at ${pool} (the factory has not created it)`)
-          const liquidity = await client.readContract({ address: pool, abi: uniswapV3PoolAbi, functionName: 'liquidity' })
+          const [liquidity, slot0, blockSec] = await Promise.all([
+            client.readContract({ address: pool, abi: uniswapV3PoolAbi, functionName: 'liquidity' }),
+            client.readContract({ address: pool, abi: uniswapV3PoolAbi, functionName: 'slot0' }),
+            blockTimeSec,
+          ])
           if (liquidity === 0n) throw new CheckFailed(`the pool at ${pool} has no liquidity in range`)
-          return `${pool}, liquidity ${liquidity}`
+          // The ring must hold the price window's blocks, or a burst of swaps flushes the history and
+          // Bruno refuses to price (core/chain/tokenPrice.ts).
+          const ring = Math.max(slot0[3], slot0[4])
+          const needed = Math.ceil(PRICE_WINDOW_SEC / blockSec)
+          if (ring < needed) {
+            throw new CheckFailed(
+              `the pool at ${pool} keeps ${ring} price observations; at ${blockSec} s a block its ${PRICE_WINDOW_SEC} s price window needs ${needed}: ` +
+                `call its increaseObservationCardinalityNext(${needed}) (anyone may, paying the gas)`,
+            )
+          }
+          return `${pool}, liquidity ${liquidity}, ${ring} price observations (${needed} needed at ${blockSec} s a block)`
         })
       })
     }),
   ]
   return [chainId, ...(await Promise.all(checks))]
+}
+
+/**
+ * The chain's seconds per block over its last 1,000 blocks (fewer on a young chain), at least 1: a
+ * chain that mines several blocks a second (a devnet) writes at most one price observation per
+ * block, and Uniswap's observations are as fine as a second.
+ */
+async function measureBlockTimeSec(client: PublicClient): Promise<number> {
+  const latest = await client.getBlock({ blockTag: 'latest' })
+  const span = latest.number < 1_000n ? latest.number : 1_000n
+  if (span === 0n) return 1
+  const earlier = await client.getBlock({ blockNumber: latest.number - span })
+  return Math.max(1, Math.floor(Number(latest.timestamp - earlier.timestamp) / Number(span)))
 }
 
 /**

@@ -2,7 +2,7 @@ import t from 'tap'
 import { erc20Abi, maxUint256, parseAbi, parseEther, type Hex } from 'viem'
 import { generatePrivateKey } from 'viem/accounts'
 import { weth9Artifact } from '../../core/devnet/artifacts.ts'
-import { pathPrice, readWeiPerBaseUnit, uniswapV3PoolAbi } from '../../core/chain/tokenPrice.ts'
+import { pathPrice, readWeiPerBaseUnit, sqrtPriceX96AtTick, uniswapV3PoolAbi } from '../../core/chain/tokenPrice.ts'
 import { tokenToWei } from '../../core/relay/pricing.ts'
 import type { Network } from '../../core/chain/networks.ts'
 import { startDevnetBruno } from '../fixtures/devnetBruno.ts'
@@ -88,3 +88,64 @@ t.test('the pool is pushed up before Bruno prices, and back down ahead of the ru
 function formatWeth(wei: bigint): string {
   return (Number(wei) / 1e18).toFixed(4)
 }
+
+t.test('the price history flushed (issue 27, point 2): one large swap, then a swap a second until the pool\'s ring holds nothing older; Bruno refuses to price', async (t) => {
+  const pool = deployment.uniswap.usdcWethPool
+  // The pool's ring cut to 64 observations, as the issue's devnet had it (preflight refuses to serve such a pool:
+  // test/preflight.test.ts; the relay must not price from it either). slot0 packs the ring's size at bits 200-231.
+  const slot0 = BigInt((await chain.client.getStorageAt({ address: pool, slot: '0x0' }))!)
+  const [, , index] = await chain.client.readContract({ address: pool, abi: uniswapV3PoolAbi, functionName: 'slot0' })
+  t.ok(index < 63, `the ring's last write (${index}) is inside the first 64 slots`)
+  const ringMask = ((1n << 32n) - 1n) << 200n
+  await chain.testClient.setStorageAt({ address: pool, index: '0x0', value: `0x${((slot0 & ~ringMask) | (64n << 200n) | (64n << 216n)).toString(16).padStart(64, '0')}` })
+  const fair = await brunoPrice()
+  const call = { to: '0x0000000000000000000000000000000000000000', data: '0x' }
+  const fairQuote = await mcp.call('quote', { chain: 'local', call, token: 'USDC', payment: 'authorization' })
+  const key = generatePrivateKey()
+  await fundedPayer(bruno, chain, key, 100_000_000n)
+  // What the fair quote asks, signed before the attack: worth half the gas once USDC is valued at half its price.
+  const payment = await transferPayment(bruno, key, BigInt(fairQuote.amountBaseUnits) / 2n)
+  // The attacker buys USDC with 732 WETH: its pool price about triples; the time-weighted price holds Bruno's down.
+  const wethIn = parseEther('732')
+  await chain.mined(await attacker.writeContract({ address: deployment.weth, abi: weth9Artifact.abi, functionName: 'deposit', value: wethIn + parseEther('100') }))
+  await chain.mined(await swap(deployment.weth, deployment.usdc, wethIn))
+  const pushed = Number(tokenToWei(1_000_000n, await brunoPrice())) / Number(tokenToWei(1_000_000n, fair))
+  t.ok(pushed < 1.3, `right after the swap Bruno values USDC at ×${pushed.toFixed(2)}`)
+
+  // Then small swaps both ways, one block a second, each moving the tick (so each writes an observation), until
+  // the ring's oldest observation is younger than the window: the history before the large swap is gone.
+  const flushed = async () => {
+    const [, , last, cardinality] = await chain.client.readContract({ address: pool, abi: uniswapV3PoolAbi, functionName: 'slot0' })
+    const [oldest, block] = await Promise.all([
+      chain.client.readContract({ address: pool, abi: uniswapV3PoolAbi, functionName: 'observations', args: [BigInt((last + 1) % cardinality)] }),
+      chain.client.getBlock({ blockTag: 'latest' }),
+    ])
+    return { cardinality, flushed: oldest[3] && oldest[1] !== 0n && Number(block.timestamp) - oldest[0] < 600, age: Number(block.timestamp) - oldest[0] }
+  }
+  await chain.testClient.setBlockTimestampInterval({ interval: 1 })
+  let swaps = 0
+  try {
+    for (; swaps < 300 && !(await flushed()).flushed; swaps++) {
+      const usdcHeld = await chain.usdcOf(attacker.account.address)
+      await chain.mined(swaps % 2 === 0 ? await swap(deployment.weth, deployment.usdc, parseEther('0.3')) : await swap(deployment.usdc, deployment.weth, usdcHeld / 2_000n))
+    }
+  } finally {
+    await chain.testClient.removeBlockTimestampInterval()
+  }
+  const ring = await flushed()
+  t.ok(ring.flushed, `${swaps} swaps flushed the ring of ${ring.cardinality}: its oldest observation is ${ring.age} s old`)
+
+  // What the old fallback took: the average over what is left of the ring, about the pushed spot price.
+  const [cumulatives] = await chain.client.readContract({ address: pool, abi: uniswapV3PoolAbi, functionName: 'observe', args: [[ring.age, 0]] })
+  const leftTick = Number((cumulatives[1]! - cumulatives[0]!) / BigInt(ring.age))
+  const left = pathPrice([{ tokenIn: deployment.usdc, tokenOut: deployment.weth, sqrtPriceX96: sqrtPriceX96AtTick(leftTick) }])
+  const leftFactor = Number(tokenToWei(1_000_000n, left)) / Number(tokenToWei(1_000_000n, fair))
+  t.ok(leftFactor > 2, `the average over the ring's last ${ring.age} s values USDC at ×${leftFactor.toFixed(2)} the fair price`)
+  await t.rejects(brunoPrice(), { name: 'BrunoFault', message: new RegExp(`^cannot price through the pool ${pool} now: its price history covers only the last \\d+ s of the 600 s window`) })
+  const reply = await mcp.request('tools/call', { name: 'quote', arguments: { chain: 'local', call, token: 'USDC', payment: 'authorization' } }, 'quote')
+  t.equal(reply.json.error?.code, -32603, 'quote: Bruno\'s own fault, not a price')
+  t.match(reply.json.error?.message, /^cannot price through the pool/, 'saying why')
+  const submitted = await api.submit('rest', { call, payment }).catch((error: Error) => error.message)
+  t.match(typeof submitted === 'string' ? submitted : JSON.stringify(submitted), /REST submit answered 5\d\d/, 'submit: half the fair price refused as Bruno\'s fault, nothing accepted')
+  t.comment(`flush | ${swaps} swaps a second apart emptied a ring of ${ring.cardinality}; quote answered ${reply.json.error?.message}`)
+})

@@ -156,7 +156,8 @@ interface FakePool {
   age?: number
   /** The average tick over any window. */
   averageTick?: (window: number) => bigint
-  observations?: Record<number, { timestamp: number; initialized: boolean }>
+  /** Each written slot; `tickCumulative` 0 (the default) marks the pool's first observation. */
+  observations?: Record<number, { timestamp: number; initialized: boolean; tickCumulative?: bigint }>
 }
 
 function fakePools(pools: Record<Address, FakePool>, latestTimestamp = 10_000) {
@@ -171,7 +172,7 @@ function fakePools(pools: Record<Address, FakePool>, latestTimestamp = 10_000) {
           if (functionName === 'slot0') return [pool.sqrtPriceX96, pool.tick ?? 0, pool.index ?? 0, pool.cardinality ?? 1, pool.cardinality ?? 1, 0, true]
           if (functionName === 'observations') {
             const observation = pool.observations?.[Number(args[0])] ?? { timestamp: 0, initialized: false }
-            return [observation.timestamp, 0n, 0n, observation.initialized]
+            return [observation.timestamp, observation.tickCumulative ?? 0n, 0n, observation.initialized]
           }
           const [window] = args[0] as readonly number[]
           if (pool.age !== undefined && window! > pool.age) throw new Error('execution reverted: OLD')
@@ -265,7 +266,7 @@ t.test('readWeiPerBaseUnit: the average tick is rounded toward negative infinity
 t.test('readWeiPerBaseUnit: a pool younger than the window is averaged from its oldest observation', async (t) => {
   const spotHigh = Q96 / 1000n
   const at = (tick: number) => ({ numerator: Q192, denominator: sqrtPriceX96AtTick(tick) ** 2n })
-  // observations ring of 3, last written at index 1: the oldest is index 2, initialized, 200 s old
+  // observations ring of 3, last written at index 1, the pool born with its slot 2 (its first observation): 200 s old
   let pools = fakePools(
     { [usdcPool]: { sqrtPriceX96: spotHigh, index: 1, cardinality: 3, age: 250, averageTick: (window) => (window === 200 ? 7n : 0n), observations: { 2: { timestamp: 9_800, initialized: true } } } },
     10_000,
@@ -280,6 +281,17 @@ t.test('readWeiPerBaseUnit: a pool younger than the window is averaged from its 
     ],
   )
   t.equal(pools.seen.find((request) => request.method === 'eth_getBlockByNumber')!.params[0], 'latest')
+  // the same ring wrapped: its oldest observation is not the pool's first (cumulatives written), so what came
+  // before it was overwritten; the price is refused rather than taken over 200 s
+  pools = fakePools(
+    { [usdcPool]: { sqrtPriceX96: spotHigh, index: 1, cardinality: 3, age: 250, averageTick: (window) => (window === 200 ? 7n : 0n), observations: { 2: { timestamp: 9_800, initialized: true, tickCumulative: -4_000_000n } } } },
+    10_000,
+  )
+  await t.rejects(readWeiPerBaseUnit(fakeNetwork(pools.client, config), usdc), {
+    name: 'BrunoFault',
+    message: `cannot price through the pool ${usdcPool} now: its price history covers only the last 200 s of the 600 s window (its 3 observations were overwritten by recent swaps, which a burst of swaps can do on purpose); try again later`,
+  })
+  t.notOk(pools.calls.some(({ functionName, args }) => functionName === 'observe' && (args[0] as readonly number[])[0] === 200), 'no average taken over what is left')
   // the ring not yet full (index 2 never written): the oldest is index 0
   pools = fakePools(
     { [usdcPool]: { sqrtPriceX96: spotHigh, index: 1, cardinality: 3, age: 350, averageTick: (window) => (window === 300 ? 9n : 0n), observations: { 0: { timestamp: 9_700, initialized: true } } } },
