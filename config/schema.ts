@@ -67,7 +67,13 @@ export const RunnerConfig = Type.Object(
     ),
     broadcastUrl: Type.Optional(
       Type.Object(
-        { env: Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$', description: 'environment variable holding the URL' }) },
+        {
+          env: Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$', description: 'environment variable holding the URL' }),
+          revertProtected: Type.Boolean({
+            default: false,
+            description: 'the endpoint never includes a transaction that reverts (e.g. Flashbots Protect): relay.maxRevertGas does not apply',
+          }),
+        },
         {
           additionalProperties: false,
           description:
@@ -136,6 +142,13 @@ export const RelayConfig = Type.Object(
       maximum: 1_048_576,
       default: 131_072,
       description: 'the largest signed runner transaction a submission may make (geth and reth refuse over 128 KiB)',
+    }),
+    maxRevertGas: Type.Integer({
+      minimum: 100_000,
+      maximum: 16_777_216,
+      default: 300_000,
+      description:
+        'the most gas a submission\'s transaction may cost the runner if its payer voids the payment before inclusion and it reverts in its payment phase: the intrinsic gas (calldata at the EIP-7623 floor) and the payment phase. Larger calls need a revert-protected runner.broadcastUrl',
     }),
     paymentMarginSec: Type.Integer({
       minimum: 0,

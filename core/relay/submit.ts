@@ -5,6 +5,7 @@ import type { RelayContext } from './context.ts'
 import { paymentToken } from './paymentToken.ts'
 import { relayOfRequest } from './relayOfRequest.ts'
 import { admit } from './admission.ts'
+import { revertCostGas } from './revertCost.ts'
 import { describeCallFailure } from './callFailure.ts'
 import { prepareRunnerTransaction, type PreparedRelay } from './runnerTransaction.ts'
 import type { SubmissionView, SubmitRequest } from './schemas.ts'
@@ -28,7 +29,9 @@ import { submissionView } from './status.ts'
  *    authorization list — simulated at the latest block: the payment phase pays and the call
  *    succeeds with its stipend (a call that fails in simulation is refused: on chain it would
  *    still pay); its gas limit within what one transaction may carry; its signed bytes within
- *    `relay.maxTransactionBytes`;
+ *    `relay.maxTransactionBytes`; what it would cost if its payer voided the payment and it
+ *    reverted in its payment phase (`revertCostGas`: calldata at the EIP-7623 floor included)
+ *    within `relay.maxRevertGas`, unless the runner sends through a revert-protected endpoint;
  * 5. the payment covers the worst case the runner would sign now: gas limit × max fee per gas,
  *    plus the L1 data fee where the chain charges one, at the pool's price.
  *
@@ -44,7 +47,7 @@ export async function submitCall(context: RelayContext, request: SubmitRequest, 
   if (repeated) return submissionView(repeated)
   await admit(context, requested.payer, client)
   const now = Math.floor(Date.now() / 1000)
-  const { submissionTtlSec, paymentMarginSec, maxTransactionBytes } = config.relay
+  const { submissionTtlSec, paymentMarginSec, maxTransactionBytes, maxRevertGas } = config.relay
   const deadline = request.deadline ?? now + submissionTtlSec
   if (deadline <= now) throw new ToolError(`the deadline ${deadline} has passed (now ${now})`)
   if (deadline > now + submissionTtlSec) {
@@ -64,6 +67,14 @@ export async function submitCall(context: RelayContext, request: SubmitRequest, 
   const bytes = signedTransactionBytes(prepared, config.chainId)
   if (bytes > maxTransactionBytes) {
     throw new ToolError(`refused: the runner's transaction would be ${bytes} bytes, over the ${maxTransactionBytes} a node accepts: make the call's data smaller`)
+  }
+  const revertCost = revertCostGas(requested.relay, prepared.data, prepared.authorizationList?.length ?? 0)
+  if (revertCost > BigInt(maxRevertGas) && !config.runner.broadcastUrl?.revertProtected) {
+    throw new ToolError(
+      `refused: if its payment were voided before inclusion, the runner's transaction would revert and still cost ${revertCost} gas ` +
+        `(its ${(prepared.data.length - 2) / 2} bytes of calldata count at EIP-7623's floor), over the ${maxRevertGas} this relay risks on a payment: ` +
+        'make the call\'s data smaller, or split it into several submissions',
+    )
   }
   if (!prepared.coverage.covered) {
     throw new ToolError(

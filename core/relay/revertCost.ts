@@ -1,0 +1,27 @@
+import { AUTHORIZATION_PHASE_GAS } from './quote.ts'
+import type { RunnerRelay } from './runnerCall.ts'
+import { calldataGas } from './runnerTransaction.ts'
+
+/** Intrinsic gas of one EIP-7702 authorization (PER_EMPTY_ACCOUNT_COST, charged in full when the transaction reverts). */
+const AUTHORIZATION_INTRINSIC_GAS = 25_000n
+/** The Runner's own work in a batch relay's payment phase: the operator and delegation checks, a cold balance read, the call. */
+const RUNNER_BATCH_PAYMENT_GAS = 30_000n
+
+/**
+ * What a runner transaction costs if it reverts in its payment phase — its payer voided the payment
+ * (moved the tokens, spent the nonce, re-delegated) in the block before — the one loss the relay
+ * accepts: the intrinsic gas of its calldata and authorizations plus the most the payment phase may
+ * spend (a signed transfer's `AUTHORIZATION_PHASE_GAS`, a batch's `paymentGas` and the Runner's
+ * work), and never less than EIP-7623's calldata floor (10 gas a token), which a reverting
+ * transaction pays too.
+ *
+ * @example
+ * revertCostGas(relay, encodeRunnerCall(relay, callGas), 0) // 96_412n for a small batch, 5_200_000n for 129 KB of calldata
+ */
+export function revertCostGas(relay: RunnerRelay, data: `0x${string}`, authorizations: number): bigint {
+  const calldata = calldataGas(data)
+  const paymentPhase = relay.form === 'batch' ? relay.paymentGas + RUNNER_BATCH_PAYMENT_GAS : AUTHORIZATION_PHASE_GAS
+  const standard = 21_000n + calldata + AUTHORIZATION_INTRINSIC_GAS * BigInt(authorizations) + paymentPhase
+  const floor = 21_000n + (10n * calldata) / 4n + AUTHORIZATION_INTRINSIC_GAS * BigInt(authorizations)
+  return standard > floor ? standard : floor
+}
