@@ -261,7 +261,7 @@ t.test('refusals: nothing reaches the runner', async (t) => {
   t.equal(result.isError, true)
   t.match(result.content[0].text, new RegExp(`payment batch's signature recovers to ${demo.address}, not the account`))
   result = await execute(batch.paymentTypedData, paymentSignature, batch.typedData, await sign(demo, batch.typedData))
-  t.match(result.content[0].text, new RegExp(`batch of the account's calls's signature recovers to ${demo.address}, not the account`))
+  t.match(result.content[0].text, new RegExp(`calls batch's signature recovers to ${demo.address}, not the account`))
 
   // The message changed after signing: the signature no longer recovers to the account.
   const tampered = structuredClone(batch.paymentTypedData)
@@ -312,7 +312,7 @@ t.test('refusals: nothing reaches the runner', async (t) => {
   const sameNonce = structuredClone(batch.typedData)
   sameNonce.message.nonce = batch.paymentTypedData.message.nonce
   result = await execute(batch.paymentTypedData, paymentSignature, sameNonce, await sign(account, sameNonce))
-  t.match(result.content[0].text, /must follow the payment batch's \(key 0, seq \d+\)/)
+  t.match(result.content[0].text, /must be signed at key 0, seq \d+, right after the payment batch's/)
   // submit reads the signed calldata the same way: the old single batch (payment leg, then the calls) is refused there.
   const single = caliburTypedData({
     domain: { chainId: deployment.chainId, account: account.address, salt: pad(deployment.calibur, { size: 32 }) },
@@ -323,10 +323,10 @@ t.test('refusals: nothing reaches the runner', async (t) => {
   const singleData = encodeSignedExecute({ message: single.message, signature: await sign(account, single) })
   result = await mcp.callTool('submit', { chain: 'local', call: { to: account.address, data: singleData }, payment: { token: usdc, amountBaseUnits: '1000000', batch: singleData } })
   t.equal(result.isError, true)
-  t.match(result.content[0].text, /must follow the payment batch's/)
+  t.match(result.content[0].text, /right after the payment batch's/)
   const callsAlone = await mcp.call('calibur_execute', { chain: 'local', paymentTypedData: batch.paymentTypedData, paymentSignature, typedData: batch.typedData, signature })
   result = await mcp.callTool('submit', { chain: 'local', call: callsAlone.call, payment: { token: usdc, amountBaseUnits: callsAlone.payment.amountBaseUnits, batch: singleData } })
-  t.match(result.content[0].text, /payment batch is not payment-only: it has 2 calls|must follow the payment batch's/)
+  t.match(result.content[0].text, /payment batch is not payment-only: it has 2 calls|right after the payment batch's/)
 
   t.equal(await client.getTransactionCount({ address: runner }), nonceBefore, 'the runner sent nothing')
 

@@ -28,7 +28,7 @@ function row(id: string, stage: Stage, updatedAt: number, identity?: string): Su
     createdAt: updatedAt - 1_000,
     updatedAt,
     deadline: Math.floor(updatedAt / 1000) + 600,
-    request: { call: { to: USDC, data: '0x70a08231', value: '0' }, payment: { token: USDC, amountBaseUnits: '1234' } },
+    request: { call: { to: USDC, data: '0x70a08231', value: '0' }, payment: { token: USDC, amountBaseUnits: '1234', batch: '0xc3c16ee4' } },
     ...(identity === undefined ? {} : { identity }),
   }
 }

@@ -95,7 +95,7 @@ t.test('PostgreSQL runner lock', { skip: postgresSkip() }, async (t) => {
       createdAt: 1,
       updatedAt: 1,
       deadline: 2,
-      request: { call: { to: '0x0000000000000000000000000000000000000001', data: '0x', value: '0' }, payment: { token: '0x0000000000000000000000000000000000000002', amountBaseUnits: '1' } },
+      request: { call: { to: '0x0000000000000000000000000000000000000001', data: '0x', value: '0' }, payment: { token: '0x0000000000000000000000000000000000000002', amountBaseUnits: '1', batch: '0x' } },
     })
     // Each holder listens on its own session, so the two notifications arrive independently: wait for both.
     await store.insert(submission('wake-1', 'base'))

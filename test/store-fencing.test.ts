@@ -22,7 +22,7 @@ function submission(id: string, stage: Submission['stage'] = 'waiting', updatedA
     createdAt: updatedAt,
     updatedAt,
     deadline: Math.floor(updatedAt / 1000) + 600,
-    request: { call: { to: USDC, data: '0x70a08231', value: '0' }, payment: { token: USDC, amountBaseUnits: '1234' } },
+    request: { call: { to: USDC, data: '0x70a08231', value: '0' }, payment: { token: USDC, amountBaseUnits: '1234', batch: '0xc3c16ee4' } },
   }
 }
 

@@ -16,7 +16,7 @@ function submission(id: string, chain: string, createdAt: number, overrides: Par
     createdAt,
     updatedAt: createdAt,
     deadline: Math.floor(createdAt / 1000) + 600,
-    request: { call: { to: USDC, data: '0x70a08231', value: '0' }, payment: { token: USDC, amountBaseUnits: '1234' } },
+    request: { call: { to: USDC, data: '0x70a08231', value: '0' }, payment: { token: USDC, amountBaseUnits: '1234', batch: '0xc3c16ee4' } },
     ...overrides,
   }
 }
@@ -43,7 +43,7 @@ for (const kind of kinds) {
         request: {
           call: { to: USDC, data: '0xa9059cbb', value: '0' },
           authorizationList: [{ chainId: 8453, address: USDC, nonce: 3, yParity: 1, r: `0x${'1'.repeat(64)}`, s: `0x${'2'.repeat(64)}` }],
-          payment: { token: USDC, amountBaseUnits: '5' },
+          payment: { token: USDC, amountBaseUnits: '5', batch: '0xc3c16ee400ff' },
         },
       })
       await store.insert(stored)

@@ -1,4 +1,4 @@
-import { BaseError, getAddress, InsufficientFundsError, zeroAddress, type Address, type Hex, type SignedAuthorizationList } from 'viem'
+import { BaseError, concat, getAddress, InsufficientFundsError, zeroAddress, type Address, type Hex, type SignedAuthorizationList } from 'viem'
 import { expectChainId } from '../chain/expectChainId.ts'
 import { readFees, type Fees } from '../chain/fees.ts'
 import { readL1DataFee } from '../chain/l1DataFee.ts'
@@ -102,7 +102,8 @@ export async function prepareRunnerTransaction(
   const refusal = options.refusal ?? 'refused'
   const { token } = options
   const vocabularies = context.batchReaders.map((reader) => reader.errors)
-  const callData = relay.form === 'batch' ? relay.data : relay.call.data
+  // The data the transaction carries beside the Runner's own arguments: a batch's two signed batches.
+  const callData = relay.form === 'batch' ? concat([relay.paymentData, relay.data]) : relay.call.data
   const hasCall = relay.form === 'batch' || getAddress(relay.call.to) !== zeroAddress
   const base = { account: operator, to, blockTag: 'latest' as const, ...(authorizations ? { authorizationList: authorizations } : {}) }
   const run = async (callGas: bigint, gas: bigint, withFees: Fees | undefined): Promise<CallOutcome> => {

@@ -138,7 +138,7 @@ export const caliburExecute = (chain: TSchema) =>
         throw new ToolError(`the payment batch's nonce (key ${key}, seq ${seq}) skips ahead of the account's (seq ${current}): it cannot run until the batches before it do`)
       }
       const paid = await checkSignedBatch(network, domain, args.paymentTypedData, args.paymentSignature as Hex, 'payment batch')
-      const calls = await checkSignedBatch(network, domain, args.typedData, args.signature as Hex, 'batch of the account\'s calls')
+      const calls = await checkSignedBatch(network, domain, args.typedData, args.signature as Hex, 'calls batch')
 
       const paymentFormatted = `${formatUnits(payment.amount, payment.decimals)} ${payment.symbol}`
       const withAuthorization = stateOverride !== undefined

@@ -6,7 +6,7 @@ import { caliburBatchReader } from './paymentFirstBatch.ts'
 const instructions =
   'calibur — batches for an account delegated to Calibur (EIP-7702; `account` says isCalibur). Put the account\'s ' +
   'calls (helpers\' `calls`, builders\' transactions made with the account as fromAddress and recipient, never Bruno) ' +
-  'and their `approvals` into calibur_batch: it adds the approvals that are short and a first call that pays Bruno in ' +
+  'and their `approvals` into calibur_batch: it adds the approvals that are short and a batch of its own that pays Bruno in ' +
   'a token (e.g. USDC), measured and priced (`gas`: the estimated limit, the owner path measured, the max fee per ' +
   'gas and margin it priced at). It returns two batches: paymentTypedData only pays, token.transfer(payee, amount), ' +
   'and runs first, in a call of its own; typedData runs the calls after it, all or nothing; if they fail on chain ' +

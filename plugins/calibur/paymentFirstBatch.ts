@@ -90,8 +90,8 @@ export function requireInOrder(paymentNonce: bigint, callsNonce: bigint): void {
   const calls = splitCaliburNonce(callsNonce)
   if (payment.key !== calls.key || calls.seq !== payment.seq + 1n) {
     throw new ToolError(
-      `the batch of the account's calls has nonce key ${calls.key} seq ${calls.seq}; it must follow the payment batch's (key ${payment.key}, ` +
-        `seq ${payment.seq + 1n}), so that it runs only after the payment: build both with calibur_batch`,
+      `the batch of the account's calls has nonce key ${calls.key} seq ${calls.seq}; it must be signed at key ${payment.key}, seq ${payment.seq + 1n}, ` +
+        'right after the payment batch\'s, so that it runs only after the payment: build both with calibur_batch',
     )
   }
 }
@@ -109,8 +109,10 @@ type SignedBatchedCallArgument = {
 
 // A signed execute's SignedBatchedCall, or undefined when the data is not one.
 function decodeSignedExecute(data: Hex): SignedBatchedCallArgument | undefined {
-  if (!data.toLowerCase().startsWith(SIGNED_EXECUTE_SELECTOR)) return undefined
-  const decoded = decodeOrUndefined(() => decodeFunctionData({ abi: caliburAbi, data }))
+  // Hex is case-blind: the schema takes either case, and so does the reader.
+  const lower = data.toLowerCase() as Hex
+  if (!lower.startsWith(SIGNED_EXECUTE_SELECTOR)) return undefined
+  const decoded = decodeOrUndefined(() => decodeFunctionData({ abi: caliburAbi, data: lower }))
   if (!decoded || decoded.functionName !== 'execute' || decoded.args.length !== 2) return undefined
   return decoded.args[0] as unknown as SignedBatchedCallArgument
 }

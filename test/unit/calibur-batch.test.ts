@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import { encodeErrorResult, encodeFunctionData, getAddress, parseAbi, serializeTransaction, zeroHash, type Address, type Hex } from 'viem'
+import { decodeFunctionData, encodeErrorResult, encodeFunctionData, getAddress, parseAbi, serializeTransaction, zeroHash, type Address, type Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { ToolError } from '../../core/tool.ts'
 import { AUTHORIZATION_GAS, delegationOverride, FIRST_USE_OF_KEY_GAS, SIGNED_PATH_GAS } from '../../plugins/calibur/batch.ts'
@@ -8,11 +8,13 @@ import {
   account,
   approveCall,
   caliburNode,
+  caliburSolidity,
   delegatedTo,
+  erc20Solidity,
   errorString,
-  guardCall,
   intrinsicOf,
   ownerExecute,
+  ownerPathCalls,
   reverted,
   runnerSolidity,
   salt,
@@ -20,7 +22,7 @@ import {
   signer,
   transferCall,
 } from './caliburNode.ts'
-import { fakeNetwork } from './fakeChain.ts'
+import { fakeNetwork, networkConfig } from './fakeChain.ts'
 
 // calibur_batch (plugins/calibur/batch.ts) called as Bruno calls it (the plugin's setup, the registry's
 // input check, the handler), on a node the test answers: the typed data, calls and gas rebuilt here
@@ -33,49 +35,68 @@ const placeholder = `0x${'ff'.repeat(65)}` as Hex
 
 type Call = { to: string; value: string; data: string }
 
+const runner = getAddress('0x0000000000000000000000000000000000000b0b')
+
+/** The owner-path estimates the node gives: the payment leg alone, and the leg then the account's calls. */
+type Estimates = { leg: bigint; owner: bigint }
+
 /** What calibur_batch must measure for `amount`, by hand: DESIGN §4's constants, the Runner's costs. */
 function expectedMeasure(
   node: ReturnType<typeof caliburNode>,
   own: readonly Call[],
   amount: bigint,
-  message: Parameters<typeof signedExecute>[0],
-  ownerGas: bigint,
+  messages: { payment: Parameters<typeof signedExecute>[0]; calls: Parameters<typeof signedExecute>[0] },
+  estimates: Estimates,
   options: { firstUse: boolean; authorization: boolean },
 ) {
   const { config } = node
   const usdc = getAddress(config.tokens[0]!.address)
-  const flat = [transferCall(usdc, config.payee, amount), ...own]
-  const ownerData = ownerExecute(flat)
-  const executed = ownerGas - 21_000n - intrinsicOf(ownerData)
-  const bytes = flat.reduce((total, call) => total + BigInt((call.data.length - 2) / 2), 0n)
-  const accountGas = (executed > 0n ? executed : 0n) + 20_000n + (options.firstUse ? 17_500n : 0n) + 500n * BigInt(flat.length) + 2n * bytes
+  const leg = transferCall(usdc, config.payee, amount)
+  const legData = ownerExecute([leg])
+  const ownerData = ownerExecute([leg, ...own])
+  const executed = (gas: bigint, data: Hex) => (gas - 21_000n - intrinsicOf(data) > 0n ? gas - 21_000n - intrinsicOf(data) : 0n)
+  const legExecuted = executed(estimates.leg, legData)
+  const callsExecuted = executed(estimates.owner, ownerData) - legExecuted
+  const bytes = own.reduce((total, call) => total + BigInt((call.data.length - 2) / 2), 0n)
+  // the payment batch: the leg on the signed path (and the key's first write); the account's: its calls on the signed path
+  const paymentGas = legExecuted + 20_000n + (options.firstUse ? 17_500n : 0n)
+  const accountGas = (callsExecuted > 0n ? callsExecuted : 0n) + 20_000n + 1_200n * BigInt(own.length) + 8n * bytes
   const callGas = accountGas + accountGas / 16n + 10_000n
+  const paymentData = signedExecute(messages.payment, placeholder)
+  const callsData = signedExecute(messages.calls, placeholder)
   const runnerData = encodeFunctionData({
     abi: runnerSolidity,
     functionName: 'relayBatch',
-    args: [account, getAddress(config.calibur), signedExecute(message, placeholder), callGas, usdc, getAddress(config.payee), amount],
+    args: [account, getAddress(config.calibur), paymentData, 150_000n, callsData, callGas, usdc, getAddress(config.payee), amount],
   })
   const calldata = intrinsicOf(runnerData)
-  const words = BigInt(Math.ceil((runnerData.length - 2) / 64))
-  const least = 21_000n + calldata + (options.authorization ? 25_000n : 0n) + 20_000n + 3n * words + (words * words) / 512n + callGas + callGas / 63n + 25_000n
+  // the Runner copies both signed batches into memory
+  const words = BigInt(Math.ceil((paymentData.length - 2 + callsData.length - 2) / 64))
+  const least =
+    21_000n + calldata + (options.authorization ? 25_000n : 0n) + 20_000n + paymentGas + 3n * words + (words * words) / 512n + callGas + callGas / 63n + 25_000n
   const floor = 21_000n + (10n * calldata) / 4n
-  return { ownerData, runnerData, gas: ((least > floor ? least : floor) * 10_500n) / 10_000n, callGas }
+  return { legData, ownerData, runnerData, paymentGas, accountGas, gas: ((least > floor ? least : floor) * 10_500n) / 10_000n, callGas }
 }
 
-/** The payment-first batch by hand: pay, then the account's execute of [guard, ...own]. */
-function expectedMessage(node: ReturnType<typeof caliburNode>, own: readonly Call[], amount: bigint, nonce: bigint, deadline: number) {
+/** The payment-only batch by hand: the one transfer to the payee, all or nothing, for the Runner to execute. */
+function expectedPaymentMessage(node: ReturnType<typeof caliburNode>, amount: bigint, nonce: bigint, deadline: number) {
   const { config } = node
   return {
-    batchedCall: {
-      calls: [
-        transferCall(config.tokens[0]!.address, config.payee, amount),
-        { to: '0x0000000000000000000000000000000000000000', value: '0', data: ownerExecute([guardCall(config.runner.contract), ...own]) },
-      ],
-      revertOnFailure: false,
-    },
+    batchedCall: { calls: [transferCall(config.tokens[0]!.address, config.payee, amount)], revertOnFailure: true },
     nonce: nonce.toString(),
     keyHash: zeroHash,
-    executor: '0x0000000000000000000000000000000000000000',
+    executor: runner,
+    deadline: deadline.toString(),
+  }
+}
+
+/** The batch of the account's calls by hand: the calls alone (no guard), all or nothing, at the nonce after the payment's. */
+function expectedCallsMessage(own: readonly Call[], nonce: bigint, deadline: number) {
+  return {
+    batchedCall: { calls: [...own], revertOnFailure: true },
+    nonce: (nonce + 1n).toString(),
+    keyHash: zeroHash,
+    executor: runner,
     deadline: deadline.toString(),
   }
 }
@@ -113,9 +134,21 @@ const priceOf = (gas: bigint, feePerGas = 13n, l1 = 0n) => {
 }
 
 /** The two-step pricing calibur_batch does: a leg of 1, then the leg it priced; the larger price kept. */
-function expectedRun(node: ReturnType<typeof caliburNode>, own: Call[], options: { nonce: bigint; deadline: number; firstUse: boolean; authorization?: boolean; estimate: (amount: bigint) => bigint; feePerGas?: bigint; l1?: bigint }) {
+function expectedRun(
+  node: ReturnType<typeof caliburNode>,
+  own: Call[],
+  options: { nonce: bigint; deadline: number; firstUse: boolean; authorization?: boolean; estimate: (amount: bigint) => Estimates; feePerGas?: bigint; l1?: bigint },
+) {
+  const callsMessage = expectedCallsMessage(own, options.nonce, options.deadline)
   const measure = (amount: bigint) =>
-    expectedMeasure(node, own, amount, expectedMessage(node, own, amount, options.nonce, options.deadline), options.estimate(amount), { firstUse: options.firstUse, authorization: options.authorization ?? false })
+    expectedMeasure(
+      node,
+      own,
+      amount,
+      { payment: expectedPaymentMessage(node, amount, options.nonce, options.deadline), calls: callsMessage },
+      options.estimate(amount),
+      { firstUse: options.firstUse, authorization: options.authorization ?? false },
+    )
   const priced = (gas: bigint) => {
     const amount = priceOf(gas, options.feePerGas, options.l1)
     return amount > 0n ? amount : 1n
@@ -125,7 +158,29 @@ function expectedRun(node: ReturnType<typeof caliburNode>, own: Call[], options:
   const measured = measure(amount)
   const first = amount
   if (priced(measured.gas) > amount) amount = priced(measured.gas)
-  return { provisional, measured, first, amount, message: expectedMessage(node, own, amount, options.nonce, options.deadline) }
+  return { provisional, measured, first, amount, paymentMessage: expectedPaymentMessage(node, amount, options.nonce, options.deadline), callsMessage }
+}
+
+/** A node whose owner-path estimates are `of(amount)` for the leg alone and for the leg then the calls. */
+function nodeEstimating(of: (amount: bigint) => Estimates, options: Parameters<typeof caliburNode>[0] = {}, config: Parameters<typeof caliburNode>[1] = {}) {
+  const { tokens, payee } = networkConfig(config)
+  const usdc = tokens[0]!.address
+  // the leg's amount is read from the owner-path call's first call, the transfer to the payee
+  return caliburNode(
+    {
+      ...options,
+      estimate: ({ data }) => {
+        const flat = ownerPathCalls(data)
+        const { args } = decodeFunctionData({ abi: caliburSolidity, data })
+        const leg = (args[0] as { calls: readonly { to: string; data: Hex }[] }).calls[0]!
+        const transfer = decodeFunctionData({ abi: erc20Solidity, data: leg.data })
+        if (getAddress(leg.to) !== getAddress(usdc) || getAddress(transfer.args[0] as string) !== getAddress(payee)) throw new Error('the first call is not the leg')
+        const estimates = of(transfer.args[1] as bigint)
+        return flat === 1 ? estimates.leg : estimates.owner
+      },
+    },
+    config,
+  )
 }
 
 const rejectsWith = async (t: Test, promise: Promise<unknown>, message: string) => t.rejects(promise, new ToolError(message), message)
@@ -144,15 +199,16 @@ t.test('the calibur group as the plugin declares it', async (t) => {
       'calls (helpers\' `calls`, builders\' transactions made with the account as fromAddress and recipient, never Bruno) ' +
       'and their `approvals` into calibur_batch: it adds the approvals that are short and a first call that pays Bruno in ' +
       'a token (e.g. USDC), measured and priced (`gas`: the estimated limit, the owner path measured, the max fee per ' +
-      'gas and margin it priced at). The batch pays first, token.transfer(payee, amount), then runs the calls all or ' +
-      'nothing; if they fail on chain the payment is still taken. Pass its `typedData` UNCHANGED to the account\'s ' +
-      'wallet sign-typed-data tool (eth_signTypedData_v4; the account\'s own key: smart-wallet signers, ERC-1271 / ' +
-      'ERC-6492, cannot sign it), then give typedData and the signature to calibur_execute, and its {call, payment} ' +
+      'gas and margin it priced at). It returns two batches: paymentTypedData only pays, token.transfer(payee, amount), ' +
+      'and runs first, in a call of its own; typedData runs the calls after it, all or nothing; if they fail on chain ' +
+      'the payment is still taken. Pass each UNCHANGED to the account\'s wallet sign-typed-data tool ' +
+      '(eth_signTypedData_v4; the account\'s own key: smart-wallet signers, ERC-1271 / ERC-6492, cannot sign them), ' +
+      'then give both with their signatures to calibur_execute, and its {call, payment} ' +
       '(and authorizationList, if any) to submit; poll status until done. Never send a builder\'s or helper\'s call to ' +
       'submit as it is. An account not yet delegated is delegated in the same transaction: its wallet signs an EIP-7702 ' +
       'authorization to Calibur with nonce = its current EOA nonce (Bruno\'s runner sends the transaction, not the ' +
       'account), passed as authorizationList to calibur_batch, calibur_execute and submit. `deadline` (unix seconds) ' +
-      'bounds the signed batch; `nonceKey` picks an independent nonce sequence.',
+      'bounds the signed batches; `nonceKey` picks an independent nonce sequence.',
   )
   t.equal(node.registry.view(['calibur'])!.instructions.endsWith(group.instructions), true)
   const batch = group.tools[0]!
@@ -160,34 +216,41 @@ t.test('the calibur group as the plugin declares it', async (t) => {
   t.same(batch.annotations, { readOnlyHint: true, openWorldHint: true })
   t.equal(
     batch.description,
-    'Wraps the account\'s calls into one Calibur signed batch (EIP-7702) that first pays Bruno in `token`, then runs ' +
-      'them all or nothing (the payment is taken even if they fail on chain, so calls failing in simulation are ' +
-      'refused); returns its EIP-712 typedData. `calls`: helpers\' calls or a builder\'s transactionRequest (gas, fee, ' +
-      'from, nonce, type ignored; another chainId refused). `approvals` (e.g. uniswap_swap_to_eth\'s) add an approve ' +
-      'where the allowance is short. Not delegated yet: pass the account\'s signed EIP-7702 authorization to Calibur ' +
-      'as authorizationList. Then its own key signs typedData unchanged, for calibur_execute.',
+    'Wraps the account\'s calls for Calibur (EIP-7702) as two signed batches: paymentTypedData pays Bruno in `token` ' +
+      'and nothing else; typedData runs the calls after it, all or nothing (the payment is taken even if they fail on ' +
+      'chain, so calls failing in simulation are refused). `calls`: helpers\' calls or a builder\'s transactionRequest ' +
+      '(gas, fee, from, nonce, type ignored; another chainId refused). `approvals` (e.g. uniswap_swap_to_eth\'s) add an ' +
+      'approve where the allowance is short. Not delegated yet: pass the account\'s signed EIP-7702 authorization to ' +
+      'Calibur as authorizationList. Then its own key signs both unchanged, for calibur_execute.',
   )
   t.equal(SIGNED_PATH_GAS, 20_000n)
   t.equal(FIRST_USE_OF_KEY_GAS, 17_500n)
   t.equal(AUTHORIZATION_GAS, 25_000n)
 })
 
-t.test('a delegated account, one call: the payment-first typed data, priced twice, the larger kept', async (t) => {
-  const node = caliburNode()
+t.test('a delegated account, one call: the payment batch and the calls batch, priced twice, the larger kept', async (t) => {
+  const estimates = () => ({ leg: 60_000n, owner: 100_000n })
+  const node = nodeEstimating(estimates)
   const before = Math.floor(Date.now() / 1000)
   const result = await node.call('calibur_batch', { chain: 'local', account: account.toLowerCase(), calls: [{ to: one.toLowerCase(), value: '0x10', data: '0x1234' }], token: 'usdc' })
   const after = Math.floor(Date.now() / 1000)
   const deadline = result.deadline as number
   t.ok(deadline >= before + 600 && deadline <= after + 600, 'deadline: now + the submission ttl (600 s)')
   const own = [{ to: one, value: '16', data: '0x1234' }]
-  const run = expectedRun(node, own, { nonce: 0n, deadline, firstUse: true, estimate: () => 100_000n })
+  const run = expectedRun(node, own, { nonce: 0n, deadline, firstUse: true, estimate: estimates })
   t.ok(run.amount > run.first, 'the second measure (a longer leg) priced higher, and that price is kept')
-  t.strictSame(result.typedData, {
-    domain: { name: 'Calibur', version: '1.0.0', chainId: 31337, verifyingContract: account, salt },
-    types: caliburTypes,
-    primaryType: 'SignedBatchedCall',
-    message: run.message,
-  })
+  const domain = { name: 'Calibur', version: '1.0.0', chainId: 31337, verifyingContract: account, salt }
+  t.strictSame(result.paymentTypedData, { domain, types: caliburTypes, primaryType: 'SignedBatchedCall', message: run.paymentMessage })
+  t.strictSame(result.typedData, { domain, types: caliburTypes, primaryType: 'SignedBatchedCall', message: run.callsMessage })
+  // the payment batch only pays; the calls batch holds the calls alone, no guard, at the next nonce of the same key
+  const paymentCalls = (result.paymentTypedData as { message: { batchedCall: { calls: Call[] } } }).message.batchedCall.calls
+  const ownCalls = (result.typedData as { message: { batchedCall: { calls: Call[] }; nonce: string } }).message
+  t.equal(paymentCalls.length, 1)
+  t.notOk(ownCalls.batchedCall.calls.some((call) => getAddress(call.to) === runner), 'no call to the Runner among the account\'s calls')
+  t.equal(ownCalls.nonce, '1')
+  // the stipend is sized from the calls alone, the payment batch's gas counted before the call
+  t.equal(run.measured.paymentGas, 60_000n - 21_000n - intrinsicOf(run.measured.legData) + 20_000n + 17_500n)
+  t.equal(run.measured.accountGas, 100_000n - intrinsicOf(run.measured.ownerData) - (60_000n - intrinsicOf(run.measured.legData)) + 20_000n + 1_200n + 8n * 2n)
   const usdc = getAddress(node.config.tokens[0]!.address)
   const payee = getAddress(node.config.payee)
   const amount = run.amount
@@ -200,12 +263,13 @@ t.test('a delegated account, one call: the payment-first typed data, priced twic
   t.strictSame(result.gas, { estimated: run.measured.gas.toString(), ownerPath: '100000', feePerGasWei: '13', marginBps: 2000 })
   t.equal(
     result.summary,
-    `First ${whole} USDC from ${account} to Bruno's payee ${payee} for the gas; it is paid even if the calls then fail. Then, all or nothing: ` +
-      `approvals added: none needed; your 1 call (to 0x1111…1111). Valid until ${new Date(deadline * 1000).toISOString()} (unix ${deadline}); nonce key 0, seq 0.`,
+    `First, a batch of its own: ${whole} USDC from ${account} to Bruno's payee ${payee} for the gas; it is paid even if the calls then fail. Then, all or nothing: ` +
+      `approvals added: none needed; your 1 call (to 0x1111…1111). Valid until ${new Date(deadline * 1000).toISOString()} (unix ${deadline}); nonce key 0, seq 0 (payment) and 1 (calls).`,
   )
   t.equal(node.validOutput('calibur_batch', result), true)
 
-  // What the node was asked: the delegation read first, Calibur's state, the price, two owner-path estimates.
+  // What the node was asked: the delegation read first, Calibur's state, the price, two owner-path estimates per measure
+  // (the leg alone, then the leg and the calls).
   t.same([...new Set(node.seen.map((request) => request.method))].sort(), ['eth_call', 'eth_estimateGas', 'eth_getBlockByNumber', 'eth_getCode', 'eth_maxPriorityFeePerGas'])
   t.same(node.seen.filter((request) => request.method === 'eth_getCode').map((request) => request.params), [[account, 'latest']])
   const calibur = node.calls.filter((call) => call.to.toLowerCase() === account.toLowerCase())
@@ -213,24 +277,28 @@ t.test('a delegated account, one call: the payment-first typed data, priced twic
     ['eip712Domain', [], undefined],
     ['getSeq', [0n], undefined],
   ])
-  const estimates = node.seen.filter((request) => request.method === 'eth_estimateGas').map((request) => request.params)
-  t.same(estimates, [
-    [{ from: account, to: account, data: run.provisional.ownerData }, 'latest'],
-    [{ from: account, to: account, data: run.measured.ownerData }, 'latest'],
-  ])
+  t.same(
+    node.seen.filter((request) => request.method === 'eth_estimateGas').map((request) => request.params),
+    [
+      [{ from: account, to: account, data: run.provisional.legData }, 'latest'],
+      [{ from: account, to: account, data: run.provisional.ownerData }, 'latest'],
+      [{ from: account, to: account, data: run.measured.legData }, 'latest'],
+      [{ from: account, to: account, data: run.measured.ownerData }, 'latest'],
+    ],
+  )
 })
 
 t.test('the second measure priced lower: the first price stands', async (t) => {
   // The owner path with the provisional 1-unit leg measures far more than with the priced leg.
-  const estimate = (amount: bigint) => (amount === 1n ? 300_000n : 90_000n)
-  const node = caliburNode({
-    estimate: ({ data }) => (data.includes(transferCall(getAddress('0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'), '0xa0Ee7A142d267C1f36714E4a8F75612F20a79720', 1n).data.slice(2)) ? 300_000n : 90_000n),
-  })
+  const estimate = (amount: bigint) => (amount === 1n ? { leg: 200_000n, owner: 300_000n } : { leg: 50_000n, owner: 90_000n })
+  const node = nodeEstimating(estimate)
   const result = await node.call('calibur_batch', { chain: 'local', account, calls: [{ to: one }], token: 'USDC', deadline: 4_000_000_000 })
   const run = expectedRun(node, [{ to: one, value: '0', data: '0x' }], { nonce: 0n, deadline: 4_000_000_000, firstUse: true, estimate })
   t.equal(run.amount, run.first)
+  t.ok(run.provisional.gas > run.measured.gas)
   t.equal((result.payment as { amountBaseUnits: string }).amountBaseUnits, run.amount.toString())
-  t.strictSame((result.typedData as { message: unknown }).message, run.message)
+  t.strictSame((result.paymentTypedData as { message: unknown }).message, run.paymentMessage, 'the payment batch pays the price kept')
+  t.strictSame((result.typedData as { message: unknown }).message, run.callsMessage)
   t.strictSame(result.gas, { estimated: run.measured.gas.toString(), ownerPath: '90000', feePerGasWei: '13', marginBps: 2000 })
   t.equal(result.deadline, 4_000_000_000)
   t.match(result.summary, /Valid until 2096-10-02T07:06:40\.000Z \(unix 4000000000\)/)
@@ -241,20 +309,26 @@ t.test('a nonce key in use: its next seq, no first-use gas; an owner path cheape
   const result = await node.call('calibur_batch', { chain: 'local', account, calls: [{ to: one, value: '7', data: '0xab' }, { to: two }], token: 'USDC', nonceKey: '5', deadline: 4_000_000_000 })
   const nonce = (5n << 64n) | 3n
   const own = [{ to: one, value: '7', data: '0xab' }, { to: two, value: '0', data: '0x' }]
-  const run = expectedRun(node, own, { nonce, deadline: 4_000_000_000, firstUse: false, estimate: () => 21_000n })
+  const run = expectedRun(node, own, { nonce, deadline: 4_000_000_000, firstUse: false, estimate: () => ({ leg: 21_000n, owner: 21_000n }) })
   t.equal(result.nonce, nonce.toString())
-  t.strictSame((result.typedData as { message: unknown }).message, run.message)
+  t.strictSame((result.paymentTypedData as { message: unknown }).message, run.paymentMessage)
+  t.strictSame((result.typedData as { message: unknown }).message, run.callsMessage)
+  t.equal((result.typedData as { message: { nonce: string } }).message.nonce, ((5n << 64n) | 4n).toString(), 'the calls: key 5, seq 4')
+  t.equal(run.measured.paymentGas, 20_000n, 'no first-use gas, the leg counted as 0')
   t.equal((result.gas as { estimated: string }).estimated, run.measured.gas.toString())
-  t.match(result.summary, /your 2 calls \(to 0x1111…1111, 0x2222…2222\)\. Valid until .*; nonce key 5, seq 3\.$/)
+  t.match(result.summary, /your 2 calls \(to 0x1111…1111, 0x2222…2222\)\. Valid until .*; nonce key 5, seq 3 \(payment\) and 4 \(calls\)\.$/)
   t.same(node.calls.filter((call) => call.functionName === 'getSeq').map((call) => call.args), [[5n]])
 })
 
 t.test('a nonce whose key is not zero but whose seq part is zero is a first use', async (t) => {
   const node = caliburNode({ seq: () => 0n })
   const result = await node.call('calibur_batch', { chain: 'local', account, calls: [{ to: one }], token: 'USDC', nonceKey: '1', deadline: 4_000_000_000 })
-  const run = expectedRun(node, [{ to: one, value: '0', data: '0x' }], { nonce: 1n << 64n, deadline: 4_000_000_000, firstUse: true, estimate: () => 100_000n })
+  const run = expectedRun(node, [{ to: one, value: '0', data: '0x' }], { nonce: 1n << 64n, deadline: 4_000_000_000, firstUse: true, estimate: () => ({ leg: 100_000n, owner: 100_000n }) })
   t.equal((result.gas as { estimated: string }).estimated, run.measured.gas.toString())
   t.equal(result.nonce, (1n << 64n).toString())
+  // the first use is the payment batch's: it writes the key's seq from zero; the calls batch then finds it written
+  t.equal(run.measured.paymentGas, 100_000n - 21_000n - intrinsicOf(run.measured.legData) + 20_000n + 17_500n)
+  t.equal(run.measured.accountGas, 20_000n + 1_200n, 'no first-use gas for the calls')
 })
 
 t.test('approvals: added only where the allowance is short, before the calls, described in words', async (t) => {
@@ -280,8 +354,9 @@ t.test('approvals: added only where the allowance is short, before the calls, de
     { token: otherToken, spender, amountBaseUnits: '6' },
   ])
   t.strictSame(result.calls, own)
-  const run = expectedRun(node, own, { nonce: 0n, deadline: 4_000_000_000, firstUse: true, estimate: () => 100_000n })
-  t.strictSame((result.typedData as { message: unknown }).message, run.message)
+  const run = expectedRun(node, own, { nonce: 0n, deadline: 4_000_000_000, firstUse: true, estimate: () => ({ leg: 100_000n, owner: 100_000n }) })
+  t.strictSame((result.typedData as { message: unknown }).message, run.callsMessage, 'the approvals first, then the call, in the calls batch')
+  t.strictSame((result.paymentTypedData as { message: unknown }).message, run.paymentMessage, 'no approval in the payment batch')
   t.ok(
     (result.summary as string).includes(`Then, all or nothing: approvals added: approve 0x2626…e481 for 1.5 USDC; approve 0x2626…e481 for 6 base units of ${otherToken}; your 1 call (to 0x2626…e481).`),
     result.summary as string,
@@ -431,7 +506,7 @@ t.test('no fee at all: the payment is still at least one base unit', async (t) =
   const node = caliburNode({ baseFee: 0n, tip: 0n })
   const result = await node.call('calibur_batch', { chain: 'local', account, calls: [{ to: one }], token: 'USDC', deadline: 4_000_000_000 })
   t.strictSame(result.payment, { token: getAddress(node.config.tokens[0]!.address), symbol: 'USDC', amount: '0.000001', amountBaseUnits: '1', payee: getAddress(node.config.payee) })
-  t.match(result.summary, /^First 0\.000001 USDC from /)
+  t.match(result.summary, /^First, a batch of its own: 0\.000001 USDC from /)
   t.equal((result.gas as { feePerGasWei: string }).feePerGasWei, '0')
 })
 
@@ -446,11 +521,12 @@ t.test('delegated in the same transaction: the override shows the account delega
   const result = await node.call('calibur_batch', { chain: 'local', account, calls: [{ to: one }], token: 'USDC', deadline: 4_000_000_000, authorizationList: [item] })
   const override = [{ address: account, code: delegatedTo('0x000000005c84F8Fd50b21CAC312528A64437030e') }]
   const rpcOverride = { [account]: { code: override[0]!.code } }
-  const run = expectedRun(node, [{ to: one, value: '0', data: '0x' }], { nonce: 0n, deadline: 4_000_000_000, firstUse: true, authorization: true, estimate: () => 100_000n })
+  const run = expectedRun(node, [{ to: one, value: '0', data: '0x' }], { nonce: 0n, deadline: 4_000_000_000, firstUse: true, authorization: true, estimate: () => ({ leg: 100_000n, owner: 100_000n }) })
   t.strictSame(result.authorizationList, [item])
-  t.strictSame((result.typedData as { message: unknown }).message, run.message)
+  t.strictSame((result.paymentTypedData as { message: unknown }).message, run.paymentMessage)
+  t.strictSame((result.typedData as { message: unknown }).message, run.callsMessage)
   t.equal((result.gas as { estimated: string }).estimated, run.measured.gas.toString())
-  t.match(result.summary, /nonce key 0, seq 0\. The account is delegated to Calibur in the same transaction \(authorizationList\)\.$/)
+  t.match(result.summary, /nonce key 0, seq 0 \(payment\) and 1 \(calls\)\. The account is delegated to Calibur in the same transaction \(authorizationList\)\.$/)
   t.same(
     node.calls.filter((call) => call.to.toLowerCase() === account.toLowerCase()).map((call) => [call.functionName, call.stateOverride]),
     [
@@ -458,7 +534,7 @@ t.test('delegated in the same transaction: the override shows the account delega
       ['getSeq', rpcOverride],
     ],
   )
-  t.same(node.seen.filter((request) => request.method === 'eth_estimateGas').map((request) => request.params[2]), [rpcOverride, rpcOverride])
+  t.same(node.seen.filter((request) => request.method === 'eth_estimateGas').map((request) => request.params[2]), [rpcOverride, rpcOverride, rpcOverride, rpcOverride])
   t.same(node.seen.filter((request) => request.method === 'eth_getTransactionCount').map((request) => request.params), [[account, 'latest']])
   t.equal(node.validOutput('calibur_batch', result), true)
   t.strictSame(await delegationOverride(fakeNetwork(node.services.networks.get('local').client, node.config), account, [item]), override)
@@ -469,7 +545,7 @@ t.test('delegated in the same transaction on an OP-stack chain: the L1 fee of th
   const item = await authorization()
   const result = await node.call('calibur_batch', { chain: 'local', account, calls: [{ to: one }], token: 'USDC', deadline: 4_000_000_000, authorizationList: [item] })
   // the oracle's 1,000 wei plus 25 %: 1,250 wei added to each measure
-  const run = expectedRun(node, [{ to: one, value: '0', data: '0x' }], { nonce: 0n, deadline: 4_000_000_000, firstUse: true, authorization: true, estimate: () => 100_000n, l1: 1_250n })
+  const run = expectedRun(node, [{ to: one, value: '0', data: '0x' }], { nonce: 0n, deadline: 4_000_000_000, firstUse: true, authorization: true, estimate: () => ({ leg: 100_000n, owner: 100_000n }), l1: 1_250n })
   t.equal((result.payment as { amountBaseUnits: string }).amountBaseUnits, run.amount.toString())
   const asked = node.calls.filter((call) => call.functionName === 'getL1Fee').map((call) => call.args[0])
   const tx = (measure: typeof run.measured) =>
@@ -595,14 +671,27 @@ t.test('the output schema: what calibur_batch promises', async (t) => {
   t.equal(valid(withTyped({ ...typedData, message: { ...message, keyHash: `0x${'0'.repeat(62)}` } })), false, 'keyHash: 32 bytes')
   t.equal(valid(withTyped({ ...typedData, message: { ...message, batchedCall: { calls: [], revertOnFailure: false } } })), false, 'at least one call')
   t.equal(valid(withTyped({ ...typedData, message: { ...message, batchedCall: { ...(message.batchedCall as object), extra: 1 } } })), false, 'batchedCall: nothing else')
+  // the payment batch: the same shape, required
+  const paymentTypedData = result.paymentTypedData as Record<string, Record<string, unknown>>
+  t.equal(valid(Object.fromEntries(Object.entries(result).filter(([key]) => key !== 'paymentTypedData'))), false, 'paymentTypedData: required')
+  t.equal(valid(Object.fromEntries(Object.entries(result).filter(([key]) => key !== 'typedData'))), false, 'typedData: required')
+  t.equal(valid({ ...result, paymentTypedData: { ...paymentTypedData, extra: 1 } }), false, 'paymentTypedData: nothing else')
+  t.equal(valid({ ...result, paymentTypedData: { ...paymentTypedData, primaryType: 'Call' } }), false, 'paymentTypedData: SignedBatchedCall only')
+  t.equal(
+    valid({ ...result, paymentTypedData: { ...paymentTypedData, message: { ...paymentTypedData.message, batchedCall: { calls: [], revertOnFailure: true } } } }),
+    false,
+    'paymentTypedData: at least one call',
+  )
   t.equal(valid({ ...result, payment: { ...(result.payment as object), extra: 1 } }), false, 'payment: nothing else')
   t.equal(valid({ ...result, gas: { ...(result.gas as object), extra: 1 } }), false, 'gas: nothing else')
   t.equal(valid({ ...result, gas: { ...(result.gas as object), marginBps: 1.5 } }), false, 'margin: an integer')
   const published = node.registry.view(['calibur'])!.tools.get('calibur_batch')!.listing as { outputSchema: { properties: Record<string, { description?: string; properties?: Record<string, { description?: string }> }> } }
   const output = published.outputSchema.properties
-  t.equal(output.typedData!.description, 'a Calibur SignedBatchedCall, EIP-712: sign it unchanged')
+  t.equal(output.paymentTypedData!.description, 'the payment-only batch, EIP-712: sign it unchanged')
+  t.equal(output.typedData!.description, "the batch of the account's calls, EIP-712: sign it unchanged")
   t.equal(output.summary!.description, 'the batch in words')
-  t.equal(output.payment!.description, "the batch's first call pays it")
+  t.equal(output.payment!.description, 'the payment batch pays it')
+  t.equal(output.nonce!.description, "the payment batch's; the batch of calls has the next")
   t.equal(output.payment!.properties!.amount!.description, 'whole token units')
   t.equal(output.calls!.description, 'as signed: approvals added, then the given calls')
   t.equal(output.authorizationList!.description, 'pass on to calibur_execute and submit')

@@ -2,13 +2,15 @@ import t, { type Test } from 'tap'
 import { getAddress, zeroHash, type Address, type Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { ToolError } from '../../core/tool.ts'
+import { caliburBatchReader } from '../../plugins/calibur/paymentFirstBatch.ts'
 import { readCaliburDomain } from '../../plugins/calibur/readDomain.ts'
 import { account, caliburNode, delegatedTo, reverted, salt, signedExecute, signer, type NodeOptions } from './caliburNode.ts'
 import { fakeClient } from './fakeChain.ts'
 
-// calibur_execute (plugins/calibur/execute.ts) as Bruno calls it, on a node the test answers: a batch
-// calibur_batch prepared, signed by the account's own key (viem's signer), checked back; the call it
-// returns rebuilt here from Calibur's Solidity signature; every refusal's words. And readCaliburDomain
+// calibur_execute (plugins/calibur/execute.ts) as Bruno calls it, on a node the test answers: the two
+// batches calibur_batch prepared (payment only, then the account's calls), each signed by the account's
+// own key (viem's signer), checked back; the call and payment batch it returns rebuilt here from
+// Calibur's Solidity signature; every refusal's words. And readCaliburDomain
 // (plugins/calibur/readDomain.ts) on an account that answers, does not, or answers for another.
 
 const one = getAddress('0x1111111111111111111111111111111111111111')
@@ -30,11 +32,30 @@ type TypedData = {
 }
 
 const sign = (typedData: TypedData, by = signer) => by.signTypedData(typedData as never)
+const usdc = getAddress('0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913')
+const payee = getAddress('0xa0Ee7A142d267C1f36714E4a8F75612F20a79720')
 
 async function prepared(options: NodeOptions = {}, args: Record<string, unknown> = {}) {
   const node = caliburNode(options)
   const batch = await node.call('calibur_batch', { chain: 'local', account, calls: [{ to: one, data: '0x1234' }], token: 'USDC', deadline: 4_000_000_000, ...args })
-  return { node, batch, typedData: batch.typedData as TypedData, amount: (batch.payment as { amountBaseUnits: string }).amountBaseUnits }
+  return {
+    node,
+    batch,
+    paymentTypedData: batch.paymentTypedData as TypedData,
+    typedData: batch.typedData as TypedData,
+    amount: (batch.payment as { amountBaseUnits: string }).amountBaseUnits,
+  }
+}
+
+/** calibur_execute's arguments: both typed data, each signed (by the account unless said otherwise). */
+async function signedArgs(paymentTypedData: TypedData, typedData: TypedData, by: { payment?: typeof signer; calls?: typeof signer } = {}) {
+  return {
+    chain: 'local',
+    paymentTypedData,
+    paymentSignature: await sign(paymentTypedData, by.payment),
+    typedData,
+    signature: await sign(typedData, by.calls),
+  }
 }
 
 const rejectsWith = (t: Test, promise: Promise<unknown>, message: string) => t.rejects(promise, new ToolError(message), message)
@@ -46,48 +67,61 @@ const edited = (typedData: TypedData, edit: (copy: TypedData) => void) => {
   return copy
 }
 
-t.test('a signed batch: the account’s signed execute for submit, and its payment', async (t) => {
-  const { node, typedData, amount } = await prepared()
-  const signature = await sign(typedData)
+t.test('two signed batches: the account’s signed execute of its calls for submit, and the payment with its signed batch', async (t) => {
+  const { node, paymentTypedData, typedData, amount } = await prepared()
+  const args = await signedArgs(paymentTypedData, typedData)
   node.seen.length = 0
   node.calls.length = 0
-  const result = await node.call('calibur_execute', { chain: 'local', typedData, signature })
+  const result = await node.call('calibur_execute', args)
   const whole = `${BigInt(amount) / 1_000_000n}.${(BigInt(amount) % 1_000_000n).toString().padStart(6, '0')}`.replace(/\.?0+$/, '')
   t.strictSame(result, {
-    call: { to: account, data: signedExecute(typedData.message, signature) },
-    payment: { token: getAddress('0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'), amountBaseUnits: amount },
+    call: { to: account, data: signedExecute(typedData.message, args.signature) },
+    payment: { token: usdc, amountBaseUnits: amount, batch: signedExecute(paymentTypedData.message, args.paymentSignature) },
     account,
     paymentFormatted: `${whole} USDC`,
     next: 'call submit with {chain: "local", call, payment} as given here; then poll status with the id it returns until done',
   })
+  t.not((result.payment as { batch: Hex }).batch, (result.call as { data: Hex }).data, 'two different signed executes')
   t.equal(node.validOutput('calibur_execute', result), true)
   t.same([...new Set(node.seen.map((request) => request.method))].sort(), ['eth_call', 'eth_getCode'])
   t.same(node.calls.map((call) => [call.functionName, call.args, call.stateOverride]), [
     ['eip712Domain', [], undefined],
     ['getSeq', [0n], undefined],
   ])
+  // what it returns is what the relay's reader takes: the payment batch, the calls after it, from the Runner
+  const terms = caliburBatchReader(node.services.payment).read(node.services.networks.get('local'), result.call as never, (result.payment as { batch: Hex }).batch)
+  t.match(terms, { account, token: usdc, payee, amount: BigInt(amount), paymentData: (result.payment as { batch: Hex }).batch, paymentGas: 150_000n, identity: `calibur:local:${account}:0` })
 })
 
-t.test('a batch executable by Bruno’s runner, never expiring, on a nonce key in use: accepted', async (t) => {
-  const { node, typedData } = await prepared({ seq: (key) => (key === 9n ? 4n : 0n) }, { nonceKey: '9' })
-  const mine = edited(typedData, (copy) => {
-    copy.message.executor = runner.toLowerCase()
-    copy.message.deadline = '0'
-    copy.domain.salt = salt.toUpperCase().replace('0X', '0x') as Hex
-  })
-  const signature = await sign(mine)
-  const result = await node.call('calibur_execute', { chain: 'local', typedData: mine, signature })
-  t.equal((result.call as { data: Hex }).data, signedExecute({ ...mine.message, executor: runner }, signature))
-  t.same(node.calls.filter((call) => call.functionName === 'getSeq').map((call) => call.args), [[9n], [9n]])
+t.test('batches executable by anyone, never expiring, on a nonce key in use: accepted', async (t) => {
+  const { node, paymentTypedData, typedData } = await prepared({ seq: (key) => (key === 9n ? 4n : 0n) }, { nonceKey: '9' })
+  t.equal(paymentTypedData.message.nonce, ((9n << 64n) | 4n).toString())
+  t.equal(typedData.message.nonce, ((9n << 64n) | 5n).toString())
+  const open = (typed: TypedData) =>
+    edited(typed, (copy) => {
+      copy.message.executor = '0x0000000000000000000000000000000000000000'
+      copy.message.deadline = '0'
+      copy.domain.salt = salt.toUpperCase().replace('0X', '0x') as Hex
+    })
+  const args = await signedArgs(open(paymentTypedData), open(typedData))
+  const result = await node.call('calibur_execute', args)
+  t.equal((result.call as { data: Hex }).data, signedExecute(open(typedData).message, args.signature))
+  t.equal((result.payment as { batch: Hex }).batch, signedExecute(open(paymentTypedData).message, args.paymentSignature))
+  // the Runner as executor, in lower case: the same
+  const lower = (typed: TypedData) => edited(typed, (copy) => (copy.message.executor = runner.toLowerCase()))
+  const byRunner = await signedArgs(lower(paymentTypedData), lower(typedData))
+  t.equal((await node.call('calibur_execute', byRunner)).account, account)
+  // the seq is read for the payment batch's key only
+  t.same(node.calls.filter((call) => call.functionName === 'getSeq').map((call) => call.args), [[9n], [9n], [9n]])
 })
 
 t.test('delegated in the same transaction: the authorization checked again and passed on to submit', async (t) => {
   const signed = await signer.signAuthorization({ address: calibur, chainId: 31337, nonce: 3 })
   const item = { chainId: signed.chainId, address: signed.address, nonce: signed.nonce, r: signed.r, s: signed.s, yParity: signed.yParity as 0 | 1 }
-  const { node, typedData } = await prepared({ code: { [account]: '0x' }, eoaNonce: 3 }, { authorizationList: [item] })
-  const signature = await sign(typedData)
+  const { node, paymentTypedData, typedData } = await prepared({ code: { [account]: '0x' }, eoaNonce: 3 }, { authorizationList: [item] })
+  const args = await signedArgs(paymentTypedData, typedData)
   node.calls.length = 0
-  const result = await node.call('calibur_execute', { chain: 'local', typedData, signature, authorizationList: [item] })
+  const result = await node.call('calibur_execute', { ...args, authorizationList: [item] })
   t.strictSame(result.authorizationList, [item])
   t.equal(result.next, 'call submit with {chain: "local", call, payment, authorizationList} as given here; then poll status with the id it returns until done')
   const override = { [account]: { code: delegatedTo(calibur) } }
@@ -97,80 +131,144 @@ t.test('delegated in the same transaction: the authorization checked again and p
   ])
   t.equal(node.validOutput('calibur_execute', result), true)
   // Without the list, the undelegated account is refused.
-  await t.rejects(node.call('calibur_execute', { chain: 'local', typedData, signature }), { name: 'ToolError', message: new RegExp(`^${account} has no code: it is not delegated to Calibur`) })
+  await t.rejects(node.call('calibur_execute', args), { name: 'ToolError', message: new RegExp(`^${account} has no code: it is not delegated to Calibur`) })
 })
 
-t.test('each refusal, with its words', async (t) => {
-  const { node, typedData } = await prepared()
-  const refused = async (typed: TypedData, message: string, by = signer) =>
-    rejectsWith(t, node.call('calibur_execute', { chain: 'local', typedData: typed, signature: await sign(typed, by) }), message)
-  await refused(edited(typedData, (copy) => (copy.domain.chainId = 1)), 'the batch is signed for chain 1, not local (31337)')
+t.test('each refusal, with its words, for either batch', async (t) => {
+  const { node, paymentTypedData, typedData } = await prepared()
+  const refused = async (payment: TypedData, calls: TypedData, message: string, by: { payment?: typeof signer; calls?: typeof signer } = {}) =>
+    rejectsWith(t, node.call('calibur_execute', await signedArgs(payment, calls, by)), message)
+  const which = [
+    ['the payment batch', (edit: (copy: TypedData) => void) => [edited(paymentTypedData, edit), typedData] as const],
+    ["the calls batch", (edit: (copy: TypedData) => void) => [paymentTypedData, edited(typedData, edit)] as const],
+  ] as const
+  for (const [name, edit] of which) {
+    await refused(...edit((copy) => (copy.domain.chainId = 1)), `${name} is signed for chain 1, not local (31337)`)
+    const notCalibur = `${name}'s types are not Calibur's: pass the typed data calibur_batch returned, unchanged`
+    await refused(...edit((copy) => copy.types.Call!.reverse()), notCalibur)
+    await refused(...edit((copy) => (copy.types.Extra = [])), notCalibur)
+    await refused(...edit((copy) => (copy.message.executor = one)), `${name} may only be executed by ${one}, not by Bruno's runner`)
+    await refused(
+      ...edit((copy) => (copy.message.keyHash = `0x${'00'.repeat(31)}01`)),
+      `${name} names a registered key (keyHash is not zero): Bruno relays batches signed by the account's own (root) key only`,
+    )
+    await t.rejects(node.call('calibur_execute', await signedArgs(...edit((copy) => (copy.message.deadline = '1')))), {
+      name: 'ToolError',
+      message: new RegExp(`^${name}'s deadline 1 has passed \\(now \\d+\\): prepare the batches again with calibur_batch and sign anew$`),
+    })
+    const now = Math.floor(Date.now() / 1000)
+    await t.rejects(node.call('calibur_execute', await signedArgs(...edit((copy) => (copy.message.deadline = String(now))))), {
+      name: 'ToolError',
+      message: new RegExp(`^${name}'s deadline ${now} has passed`),
+    })
+    const otherSalt = `0x${'ab'.repeat(32)}` as Hex
+    await refused(...edit((copy) => (copy.domain.salt = otherSalt)), `${name}'s domain salt ${otherSalt} is not the account's now (${salt}): prepare the batches again with calibur_batch`)
+  }
+  // the payment batch names the account; the calls must be signed for the same one
   await rejectsWith(
     t,
-    node.call('calibur_execute', { chain: 'local', typedData: edited(typedData, (copy) => (copy.domain.verifyingContract = '0x70997970c51812dc3a010C7d01b50e0d17dc79C8')), signature: `0x${'11'.repeat(65)}` }),
-    'typedData.domain.verifyingContract 0x70997970c51812dc3a010C7d01b50e0d17dc79C8 does not match its EIP-55 checksum (its mixed case is wrong): check it, or write it all lowercase',
-  )
-  const notCalibur = "typedData.types are not Calibur's: pass the typedData calibur_batch returned, unchanged"
-  await rejectsWith(t, node.call('calibur_execute', { chain: 'local', typedData: edited(typedData, (copy) => copy.types.Call!.reverse()), signature: `0x${'11'.repeat(65)}` }), notCalibur)
-  await rejectsWith(t, node.call('calibur_execute', { chain: 'local', typedData: edited(typedData, (copy) => (copy.types.Extra = [])), signature: `0x${'11'.repeat(65)}` }), notCalibur)
-  await refused(edited(typedData, (copy) => (copy.message.executor = one)), `the batch may only be executed by ${one}, not by Bruno's runner`)
-  await refused(
-    edited(typedData, (copy) => (copy.message.keyHash = `0x${'00'.repeat(31)}01`)),
-    "the batch names a registered key (keyHash is not zero): Bruno relays batches signed by the account's own (root) key only",
-  )
-  await t.rejects(node.call('calibur_execute', { chain: 'local', typedData: edited(typedData, (copy) => (copy.message.deadline = '1')), signature: await sign(edited(typedData, (copy) => (copy.message.deadline = '1'))) }), {
-    name: 'ToolError',
-    message: /^the batch's deadline 1 has passed \(now \d+\): prepare it again with calibur_batch and sign anew$/,
-  })
-  const now = Math.floor(Date.now() / 1000)
-  const atNow = edited(typedData, (copy) => (copy.message.deadline = String(now)))
-  await t.rejects(node.call('calibur_execute', { chain: 'local', typedData: atNow, signature: await sign(atNow) }), { name: 'ToolError', message: new RegExp(`^the batch's deadline ${now} has passed`) })
-  const otherSalt = `0x${'ab'.repeat(32)}` as Hex
-  await refused(
-    edited(typedData, (copy) => (copy.domain.salt = otherSalt)),
-    `the batch's domain salt ${otherSalt} is not the account's now (${salt}): prepare it again with calibur_batch`,
+    node.call('calibur_execute', {
+      ...(await signedArgs(paymentTypedData, typedData)),
+      paymentTypedData: edited(paymentTypedData, (copy) => (copy.domain.verifyingContract = '0x70997970c51812dc3a010C7d01b50e0d17dc79C8')),
+    }),
+    'paymentTypedData.domain.verifyingContract 0x70997970c51812dc3a010C7d01b50e0d17dc79C8 does not match its EIP-55 checksum (its mixed case is wrong): check it, or write it all lowercase',
   )
   await refused(
-    edited(typedData, (copy) => (copy.message.batchedCall.revertOnFailure = true)),
-    `the batch is not payment-first: its outer batch reverts on failure (revertOnFailure must be false, so the payment stands alone). Bruno relays a batch whose first call pays ${getAddress('0xa0Ee7A142d267C1f36714E4a8F75612F20a79720')} and whose own calls run after the Runner's payment guard, in a second call to the account (a failing call still pays): build it with calibur_batch`,
+    paymentTypedData,
+    edited(typedData, (copy) => (copy.domain.verifyingContract = stranger.address)),
+    `the calls batch is signed for ${stranger.address}, not the account ${account}: both batches are the same account's`,
   )
+
+  // the payment batch must only pay
+  const notPaymentOnly = (why: string) =>
+    `the payment batch is not payment-only: ${why}. Bruno takes its payment in a batch of its own, the one call ` +
+    `token.transfer(${payee}, amount), run before the batch of the account's calls: build both with calibur_batch`
+  await refused(edited(paymentTypedData, (copy) => (copy.message.batchedCall.revertOnFailure = false)), typedData, notPaymentOnly('it does not revert on failure (revertOnFailure must be true)'))
   await refused(
+    edited(paymentTypedData, (copy) => copy.message.batchedCall.calls.push({ to: one, value: '0', data: '0x1234' })),
     typedData,
-    `the signature recovers to ${stranger.address}, not the account ${account}: the account's own key must sign this typedData, unchanged (smart-wallet signers, ERC-1271 / ERC-6492, cannot sign a Calibur batch)`,
-    stranger,
+    notPaymentOnly('it has 2 calls, not 1'),
   )
-  await rejectsWith(t, node.call('calibur_execute', { chain: 'local', typedData, signature: `0x${'ff'.repeat(65)}` }), 'bad signature: it is not a valid secp256k1 signature of the batch (Invalid yParityOrV value)')
+  // the account's calls given as the payment batch
+  await refused(
+    edited(paymentTypedData, (copy) => (copy.message.batchedCall = structuredClone(typedData.message.batchedCall))),
+    typedData,
+    notPaymentOnly(`its call goes to ${one}, not an accepted payment token`),
+  )
+
+  // the calls at the nonce right after the payment's, on its key
+  const order = (key: bigint, seq: bigint, expected: bigint) =>
+    `the batch of the account's calls has nonce key ${key} seq ${seq}; it must be signed at key 0, seq ${expected}, right after the payment batch's, so that it runs only after the payment: build both with calibur_batch`
+  await refused(paymentTypedData, edited(typedData, (copy) => (copy.message.nonce = '0')), order(0n, 0n, 1n))
+  await refused(paymentTypedData, edited(typedData, (copy) => (copy.message.nonce = '2')), order(0n, 2n, 1n))
+  await refused(paymentTypedData, edited(typedData, (copy) => (copy.message.nonce = ((1n << 64n) | 1n).toString())), order(1n, 1n, 1n))
+  // the batches swapped
+  await refused(typedData, paymentTypedData, order(0n, 0n, 2n))
+
+  // each signature by the account, over its own batch
+  await refused(
+    paymentTypedData,
+    typedData,
+    `the payment batch's signature recovers to ${stranger.address}, not the account ${account}: the account's own key must sign the typed data, unchanged (smart-wallet signers, ERC-1271 / ERC-6492, cannot sign a Calibur batch)`,
+    { payment: stranger },
+  )
+  await refused(
+    paymentTypedData,
+    typedData,
+    `the calls batch's signature recovers to ${stranger.address}, not the account ${account}: the account's own key must sign the typed data, unchanged (smart-wallet signers, ERC-1271 / ERC-6492, cannot sign a Calibur batch)`,
+    { calls: stranger },
+  )
+  const good = await signedArgs(paymentTypedData, typedData)
+  const swapped = await node.call('calibur_execute', { ...good, paymentSignature: good.signature, signature: good.paymentSignature }).then(
+    () => undefined,
+    (error: Error) => error,
+  )
+  t.type(swapped, ToolError)
+  t.match(swapped?.message, /^the payment batch's signature recovers to 0x[0-9a-fA-F]{40}, not the account /, 'the signatures swapped')
+  await rejectsWith(
+    t,
+    node.call('calibur_execute', { ...good, paymentSignature: `0x${'ff'.repeat(65)}` }),
+    'bad signature of the payment batch: it is not a valid secp256k1 signature (Invalid yParityOrV value)',
+  )
+  await rejectsWith(
+    t,
+    node.call('calibur_execute', { ...good, signature: `0x${'ff'.repeat(65)}` }),
+    "bad signature of the calls batch: it is not a valid secp256k1 signature (Invalid yParityOrV value)",
+  )
+  t.equal((await node.call('calibur_execute', good)).account, account, 'the batches as prepared still pass')
 })
 
 t.test('the nonce: used already, or skipping ahead of the account’s', async (t) => {
-  const { typedData } = await prepared({ seq: () => 2n })
-  const signature = await sign(typedData)
+  const { paymentTypedData, typedData } = await prepared({ seq: () => 2n })
+  const args = await signedArgs(paymentTypedData, typedData)
   await rejectsWith(
     t,
-    caliburNode({ seq: () => 3n }).call('calibur_execute', { chain: 'local', typedData, signature }),
-    'the batch\'s nonce (key 0, seq 2) was used already (the account is at seq 3): this batch ran, or another took its place',
+    caliburNode({ seq: () => 3n }).call('calibur_execute', args),
+    "the payment batch's nonce (key 0, seq 2) was used already (the account is at seq 3): these batches ran, or others took their place",
   )
   await rejectsWith(
     t,
-    caliburNode({ seq: () => 1n }).call('calibur_execute', { chain: 'local', typedData, signature }),
-    'the batch\'s nonce (key 0, seq 2) skips ahead of the account\'s (seq 1): it cannot run until the batches before it do',
+    caliburNode({ seq: () => 1n }).call('calibur_execute', args),
+    "the payment batch's nonce (key 0, seq 2) skips ahead of the account's (seq 1): it cannot run until the batches before it do",
   )
-  const ok = await caliburNode({ seq: () => 2n }).call('calibur_execute', { chain: 'local', typedData, signature })
+  const ok = await caliburNode({ seq: () => 2n }).call('calibur_execute', args)
   t.equal(ok.account, account)
 })
 
-t.test('the input schema: typedData, a 65-byte signature, at most one authorization', async (t) => {
-  const { node, typedData } = await prepared()
-  const signature = await sign(typedData)
-  const base = { chain: 'local', typedData, signature }
+t.test('the input schema: both typed data, two 65-byte signatures, at most one authorization', async (t) => {
+  const { node, paymentTypedData, typedData } = await prepared()
+  const base = await signedArgs(paymentTypedData, typedData)
+  const { signature } = base
   const accepts = (args: Record<string, unknown>, what: string) => t.equal(node.accepts('calibur_execute', args), true, `accepts ${what}`)
   const refuses = (args: Record<string, unknown>, what: string) => t.equal(node.accepts('calibur_execute', args), false, `refuses ${what}`)
-  accepts(base, 'a signed batch')
-  for (const key of ['chain', 'typedData', 'signature']) refuses(Object.fromEntries(Object.entries(base).filter(([name]) => name !== key)), `no ${key}`)
+  accepts(base, 'two signed batches')
+  for (const key of ['chain', 'paymentTypedData', 'paymentSignature', 'typedData', 'signature']) refuses(Object.fromEntries(Object.entries(base).filter(([name]) => name !== key)), `no ${key}`)
   refuses({ ...base, extra: 1 }, 'an unknown argument')
-  refuses({ ...base, signature: signature.slice(0, -2) }, 'a 64-byte signature')
-  refuses({ ...base, signature: `${signature}00` }, 'a 66-byte signature')
-  refuses({ ...base, signature: `0x${'g'.repeat(130)}` }, 'a signature not hex')
+  for (const key of ['signature', 'paymentSignature']) {
+    refuses({ ...base, [key]: signature.slice(0, -2) }, `a 64-byte ${key}`)
+    refuses({ ...base, [key]: `${signature}00` }, `a 66-byte ${key}`)
+    refuses({ ...base, [key]: `0x${'g'.repeat(130)}` }, `a ${key} not hex`)
+  }
   const item = { chainId: 1, address: one, nonce: 0, r: zeroHash, s: zeroHash, yParity: 0 }
   accepts({ ...base, authorizationList: [item] }, 'one authorization')
   refuses({ ...base, authorizationList: [item, item] }, 'two authorizations')
@@ -183,14 +281,18 @@ t.test('the input schema: typedData, a 65-byte signature, at most one authorizat
   accepts(types({ ...typedData.types, Other: Array.from({ length: 8 }, () => ({ name: 'a', type: 'b' })) }), 'a type of 8 fields')
   accepts(types({ ...typedData.types, A: [], B: [], C: [], D: [] }), '8 types')
   refuses(types({ ...typedData.types, A: [], B: [], C: [], D: [], E: [] }), '9 types')
-  const message = (value: Record<string, unknown>) => ({ ...base, typedData: { ...typedData, message: { ...typedData.message, ...value } } })
-  const calls = (count: number) => message({ batchedCall: { calls: Array.from({ length: count }, () => ({ to: one, value: '0', data: '0x' })), revertOnFailure: false } })
-  accepts(calls(64), '64 calls')
-  refuses(calls(65), '65 calls')
-  refuses(calls(0), 'no calls')
-  refuses(message({ deadline: '-1' }), 'a negative deadline')
-  refuses(message({ nonce: '0x1' }), 'a hex nonce')
-  refuses(message({ executor: 'runner' }), 'an executor that is no address')
+  for (const field of ['typedData', 'paymentTypedData'] as const) {
+    const given = field === 'typedData' ? typedData : paymentTypedData
+    const message = (value: Record<string, unknown>) => ({ ...base, [field]: { ...given, message: { ...given.message, ...value } } })
+    const calls = (count: number) => message({ batchedCall: { calls: Array.from({ length: count }, () => ({ to: one, value: '0', data: '0x' })), revertOnFailure: true } })
+    accepts(calls(64), `${field}: 64 calls`)
+    refuses(calls(65), `${field}: 65 calls`)
+    refuses(calls(0), `${field}: no calls`)
+    refuses(message({ deadline: '-1' }), `${field}: a negative deadline`)
+    refuses(message({ nonce: '0x1' }), `${field}: a hex nonce`)
+    refuses(message({ executor: 'runner' }), `${field}: an executor that is no address`)
+    refuses({ ...base, [field]: { ...given, primaryType: 'Call' } }, `${field}: another primaryType`)
+  }
   const published = node.registry.view(['calibur'])!.tools.get('calibur_execute')!.listing as {
     title: string
     description: string
@@ -198,22 +300,26 @@ t.test('the input schema: typedData, a 65-byte signature, at most one authorizat
     inputSchema: { properties: Record<string, { description?: string }> }
     outputSchema: { properties: Record<string, { description?: string }> }
   }
-  t.equal(published.title, 'Check a signed Calibur batch')
+  t.equal(published.title, 'Check signed Calibur batches')
   t.same(published.annotations, { readOnlyHint: true, openWorldHint: true })
   t.equal(
     published.description,
-    'Takes calibur_batch\'s typedData, unchanged, and the account\'s signature of it; checks what Calibur will ' +
-      '(domain, signer = the account, nonce, deadline) and that the batch pays first, and returns `call` (it acts by ' +
-      'the account\'s signature, so it can run from Bruno\'s Runner) and `payment` for submit, as they are. Pass ' +
-      'calibur_batch\'s authorizationList here too, if it had one.',
+    'Takes calibur_batch\'s paymentTypedData and typedData, unchanged, and the account\'s signature of each; checks ' +
+      'what Calibur will (domain, signer = the account, nonces in order, deadline) and that the payment batch only ' +
+      'pays Bruno, and returns `call` and `payment` for submit, as they are (they act by the account\'s signatures, ' +
+      'so they can run from Bruno\'s Runner). Pass calibur_batch\'s authorizationList here too, if it had one.',
   )
+  t.equal(published.inputSchema.properties.paymentTypedData!.description, "calibur_batch's paymentTypedData, unchanged")
   t.equal(published.inputSchema.properties.typedData!.description, "calibur_batch's typedData, unchanged")
+  t.equal(published.inputSchema.properties.paymentSignature!.description, "by the account's own key")
   t.equal(published.inputSchema.properties.signature!.description, "by the account's own key")
   t.equal(published.inputSchema.properties.authorizationList!.description, 'as given to calibur_batch')
   t.equal(published.outputSchema.properties.authorizationList!.description, 'for submit')
   t.equal(published.outputSchema.properties.paymentFormatted!.description, 'whole token units and symbol')
   const result = await node.call('calibur_execute', base)
   t.equal(node.validOutput('calibur_execute', { ...result, extra: 1 }), false, 'the result: nothing else')
+  const { batch: _batch, ...withoutBatch } = result.payment as Record<string, unknown>
+  t.equal(node.validOutput('calibur_execute', { ...result, payment: withoutBatch }), false, 'the result\'s payment carries its batch')
 })
 
 t.test('readCaliburDomain: the account’s own domain, or a refusal that says why', async (t) => {

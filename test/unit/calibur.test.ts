@@ -7,7 +7,7 @@ import { ToolError } from '../../core/tool.ts'
 import type { PaymentServices } from '../../core/services.ts'
 import { encodeOwnerExecute, encodeSignedExecute, recoverCaliburSigner, wrapCaliburSignature } from '../../plugins/calibur/executeCalldata.ts'
 import { caliburNonce, splitCaliburNonce } from '../../plugins/calibur/nonce.ts'
-import { caliburBatchReader, paymentFirstBatch, readPaymentFirstBatch } from '../../plugins/calibur/paymentFirstBatch.ts'
+import { CALIBUR_PAYMENT_GAS, caliburBatchReader, ownCallsBatch, paymentBatch, readPaymentBatch, requireInOrder } from '../../plugins/calibur/paymentFirstBatch.ts'
 import {
   caliburDomainFromEip712Domain,
   caliburTypedData,
@@ -20,8 +20,8 @@ import {
 import { fakeClient, fakeNetwork, networkConfig } from './fakeChain.ts'
 
 // plugins/calibur without a chain: the encoders against the real Calibur vector (golden/calibur-vectors.json,
-// accepted on chain by Uniswap's Calibur), the payment-first batch built and read back, and every
-// refusal. Calibur's functions are encoded here from their Solidity signatures, not from our ABI.
+// accepted on chain by Uniswap's Calibur), the two batches (payment only, then the account's calls) built
+// and read back, and every refusal. Calibur's functions are encoded here from their Solidity signatures, not from our ABI.
 
 const vector = (JSON.parse(readFileSync(new URL('../../golden/calibur-vectors.json', import.meta.url), 'utf8')) as { vectors: Record<string, never>[] }).vectors[0] as unknown as {
   chainId: number
@@ -55,7 +55,6 @@ const caliburFunctions = parseAbi([
   'function execute(BatchedCall batchedCall)',
   'function execute(SignedBatchedCall signedBatchedCall, bytes wrappedSignature)',
 ])
-const runnerGuard = parseAbi(['function paymentGuard()'])
 
 t.test('the real Calibur vector: typed data, signature, wrapped signature and both execute calldatas', async (t) => {
   const typedData = caliburTypedData(vectorParameters)
@@ -161,7 +160,7 @@ t.test('wrapCaliburSignature: abi.encode(signature, hookData), 64 bytes at least
   t.throws(() => wrapCaliburSignature(vector.signature.slice(0, 128) as Hex), new ToolError('the signature is 63 bytes; Calibur needs at least 64'))
 })
 
-// The payment-first batch, on the chain-free config's network (USDC accepted, a Runner at 0x…0B0B).
+// The two batches, on the chain-free config's network (USDC accepted, a Runner at 0x…0B0B).
 const config = networkConfig()
 const network = fakeNetwork(fakeClient({}).client, config)
 const payments: PaymentServices = { token: (_chain, token) => paymentToken(network, token), pricer: () => Promise.reject(new Error('no pricing here')) }
@@ -171,120 +170,201 @@ const payee = getAddress(config.payee)
 const runner = getAddress(config.runner.contract)
 const account = vector.account
 const transfer = (to: Address, amount: bigint) => encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to, amount] })
-const guard: CaliburCall = { to: runner, value: '0', data: toFunctionSelector('paymentGuard()') }
 const ownCall: CaliburCall = { to: getAddress('0x1111111111111111111111111111111111111111'), value: '5', data: '0xabcd' }
 const leg: CaliburCall = { to: usdc, value: '0', data: transfer(payee, 150_000n) }
 const ownerExecute = (calls: readonly { to: Address; value: bigint; data: Hex }[], revertOnFailure = true) =>
   encodeFunctionData({ abi: caliburFunctions, functionName: 'execute', args: [{ calls, revertOnFailure }] })
+// The old layout's guard, Runner.paymentGuard(): no longer part of any batch Bruno accepts.
+const oldGuard: CaliburCall = { to: runner, value: '0', data: toFunctionSelector('paymentGuard()') }
 
-t.test('paymentFirstBatch: the leg, then the account’s execute of [guard, …calls] all or nothing', async (t) => {
-  t.equal(encodeFunctionData({ abi: runnerGuard, functionName: 'paymentGuard' }), guard.data)
-  const batch = paymentFirstBatch(leg, guard, [ownCall])
-  t.strictSame(batch, {
-    calls: [
-      leg,
-      {
-        to: zeroAddress,
-        value: '0',
-        data: ownerExecute([
-          { to: runner, value: 0n, data: guard.data },
-          { to: ownCall.to, value: 5n, data: '0xabcd' },
-        ]),
-      },
-    ],
-    revertOnFailure: false,
-  })
-  t.strictSame(readPaymentFirstBatch(network, payments, account, batch), { token: usdc, symbol: 'USDC', decimals: 6, amount: 150_000n, calls: [ownCall] })
-  // the second call may name the account itself instead of address 0
-  const toAccount = { ...batch, calls: [batch.calls[0]!, { ...batch.calls[1]!, to: account }] }
-  t.equal(readPaymentFirstBatch(network, payments, account, toAccount).amount, 150_000n)
-  // no own calls: the guard alone
-  t.strictSame(readPaymentFirstBatch(network, payments, account, paymentFirstBatch(leg, guard, [])).calls, [])
+t.test('paymentBatch: the leg alone, all or nothing; ownCallsBatch: the account’s calls, all or nothing, no guard', async (t) => {
+  t.equal(CALIBUR_PAYMENT_GAS, 150_000n)
+  t.strictSame(paymentBatch(leg), { calls: [leg], revertOnFailure: true })
+  t.strictSame(readPaymentBatch(network, payments, paymentBatch(leg)), { token: usdc, symbol: 'USDC', decimals: 6, amount: 150_000n })
+  const second: CaliburCall = { ...ownCall, value: '0', data: '0x' }
+  const calls = [ownCall, second]
+  const own = ownCallsBatch(calls)
+  t.strictSame(own, { calls: [ownCall, second], revertOnFailure: true }, 'the calls as given, in order, nothing before them')
+  t.not(own.calls, calls, 'a copy: the caller’s array is not shared')
+  calls.push(leg)
+  t.equal(own.calls.length, 2)
+  t.strictSame(ownCallsBatch([]), { calls: [], revertOnFailure: true })
 })
 
-t.test('readPaymentFirstBatch: every way a batch is not payment first', async (t) => {
-  const good = paymentFirstBatch(leg, guard, [ownCall])
+t.test('readPaymentBatch: every way a batch is not payment-only', async (t) => {
+  const good = paymentBatch(leg)
   const refuses = (batch: CaliburBatch, why: string) =>
     t.throws(
-      () => readPaymentFirstBatch(network, payments, account, batch),
+      () => readPaymentBatch(network, payments, batch),
       new ToolError(
-        `the batch is not payment-first: ${why}. Bruno relays a batch whose first call pays ${payee} and whose own calls run after the ` +
-          "Runner's payment guard, in a second call to the account (a failing call still pays): build it with calibur_batch",
+        `the payment batch is not payment-only: ${why}. Bruno takes its payment in a batch of its own, the one call ` +
+          `token.transfer(${payee}, amount), run before the batch of the account's calls: build both with calibur_batch`,
       ),
       why,
     )
-  const inner = good.calls[1]!
-  refuses({ ...good, revertOnFailure: true }, 'its outer batch reverts on failure (revertOnFailure must be false, so the payment stands alone)')
-  refuses({ ...good, calls: [leg] }, "it has 1 calls, not 2 (the payment leg, then the account's own calls)")
-  refuses({ ...good, calls: [] }, "it has 0 calls, not 2 (the payment leg, then the account's own calls)")
-  refuses({ ...good, calls: [leg, inner, inner] }, "it has 3 calls, not 2 (the payment leg, then the account's own calls)")
+  refuses({ ...good, revertOnFailure: false }, 'it does not revert on failure (revertOnFailure must be true)')
+  refuses({ ...good, calls: [] }, 'it has 0 calls, not 1')
+  refuses({ ...good, calls: [leg, ownCall] }, 'it has 2 calls, not 1')
+  refuses({ ...good, calls: [ownCall, leg] }, 'it has 2 calls, not 1')
+  refuses({ ...good, calls: [leg, leg] }, 'it has 2 calls, not 1')
+  // the old payment-first layout (the leg, then the account's execute of [guard, …calls]) is not payment-only
+  const oldLayout: CaliburBatch = {
+    calls: [leg, { to: zeroAddress, value: '0', data: encodeOwnerExecute({ calls: [oldGuard, ownCall], revertOnFailure: true }) }],
+    revertOnFailure: false,
+  }
+  refuses(oldLayout, 'it has 2 calls, not 1')
   const stranger = getAddress('0x3333333333333333333333333333333333333333')
-  refuses({ ...good, calls: [{ ...leg, to: stranger }, inner] }, `its first call goes to ${stranger}, not an accepted payment token`)
-  refuses({ ...good, calls: [{ ...leg, value: '1' }, inner] }, 'its first call sends ETH')
-  refuses({ ...good, calls: [{ ...leg, data: encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [payee, 1n] }) }, inner] }, 'its first call is not token.transfer(payee, amount)')
-  refuses({ ...good, calls: [{ ...leg, data: '0x1234' }, inner] }, 'its first call is not token.transfer(payee, amount)')
-  refuses({ ...good, calls: [{ ...leg, data: transfer(stranger, 1n) }, inner] }, `its first call pays ${stranger}, not the payee`)
-  refuses({ ...good, calls: [{ ...leg, data: transfer(payee, 0n) }, inner] }, 'its first call pays nothing')
-  refuses({ ...good, calls: [leg, { ...inner, to: stranger }] }, `its second call goes to ${stranger}, not the account`)
-  refuses({ ...good, calls: [leg, { ...inner, value: '1' }] }, 'its second call sends ETH')
-  refuses({ ...good, calls: [leg, { ...inner, data: '0x1234' }] }, "its second call is not the account's execute(BatchedCall)")
-  refuses({ ...good, calls: [leg, { ...inner, data: encodeSignedExecute({ message: caliburTypedData(vectorParameters).message, signature: vector.signature }) }] }, "its second call is not the account's execute(BatchedCall)")
-  refuses({ ...good, calls: [leg, { ...inner, data: transfer(payee, 1n) }] }, "its second call is not the account's execute(BatchedCall)")
-  refuses({ ...good, calls: [leg, { ...inner, data: ownerExecute([{ to: runner, value: 0n, data: guard.data }], false) }] }, "the account's own calls are not all or nothing (revertOnFailure must be true)")
-  const noGuard = `the account's own calls do not open with the Runner's payment guard (${runner}.paymentGuard())`
-  refuses({ ...good, calls: [leg, { ...inner, data: ownerExecute([]) }] }, noGuard)
-  refuses({ ...good, calls: [leg, { ...inner, data: ownerExecute([{ to: stranger, value: 0n, data: guard.data }]) }] }, noGuard)
-  refuses({ ...good, calls: [leg, { ...inner, data: ownerExecute([{ to: runner, value: 1n, data: guard.data }]) }] }, noGuard)
-  refuses({ ...good, calls: [leg, { ...inner, data: ownerExecute([{ to: runner, value: 0n, data: '0x12345678' }]) }] }, noGuard)
-  refuses({ ...good, calls: [leg, { ...inner, data: ownerExecute([{ to: ownCall.to, value: 5n, data: '0xabcd' }, { to: runner, value: 0n, data: guard.data }]) }] }, noGuard)
-  // WETH pays too (1:1, no path needed)
+  refuses({ ...good, calls: [{ ...leg, to: stranger }] }, `its call goes to ${stranger}, not an accepted payment token`)
+  refuses({ ...good, calls: [ownCall] }, `its call goes to ${ownCall.to}, not an accepted payment token`)
+  refuses({ ...good, calls: [{ ...leg, value: '1' }] }, 'its call sends ETH')
+  refuses({ ...good, calls: [{ ...leg, data: encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [payee, 1n] }) }] }, 'its call is not token.transfer(payee, amount)')
+  refuses({ ...good, calls: [{ ...leg, data: encodeFunctionData({ abi: erc20Abi, functionName: 'transferFrom', args: [account, payee, 1n] }) }] }, 'its call is not token.transfer(payee, amount)')
+  refuses({ ...good, calls: [{ ...leg, data: '0x1234' }] }, 'its call is not token.transfer(payee, amount)')
+  refuses({ ...good, calls: [{ ...leg, data: leg.data.slice(0, 74) as Hex }] }, 'its call is not token.transfer(payee, amount)')
+  refuses({ ...good, calls: [{ ...leg, data: transfer(stranger, 1n) }] }, `it pays ${stranger}, not the payee`)
+  refuses({ ...good, calls: [{ ...leg, data: transfer(payee, 0n) }] }, 'it pays nothing')
+  // the payee in any case; WETH pays too (1:1, no path needed)
+  t.equal(readPaymentBatch(network, payments, { ...good, calls: [{ ...leg, to: usdc.toLowerCase() as Address }] }).amount, 150_000n)
   const wethLeg = { ...leg, to: weth, data: transfer(payee, 7n) }
-  t.strictSame(readPaymentFirstBatch(network, payments, account, { ...good, calls: [wethLeg, inner] }), { token: weth, symbol: 'WETH', decimals: 18, amount: 7n, calls: [ownCall] })
+  t.strictSame(readPaymentBatch(network, payments, paymentBatch(wethLeg)), { token: weth, symbol: 'WETH', decimals: 18, amount: 7n })
 })
 
-t.test('caliburBatchReader: reads a signed execute of a payment-first batch, and only that', async (t) => {
+t.test('requireInOrder: the calls at the seq right after the payment’s, on the same nonce key', async (t) => {
+  const order = (key: bigint, seq: bigint, expectedSeq: bigint, paymentKey: bigint) =>
+    new ToolError(
+      `the batch of the account's calls has nonce key ${key} seq ${seq}; it must be signed at key ${paymentKey}, ` +
+        `seq ${expectedSeq}, right after the payment batch's, so that it runs only after the payment: build both with calibur_batch`,
+    )
+  t.doesNotThrow(() => requireInOrder(caliburNonce(7n, 3n), caliburNonce(7n, 4n)))
+  t.doesNotThrow(() => requireInOrder(caliburNonce(0n, 0n), caliburNonce(0n, 1n)))
+  t.throws(() => requireInOrder(caliburNonce(7n, 3n), caliburNonce(7n, 3n)), order(7n, 3n, 4n, 7n), 'the same nonce')
+  t.throws(() => requireInOrder(caliburNonce(7n, 3n), caliburNonce(7n, 5n)), order(7n, 5n, 4n, 7n), 'a seq skipped')
+  t.throws(() => requireInOrder(caliburNonce(7n, 3n), caliburNonce(7n, 2n)), order(7n, 2n, 4n, 7n), 'the calls before the payment')
+  t.throws(() => requireInOrder(caliburNonce(7n, 4n), caliburNonce(7n, 3n)), order(7n, 3n, 5n, 7n), 'the batches swapped')
+  t.throws(() => requireInOrder(caliburNonce(7n, 3n), caliburNonce(8n, 4n)), order(8n, 4n, 4n, 7n), 'another key')
+  // the nonce after the last seq of a key is the next key's seq 0: one more as a number, but on another sequence
+  const maxSeq = (1n << 64n) - 1n
+  t.equal(caliburNonce(7n, maxSeq) + 1n, caliburNonce(8n, 0n))
+  t.throws(() => requireInOrder(caliburNonce(7n, maxSeq), caliburNonce(8n, 0n)), order(8n, 0n, maxSeq + 1n, 7n), 'the next key’s seq 0')
+})
+
+t.test('caliburBatchReader: a signed execute of the account’s calls, paid by a signed payment-only batch at the nonce before', async (t) => {
   const reader = caliburBatchReader(payments)
   t.equal(reader.delegate, 'Calibur')
   t.ok(reader.errors.abi.some((item) => item.type === 'error' && item.name === 'InvalidNonce'))
-  const batch = paymentFirstBatch(leg, guard, [ownCall])
-  const signed = (overrides: Partial<{ keyHash: Hex; executor: Address; nonce: bigint; deadline: bigint }> = {}) =>
+  const nonce = 129127208515966861315n // key 7, seq 3
+  type Overrides = Partial<{ keyHash: Hex; executor: Address; nonce: bigint; deadline: bigint; batch: CaliburBatch }>
+  const signed = (batch: CaliburBatch, defaults: { nonce: bigint; deadline: bigint }, overrides: Overrides = {}) =>
     encodeFunctionData({
       abi: caliburFunctions,
       functionName: 'execute',
       args: [
         {
-          batchedCall: { calls: batch.calls.map((call) => ({ to: call.to, value: BigInt(call.value), data: call.data })), revertOnFailure: false },
-          nonce: overrides.nonce ?? 129127208515966861315n,
+          batchedCall: { calls: (overrides.batch ?? batch).calls.map((call) => ({ to: call.to, value: BigInt(call.value), data: call.data })), revertOnFailure: (overrides.batch ?? batch).revertOnFailure },
+          nonce: overrides.nonce ?? defaults.nonce,
           keyHash: overrides.keyHash ?? zeroHash,
-          executor: overrides.executor ?? zeroAddress,
-          deadline: overrides.deadline ?? 1_900_000_000n,
+          executor: overrides.executor ?? runner,
+          deadline: overrides.deadline ?? defaults.deadline,
         },
         wrapCaliburSignature(vector.signature),
       ],
     })
-  const terms = reader.read(network, { to: account.toLowerCase() as Address, data: signed() } as never)
+  const payment = (overrides: Overrides = {}) => signed(paymentBatch(leg), { nonce, deadline: 1_900_000_000n }, overrides)
+  const calls = (overrides: Overrides = {}) => signed(ownCallsBatch([ownCall]), { nonce: nonce + 1n, deadline: 1_900_000_000n }, overrides)
+  const read = (callData: Hex, paymentData: Hex | undefined, to: Address = account) => reader.read(network, { to, data: callData } as never, paymentData)
+  const terms = read(calls(), payment(), account.toLowerCase() as Address)
   t.strictSame(terms, {
     account,
     delegate: getAddress(config.calibur),
+    paymentData: payment(),
+    paymentGas: CALIBUR_PAYMENT_GAS,
     token: usdc,
     payee,
     amount: 150_000n,
     deadline: 1_900_000_000n,
-    identity: `calibur:local:${account}:129127208515966861315`,
+    identity: `calibur:local:${account}:${nonce}`,
     ownCalls: { from: account, to: account, data: ownerExecute([{ to: ownCall.to, value: 5n, data: '0xabcd' }]) },
   })
-  // the Runner as executor is fine
-  t.equal(reader.read(network, { to: account, data: signed({ executor: runner }) } as never)?.amount, 150_000n)
-  // not this delegate's signed execute at all: not read
-  t.equal(reader.read(network, { to: account, data: '0x' } as never), undefined)
-  t.equal(reader.read(network, { to: account, data: transfer(payee, 1n) } as never), undefined)
-  t.equal(reader.read(network, { to: account, data: '0xc3c16ee4' } as never), undefined, 'the selector alone')
-  t.equal(reader.read(network, { to: account, data: `${ownerExecute([])}` } as never), undefined, 'the owner execute')
-  // a signed execute that breaks the rules: refused
+  // any executor (0) is fine too, for either batch
+  t.equal(read(calls({ executor: zeroAddress }), payment({ executor: zeroAddress }))?.amount, 150_000n)
+  // the deadline is the earlier of the two; 0 is none
+  t.equal(read(calls({ deadline: 1_800_000_000n }), payment())?.deadline, 1_800_000_000n)
+  t.equal(read(calls(), payment({ deadline: 1_700_000_000n }))?.deadline, 1_700_000_000n)
+  t.equal(read(calls({ deadline: 0n }), payment({ deadline: 1_700_000_000n }))?.deadline, 1_700_000_000n)
+  t.equal(read(calls({ deadline: 1_800_000_000n }), payment({ deadline: 0n }))?.deadline, 1_800_000_000n)
+  t.equal(read(calls({ deadline: 0n }), payment({ deadline: 0n }))?.deadline, 0n)
+  // the calls' batch is replayed as it was signed, its calls in order
+  const two = ownCallsBatch([ownCall, { ...ownCall, value: '0', data: '0x01' }])
+  t.equal(read(calls({ batch: two }), payment())?.ownCalls.data, encodeOwnerExecute(two))
+
+  // not this delegate's signed execute at all: not read, with or without a payment batch
+  for (const paymentData of [payment(), undefined]) {
+    t.equal(read('0x', paymentData), undefined)
+    t.equal(read(transfer(payee, 1n), paymentData), undefined)
+    t.equal(read('0xc3c16ee4', paymentData), undefined, 'the selector alone')
+    t.equal(read(ownerExecute([]), paymentData), undefined, 'the owner execute')
+  }
+
+  // no payment batch, or one that is not a signed execute: refused
   t.throws(
-    () => reader.read(network, { to: account, data: signed({ keyHash: `0x${'01'.repeat(32)}` }) } as never),
-    new ToolError("the batch names a registered key (keyHash is not zero): Bruno relays batches signed by the account's own (root) key only"),
+    () => read(calls(), undefined),
+    new ToolError("the payment has no `batch`: a Calibur call is paid by a signed payment-only batch, calibur_execute's payment.batch: pass the payment it returned"),
+  )
+  const notSigned = new ToolError("the payment's `batch` is not a signed Calibur execute: pass the payment calibur_execute returned")
+  t.throws(() => read(calls(), '0x'), notSigned)
+  t.throws(() => read(calls(), transfer(payee, 150_000n)), notSigned, 'a bare transfer is no payment batch')
+  t.throws(() => read(calls(), ownerExecute([{ to: usdc, value: 0n, data: transfer(payee, 150_000n) }])), notSigned, 'the owner execute cannot run from the Runner')
+
+  // the batches out of order: the calls at the payment's nonce, after a gap, before it, swapped, on another key
+  const order = (seq: bigint, key = 7n) =>
+    new ToolError(
+      `the batch of the account's calls has nonce key ${key} seq ${seq}; it must be signed at key 7, seq 4, right after the payment batch's, so that it runs only after the payment: build both with calibur_batch`,
+    )
+  t.throws(() => read(calls({ nonce }), payment()), order(3n))
+  t.throws(() => read(calls({ nonce: nonce + 2n }), payment()), order(5n))
+  t.throws(() => read(calls({ nonce: nonce - 1n }), payment()), order(2n))
+  t.throws(() => read(calls({ nonce: caliburNonce(8n, 4n) }), payment()), order(4n, 8n))
+  t.throws(
+    () => read(payment(), calls()),
+    new ToolError(
+      "the batch of the account's calls has nonce key 7 seq 3; it must be signed at key 7, seq 5, right after the payment batch's, so that it runs only after the payment: build both with calibur_batch",
+    ),
+    'the payment batch given as the call and the calls as the payment: the order shows it',
+  )
+
+  // a payment batch that does more than pay: refused, even in order
+  const notPaymentOnly = (why: string) =>
+    new ToolError(
+      `the payment batch is not payment-only: ${why}. Bruno takes its payment in a batch of its own, the one call ` +
+        `token.transfer(${payee}, amount), run before the batch of the account's calls: build both with calibur_batch`,
+    )
+  t.throws(() => read(calls(), payment({ batch: { calls: [leg, ownCall], revertOnFailure: true } })), notPaymentOnly('it has 2 calls, not 1'))
+  t.throws(() => read(calls(), payment({ batch: { calls: [leg], revertOnFailure: false } })), notPaymentOnly('it does not revert on failure (revertOnFailure must be true)'))
+  t.throws(() => read(calls(), payment({ batch: paymentBatch({ ...leg, data: transfer(account, 150_000n) }) })), notPaymentOnly(`it pays ${account}, not the payee`))
+  t.throws(
+    () => read(payment({ nonce: nonce + 1n }), calls({ nonce })),
+    notPaymentOnly(`its call goes to ${ownCall.to}, not an accepted payment token`),
+    'swapped and signed at each other’s nonces: the calls are no payment',
+  )
+  // the old single batch (its payment leg and the guarded calls in one) is no payment batch either
+  const oldLayout: CaliburBatch = {
+    calls: [leg, { to: zeroAddress, value: '0', data: encodeOwnerExecute({ calls: [oldGuard, ownCall], revertOnFailure: true }) }],
+    revertOnFailure: false,
+  }
+  t.throws(() => read(calls(), payment({ batch: oldLayout })), notPaymentOnly('it has 2 calls, not 1'))
+  t.throws(() => read(signed(oldLayout, { nonce, deadline: 0n }), undefined), new ToolError("the payment has no `batch`: a Calibur call is paid by a signed payment-only batch, calibur_execute's payment.batch: pass the payment it returned"))
+
+  // a registered key, or another executor, on either batch: refused, naming which
+  const registered = `0x${'01'.repeat(32)}` as Hex
+  t.throws(
+    () => read(calls(), payment({ keyHash: registered })),
+    new ToolError("the payment batch names a registered key (keyHash is not zero): Bruno relays batches signed by the account's own (root) key only"),
+  )
+  t.throws(
+    () => read(calls({ keyHash: registered }), payment()),
+    new ToolError("the batch of the account's calls names a registered key (keyHash is not zero): Bruno relays batches signed by the account's own (root) key only"),
   )
   const other = getAddress('0x4444444444444444444444444444444444444444')
-  t.throws(() => reader.read(network, { to: account, data: signed({ executor: other }) } as never), new ToolError(`the batch may only be executed by ${other}, not by Bruno's Runner`))
+  t.throws(() => read(calls(), payment({ executor: other })), new ToolError(`the payment batch may only be executed by ${other}, not by Bruno's Runner`))
+  t.throws(() => read(calls({ executor: other }), payment()), new ToolError(`the batch of the account's calls may only be executed by ${other}, not by Bruno's Runner`))
 })

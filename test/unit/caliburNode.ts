@@ -51,8 +51,7 @@ export const erc20Solidity = parseAbi([
   'function approve(address spender, uint256 amount) returns (bool)',
 ])
 export const runnerSolidity = parseAbi([
-  'function relayBatch(address account, address delegate, bytes data, uint256 callGas, address token, address payee, uint256 amount) returns (bool callSucceeded, uint256 callGasUsed, bytes reason)',
-  'function paymentGuard()',
+  'function relayBatch(address account, address delegate, bytes payment, uint256 paymentGas, bytes data, uint256 callGas, address token, address payee, uint256 amount) returns (bool callSucceeded, uint256 callGasUsed, bytes reason)',
 ])
 const poolSolidity = parseAbi([
   'function slot0() view returns (uint160 sqrtPriceX96, int24 tick, uint16 observationIndex, uint16 observationCardinality, uint16 observationCardinalityNext, uint8 feeProtocol, bool unlocked)',
@@ -230,5 +229,11 @@ export function signedExecute(message: { batchedCall: { calls: readonly { to: st
 
 export const transferCall = (token: string, to: string, amount: bigint) => ({ to: getAddress(token), value: '0', data: encodeFunctionData({ abi: erc20Solidity, functionName: 'transfer', args: [getAddress(to), amount] }) })
 export const approveCall = (token: string, spender: string, amount: bigint) => ({ to: getAddress(token), value: '0', data: encodeFunctionData({ abi: erc20Solidity, functionName: 'approve', args: [getAddress(spender), amount] }) })
-export const guardCall = (runner: string) => ({ to: getAddress(runner), value: '0', data: encodeFunctionData({ abi: runnerSolidity, functionName: 'paymentGuard' }) })
+
+/** How many calls an owner-path execute(BatchedCall) carries (the payment leg alone: 1). */
+export function ownerPathCalls(data: Hex): number {
+  const { functionName, args } = decodeFunctionData({ abi: caliburSolidity, data })
+  if (functionName !== 'execute' || args.length !== 1) throw new Error(`not an owner-path execute: ${data.slice(0, 10)}`)
+  return (args[0] as { calls: readonly unknown[] }).calls.length
+}
 export { zeroAddress }

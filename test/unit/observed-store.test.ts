@@ -52,7 +52,7 @@ function submission(id: string, overrides: Partial<Submission> = {}): Submission
     createdAt: 1_760_000_000_000,
     updatedAt: 1_760_000_000_000,
     deadline: 1_760_000_600,
-    request: { call: { to: TOKEN, data: '0x70a08231', value: '0' }, payment: { token: TOKEN, amountBaseUnits: '1234' } },
+    request: { call: { to: TOKEN, data: '0x70a08231', value: '0' }, payment: { token: TOKEN, amountBaseUnits: '1234', batch: '0xc3c16ee4' } },
     ...overrides,
   }
 }

@@ -53,7 +53,7 @@ function submission(id: string, chain: string): Submission {
     createdAt: 1_760_000_000_000,
     updatedAt: 1_760_000_000_000,
     deadline: 1_760_000_600,
-    request: { call: { to: TOKEN, data: '0x', value: '0' }, payment: { token: TOKEN, amountBaseUnits: '1' } },
+    request: { call: { to: TOKEN, data: '0x', value: '0' }, payment: { token: TOKEN, amountBaseUnits: '1', batch: '0x' } },
   }
 }
 

@@ -33,7 +33,19 @@ const relay = relayOf({ to: target, data: '0xabcd' }) // call data: 2 non-zero b
 const dataAt = (callGas: bigint, call = { to: target, data: '0xabcd' as Hex }) =>
   relayWithAuthorizationData(call, callGas, { token: weth.address, from: payer, value: 500n, validAfter: 0n, validBefore: 4_000_000_000n, nonce, signature: SIGNATURE }, payee)
 
-const batch: RunnerRelay = { form: 'batch', account: a(0xacc), delegate: a(0xde1e), data: '0xc3c16ee400ff', token: weth.address, payee, amount: 777n }
+const batch: RunnerRelay = {
+  form: 'batch',
+  account: a(0xacc),
+  delegate: a(0xde1e),
+  paymentData: '0xc3c16ee40101',
+  paymentGas: 150_000n,
+  data: '0xc3c16ee400ff',
+  token: weth.address,
+  payee,
+  amount: 777n,
+}
+const batchData = (callGas: bigint) =>
+  encodeFunctionData({ abi: runnerFunctions, functionName: 'relayBatch', args: [a(0xacc), a(0xde1e), '0xc3c16ee40101', 150_000n, '0xc3c16ee400ff', callGas, weth.address, payee, 777n] })
 
 function setup(options: RunnerNodeOptions = {}) {
   const node = runnerNode(options)
@@ -203,18 +215,52 @@ t.test('a call that fails the probe is refused with its reason; nothing else is 
 t.test('a delegate batch: relayBatch, its own refusal word, no note on msg.sender', async (t) => {
   const { node, context } = setup({ relay: () => ({ callSucceeded: false, callGasUsed: 5n, reason: errorString('nope') }) })
   await refusal(t, prepareRunnerTransaction(context, batch, undefined, { token: weth, amount: 777n, nonce: 0, refusal: 'cannot quote' }), `cannot quote: the call fails in simulation even with 15000000 gas: the call reverted: nope${TAIL}`)
-  // the probe's gas: 15,000,000 + 500,000 + the batch data's (5 non-zero bytes, 1 zero: 84)
-  t.match(node.runnerRequests[0], { functionName: 'relayBatch', callGas: 15_000_000n, gas: 15_500_084n })
-  t.equal(
-    node.runnerRequests[0]!.data,
-    encodeFunctionData({ abi: runnerFunctions, functionName: 'relayBatch', args: [a(0xacc), a(0xde1e), '0xc3c16ee400ff', 15_000_000n, weth.address, payee, 777n] }),
-  )
+  // the probe's gas: 15,000,000 + 500,000 + both batches' data (the payment batch's 6 non-zero bytes: 96; the
+  // calls batch's 5 non-zero bytes and 1 zero: 84)
+  t.match(node.runnerRequests[0], { functionName: 'relayBatch', callGas: 15_000_000n, gas: 15_500_180n })
+  t.equal(node.runnerRequests[0]!.data, batchData(15_000_000n), 'the payment batch and its gas cap, then the calls batch and its stipend')
 
   const passing = setup({ relay: () => ({ callSucceeded: true, callGasUsed: 16_000n }), estimate: () => 100_000n })
   const prepared = await prepareRunnerTransaction(passing.context, batch, undefined, { token: weth, amount: 777n, nonce: 0 })
   t.equal(prepared.callGas, 27_000n) // 16,000 + 1,000 + 10,000
   t.equal(prepared.gas, 105_000n)
-  t.equal(prepared.data, encodeFunctionData({ abi: runnerFunctions, functionName: 'relayBatch', args: [a(0xacc), a(0xde1e), '0xc3c16ee400ff', 27_000n, weth.address, payee, 777n] }))
+  t.equal(prepared.data, batchData(27_000n))
+  t.strictSame(
+    passing.node.runnerRequests.map((request) => [request.method, request.args[3], request.callGas]),
+    [
+      ['eth_call', 150_000n, 15_000_000n],
+      ['eth_estimateGas', 150_000n, 27_000n],
+      ['eth_call', 150_000n, 27_000n],
+    ],
+    'every run caps the payment batch at its paymentGas; only the stipend changes',
+  )
+})
+
+t.test('a delegate batch whose payment batch reverts: refused, PaymentFailed said with the nested reason in the delegate’s words', async (t) => {
+  const abi = parseAbi(['error CallFailed(bytes reason)'])
+  const reader: BatchPaymentReader = {
+    delegate: 'Calibur',
+    errors: { abi, describe: (name, args, nested) => (name === 'CallFailed' ? nested(args[0] as Hex) : undefined) },
+    read: () => undefined,
+  }
+  const failed = encodeErrorResult({
+    abi: runnerErrors,
+    errorName: 'PaymentFailed',
+    args: [encodeErrorResult({ abi, errorName: 'CallFailed', args: [errorString('ERC20: transfer amount exceeds balance')] })],
+  })
+  const node = runnerNode({ relay: () => revert(failed) })
+  await refusal(
+    t,
+    prepareRunnerTransaction(relayContext(node, operator, [reader]).context, batch, undefined, { token: weth, amount: 777n, nonce: 0, refusal: 'cannot quote' }),
+    'cannot quote: the payment batch failed: the call reverted: ERC20: transfer amount exceeds balance',
+  )
+  t.equal(node.runnerRequests.length, 1, 'refused at the probe: nothing estimated')
+  // at the estimate too
+  await refusal(
+    t,
+    prepareRunnerTransaction(relayContext(runnerNode({ estimate: () => revert(failed) }), operator, [reader]).context, batch, undefined, { token: weth, amount: 777n, nonce: 0 }),
+    'refused: the payment batch failed: the call reverted: ERC20: transfer amount exceeds balance',
+  )
 })
 
 t.test('no call (to the zero address): no probe, a zero stipend, and a failed call phase is no failure', async (t) => {

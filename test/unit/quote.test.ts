@@ -204,27 +204,41 @@ t.test('priced in USDC: the pool price, six decimals', async (t) => {
 t.test('a delegate batch: the exact runner transaction simulated with its own payment', async (t) => {
   const account = a(0xacc)
   const data = '0xc3c16ee4beef' as Hex
-  const terms: BatchTerms = {
+  const paymentBatch = '0xc3c16ee4f00d' as Hex
+  const terms = (paymentData: Hex): BatchTerms => ({
     account,
     delegate: a(0xde1e),
+    paymentData,
+    paymentGas: 150_000n,
     token: weth,
     payee,
     amount: 4_242n,
     deadline: 0n,
     identity: 'batch:1',
     ownCalls: { from: account, to: account, data: '0x' },
+  })
+  const given: (Hex | undefined)[] = []
+  const reader: BatchPaymentReader = {
+    delegate: 'Calibur',
+    errors: { abi: [], describe: () => undefined },
+    read: (_network, call, payment) => {
+      given.push(payment)
+      if (!call.data.startsWith('0xc3c16ee4')) return undefined
+      if (payment === undefined) throw new ToolError('the payment has no `batch`')
+      return terms(payment)
+    },
   }
-  const reader: BatchPaymentReader = { delegate: 'Calibur', errors: { abi: [], describe: () => undefined }, read: (_network, call) => (call.data.startsWith('0xc3c16ee4') ? terms : undefined) }
   const { node, context } = quoting({ config: networkConfig({ l1DataFee: 'op-stack' }), relay: () => ({ callSucceeded: true, callGasUsed: 16_000n }), estimate: () => 100_000n, l1Fee: 800n }, [reader])
-  const quote = await quoteCall(context, { call: { to: account, data }, token: 'WETH', payment: 'batch' })
+  const quote = await quoteCall(context, { call: { to: account, data }, token: 'WETH', payment: 'batch', paymentBatch })
+  t.strictSame(given, [paymentBatch], 'the reader is given the request\'s payment batch')
   const cost = 105_000n * MAX_FEE + 1_000n
   t.equal(quote.gas, '105000')
   t.equal(quote.feePerGasWei, MAX_FEE.toString())
   t.equal(quote.costWei, cost.toString())
   t.equal(quote.amountBaseUnits, ceil(cost * 12_000n, 10_000n).toString())
-  // simulated with the batch's own payment (4,242), at nonce 0 for the L1 fee
+  // simulated with the batch's own payment (4,242) by its payment batch, capped at its paymentGas, at nonce 0 for the L1 fee
   const exact = node.runnerRequests.at(-1)!
-  t.equal(exact.data, encodeFunctionData({ abi: runnerFunctions, functionName: 'relayBatch', args: [account, a(0xde1e), data, 27_000n, weth, payee, 4_242n] }))
+  t.equal(exact.data, encodeFunctionData({ abi: runnerFunctions, functionName: 'relayBatch', args: [account, a(0xde1e), paymentBatch, 150_000n, data, 27_000n, weth, payee, 4_242n] }))
   t.equal(node.oracleAsked.length, 1)
   t.equal(node.oracleAsked[0], serializeTransaction({ chainId: 31337, type: 'eip1559', to: runner, data: exact.data, gas: 105_000n, nonce: 0, value: 0n, ...FEES }))
   t.notOk(methods(node.seen).includes('eth_estimateGas') && node.seen.some((request) => request.method === 'eth_estimateGas' && getAddress((request.params[0] as { to: string }).to) !== runner), 'the call alone is not estimated')
@@ -233,9 +247,15 @@ t.test('a delegate batch: the exact runner transaction simulated with its own pa
   const failing = quoting({ relay: () => ({ callSucceeded: false, callGasUsed: 1n, reason: errorString('nope') }) }, [reader])
   await refusal(
     t,
-    quoteCall(failing.context, { call: { to: account, data }, token: 'WETH', payment: 'batch' }),
+    quoteCall(failing.context, { call: { to: account, data }, token: 'WETH', payment: 'batch', paymentBatch }),
     'cannot quote: the call fails in simulation even with 15000000 gas: the call reverted: nope. Nothing was sent. A call that fails on chain still pays, so Bruno only sends calls that succeed in simulation',
   )
+  // no payment batch: the reader is asked without one, and its refusal is the quote's; nothing is simulated
+  const unpaid = quoting({}, [reader])
+  given.length = 0
+  await refusal(t, quoteCall(unpaid.context, { call: { to: account, data }, token: 'WETH', payment: 'batch' }), 'the payment has no `batch`')
+  t.strictSame(given, [undefined])
+  t.equal(unpaid.node.runnerRequests.length, 0)
 })
 
 t.test('a node on another chain is refused', async (t) => {

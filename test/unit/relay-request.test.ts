@@ -1,17 +1,19 @@
 import t from 'tap'
-import { encodeFunctionData, erc20Abi, getAddress, parseAbi, toFunctionSelector, zeroAddress, zeroHash, type Address, type Hex } from 'viem'
+import { encodeFunctionData, erc20Abi, getAddress, parseAbi, zeroHash, type Address, type Hex } from 'viem'
 import type { RelayContext } from '../../core/relay/context.ts'
 import { paymentToken } from '../../core/relay/paymentToken.ts'
 import { readBatch, relayOfRequest } from '../../core/relay/relayOfRequest.ts'
 import { yParityOf } from '../../core/relay/schemas.ts'
 import type { PaymentServices } from '../../core/services.ts'
 import { ToolError } from '../../core/tool.ts'
-import { wrapCaliburSignature } from '../../plugins/calibur/executeCalldata.ts'
-import { caliburBatchReader, paymentFirstBatch } from '../../plugins/calibur/paymentFirstBatch.ts'
+import { encodeOwnerExecute, wrapCaliburSignature } from '../../plugins/calibur/executeCalldata.ts'
+import { CALIBUR_PAYMENT_GAS, caliburBatchReader, ownCallsBatch, paymentBatch } from '../../plugins/calibur/paymentFirstBatch.ts'
+import type { CaliburBatch } from '../../plugins/calibur/typedData.ts'
 import { fakeClient, fakeNetwork, networkConfig } from './fakeChain.ts'
 
 // A submit request as the Runner will run it (core/relay/relayOfRequest.ts): a signed transfer, or
-// a Calibur batch read by the calibur group's own reader; each refusal with its words.
+// Calibur's two batches (payment only, then the account's calls) read by the calibur group's own
+// reader; each refusal with its words.
 
 const config = networkConfig()
 const network = fakeNetwork(fakeClient({}).client, config)
@@ -55,71 +57,117 @@ const caliburExecute = parseAbi([
   'struct SignedBatchedCall { BatchedCall batchedCall; uint256 nonce; bytes32 keyHash; address executor; uint256 deadline; }',
   'function execute(SignedBatchedCall signedBatchedCall, bytes wrappedSignature)',
 ])
-const signedBatch = (token: Address, amount: bigint, to: Address = payee) => {
-  const leg = { to: token, value: '0', data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to, amount] }) }
-  const guard = { to: runner, value: '0', data: toFunctionSelector('paymentGuard()') }
-  const batch = paymentFirstBatch(leg, guard, [{ to: target, value: '0', data: '0xabcd' }])
-  return encodeFunctionData({
+const signed = (batch: CaliburBatch, nonce: bigint, deadline = 1_800_000_000n) =>
+  encodeFunctionData({
     abi: caliburExecute,
     functionName: 'execute',
     args: [
-      { batchedCall: { calls: batch.calls.map((item) => ({ to: item.to, value: BigInt(item.value), data: item.data })), revertOnFailure: false }, nonce: 9n, keyHash: zeroHash, executor: zeroAddress, deadline: 1_800_000_000n },
+      { batchedCall: { calls: batch.calls.map((item) => ({ to: item.to, value: BigInt(item.value), data: item.data })), revertOnFailure: batch.revertOnFailure }, nonce, keyHash: zeroHash, executor: runner, deadline },
       wrapCaliburSignature(`0x${'22'.repeat(65)}`),
     ],
   })
-}
+const ownCall = { to: target, value: '0', data: '0xabcd' as Hex }
+// The signed payment-only batch, at nonce 9 (key 0, seq 9)
+const signedPayment = (token: Address, amount: bigint, to: Address = payee) =>
+  signed(paymentBatch({ to: token, value: '0', data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to, amount] }) }), 9n)
+// The signed batch of the account's calls, at the next nonce
+const signedCalls = signed(ownCallsBatch([ownCall]), 10n, 1_700_000_000n)
 
-t.test('a Calibur batch: read by its reader, the payment no more than the leg pays', async (t) => {
-  const data = signedBatch(usdc.address, 150_000n)
-  const batchCall = { to: account, data, value: '0' }
-  const requested = relayOfRequest(context, batchCall as never, { token: usdc.address, amountBaseUnits: '150000' } as never, usdc)
+t.test('Calibur batches: read by their reader, the payment no more than the payment batch pays', async (t) => {
+  const paymentData = signedPayment(usdc.address, 150_000n)
+  const batchCall = { to: account, data: signedCalls, value: '0' }
+  const payment = (amountBaseUnits: string, batch: string | null = paymentData) => ({ token: usdc.address, amountBaseUnits, ...(batch === null ? {} : { batch }) }) as never
+  const requested = relayOfRequest(context, batchCall as never, payment('150000'), usdc)
   t.equal(requested.amount, 150_000n)
-  t.equal(requested.paymentDeadline, 1_800_000_000n)
-  t.equal(requested.identity, `calibur:local:${account}:9`)
+  t.equal(requested.paymentDeadline, 1_700_000_000n, 'the earlier of the two deadlines')
+  t.equal(requested.identity, `calibur:local:${account}:9`, 'the payment batch\'s nonce')
   t.equal(requested.payer, account)
-  t.strictSame(requested.relay, { form: 'batch', account, delegate: getAddress(config.calibur), data, token: usdc.address, payee, amount: 150_000n })
+  t.strictSame(requested.relay, {
+    form: 'batch',
+    account,
+    delegate: getAddress(config.calibur),
+    paymentData,
+    paymentGas: CALIBUR_PAYMENT_GAS,
+    data: signedCalls,
+    token: usdc.address,
+    payee,
+    amount: 150_000n,
+  })
   t.equal(requested.batch?.account, account)
-  // a payment saying less than the leg pays is fine (the leg is what is paid); more is refused
-  t.equal(relayOfRequest(context, batchCall as never, { token: usdc.address, amountBaseUnits: '149999' } as never, usdc).amount, 150_000n)
+  t.equal(requested.batch?.ownCalls.data, encodeOwnerExecute(ownCallsBatch([ownCall])), 'the calls replayed without any payment or guard')
+  // a payment saying less than the payment batch pays is fine (the batch is what is paid); more is refused
+  t.equal(relayOfRequest(context, batchCall as never, payment('149999'), usdc).amount, 150_000n)
   t.throws(
-    () => relayOfRequest(context, batchCall as never, { token: usdc.address, amountBaseUnits: '150001' } as never, usdc),
-    new ToolError("the payment says 150001 base units but the batch's payment leg pays 150000: pass the payment calibur_execute returned"),
+    () => relayOfRequest(context, batchCall as never, payment('150001'), usdc),
+    new ToolError('the payment says 150001 base units but its payment batch pays 150000: pass the payment calibur_execute returned'),
+  )
+  // a payment without its batch is refused by the reader
+  t.throws(
+    () => relayOfRequest(context, batchCall as never, payment('150000', null), usdc),
+    new ToolError("the payment has no `batch`: a Calibur call is paid by a signed payment-only batch, calibur_execute's payment.batch: pass the payment it returned"),
+  )
+  // the payment batch of another nonce: the calls would not follow it
+  t.throws(
+    () => relayOfRequest(context, batchCall as never, payment('150000', signed(paymentBatch({ to: usdc.address, value: '0', data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [payee, 150_000n] }) }), 10n)), usdc),
+    new ToolError("the batch of the account's calls has nonce key 0 seq 10; it must be signed at key 0, seq 11, right after the payment batch's, so that it runs only after the payment: build both with calibur_batch"),
   )
 })
 
-t.test('readBatch: the batch must match the payment, the payee and the account', async (t) => {
+t.test('readBatch: the batches must match the payment, the payee and the account', async (t) => {
   const batchCall = (data: Hex, to: Address = account) => ({ to, data, value: '0' }) as never
-  t.equal(readBatch(context, batchCall(signedBatch(usdc.address, 5n)), usdc).amount, 5n)
+  const paid = readBatch(context, batchCall(signedCalls), signedPayment(usdc.address, 5n), usdc)
+  t.equal(paid.amount, 5n)
+  t.equal(paid.paymentData, signedPayment(usdc.address, 5n))
+  t.equal(paid.paymentGas, CALIBUR_PAYMENT_GAS)
+  t.equal(paid.data, signedCalls)
   t.throws(
-    () => readBatch(context, batchCall(signedBatch(usdc.address, 5n)), weth),
+    () => readBatch(context, batchCall(signedCalls), signedPayment(usdc.address, 5n), weth),
     new ToolError(`the Calibur batch pays in ${usdc.address}, not in ${weth.address} as the payment says: pass the payment calibur_execute returned`),
+  )
+  t.throws(
+    () => readBatch(context, batchCall(signedCalls), undefined, usdc),
+    new ToolError("the payment has no `batch`: a Calibur call is paid by a signed payment-only batch, calibur_execute's payment.batch: pass the payment it returned"),
   )
   // a reader that says the batch pays someone else (the calibur reader refuses that itself, so a reader of the test's)
   const elsewhere = getAddress('0x5555555555555555555555555555555555555555')
+  const given: (Hex | undefined)[] = []
   const loose = {
     network,
     batchReaders: [
       {
         delegate: 'Loose',
         errors: { abi: [], describe: () => undefined },
-        read: () => ({ account, delegate: account, token: usdc.address, payee: elsewhere, amount: 1n, deadline: 0n, identity: 'x', ownCalls: { from: account, to: account, data: '0x' as Hex } }),
+        read: (_network: unknown, _call: unknown, paymentBatch: Hex | undefined) => {
+          given.push(paymentBatch)
+          return { account, delegate: account, paymentData: '0x01' as Hex, paymentGas: 1n, token: usdc.address, payee: elsewhere, amount: 1n, deadline: 0n, identity: 'x', ownCalls: { from: account, to: account, data: '0x' as Hex } }
+        },
       },
     ],
   } as unknown as RelayContext
-  t.throws(() => readBatch(loose, batchCall('0x'), usdc), new ToolError(`the Loose batch pays ${elsewhere}, not the payee ${payee}`))
-  const otherAccount = { network, batchReaders: [{ ...(loose.batchReaders[0] as object), read: () => ({ ...loose.batchReaders[0]!.read(network, {} as never)!, payee, account: elsewhere }) }] } as unknown as RelayContext
-  t.throws(() => readBatch(otherAccount, batchCall('0x'), usdc), new ToolError(`the Loose batch is signed by ${elsewhere}, but the call goes to ${account}`))
+  t.throws(() => readBatch(loose, batchCall('0x'), '0xbeef', usdc), new ToolError(`the Loose batch pays ${elsewhere}, not the payee ${payee}`))
+  t.strictSame(given, ['0xbeef'], 'the reader is given the payment batch')
+  const otherAccount = { network, batchReaders: [{ ...(loose.batchReaders[0] as object), read: () => ({ ...loose.batchReaders[0]!.read(network, {} as never, undefined)!, payee, account: elsewhere }) }] } as unknown as RelayContext
+  t.throws(() => readBatch(otherAccount, batchCall('0x'), '0x', usdc), new ToolError(`the Loose batch is signed by ${elsewhere}, but the call goes to ${account}`))
+  // the reader's payment batch and its gas are the relay's
+  const exact = { network, batchReaders: [{ ...(loose.batchReaders[0] as object), read: () => ({ ...loose.batchReaders[0]!.read(network, {} as never, undefined)!, payee }) }] } as unknown as RelayContext
+  t.match(readBatch(exact, batchCall('0x'), '0x', usdc), { form: 'batch', paymentData: '0x01', paymentGas: 1n, data: '0x' })
   // no reader recognises the call
   const refusal =
     'refused: a call that pays somewhere inside is not accepted, since it cannot be made safe. Pay one of two ways: ' +
     '{token, authorization, signature}, a signed EIP-3009 transfer to the payee (payment_authorization prepares it), '
-  t.throws(() => readBatch(context, batchCall('0x1234'), usdc), new ToolError(`${refusal}or a Calibur batch whose first call pays (calibur_batch prepares it; calibur_execute returns the call and payment to submit)`))
-  t.throws(() => readBatch(noReaders, batchCall('0x1234'), usdc), new ToolError(`${refusal}or a delegate batch (no delegate group is enabled on this server)`))
+  const both = "batches, one that only pays and one of the account's calls (calibur_batch prepares both; calibur_execute returns the call and payment to submit)"
+  t.throws(() => readBatch(context, batchCall('0x1234'), signedPayment(usdc.address, 5n), usdc), new ToolError(`${refusal}or Calibur ${both}`))
+  t.throws(() => readBatch(noReaders, batchCall('0x1234'), undefined, usdc), new ToolError(`${refusal}or a delegate batch (no delegate group is enabled on this server)`))
   const twoReaders = { network, batchReaders: [...(context.batchReaders as never[]), { ...(context.batchReaders[0] as object), delegate: 'Other', read: () => undefined }] } as unknown as RelayContext
-  t.throws(() => readBatch(twoReaders, batchCall('0x1234'), usdc), new ToolError(`${refusal}or a Calibur or Other batch whose first call pays (calibur_batch prepares it; calibur_execute returns the call and payment to submit)`))
+  t.throws(() => readBatch(twoReaders, batchCall('0x1234'), undefined, usdc), new ToolError(`${refusal}or Calibur or Other ${both}`))
+  // the payment batch given as the call is not read as one: it is a signed execute, refused as out of order
+  t.throws(
+    () => readBatch(context, batchCall(signedPayment(usdc.address, 5n)), signedCalls, usdc),
+    new ToolError("the batch of the account's calls has nonce key 0 seq 9; it must be signed at key 0, seq 11, right after the payment batch's, so that it runs only after the payment: build both with calibur_batch"),
+  )
   // the first reader that recognises it answers; the others are passed over until then
   const passing = { network, batchReaders: [{ ...(context.batchReaders[0] as object), delegate: 'Other', read: () => undefined }, ...(context.batchReaders as never[])] } as unknown as RelayContext
-  t.equal(readBatch(passing, batchCall(signedBatch(usdc.address, 6n)), usdc).amount, 6n)
+  t.equal(readBatch(passing, batchCall(signedCalls), signedPayment(usdc.address, 6n), usdc).amount, 6n)
 })
 
 t.test('yParityOf: yParity, else v (27/28 or 0/1, number or string)', async (t) => {

@@ -49,7 +49,7 @@ const hex = (length: number) => `0x${'c'.repeat(length)}`
 const authorization = (fields: Record<string, unknown>) => ({ chainId: 1, address, nonce: 0, r: hash, s: hash, ...fields })
 const message = { from: address, to: address, value: '150000', validAfter: '0', validBefore: '1900000000', nonce: hash }
 const transfer = { token: address, authorization: message, signature: hex(130) }
-const batchPayment = { token: address, amountBaseUnits: '150000' }
+const batchPayment = { token: address, amountBaseUnits: '150000', batch: `0xc3c16ee4${'0a'.repeat(64)}` }
 
 t.test('RelayCall: to and data, value only "0" or absent, nothing else', async (t) => {
   pinFields(t, RelayCall, { to: address, data: '0xabcd', value: '0' }, ['to', 'data'])
@@ -125,8 +125,12 @@ t.test('AuthorizationList: at most 4, each a signed authorization', async (t) =>
 })
 
 t.test('CallPayment and SignedTransferPayment, each one form of Payment', async (t) => {
-  pinFields(t, CallPayment, batchPayment, ['token', 'amountBaseUnits'])
+  pinFields(t, CallPayment, batchPayment, ['token', 'amountBaseUnits', 'batch'])
   refuses(t, CallPayment, { ...batchPayment, amountBaseUnits: '1.5' }, 'whole units as base units')
+  accepts(t, CallPayment, { ...batchPayment, batch: '0xC3C16EE4' }, 'a batch in upper case')
+  for (const batch of ['c3c16ee4', '0xc3c16ee', '0xzz', '']) refuses(t, CallPayment, { ...batchPayment, batch }, `a batch ${JSON.stringify(batch)}, not hex bytes`)
+  refuses(t, CallPayment, { ...batchPayment, batch: `0x${'00'.repeat(131_073)}` }, 'a batch past the calldata bound')
+  t.equal(CallPayment.properties.batch.description, "the account's signed payment-only batch: calldata to call.to (calibur_execute's payment.batch)")
   t.equal(CallPayment.additionalProperties, false)
   t.equal(CallPayment.title, 'a batch payment')
   t.equal(CallPayment.description, "calibur_execute's payment")
@@ -151,13 +155,16 @@ t.test('CallPayment and SignedTransferPayment, each one form of Payment', async 
   accepts(t, Payment, batchPayment, 'a batch payment')
   accepts(t, Payment, transfer, 'a signed transfer')
   refuses(t, Payment, { ...batchPayment, signature: hex(130) }, 'a batch payment with a signature')
+  refuses(t, Payment, without(batchPayment, 'batch'), 'a batch payment without its payment batch')
+  refuses(t, Payment, { ...transfer, batch: batchPayment.batch }, 'a signed transfer with a payment batch')
   refuses(t, Payment, { token: address }, 'a token alone')
   refuses(t, Payment, {}, 'an empty object')
 })
 
 t.test('QuoteRequest: a call, a token of 1 to 42 characters, payment authorization or batch', async (t) => {
-  const request = { call: { to: address, data: '0x' }, authorizationList: [authorization({ v: 27 })], token: 'USDC', payment: 'batch' }
+  const request = { call: { to: address, data: '0x' }, authorizationList: [authorization({ v: 27 })], token: 'USDC', payment: 'batch', paymentBatch: batchPayment.batch }
   pinFields(t, QuoteRequest, request, ['call', 'token'])
+  for (const paymentBatch of ['c3c16ee4', '0xc3c16ee', '0xzz']) refuses(t, QuoteRequest, { ...request, paymentBatch }, `a paymentBatch ${JSON.stringify(paymentBatch)}`)
   accepts(t, QuoteRequest, { ...request, payment: 'authorization' }, 'payment "authorization"')
   for (const payment of ['', 'transfer', 'Batch']) refuses(t, QuoteRequest, { ...request, payment }, `payment ${JSON.stringify(payment)}`)
   accepts(t, QuoteRequest, { ...request, token: 'U' }, 'a 1-character token')
@@ -169,6 +176,7 @@ t.test('QuoteRequest: a call, a token of 1 to 42 characters, payment authorizati
   t.equal(QuoteRequest.additionalProperties, false)
   t.equal(QuoteRequest.properties.token.description, 'the token to pay in')
   t.equal(QuoteRequest.properties.payment.description, 'default "authorization"')
+  t.equal(QuoteRequest.properties.paymentBatch.description, 'with payment "batch": the signed payment-only batch (calibur_execute\'s payment.batch)')
 })
 
 t.test('Quote: every field required, closed', async (t) => {
@@ -194,6 +202,7 @@ t.test('SubmitRequest: a call and a payment, a deadline in unix seconds', async 
   const request = { call: { to: address, data: '0x', value: '0' }, authorizationList: [authorization({ yParity: 1 })], payment: transfer, deadline: 1_900_000_000 }
   pinFields(t, SubmitRequest, request, ['call', 'payment'])
   accepts(t, SubmitRequest, { ...request, payment: batchPayment }, 'a batch payment')
+  refuses(t, SubmitRequest, { ...request, payment: without(batchPayment, 'batch') }, 'a batch payment without its payment batch')
   refuses(t, SubmitRequest, { ...request, payment: { ...transfer, signature: hex(128) } }, 'a short signature')
   refuses(t, SubmitRequest, { ...request, deadline: -1 }, 'a negative deadline')
   refuses(t, SubmitRequest, { ...request, deadline: '1900000000' }, 'a deadline as a string')

@@ -89,19 +89,35 @@ t.test('batch readers are accepted for every chain', async (t) => {
   t.teardown(() => relay.close())
   const account = a(0xacc)
   const call = { to: account, data: '0xc3c16ee4beef' as Hex }
-  const payment = { token: weth, amountBaseUnits: WORST.toString() }
+  const payment = { token: weth, amountBaseUnits: WORST.toString(), batch: '0xc3c16ee4f00d' }
   await t.rejects(relay.submit('local', { call, payment }), new ToolError(
     'refused: a call that pays somewhere inside is not accepted, since it cannot be made safe. Pay one of two ways: ' +
       '{token, authorization, signature}, a signed EIP-3009 transfer to the payee (payment_authorization prepares it), ' +
       'or a delegate batch (no delegate group is enabled on this server)',
   ))
+  const given: (Hex | undefined)[] = []
   const reader: BatchPaymentReader = {
     delegate: 'Calibur',
     errors: { abi: [], describe: () => undefined },
-    read: () => ({ account, delegate: a(0xde1e), token: weth, payee, amount: WORST, deadline: 0n, identity: 'batch:1', ownCalls: { from: account, to: account, data: '0x' } }),
+    read: (_network, _call, paymentBatch) => {
+      given.push(paymentBatch)
+      return {
+        account,
+        delegate: a(0xde1e),
+        paymentData: paymentBatch!,
+        paymentGas: 150_000n,
+        token: weth,
+        payee,
+        amount: WORST,
+        deadline: 0n,
+        identity: 'batch:1',
+        ownCalls: { from: account, to: account, data: '0x' },
+      }
+    },
   }
   relay.acceptBatches(reader)
   t.equal((await relay.submit('local', { call, payment })).stage, 'waiting')
+  t.ok(given.length > 0 && given.every((paymentBatch) => paymentBatch === payment.batch), 'the reader is given the payment\'s batch')
 })
 
 t.test('admission refusals are counted with metrics, and still refused without', async (t) => {

@@ -12,8 +12,10 @@ const runnerErrors = parseAbi([
   'error NotDelegated(address account, address delegate)',
   'error PaymentShort(uint256 received, uint256 required)',
   'error GasShort(uint256 available, uint256 required)',
-  'error NotInBatchRelay()',
+  'error PaymentFailed(bytes reason)',
 ])
+// The Runner's error before the payment batch had a call of its own (no longer raised, nor known).
+const retired = parseAbi(['error NotInBatchRelay()'])
 const caliburErrorAbi = parseAbi(['error CallFailed(bytes reason)', 'error InvalidSignature()', 'error InvalidNonce()', 'error SignatureExpired()', 'error Unauthorized()', 'error KeyDoesNotExist()'])
 const standard = parseAbi(['error Error(string reason)', 'error Panic(uint256 code)'])
 
@@ -35,7 +37,15 @@ t.test("the Runner's errors", async (t) => {
     `the account ${account} is not delegated to ${delegate}: the batch can only run there (delegate it first, or pass its signed 7702 authorization in authorizationList)`,
   )
   t.equal(describeRevertData(runner('GasShort', [1n, 2n]), 6, 'USDC'), 'the gas limit cannot give the call its whole stipend (GasShort)')
-  t.equal(describeRevertData(runner('NotInBatchRelay'), 6, 'USDC'), 'the payment guard was called outside a relay (NotInBatchRelay)')
+  t.equal(describeRevertData(runner('PaymentFailed', [stringError('ERC20: transfer amount exceeds balance')]), 6, 'USDC'), 'the payment batch failed: the call reverted: ERC20: transfer amount exceeds balance')
+  t.equal(describeRevertData(runner('PaymentFailed', ['0x']), 6, 'USDC'), 'the payment batch failed: the call reverted without a reason')
+  t.equal(
+    describeRevertData(runner('PaymentFailed', [runner('PaymentShort', [1n, 2n])]), 18, 'WETH'),
+    'the payment batch failed: payment short: the payee would receive 0.000000000000000001 WETH of the 0.000000000000000002 WETH required',
+    'the nested reason keeps the decimals and symbol',
+  )
+  const notInBatchRelay = encodeErrorResult({ abi: retired, errorName: 'NotInBatchRelay' })
+  t.equal(describeRevertData(notInBatchRelay, 6, 'USDC'), `the call reverted with unrecognised data ${notInBatchRelay}`, 'the payment guard\'s error is gone')
   t.equal(describeRevertData(runner('NotOperator'), 6, 'USDC'), "the runner is not the Runner contract's operator (a deployment error)")
 })
 
@@ -69,6 +79,15 @@ t.test("a vocabulary's errors: its words first, nested reasons unwrapped, the ge
     'nested twice, with the same decimals and symbol',
   )
   t.equal(describeRevertData(calibur('CallFailed', ['0x']), 6, 'USDC', vocabularies), 'the call reverted without a reason')
+  t.equal(
+    describeRevertData(runner('PaymentFailed', [calibur('CallFailed', [stringError('FiatToken: transfer amount exceeds balance')])]), 6, 'USDC', vocabularies),
+    'the payment batch failed: the call reverted: FiatToken: transfer amount exceeds balance',
+    'a payment batch\'s Calibur revert, unwrapped inside PaymentFailed',
+  )
+  t.equal(
+    describeRevertData(runner('PaymentFailed', [calibur('InvalidNonce')]), 6, 'USDC', vocabularies),
+    "the payment batch failed: the batch nonce is not the account's current one: it was used already or skips ahead (InvalidNonce)",
+  )
   t.equal(describeRevertData(calibur('InvalidSignature'), 6, 'USDC', vocabularies), 'the signature does not recover to the account (InvalidSignature)')
   t.equal(describeRevertData(calibur('InvalidNonce'), 6, 'USDC', vocabularies), "the batch nonce is not the account's current one: it was used already or skips ahead (InvalidNonce)")
   t.equal(describeRevertData(calibur('SignatureExpired'), 6, 'USDC', vocabularies), "the batch's deadline has passed (SignatureExpired)")

@@ -266,9 +266,12 @@ t.test('a transfer to someone else than the payee is refused before anything is 
 // A delegate batch whose own calls revert where the Runner cannot see why: the replay says it.
 const account = a(0xacc)
 const batchData = '0xc3c16ee4beef' as Hex
+const paymentBatch = '0xc3c16ee4f00d' as Hex
 const terms: BatchTerms = {
   account,
   delegate: a(0xde1e),
+  paymentData: paymentBatch,
+  paymentGas: 150_000n,
   token: weth,
   payee,
   amount: WORST,
@@ -276,8 +279,12 @@ const terms: BatchTerms = {
   identity: 'calibur:local:acc:1',
   ownCalls: { from: account, to: account, data: '0x12345678' },
 }
-const reader: BatchPaymentReader = { delegate: 'Calibur', errors: { abi: [], describe: () => undefined }, read: (_network, call) => (call.data.startsWith('0xc3c16ee4') ? terms : undefined) }
-const batchRequest: SubmitRequest = { call: { to: account, data: batchData }, payment: { token: weth, amountBaseUnits: WORST.toString() } }
+const reader: BatchPaymentReader = {
+  delegate: 'Calibur',
+  errors: { abi: [], describe: () => undefined },
+  read: (_network, call, payment) => (call.data.startsWith('0xc3c16ee4') && payment === paymentBatch ? terms : undefined),
+}
+const batchRequest: SubmitRequest = { call: { to: account, data: batchData }, payment: { token: weth, amountBaseUnits: WORST.toString(), batch: paymentBatch } }
 
 t.test('a batch whose call fails without data: refused with the replay of its own calls at latest', async (t) => {
   const replays: unknown[][] = []
@@ -305,6 +312,9 @@ t.test('a batch whose call fails without data: refused with the replay of its ow
   // a batch's deadline counts as the payment's: 0 is none; one too close is refused
   const accepted = submitting({}, [reader])
   t.equal((await submitCall(accepted.context, batchRequest)).stage, 'waiting')
+  // the runner's simulations ran the payment batch (capped at its paymentGas) before the calls' batch
+  t.ok(accepted.node.runnerRequests.length > 0)
+  t.ok(accepted.node.runnerRequests.every((request) => request.functionName === 'relayBatch' && request.args[2] === paymentBatch && request.args[3] === 150_000n && request.args[4] === batchData))
   const soon = { ...terms, deadline: BigInt(nowSec() + 5) }
   const soonReader: BatchPaymentReader = { ...reader, read: () => soon }
   const error = await submitCall(submitting({}, [soonReader]).context, batchRequest).then(() => new Error('accepted'), (error: unknown) => error as Error)
@@ -322,6 +332,7 @@ t.test('describeCallFailure: the replay at latest or at a block, its reason, or 
   })
   const token = { address: weth, symbol: 'WETH', decimals: 18 }
   const requested = relayOfRequest({ ...context, batchReaders: [reader] }, batchRequest.call, batchRequest.payment, token)
+  t.match(requested.relay, { form: 'batch', paymentData: paymentBatch, paymentGas: 150_000n, data: batchData }, 'the payment\'s batch is the relay\'s payment phase')
   t.equal(await describeCallFailure(context, requested, token), 'the call reverted: Too little received')
   t.equal(replays.at(-1)![1], 'latest')
   t.equal(await describeCallFailure(context, requested, token, 77n), 'the call reverted: Too little received')
