@@ -183,10 +183,14 @@ export class RunnerLoop {
       this.#nextNonce = Math.max(pending, stored === undefined ? 0 : stored + 1)
     }
     this.#restarted = false
-    const inFlight = active.filter((submission) => submission.stage !== 'waiting')
-    // A transaction that stays unincluded may be waiting behind a nonce the node is missing.
+    let inFlight = active.filter((submission) => submission.stage !== 'waiting')
+    // A transaction that stays unincluded may be waiting behind a nonce the node is missing. One the
+    // gap filler cancelled is followed from the next pass, with its cancellation.
     const stuckAfterMs = network.config.runner.stuckAfterMs
-    if (!restarted && inFlight.some((submission) => Date.now() - submission.transaction!.sentAt > stuckAfterMs)) await this.#fillGap(inFlight)
+    if (!restarted && inFlight.some((submission) => Date.now() - submission.transaction!.sentAt > stuckAfterMs)) {
+      const cancelled = await this.#fillGap(inFlight)
+      if (cancelled) inFlight = inFlight.filter((submission) => submission.id !== cancelled)
+    }
 
     const now = Date.now()
     const waiting = active.filter((submission) => submission.stage === 'waiting')
@@ -419,17 +423,26 @@ export class RunnerLoop {
 
   /**
    * A nonce below the next one that the node has no transaction for (a transaction dropped from its
-   * pool, one sent by hand) would hold every later one back: it is filled with a self-transfer.
+   * pool, one sent by hand) would hold every later one back: it is filled with the stored bytes of the
+   * submission that holds it, or with a self-transfer — that submission's cancellation when its
+   * payment is about to expire (its id is returned), a bare one when no submission holds it.
    */
-  async #fillGap(inFlight: readonly Submission[]): Promise<void> {
+  async #fillGap(inFlight: readonly Submission[]): Promise<string | undefined> {
     const { network } = this.#context
     const pending = await network.client.getTransactionCount({ address: this.#account.address, blockTag: 'pending' })
     if (pending >= this.#nextNonce!) return
     const held = inFlight.find((submission) => submission.transaction?.nonce === pending)
-    if (held) {
+    if (held && !this.#nearExpiry(held, Date.now())) {
       // Ours, but not in the node's pool: sent again as stored.
       await this.#broadcast(held.transaction!.raw)
       return
+    }
+    if (held) {
+      // Its payment expires too soon to be taken: its bytes could only revert, at the runner's cost and
+      // against an innocent payer. The nonce is taken back at the current fees, whatever they cost:
+      // every later nonce waits on it.
+      await this.#cancel(held, held.transaction!, `lost by the node, and its payment came within ${network.config.relay.paymentMarginSec} s of expiring`, { capped: false })
+      return held.id
     }
     const fees = await readFees(network.client)
     const raw = await this.#account.signTransaction({ chainId: network.config.chainId, to: this.#account.address, value: 0n, gas: 21_000n, nonce: pending, ...fees, type: 'eip1559' })
@@ -498,11 +511,13 @@ export class RunnerLoop {
       }, this.#fence!)
       return
     }
-    if (restarted) {
+    const now = Date.now()
+    // After a restart what was in flight goes again as stored, unless its payment is about to expire:
+    // then it is cancelled below rather than sent to revert.
+    if (restarted && !this.#nearExpiry(submission, now)) {
       await this.#broadcast(transaction.raw)
       return
     }
-    const now = Date.now()
     const stuck = now - transaction.sentAt > network.config.runner.stuckAfterMs
     if (transaction.cancel) {
       // A cancellation itself stuck: outbid again, within its cap.
@@ -517,14 +532,18 @@ export class RunnerLoop {
     if (stuck) await this.#replace(submission, transaction)
   }
 
+  /** Whether a submission's payment expires within `relay.paymentMarginSec` of `now` (ms): its transaction may not go out again. */
+  #nearExpiry(submission: Submission, now: number): boolean {
+    const token = paymentToken(this.#context.network, submission.request.payment.token)
+    const { paymentDeadline } = relayOfRequest(this.#context, submission.request.call, submission.request.payment, token)
+    return paymentDeadline !== 0n && paymentDeadline - BigInt(Math.floor(now / 1000)) < BigInt(this.#context.network.config.relay.paymentMarginSec)
+  }
+
   /** Why a relay in flight must give way to a cancellation now, if it must. */
   #cancelReason(submission: Submission, transaction: SentTransaction, now: number): string | undefined {
     const { config } = this.#context.network
     if (now - transaction.firstSentAt > config.runner.maxSendingMs) return `not included within ${config.runner.maxSendingMs / 1000} s`
-    const token = paymentToken(this.#context.network, submission.request.payment.token)
-    const { paymentDeadline } = relayOfRequest(this.#context, submission.request.call, submission.request.payment, token)
-    const left = paymentDeadline - BigInt(Math.floor(now / 1000))
-    if (paymentDeadline !== 0n && left < BigInt(config.relay.paymentMarginSec)) return `not included before its payment came within ${config.relay.paymentMarginSec} s of expiring`
+    if (this.#nearExpiry(submission, now)) return `not included before its payment came within ${config.relay.paymentMarginSec} s of expiring`
     return undefined
   }
 
@@ -548,7 +567,7 @@ export class RunnerLoop {
    * replacement), so the nonces after it can move. Its cost (21,000 gas at its max fee) is capped at
    * what the relay's payment is worth: past that it waits at its fee.
    */
-  async #cancel(submission: Submission, stuck: SentTransaction, why: string): Promise<void> {
+  async #cancel(submission: Submission, stuck: SentTransaction, why: string, { capped = true }: { capped?: boolean } = {}): Promise<void> {
     const { network, store } = this.#context
     const token = paymentToken(network, submission.request.payment.token)
     const { amount } = relayOfRequest(this.#context, submission.request.call, submission.request.payment, token)
@@ -556,7 +575,7 @@ export class RunnerLoop {
     const bump = (value: string) => (BigInt(value) * BigInt(10_000 + network.config.runner.feeBumpBps)) / 10_000n
     const maxPriorityFeePerGas = max(bump(stuck.maxPriorityFeePerGas), current.maxPriorityFeePerGas)
     const maxFeePerGas = max(bump(stuck.maxFeePerGas), current.maxFeePerGas, maxPriorityFeePerGas)
-    if (!paymentCovers(amount, { gasLimit: 21_000n, maxFeePerGas, l1FeeWei: 0n }, weiPerBaseUnit).covered) {
+    if (capped && !paymentCovers(amount, { gasLimit: 21_000n, maxFeePerGas, l1FeeWei: 0n }, weiPerBaseUnit).covered) {
       this.#log.warn({ submission: submission.id, nonce: stuck.nonce, why }, 'not cancelled: the cancellation would cost more than the payment is worth')
       return
     }

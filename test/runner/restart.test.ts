@@ -103,3 +103,60 @@ t.test('a nonce the node lost that no submission holds is filled with a self-tra
   t.equal((await devnet.get(a.id)).stage, 'done', 'the submission behind the gap is done')
   t.equal(await devnet.client.getTransactionCount({ address: devnet.operator }), nonce + 2)
 })
+
+t.test('a nonce the node lost whose payment is about to expire is taken back with a self-transfer, never its stored bytes (issue 27, point 7)', async (t) => {
+  const devnet = await startRunnerDevnet(t, stuckSoon)
+  devnet.allow(0, 1)
+  const margin = devnet.network.relay.paymentMarginSec
+  const [first, second] = [await devnet.payer(), await devnet.payer()]
+  // Sent while more than the margin from expiring; within it about two seconds later.
+  const validBefore = BigInt(Math.ceil((Date.now() + 1_500) / 1000) + margin)
+  const a = await devnet.submit(first, { validBefore })
+  const b = await devnet.submit(second)
+  await devnet.pass()
+  const [sentA, sentB] = [await devnet.get(a.id), await devnet.get(b.id)]
+  t.equal(sentB.transaction!.nonce, sentA.transaction!.nonce + 1)
+  await dropTransaction(devnet, sentA.transaction!.hash)
+  // Both stuck, and a's payment within the margin: its bytes could now only revert (or be in too late).
+  await waitFor(async () => Date.now(), (now) => BigInt(Math.floor(now / 1000)) > validBefore - BigInt(margin), 'within the margin', 10_000, 50)
+  await stuckNow(devnet, sentB.transaction!.sentAt)
+  const broadcastsBefore = rawBroadcasts(devnet).length
+  await devnet.pass()
+  const sent = rawBroadcasts(devnet).slice(broadcastsBefore)
+  t.notOk(sent.includes(sentA.transaction!.raw), 'the lost relay\'s bytes were not sent again')
+  const cancelled = await devnet.get(a.id)
+  t.equal(cancelled.transaction!.cancel, true, 'its nonce taken back by a cancellation')
+  t.equal(cancelled.transaction!.nonce, sentA.transaction!.nonce)
+  t.equal(sent[0], cancelled.transaction!.raw, 'broadcast first, filling the gap')
+  t.equal(cancelled.reason, `lost by the node, and its payment came within ${margin} s of expiring`)
+  await devnet.mine()
+  await devnet.pass()
+  const settled = await devnet.get(a.id)
+  t.equal(settled.stage, 'failed')
+  t.equal(settled.fault, undefined, 'not counted against the payer: it voided nothing')
+  t.match(settled.reason, /^cancelled: lost by the node/)
+  t.equal((await devnet.get(b.id)).stage, 'done', 'the submission behind it went through')
+})
+
+t.test('after a restart, a relay in flight whose payment is about to expire is cancelled, not broadcast again', async (t) => {
+  const devnet = await startRunnerDevnet(t)
+  devnet.allow(0, 1)
+  const margin = devnet.network.relay.paymentMarginSec
+  const validBefore = BigInt(Math.ceil((Date.now() + 1_500) / 1000) + margin)
+  const a = await devnet.submit(await devnet.payer(), { validBefore })
+  await devnet.pass()
+  const sentA = await devnet.get(a.id)
+  await dropTransaction(devnet, sentA.transaction!.hash)
+  await waitFor(async () => Date.now(), (now) => BigInt(Math.floor(now / 1000)) > validBefore - BigInt(margin), 'within the margin', 10_000, 50)
+  await devnet.restart()
+  const broadcastsBefore = rawBroadcasts(devnet).length
+  await devnet.pass()
+  const sent = rawBroadcasts(devnet).slice(broadcastsBefore)
+  t.notOk(sent.includes(sentA.transaction!.raw), 'the stored bytes were not broadcast again')
+  const cancelled = await devnet.get(a.id)
+  t.equal(cancelled.transaction!.cancel, true, 'a cancellation took its nonce')
+  t.same(sent, [cancelled.transaction!.raw])
+  await devnet.mine()
+  await devnet.pass()
+  t.equal((await devnet.get(a.id)).stage, 'failed')
+})
