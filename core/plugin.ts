@@ -55,6 +55,7 @@ export {
   HexData,
   Nonce,
   passedBack,
+  sameShapeAs,
   TokenAmount,
   TokenArgument,
   TokenInfo,

@@ -1,7 +1,7 @@
 import type { TObject } from '@sinclair/typebox'
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import { checkPromptsAndResources, composePromptsAndResources, type PromptsAndResources } from './promptsAndResources.ts'
-import { PUBLISHED_AS } from './schemas.ts'
+import { PUBLISHED_AS, PUBLISHED_AS_OUTPUT } from './schemas.ts'
 import type { GroupDefinition, ToolDefinition } from './tool.ts'
 
 const MAX_REMEMBERED_PATHS = 256
@@ -152,7 +152,7 @@ function assertClosed(path: string, schema: unknown): void {
   if (node.type === 'object' && node.additionalProperties !== false) throw new Error(`${path}: object schema must set additionalProperties: false`)
   for (const [key, value] of Object.entries(node)) {
     // The published stand-in of a passed-back argument is no schema Bruno validates with.
-    if (key === PUBLISHED_AS) continue
+    if (key === PUBLISHED_AS || key === PUBLISHED_AS_OUTPUT) continue
     if (Array.isArray(value)) value.forEach((item, index) => assertClosed(`${path}.${key}[${index}]`, item))
     else assertClosed(`${path}.${key}`, value)
   }
@@ -173,7 +173,8 @@ function assertClosed(path: string, schema: unknown): void {
  *   the bounds only an input check needs (patterns, lengths, counts, numeric bounds,
  *   closedness): the instructions' preamble names the formats once;
  * - an argument taken back unchanged from another tool's result (`passedBack`) is published as
- *   the open object it names, not a second copy of that result's shape.
+ *   the open object it names, not a second copy of that result's shape; so is a result's field
+ *   of the same shape as another of its fields (`sameShapeAs`).
  */
 function publishedSchema(schema: TObject, kind: 'input' | 'output'): unknown {
   return compact(JSON.parse(JSON.stringify(schema)), kind)
@@ -188,11 +189,11 @@ const NUMBER_BOUNDS = new Set(['minimum', 'maximum'])
 function compact(node: unknown, kind: 'input' | 'output'): unknown {
   if (Array.isArray(node)) return node.map((item) => compact(item, kind))
   if (typeof node !== 'object' || node === null) return node
-  const publishedAs = (node as Node)[PUBLISHED_AS]
-  if (kind === 'input' && publishedAs) return publishedAs
+  const publishedAs = (node as Node)[kind === 'input' ? PUBLISHED_AS : PUBLISHED_AS_OUTPUT]
+  if (publishedAs) return publishedAs
   const out: Node = {}
   for (const [key, value] of Object.entries(node)) {
-    if (key === PUBLISHED_AS) continue
+    if (key === PUBLISHED_AS || key === PUBLISHED_AS_OUTPUT) continue
     if (kind === 'output' && OUTPUT_ONLY_BOUNDS.has(key) && typeof value !== 'object') continue
     // `properties` maps field names: a field may be called `pattern` or `minimum`.
     out[key] = key === 'properties' ? Object.fromEntries(Object.entries(value as object).map(([name, field]) => [name, compact(field, kind)])) : compact(value, kind)

@@ -22,6 +22,9 @@ export const described = <T extends TSchema>(schema: T, description: string): T 
 /** The keyword under which a schema carries the form `tools/list` publishes in its place (core/registry.ts). */
 export const PUBLISHED_AS = 'x-published-as'
 
+/** The same, for a result's field (`sameShapeAs`): inputs and outputs are published apart. */
+export const PUBLISHED_AS_OUTPUT = 'x-published-as-output'
+
 /**
  * An argument a tool takes back unchanged from another tool's result (typed data, returned with
  * its signature): validated in full, but published as an open object naming where it comes from,
@@ -32,6 +35,17 @@ export const PUBLISHED_AS = 'x-published-as'
  */
 export function passedBack<T extends TObject>(schema: T, from: string): T {
   return { ...schema, [PUBLISHED_AS]: { type: 'object', required: schema.required, description: `${from}, unchanged` } }
+}
+
+/**
+ * A result's field with the shape of another of its fields (two typed data to sign): validated in
+ * full, but published as an open object naming that field, so `tools/list` carries the shape once.
+ *
+ * @example
+ * sameShapeAs(CaliburTypedDataSchema, 'typedData', 'the payment-only batch') // published: { type: 'object', required: […], description: 'the payment-only batch, in the shape of typedData' }
+ */
+export function sameShapeAs<T extends TObject>(schema: T, field: string, description: string): T {
+  return { ...schema, [PUBLISHED_AS_OUTPUT]: { type: 'object', required: schema.required, description: `${description}, in the shape of ${field}` } }
 }
 
 // A non-negative integer as a decimal string: JSON numbers lose precision past 2^53.

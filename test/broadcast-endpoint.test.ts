@@ -85,7 +85,7 @@ async function sendFailure(send: () => Promise<unknown>): Promise<BroadcastError
 t.test('with runner.broadcastUrl, sendRawTransaction goes to the broadcast endpoint; reads stay on rpcUrl', async (t) => {
   const env = { ...process.env }
   const config = configFor(env, BROADCAST_URL)
-  t.same(config.networks[0]!.runner.broadcastUrl, { env: 'BRUNO_TEST_BROADCAST_URL' }, 'the config names the variable')
+  t.same(config.networks[0]!.runner.broadcastUrl, { env: 'BRUNO_TEST_BROADCAST_URL', revertProtected: false }, 'the config names the variable; not revert-protected unless it says so')
   const metrics = new Metrics()
   const network = new Networks(config, env, metrics).get('local')
   rpc.reset()

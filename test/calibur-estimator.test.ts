@@ -14,7 +14,13 @@ import { signedBatches } from './fixtures/caliburSignatures.ts'
 // data), the estimate must cover what the runner signed and what the transaction used: a shortfall
 // means a payment that submit refuses, or a leg priced below the gas.
 
-const bruno = await startDevnetBruno(t, { groups: ['bruno', 'calibur'], pollMs: 100 })
+// Up to 64 calls of 260 bytes: 30 KB of calldata, whose revert would cost 800k gas, over the default
+// relay.maxRevertGas (300,000). Measuring estimates, not that bound: it is raised here.
+const bruno = await startDevnetBruno(t, {
+  groups: ['bruno', 'calibur'],
+  pollMs: 100,
+  configure: (config) => ({ ...config, networks: config.networks.map((network) => ({ ...network, relay: { ...network.relay, maxRevertGas: 2_000_000 } })) }),
+})
 const { deployment } = bruno
 const chain = { ...foundry, id: deployment.chainId }
 const transport = http(deployment.rpcUrl)

@@ -213,7 +213,7 @@ t.test('REST and JSON-RPC refusals', async (t) => {
     t.match(reply.json.error.message, /^body\.call\.to: /)
     reply = await rest('POST', '/local/v1/submit', { call: account.call, payment: { token: usdc, amountBaseUnits: '1.5' } })
     t.equal(reply.status, 400)
-    t.match(reply.json.error.message, /^body\.payment: looks like a batch payment \(\{token, amountBaseUnits\}\) but `amountBaseUnits`: /, 'the payment form that came closest names its field')
+    t.match(reply.json.error.message, /^body\.payment: looks like a batch payment \(\{token, amountBaseUnits, batch\}\) but `amountBaseUnits`: /, 'the payment form that came closest names its field')
     reply = await rest('POST', '/local/v1/submit', { call: account.call })
     t.equal(reply.status, 400)
     t.match(reply.json.error.message, /^body\.payment: Expected required property/)

@@ -13,7 +13,9 @@ import { startLivenessBruno } from './liveness/livenessBruno.ts'
 // expire, a 3009 payer with code), and what it does with a client that submits the same payment many
 // times, or two payments from one account at once.
 
-const bruno = await startLivenessBruno(t, { pollMs: 100 })
+// The 128 KiB test sends a call of 127 KB, whose revert would cost 5.2M gas: relay.maxRevertGas (default 300,000,
+// test/adversarial/revert-cost.test.ts) is raised to the transaction cap so that the byte limit is what is tested.
+const bruno = await startLivenessBruno(t, { pollMs: 100, configure: (network) => ({ ...network, relay: { ...network.relay, maxRevertGas: 16_777_216 } }) })
 const { mcp, chaos } = bruno
 const chain = adversaryChain(bruno)
 const api = bindings(bruno, mcp)

@@ -214,6 +214,18 @@ export async function deployDevnet(rpcUrl: string, options: DeployDevnetOptions 
     : encodeSqrtPriceX96(oneEth, ethPriceUsdc)
   const npmAbi = nonfungiblePositionManagerArtifact.abi
   await call(positionManager, npmAbi, 'createAndInitializePoolIfNecessary', [token0, token1, poolFee, sqrtPriceX96])
+  const usdcWethPool = (await client.readContract({
+    address: factory,
+    abi: uniswapV3FactoryArtifact.abi,
+    functionName: 'getPool',
+    args: [usdc, weth, poolFee],
+  })) as Address
+  // Room for a price history, as busy mainnet pools have: the relay prices at the lower of the spot
+  // and the time-weighted price over 600 s, which a swap in one block cannot move; at one block a
+  // second (preflight's floor) that is 600 observations, so that a burst of swaps cannot flush it.
+  // Before the liquidity: the mint writes an observation, and with a ring of one it would overwrite
+  // the pool's first (whose zero cumulatives tell the relay the history is whole).
+  await call(usdcWethPool, uniswapV3PoolAbi, 'increaseObservationCardinalityNext', [PRICE_WINDOW_SEC])
 
   await call(weth, weth9Artifact.abi, 'deposit', [], liquidity.weth)
   await call(usdc, usdcAbi, 'mint', [me, liquidity.usdc])
@@ -235,16 +247,6 @@ export async function deployDevnet(rpcUrl: string, options: DeployDevnetOptions 
       deadline: maxUint256,
     },
   ])
-  const usdcWethPool = (await client.readContract({
-    address: factory,
-    abi: uniswapV3FactoryArtifact.abi,
-    functionName: 'getPool',
-    args: [usdc, weth, poolFee],
-  })) as Address
-  // Room for a price history, as busy mainnet pools have: the relay prices at the lower of the spot
-  // and the time-weighted price over 600 s, which a swap in one block cannot move; at one block a
-  // second (preflight's floor) that is 600 observations, so that a burst of swaps cannot flush it.
-  await call(usdcWethPool, uniswapV3PoolAbi, 'increaseObservationCardinalityNext', [PRICE_WINDOW_SEC])
 
   // 5. The demo users' USDC.
   const demoAccounts = demoKeys.map((privateKey) => ({ address: privateKeyToAccount(privateKey).address, privateKey }))

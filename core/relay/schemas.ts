@@ -83,7 +83,7 @@ export const CallPayment = Type.Object(
   {
     token: Address,
     amountBaseUnits: BaseUnits,
-    batch: described(HexData, 'the account\'s signed payment-only batch: calldata to call.to (calibur_execute\'s payment.batch)'),
+    batch: described(HexData, 'the signed payment-only batch'),
   },
   {
     additionalProperties: false,
@@ -128,7 +128,7 @@ export const QuoteRequest = Type.Object(
     payment: Type.Optional(
       Type.Union([Type.Literal('authorization'), Type.Literal('batch')], { description: 'default "authorization"' }),
     ),
-    paymentBatch: Type.Optional(described(HexData, 'with payment "batch": the signed payment-only batch (calibur_execute\'s payment.batch)')),
+    paymentBatch: Type.Optional(described(HexData, 'with "batch": calibur_execute\'s payment.batch')),
   },
   { additionalProperties: false },
 )

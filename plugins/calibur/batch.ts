@@ -20,6 +20,7 @@ import {
   Nonce,
   readL1DataFee,
   requireAddress,
+  sameShapeAs,
   revertReason,
   runnerGasLimit,
   stipendFor,
@@ -367,12 +368,10 @@ export const caliburBatch = (chain: TSchema) =>
     name: 'calibur_batch',
     title: 'Prepare a Calibur batch',
     description:
-      'Wraps the account\'s calls for Calibur (EIP-7702) as two signed batches: paymentTypedData pays Bruno in `token` ' +
-      'and nothing else; typedData runs the calls after it, all or nothing (the payment is taken even if they fail on ' +
-      'chain, so calls failing in simulation are refused). `calls`: helpers\' calls or a builder\'s transactionRequest ' +
-      '(gas, fee, from, nonce, type ignored; another chainId refused). `approvals` (e.g. uniswap_swap_to_eth\'s) add an ' +
-      'approve where the allowance is short. Not delegated yet: pass the account\'s signed EIP-7702 authorization to ' +
-      'Calibur as authorizationList. Then its own key signs both unchanged, for calibur_execute.',
+      'Wraps the account\'s calls for Calibur (EIP-7702) as two batches to sign: paymentTypedData pays Bruno in ' +
+      '`token`, then typedData runs the calls all or nothing (paid even if they fail on chain). `calls`: helpers\' ' +
+      'calls or a builder\'s transactionRequest (gas, fee, from, nonce ignored). ' +
+      '`approvals` add an approve where short. Not delegated: pass its EIP-7702 authorization as authorizationList.',
     input: Type.Object(
       {
         chain,
@@ -388,8 +387,8 @@ export const caliburBatch = (chain: TSchema) =>
     ),
     output: Type.Object(
       {
-        paymentTypedData: { ...CaliburTypedDataSchema, description: 'the payment-only batch, EIP-712: sign it unchanged' },
-        typedData: { ...CaliburTypedDataSchema, description: 'the batch of the account\'s calls, EIP-712: sign it unchanged' },
+        paymentTypedData: sameShapeAs(CaliburTypedDataSchema, 'typedData', 'the payment batch'),
+        typedData: { ...CaliburTypedDataSchema, description: 'the calls batch, EIP-712: sign both unchanged' },
         summary: Type.String({ description: 'the batch in words' }),
         payment: Type.Object(
           {
@@ -404,7 +403,7 @@ export const caliburBatch = (chain: TSchema) =>
         calls: { ...Calls, description: 'as signed: approvals added, then the given calls' },
         approvalsAdded: Approvals,
         authorizationList: Type.Optional({ ...AuthorizationList, description: 'pass on to calibur_execute and submit' }),
-        nonce: { ...Nonce, description: 'the payment batch\'s; the batch of calls has the next' },
+        nonce: { ...Nonce, description: 'the payment batch\'s' },
         deadline: UnixSeconds,
         gas: Type.Object(
           {

@@ -90,10 +90,9 @@ export const caliburExecute = (chain: TSchema) =>
     name: 'calibur_execute',
     title: 'Check signed Calibur batches',
     description:
-      'Takes calibur_batch\'s paymentTypedData and typedData, unchanged, and the account\'s signature of each; checks ' +
-      'what Calibur will (domain, signer = the account, nonces in order, deadline) and that the payment batch only ' +
-      'pays Bruno, and returns `call` and `payment` for submit, as they are (they act by the account\'s signatures, ' +
-      'so they can run from Bruno\'s Runner). Pass calibur_batch\'s authorizationList here too, if it had one.',
+      'Takes calibur_batch\'s paymentTypedData and typedData, unchanged, with the account\'s signature of each; checks ' +
+      'them as Calibur will and that the payment batch only pays; returns `call` and `payment` for submit. Pass ' +
+      'calibur_batch\'s authorizationList too, if any.',
     input: Type.Object(
       {
         chain,

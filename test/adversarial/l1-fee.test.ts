@@ -25,7 +25,9 @@ const h = await startHarness(t, {
   holdRunner: true,
   stuckAfterMs: 1_000,
   pollMs: 100,
-  configure: (config) => ({ ...config, networks: [{ ...config.networks[0]!, l1DataFee: 'op-stack' as const }] }),
+  // ~100 KB of calldata, whose revert would cost 4M gas: relay.maxRevertGas (test/adversarial/revert-cost.test.ts)
+  // is raised to the transaction cap, so that what is tested here is the L1 fee.
+  configure: (config) => ({ ...config, networks: [{ ...config.networks[0]!, l1DataFee: 'op-stack' as const, relay: { ...config.networks[0]!.relay, maxRevertGas: 16_777_216 } }] }),
   before: async (rpcUrl) => {
     oracleCodeBefore = await createPublicClient({ transport: http(rpcUrl) }).getCode({ address: GAS_PRICE_ORACLE })
   },

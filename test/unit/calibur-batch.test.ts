@@ -197,7 +197,7 @@ t.test('the calibur group as the plugin declares it', async (t) => {
     group.instructions,
     'calibur — batches for an account delegated to Calibur (EIP-7702; `account` says isCalibur). Put the account\'s ' +
       'calls (helpers\' `calls`, builders\' transactions made with the account as fromAddress and recipient, never Bruno) ' +
-      'and their `approvals` into calibur_batch: it adds the approvals that are short and a first call that pays Bruno in ' +
+      'and their `approvals` into calibur_batch: it adds the approvals that are short and a batch of its own that pays Bruno in ' +
       'a token (e.g. USDC), measured and priced (`gas`: the estimated limit, the owner path measured, the max fee per ' +
       'gas and margin it priced at). It returns two batches: paymentTypedData only pays, token.transfer(payee, amount), ' +
       'and runs first, in a call of its own; typedData runs the calls after it, all or nothing; if they fail on chain ' +
@@ -216,12 +216,10 @@ t.test('the calibur group as the plugin declares it', async (t) => {
   t.same(batch.annotations, { readOnlyHint: true, openWorldHint: true })
   t.equal(
     batch.description,
-    'Wraps the account\'s calls for Calibur (EIP-7702) as two signed batches: paymentTypedData pays Bruno in `token` ' +
-      'and nothing else; typedData runs the calls after it, all or nothing (the payment is taken even if they fail on ' +
-      'chain, so calls failing in simulation are refused). `calls`: helpers\' calls or a builder\'s transactionRequest ' +
-      '(gas, fee, from, nonce, type ignored; another chainId refused). `approvals` (e.g. uniswap_swap_to_eth\'s) add an ' +
-      'approve where the allowance is short. Not delegated yet: pass the account\'s signed EIP-7702 authorization to ' +
-      'Calibur as authorizationList. Then its own key signs both unchanged, for calibur_execute.',
+    'Wraps the account\'s calls for Calibur (EIP-7702) as two batches to sign: paymentTypedData pays Bruno in `token`, ' +
+      'then typedData runs the calls all or nothing (paid even if they fail on chain). `calls`: helpers\' calls or a ' +
+      'builder\'s transactionRequest (gas, fee, from, nonce ignored). `approvals` add an approve where short. Not ' +
+      'delegated: pass its EIP-7702 authorization as authorizationList.',
   )
   t.equal(SIGNED_PATH_GAS, 20_000n)
   t.equal(FIRST_USE_OF_KEY_GAS, 17_500n)
@@ -687,11 +685,12 @@ t.test('the output schema: what calibur_batch promises', async (t) => {
   t.equal(valid({ ...result, gas: { ...(result.gas as object), marginBps: 1.5 } }), false, 'margin: an integer')
   const published = node.registry.view(['calibur'])!.tools.get('calibur_batch')!.listing as { outputSchema: { properties: Record<string, { description?: string; properties?: Record<string, { description?: string }> }> } }
   const output = published.outputSchema.properties
-  t.equal(output.paymentTypedData!.description, 'the payment-only batch, EIP-712: sign it unchanged')
-  t.equal(output.typedData!.description, "the batch of the account's calls, EIP-712: sign it unchanged")
+  t.equal(output.paymentTypedData!.description, 'the payment batch, in the shape of typedData', 'published once: the shape is typedData\'s')
+  t.same(Object.keys(output.paymentTypedData!), ['type', 'required', 'description'])
+  t.equal(output.typedData!.description, 'the calls batch, EIP-712: sign both unchanged')
   t.equal(output.summary!.description, 'the batch in words')
   t.equal(output.payment!.description, 'the payment batch pays it')
-  t.equal(output.nonce!.description, "the payment batch's; the batch of calls has the next")
+  t.equal(output.nonce!.description, "the payment batch's")
   t.equal(output.payment!.properties!.amount!.description, 'whole token units')
   t.equal(output.calls!.description, 'as signed: approvals added, then the given calls')
   t.equal(output.authorizationList!.description, 'pass on to calibur_execute and submit')

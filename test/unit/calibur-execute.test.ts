@@ -304,10 +304,9 @@ t.test('the input schema: both typed data, two 65-byte signatures, at most one a
   t.same(published.annotations, { readOnlyHint: true, openWorldHint: true })
   t.equal(
     published.description,
-    'Takes calibur_batch\'s paymentTypedData and typedData, unchanged, and the account\'s signature of each; checks ' +
-      'what Calibur will (domain, signer = the account, nonces in order, deadline) and that the payment batch only ' +
-      'pays Bruno, and returns `call` and `payment` for submit, as they are (they act by the account\'s signatures, ' +
-      'so they can run from Bruno\'s Runner). Pass calibur_batch\'s authorizationList here too, if it had one.',
+    'Takes calibur_batch\'s paymentTypedData and typedData, unchanged, with the account\'s signature of each; checks ' +
+      'them as Calibur will and that the payment batch only pays; returns `call` and `payment` for submit. Pass ' +
+      'calibur_batch\'s authorizationList too, if any.',
   )
   t.equal(published.inputSchema.properties.paymentTypedData!.description, "calibur_batch's paymentTypedData, unchanged")
   t.equal(published.inputSchema.properties.typedData!.description, "calibur_batch's typedData, unchanged")

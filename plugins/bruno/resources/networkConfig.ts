@@ -49,6 +49,7 @@ function publicConfig(network: NetworkConfig) {
       quoteTtlSec: network.relay.quoteTtlSec,
       submissionTtlSec: network.relay.submissionTtlSec,
       maxTransactionBytes: network.relay.maxTransactionBytes,
+      maxRevertGas: network.relay.maxRevertGas,
       paymentMarginSec: network.relay.paymentMarginSec,
       failingHoldSec: network.relay.failingHoldSec,
       retentionSec: network.relay.retentionSec,
