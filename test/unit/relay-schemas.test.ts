@@ -130,7 +130,7 @@ t.test('CallPayment and SignedTransferPayment, each one form of Payment', async 
   accepts(t, CallPayment, { ...batchPayment, batch: '0xC3C16EE4' }, 'a batch in upper case')
   for (const batch of ['c3c16ee4', '0xc3c16ee', '0xzz', '']) refuses(t, CallPayment, { ...batchPayment, batch }, `a batch ${JSON.stringify(batch)}, not hex bytes`)
   refuses(t, CallPayment, { ...batchPayment, batch: `0x${'00'.repeat(131_073)}` }, 'a batch past the calldata bound')
-  t.equal(CallPayment.properties.batch.description, "the account's signed payment-only batch: calldata to call.to (calibur_execute's payment.batch)")
+  t.equal(CallPayment.properties.batch.description, 'the signed payment-only batch')
   t.equal(CallPayment.additionalProperties, false)
   t.equal(CallPayment.title, 'a batch payment')
   t.equal(CallPayment.description, "calibur_execute's payment")
@@ -176,7 +176,7 @@ t.test('QuoteRequest: a call, a token of 1 to 42 characters, payment authorizati
   t.equal(QuoteRequest.additionalProperties, false)
   t.equal(QuoteRequest.properties.token.description, 'the token to pay in')
   t.equal(QuoteRequest.properties.payment.description, 'default "authorization"')
-  t.equal(QuoteRequest.properties.paymentBatch.description, 'with payment "batch": the signed payment-only batch (calibur_execute\'s payment.batch)')
+  t.equal(QuoteRequest.properties.paymentBatch.description, 'with "batch": calibur_execute\'s payment.batch')
 })
 
 t.test('Quote: every field required, closed', async (t) => {
