@@ -1,4 +1,4 @@
-import { serializeTransaction, type Address, type Hex, type SignedAuthorizationList } from 'viem'
+import { keccak256, serializeTransaction, type Address, type Hex, type SignedAuthorizationList } from 'viem'
 import type { Network } from './networks.ts'
 
 /** OP-stack's GasPriceOracle predeploy, the same address on every OP-stack chain. */
@@ -26,32 +26,62 @@ export interface UnsignedRunnerTransaction {
 }
 
 /**
+ * The least nonce priced: submit and quote pass 0 (one byte), shorter than the runner's real nonce.
+ * 4 bytes, none repeated (nothing for FastLZ to match): no runner nonce below 2³² encodes longer.
+ */
+const PRICED_NONCE = 0xfedcba98
+
+/**
+ * The runner's transaction as it will be signed, for pricing its L1 data fee and its size. Once it is
+ * in flight the runner prices its signed bytes (core/relay/runner.ts, `#l1FeeOutgrown`): priced
+ * shorter at submit, the least payment accepted would be cancelled at the first look. A placeholder
+ * signature of full size stands in: yParity 1, r and s 32 bytes each with no leading zero, hashed
+ * from the unsigned transaction — incompressible (OP-stack's oracle compresses with FastLZ since
+ * Fjord), and not fixed, which a payer could repeat in its call's data to make it compress. The
+ * nonce is at least `PRICED_NONCE`.
+ *
+ * @example
+ * serializeAsSigned(8453, { to: runner, data, gas: 200_000n, nonce: 0, maxFeePerGas, maxPriorityFeePerGas }) // '0x02f9…' (+ 67 bytes of signature)
+ */
+export function serializeAsSigned(chainId: number, transaction: UnsignedRunnerTransaction): Hex {
+  const unsigned = {
+    chainId,
+    to: transaction.to,
+    data: transaction.data,
+    gas: transaction.gas,
+    nonce: Math.max(transaction.nonce, PRICED_NONCE),
+    maxFeePerGas: transaction.maxFeePerGas,
+    maxPriorityFeePerGas: transaction.maxPriorityFeePerGas,
+    value: 0n,
+    ...(transaction.authorizationList ? { type: 'eip7702' as const, authorizationList: transaction.authorizationList } : { type: 'eip1559' as const }),
+  }
+  const r = fullWord(keccak256(serializeTransaction(unsigned)))
+  return serializeTransaction(unsigned, { r, s: fullWord(keccak256(r)), yParity: 1 })
+}
+
+/** A 32-byte word whose first byte is not 0 (the encoding trims leading zeros). */
+function fullWord(word: Hex): Hex {
+  return word.startsWith('0x00') ? `0x01${word.slice(4)}` : word
+}
+
+/**
  * The L1 data fee the chain will charge the runner for a transaction, with headroom: 0 on a
- * network that charges none, else OP-stack's `GasPriceOracle.getL1Fee` of the unsigned
- * transaction (the oracle allows for the signature itself), read at the latest block.
+ * network that charges none, else OP-stack's `GasPriceOracle.getL1Fee` of the transaction as it will
+ * be signed (`serializeAsSigned`: the same bytes the runner prices once it is in flight), read at
+ * the latest block.
  *
  * @example
  * await readL1DataFee(base, { to: runner, data, gas: 200_000n, nonce: 7, maxFeePerGas, maxPriorityFeePerGas }) // 1_250_000_000_000n
  */
 export async function readL1DataFee(network: Network, transaction: UnsignedRunnerTransaction): Promise<bigint> {
   if (network.config.l1DataFee !== 'op-stack') return 0n
-  const serialized = serializeTransaction({
-    chainId: network.config.chainId,
-    to: transaction.to,
-    data: transaction.data,
-    gas: transaction.gas,
-    nonce: transaction.nonce,
-    maxFeePerGas: transaction.maxFeePerGas,
-    maxPriorityFeePerGas: transaction.maxPriorityFeePerGas,
-    value: 0n,
-    ...(transaction.authorizationList ? { type: 'eip7702' as const, authorizationList: transaction.authorizationList } : { type: 'eip1559' as const }),
-  })
-  return readL1DataFeeOfBytes(network, serialized)
+  return readL1DataFeeOfBytes(network, serializeAsSigned(network.config.chainId, transaction))
 }
 
 /**
- * The L1 data fee, with headroom, of a transaction already encoded: a signed one's (for a transaction
- * in flight) slightly overstates it, by its signature's bytes. 0 where the chain charges none.
+ * The L1 data fee, with headroom, of a transaction already encoded: signed (or `serializeAsSigned`),
+ * which overstates it by its signature's bytes (the oracle allows for a signature beside what it is
+ * given). 0 where the chain charges none.
  *
  * @example
  * await readL1DataFeeOfBytes(base, sent.raw) // 1_250_000_000_000n

@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import { createPublicClient, createWalletClient, encodeFunctionData, http, type Address, type Hex } from 'viem'
+import { createPublicClient, createWalletClient, encodeFunctionData, http, parseUnits, type Address, type Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { foundry } from 'viem/chains'
 import { GAS_PRICE_ORACLE, L1_FEE_HEADROOM_BPS } from '../../core/chain/l1DataFee.ts'
@@ -154,4 +154,68 @@ t.test('the L1 fee rises by half while the transaction is pending: the runner ca
   t.ok(cancel!.spentWei <= valueWei(sent.amount, price), `the cancellation cost ${cancel!.spentWei} wei ≤ the payment's ${valueWei(sent.amount, price)} wei it could not earn`)
   t.comment(`ledger least payment, L1 fee +50% while pending: cancelled for ${cancel!.spentWei} wei (21,000 gas), payment worth ${valueWei(sent.amount, price)} wei`)
   await h.testClient.setAutomine(true)
+})
+
+t.test('the least payment on an OP-stack chain: sent, not cancelled at its first look, and paid for', async (t) => {
+  // Issue 27, point 8: submit priced the L1 fee of the unsigned transaction (at nonce 0), the runner's
+  // look prices the signed bytes it holds, ~67 bytes longer: a payment of exactly the least submit
+  // accepts was cancelled at the first look. ~1 KB of calldata, so that the L1 fee is small beside the
+  // gas and the signature's bytes are far past the least payment's rounding.
+  await setPerByte(PER_BYTE)
+  const call = { to: SINK, data: encodeFunctionData({ abi: contracts.Sink!.abi, functionName: 'take', args: [`0x${'cd'.repeat(1_000)}`] }) }
+  const payer = await h.payer()
+  const quoted = await quote(call)
+  // Held in the pool, so that the runner looks at it in flight before it is included.
+  await h.testClient.setAutomine(false)
+  t.teardown(() => h.testClient.setAutomine(true))
+  // The least submit accepts: each refusal names the least for its payment's bytes (a payment's
+  // amount, nonce and signature move the calldata's gas by a few units), which the next one pays.
+  let amount = 1n
+  let priced = { gas: 0n, maxFee: 0n, l1: 0n }
+  let accepted: Submitted | undefined
+  for (let attempt = 0; attempt < 8 && !accepted; attempt++) {
+    const payment = await h.payment(payer.key, amount)
+    const result = await h.mcp.callTool('submit', { chain: h.config.networks[0]!.name, call, payment })
+    if (!result.isError) {
+      accepted = { id: result.structuredContent.id, paymentNonce: payment.authorization.nonce as Hex, amount }
+      break
+    }
+    const terms = /below the most the runner could pay for it now, ([\d.]+) USDC \((\d+) gas at up to (\d+) wei plus an L1 data fee of (\d+) wei\)/.exec(result.content[0].text)
+    t.ok(terms, `refused with the least amount: ${result.content[0].text}`)
+    if (!terms) return
+    amount = parseUnits(terms[1]!, 6)
+    priced = { gas: BigInt(terms[2]!), maxFee: BigInt(terms[3]!), l1: BigInt(terms[4]!) }
+  }
+  t.ok(accepted, `a payment of the least named was accepted (${amount} units)`)
+  if (!accepted) return
+  const sent = accepted
+  t.ok(amount <= BigInt(quoted.amountBaseUnits), `the least accepted (${amount}) is at most the quote (${quoted.amountBaseUnits})`)
+  const sending = await waitFor(() => status(sent), (s) => s.stage === 'sending', 'sent', 15_000)
+  const raw = signedFor(sent).at(-1)!
+  t.equal(raw.hash, sending.transaction.hash)
+  // Two looks at it in flight (each reads the oracle for its signed bytes), or the cancellation.
+  const needle = raw.raw.slice(2).toLowerCase()
+  const looks = () => h.recorder.trace.filter(({ request }) => (request as { method?: string }).method === 'eth_call' && JSON.stringify(request).toLowerCase().includes(needle)).length
+  const looked = await waitFor(
+    async () => ({ looks: looks(), status: await status(sent) }),
+    (seen) => seen.looks >= 2 || /L1 data fee rose/.test(seen.status.reason ?? ''),
+    'two looks at it in flight',
+    15_000,
+  )
+  const oracleOnSigned = (await h.client.readContract({ address: GAS_PRICE_ORACLE, abi: oracleAbi, functionName: 'getL1Fee', args: [raw.raw] })) as bigint
+  const looksAt = oracleOnSigned + (oracleOnSigned * L1_FEE_HEADROOM_BPS + 9_999n) / 10_000n
+  t.comment(
+    `quoted ${quoted.amountBaseUnits} units; least accepted ${amount} units = ${priced.gas} gas at up to ${priced.maxFee} wei + an L1 fee of ${priced.l1} wei priced at submit; ` +
+      `signed ${(raw.raw.length - 2) / 2} bytes, ${raw.gas} gas at up to ${raw.maxFeePerGas} wei, nonce ${raw.nonce}; the look's L1 fee of its signed bytes ${looksAt} wei`,
+  )
+  t.notMatch(looked.status.reason ?? '', /L1 data fee rose/, 'not cancelled at its first look')
+  t.ok(looksAt <= priced.l1, `the L1 fee of the signed bytes (${looksAt} wei) is within what submit priced (${priced.l1} wei)`)
+  await h.mineAtBaseFee(raw.maxFeePerGas)
+  const done = await waitFor(() => status(sent), (s) => s.stage === 'done' || s.stage === 'failed', 'done', 15_000)
+  t.equal(done.stage, 'done', done.reason)
+  t.equal(done.outcome?.callSucceeded, true, 'the call ran')
+  const { spent, entry, l1Fee, worst } = await checkLedger(t, sent, 'the least accepted payment, ~1 KB calldata')
+  t.comment(`included: ${entry.gasUsed} gas used of ${entry.gasLimit}, L1 fee charged ${l1Fee} wei (priced ${priced.l1} at submit)`)
+  t.ok(worst <= valueWei(sent.amount, price), `signed worst case incl. the L1 fee charged ${worst} wei ≤ the payment's ${valueWei(sent.amount, price)} wei`)
+  t.ok(spent <= entry.receivedWei, `spent ${spent} wei (incl. L1) ≤ received ${entry.receivedWei} wei`)
 })

@@ -1,5 +1,6 @@
 import t, { type Test } from 'tap'
-import { decodeFunctionData, encodeErrorResult, encodeFunctionData, getAddress, parseAbi, serializeTransaction, zeroHash, type Address, type Hex } from 'viem'
+import { decodeFunctionData, encodeErrorResult, encodeFunctionData, getAddress, parseAbi, zeroHash, type Address, type Hex } from 'viem'
+import { serializeAsSigned } from '../../core/chain/l1DataFee.ts'
 import { privateKeyToAccount } from 'viem/accounts'
 import { ToolError } from '../../core/tool.ts'
 import { AUTHORIZATION_GAS, delegationOverride, FIRST_USE_OF_KEY_GAS, SIGNED_PATH_GAS } from '../../plugins/calibur/batch.ts'
@@ -547,14 +548,11 @@ t.test('delegated in the same transaction on an OP-stack chain: the L1 fee of th
   t.equal((result.payment as { amountBaseUnits: string }).amountBaseUnits, run.amount.toString())
   const asked = node.calls.filter((call) => call.functionName === 'getL1Fee').map((call) => call.args[0])
   const tx = (measure: typeof run.measured) =>
-    serializeTransaction({
-      chainId: 31337,
-      type: 'eip7702',
+    serializeAsSigned(31337, {
       to: getAddress('0x0000000000000000000000000000000000000B0B'),
       data: measure.runnerData,
       gas: measure.gas,
       nonce: 0,
-      value: 0n,
       maxFeePerGas: 13n,
       maxPriorityFeePerGas: 13n,
       authorizationList: [{ ...item, address: getAddress(item.address) }],

@@ -1,8 +1,8 @@
 import t from 'tap'
-import { getAddress, parseAbi, serializeTransaction, toHex, type Address, type Hex } from 'viem'
+import { getAddress, keccak256, parseAbi, parseTransaction, serializeTransaction, toHex, type Address, type Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { readFees } from '../../core/chain/fees.ts'
-import { GAS_PRICE_ORACLE, L1_FEE_HEADROOM_BPS, readL1DataFee, readL1DataFeeOfBytes } from '../../core/chain/l1DataFee.ts'
+import { GAS_PRICE_ORACLE, L1_FEE_HEADROOM_BPS, readL1DataFee, readL1DataFeeOfBytes, serializeAsSigned } from '../../core/chain/l1DataFee.ts'
 import { PRICE_WINDOW_SEC, pathPrice, poolAddress, priceHops, readWeiPerBaseUnit, sqrtPriceX96AtTick } from '../../core/chain/tokenPrice.ts'
 import { gasPricer } from '../../core/relay/gasPricer.ts'
 import { ethCall, fakeClient, fakeNetwork, networkConfig, type SeenRequest } from './fakeChain.ts'
@@ -56,7 +56,7 @@ t.test('L1 data fee: none unless the network is OP-stack', async (t) => {
   t.equal(seen.length, 0, 'not even asked')
 })
 
-t.test('L1 data fee on OP-stack: the oracle asked at latest for the unsigned transaction, plus 25% rounded up', async (t) => {
+t.test('L1 data fee on OP-stack: the oracle asked at latest for the transaction as it will be signed, plus 25% rounded up', async (t) => {
   t.equal(GAS_PRICE_ORACLE, '0x420000000000000000000000000000000000000F')
   t.equal(L1_FEE_HEADROOM_BPS, 2_500n)
   const config = networkConfig({ l1DataFee: 'op-stack', chainId: 8453 })
@@ -69,7 +69,7 @@ t.test('L1 data fee on OP-stack: the oracle asked at latest for the unsigned tra
   ] as const) {
     const { client, seen, asked } = oracle(fee)
     t.equal(await readL1DataFee(fakeNetwork(client, config), runnerTx), priced, `${fee} → ${priced}`)
-    t.equal(asked[0], serializeTransaction({ chainId: 8453, type: 'eip1559', value: 0n, ...runnerTx }), 'the unsigned EIP-1559 transaction, with the chain id')
+    t.equal(asked[0], serializeAsSigned(8453, runnerTx), 'the EIP-1559 transaction with its placeholder signature, with the chain id')
     t.equal(seen[0]!.params[1], 'latest')
   }
   const { client, asked } = oracle(1_000n)
@@ -83,8 +83,32 @@ t.test('L1 data fee with an authorization list: priced as the EIP-7702 transacti
   const { client, asked } = oracle(8n)
   const config = networkConfig({ l1DataFee: 'op-stack', chainId: 8453 })
   t.equal(await readL1DataFee(fakeNetwork(client, config), { ...runnerTx, authorizationList: [authorization] }), 10n)
-  t.equal(asked[0], serializeTransaction({ chainId: 8453, type: 'eip7702', value: 0n, ...runnerTx, authorizationList: [authorization] }))
+  t.equal(asked[0], serializeAsSigned(8453, { ...runnerTx, authorizationList: [authorization] }))
   t.match(asked[0], /^0x04/)
+})
+
+t.test('serializeAsSigned: the unsigned fields, a full-size placeholder signature hashed from them, a nonce of 4 bytes at least', async (t) => {
+  const account = privateKeyToAccount('0x0000000000000000000000000000000000000000000000000000000000000001')
+  const unsigned = { chainId: 8453, type: 'eip1559' as const, value: 0n, ...runnerTx }
+  const priced = serializeAsSigned(8453, { ...runnerTx, nonce: 0 })
+  const parsed = parseTransaction(priced)
+  t.strictSame(
+    { ...parsed, r: undefined, s: undefined, yParity: undefined, v: undefined },
+    { ...parseTransaction(serializeTransaction({ ...unsigned, nonce: 0xfedcba98 })), r: undefined, s: undefined, yParity: undefined, v: undefined },
+    'the same fields, at nonce 0xfedcba98 where the nonce given is shorter',
+  )
+  t.equal(parsed.yParity, 1)
+  const r = keccak256(serializeTransaction({ ...unsigned, nonce: 0xfedcba98 }))
+  t.equal(parsed.r, r, 'r: the hash of the unsigned transaction')
+  t.equal(parsed.s, keccak256(r), 's: the hash of r')
+  t.not(parseTransaction(serializeAsSigned(8453, { ...runnerTx, data: '0x12345679' })).r, parsed.r, 'not fixed: another transaction, another placeholder')
+  t.equal(parseTransaction(serializeAsSigned(8453, { ...runnerTx, nonce: 0xffffffff })).nonce, 0xffffffff, 'a longer nonce as given')
+  // No shorter than the runner's signed bytes at any nonce below 2³²
+  for (const nonce of [0, 7, 300, 0xffffffff]) {
+    const signed = await account.signTransaction({ ...unsigned, nonce })
+    t.ok(priced.length >= signed.length, `nonce ${nonce}: ${(priced.length - 2) / 2} ≥ ${(signed.length - 2) / 2} bytes`)
+  }
+  t.equal(priced.length, (await account.signTransaction({ ...unsigned, nonce: 0xfedcba98 })).length, 'as long as the bytes signed at that nonce')
 })
 
 t.test('poolAddress: the published Uniswap V3 pools, whichever token is given first', async (t) => {

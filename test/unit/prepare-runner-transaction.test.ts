@@ -1,6 +1,7 @@
 import { setImmediate as yieldOnce } from 'node:timers/promises'
 import t, { type Test } from 'tap'
-import { encodeErrorResult, encodeFunctionData, getAddress, parseAbi, serializeTransaction, zeroAddress, type Hex } from 'viem'
+import { encodeErrorResult, encodeFunctionData, getAddress, parseAbi, zeroAddress, type Hex } from 'viem'
+import { serializeAsSigned } from '../../core/chain/l1DataFee.ts'
 import type { BatchPaymentReader } from '../../core/relay/batchPayment.ts'
 import { ChainUnavailableError } from '../../core/chain/guardedTransport.ts'
 import { BrunoFault } from '../../core/faults.ts'
@@ -473,7 +474,7 @@ t.test('OP-stack: the L1 data fee of the exact transaction (at the given nonce) 
   t.equal(prepared.l1FeeWei, 1_250n)
   t.strictSame(prepared.coverage, { covered: true, requiredAmount: worst, worstCaseWei: worst })
   t.strictSame(node.oracleAsked, [
-    serializeTransaction({ chainId: 31337, type: 'eip1559', to: runner, data: dataAt(180_000n), gas: 315_000n, nonce: 7, value: 0n, ...FEES }),
+    serializeAsSigned(31337, { to: runner, data: dataAt(180_000n), gas: 315_000n, nonce: 7, ...FEES }),
   ])
   const short = setup({ config: opConfig, relay: () => ({ callSucceeded: true, callGasUsed: 160_000n }), estimate: () => 300_000n, l1Fee: 1_000n })
   t.equal((await prepareRunnerTransaction(short.context, relay, undefined, { token: weth, amount: worst - 1n, nonce: 7 })).coverage.covered, false)
@@ -493,7 +494,7 @@ t.test('OP-stack with an authorization list: the L1 data fee of the EIP-7702 tra
   const prepared = await prepareRunnerTransaction(context, relay, list, { token: weth, amount: 1n, nonce: 2 })
   t.equal(prepared.l1FeeWei, 10n)
   t.strictSame(node.oracleAsked, [
-    serializeTransaction({ chainId: 31337, type: 'eip7702', to: runner, data: dataAt(180_000n), gas: 315_000n, nonce: 2, value: 0n, ...FEES, authorizationList: [{ address: a(0xca1), chainId: 31337, nonce: 4, r, s, yParity: 0 }] }),
+    serializeAsSigned(31337, { to: runner, data: dataAt(180_000n), gas: 315_000n, nonce: 2, ...FEES, authorizationList: [{ address: a(0xca1), chainId: 31337, nonce: 4, r, s, yParity: 0 }] }),
   ])
 })
 

@@ -1,5 +1,6 @@
 import t, { type Test } from 'tap'
-import { encodeErrorResult, encodeFunctionData, formatUnits, getAddress, parseAbi, serializeTransaction, zeroAddress, type Address, type Hex } from 'viem'
+import { encodeErrorResult, encodeFunctionData, formatUnits, getAddress, parseAbi, zeroAddress, type Address, type Hex } from 'viem'
+import { serializeAsSigned } from '../../core/chain/l1DataFee.ts'
 import { ChainUnavailableError } from '../../core/chain/guardedTransport.ts'
 import type { BatchPaymentReader, BatchTerms } from '../../core/relay/batchPayment.ts'
 import { AUTHORIZATION_PHASE_GAS, quoteCall } from '../../core/relay/quote.ts'
@@ -170,7 +171,7 @@ t.test('an authorization list is estimated with, and priced into the L1 data fee
   t.equal(quote.costWei, cost.toString(), 'the L1 fee with its 25 % headroom')
   t.equal(quote.amountBaseUnits, ceil(cost * 12_000n, 10_000n).toString())
   t.strictSame(node.oracleAsked, [
-    serializeTransaction({ chainId: 31337, type: 'eip7702', to: runner, data, gas, nonce: 0, value: 0n, ...FEES, authorizationList: [{ address: a(0xca1), chainId: 31337, nonce: 2, r, s, yParity: 0 }] }),
+    serializeAsSigned(31337, { to: runner, data, gas, nonce: 0, ...FEES, authorizationList: [{ address: a(0xca1), chainId: 31337, nonce: 2, r, s, yParity: 0 }] }),
   ])
   const estimate = node.seen.find((request) => request.method === 'eth_estimateGas')!
   t.match((estimate.params[0] as { authorizationList: unknown }).authorizationList, [{ address: a(0xca1).toLowerCase(), chainId: '0x7a69', nonce: '0x2', r, s, yParity: '0x0' }])
@@ -240,7 +241,7 @@ t.test('a delegate batch: the exact runner transaction simulated with its own pa
   const exact = node.runnerRequests.at(-1)!
   t.equal(exact.data, encodeFunctionData({ abi: runnerFunctions, functionName: 'relayBatch', args: [account, a(0xde1e), paymentBatch, 150_000n, data, 27_000n, weth, payee, 4_242n] }))
   t.equal(node.oracleAsked.length, 1)
-  t.equal(node.oracleAsked[0], serializeTransaction({ chainId: 31337, type: 'eip1559', to: runner, data: exact.data, gas: 105_000n, nonce: 0, value: 0n, ...FEES }))
+  t.equal(node.oracleAsked[0], serializeAsSigned(31337, { to: runner, data: exact.data, gas: 105_000n, nonce: 0, ...FEES }))
   t.notOk(methods(node.seen).includes('eth_estimateGas') && node.seen.some((request) => request.method === 'eth_estimateGas' && getAddress((request.params[0] as { to: string }).to) !== runner), 'the call alone is not estimated')
 
   // its refusals say "cannot quote"
