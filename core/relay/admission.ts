@@ -1,11 +1,19 @@
 import { ToolError } from '../tool.ts'
 import type { RelayContext } from './context.ts'
-import type { PartyStanding } from './store.ts'
+import type { ActiveCapReached, ActiveCaps, PartyStanding } from './store.ts'
 
 type PartyLimits = { readonly maxActive: number; readonly throttleAfter: number; readonly banAfter: number }
 
 /** Why a submission was refused before it was simulated: the `/metrics` label. */
 export type AdmissionRefusal = 'account_banned' | 'client_banned' | 'account_busy' | 'client_busy'
+
+/** What admission let through: the caps the store checks again as it stores, and the words of their refusal. */
+export interface Admitted {
+  /** The most active submissions the payer and the client may have (fewer while throttled). */
+  readonly caps: ActiveCaps
+  /** The refusal for a cap the store found reached as it stored: a concurrent submit took the last place. */
+  busy(reached: ActiveCapReached): ToolError
+}
 
 /**
  * Admission by standing, ERC-7562 style, for a payer and a client (`relay.admission.account`,
@@ -15,10 +23,14 @@ export type AdmissionRefusal = 'account_banned' | 'client_banned' | 'account_bus
  * refused at once when a payment of its reverted on chain (the runner paid for that: DESIGN §3's
  * one bounded loss). A refusal says why and until when, and is counted (`context.refused`).
  *
+ * This is read before the submission is simulated, so that a refused one costs no simulation; the
+ * caps it returns are checked again by the store in the transaction that stores it
+ * (`SubmissionStore.insert`), since concurrent submits all read the standing before any is stored.
+ *
  * @example
- * await admit(context, '0x7099…79C8', '203.0.113.7') // throws ToolError when refused
+ * const { caps, busy } = await admit(context, '0x7099…79C8', '203.0.113.7') // throws ToolError when refused
  */
-export async function admit(context: RelayContext, payer: string, client: string | undefined): Promise<void> {
+export async function admit(context: RelayContext, payer: string, client: string | undefined): Promise<Admitted> {
   const { admission } = context.network.config.relay
   const now = Date.now()
   const standing = await context.store.standing(payer, client, now - admission.windowSec * 1000)
@@ -36,15 +48,22 @@ export async function admit(context: RelayContext, payer: string, client: string
     }
     const throttled = party.faults >= limits.throttleAfter
     const allowed = throttled ? 1 : limits.maxActive
-    if (party.active >= allowed) {
+    const refuse = (active: number) => {
       context.refused?.(busy)
-      throw new ToolError(
-        `refused: ${who} has ${party.active} active submission${party.active === 1 ? '' : 's'}, the most it may have` +
+      return new ToolError(
+        `refused: ${who} has ${active} active submission${active === 1 ? '' : 's'}, the most it may have` +
           (throttled ? ` while throttled (${party.faults} recent failures of its own doing)` : '') +
           ': wait for one to be done or failed',
       )
     }
+    if (party.active >= allowed) throw refuse(party.active)
+    return { allowed, refuse }
   }
-  judge(standing.payer, `the account ${payer}`, admission.account, true, 'account_banned', 'account_busy')
-  if (standing.client && client !== undefined) judge(standing.client, `the client ${client}`, admission.client, false, 'client_banned', 'client_busy')
+  const payerJudged = judge(standing.payer, `the account ${payer}`, admission.account, true, 'account_banned', 'account_busy')
+  const clientJudged =
+    standing.client && client !== undefined ? judge(standing.client, `the client ${client}`, admission.client, false, 'client_banned', 'client_busy') : undefined
+  return {
+    caps: { payer: payerJudged.allowed, ...(clientJudged ? { client: clientJudged.allowed } : {}) },
+    busy: (reached) => (reached.party === 'client' && clientJudged ? clientJudged : payerJudged).refuse(reached.active),
+  }
 }

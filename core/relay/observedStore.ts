@@ -13,8 +13,8 @@ import type { SubmissionStore } from './store.ts'
  */
 export function observedStore(store: SubmissionStore, log: FastifyBaseLogger, metrics?: Metrics): SubmissionStore {
   return {
-    async insert(submission) {
-      const stored = await store.insert(submission)
+    async insert(submission, caps) {
+      const stored = await store.insert(submission, caps)
       if (stored.id !== submission.id) {
         log.info({ submission: stored.id, chain: stored.chain }, 'submission repeated: the active one with the same payment answered')
         return stored

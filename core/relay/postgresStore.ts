@@ -1,5 +1,5 @@
 import pg from 'pg'
-import { StaleEpochError, type PartyStanding, type RunnerFence, type Standing, type Submission, type SubmissionPatch, type SubmissionStore } from './store.ts'
+import { ActiveCapReached, StaleEpochError, type ActiveCaps, type PartyStanding, type RunnerFence, type Standing, type Submission, type SubmissionPatch, type SubmissionStore } from './store.ts'
 import { fromRow, patchColumns, type SubmissionRow } from './storeRow.ts'
 import { advisoryLockKey, SUBMISSION_CHANNEL } from './postgresRunnerLock.ts'
 
@@ -39,7 +39,7 @@ CREATE TABLE IF NOT EXISTS runner_epochs (
 
 /**
  * The shared store: one PostgreSQL database that several Bruno replicas use at once. Every write
- * is one autocommitted statement, durable when it resolves (PostgreSQL's default
+ * is one autocommitted statement or transaction, durable when it resolves (PostgreSQL's default
  * `synchronous_commit = on`). The table is created on first use. A submission accepted by any
  * replica is announced to the one sending for its chain (LISTEN/NOTIFY), which need not wait
  * for its next poll.
@@ -64,11 +64,57 @@ export class PostgresSubmissionStore implements SubmissionStore {
     this.#pool.on('error', () => {})
   }
 
-  /** Also notifies `SUBMISSION_CHANNEL` with the chain's name, on commit: the replica sending for it wakes at once. */
-  async insert(submission: Submission): Promise<Submission> {
+  /**
+   * Also notifies `SUBMISSION_CHANNEL` with the chain's name, on commit: the replica sending for it
+   * wakes at once. With `caps`, one transaction holds the payer's and then the client's advisory
+   * lock (a two-key space of their own, always in that order, so two inserts never wait on each
+   * other in a cycle) while it counts their active submissions and stores: concurrent submits of
+   * one payer or client, on any replica, are counted one after another.
+   */
+  async insert(submission: Submission, caps?: ActiveCaps): Promise<Submission> {
+    await this.#ensureSchema()
+    const client = await this.#pool.connect()
+    try {
+      await client.query('BEGIN')
+      const stored = await this.#insertIn(client, submission, caps)
+      await client.query('COMMIT')
+      client.release()
+      if (stored) return stored
+    } catch (error) {
+      if (error instanceof ActiveCapReached) {
+        await client.query('ROLLBACK')
+        client.release()
+      } else client.release(true) // destroyed rather than returned to the pool: closing the connection also rolls back
+      throw error
+    }
+    const existing = submission.identity === undefined ? undefined : await this.activeByIdentity(submission.identity)
+    if (!existing) throw new Error(`submission ${submission.id} was not stored`)
+    return existing
+  }
+
+  /** The insert's transaction: the submission stored, or the active one with its identity; undefined when neither is read (a conflict). */
+  async #insertIn(client: pg.PoolClient, submission: Submission, caps: ActiveCaps | undefined): Promise<Submission | undefined> {
+    const parties = [
+      ['payer', submission.payer, caps?.payer],
+      ['client', submission.client, caps?.client],
+    ] as const
+    for (const [party, value, cap] of parties) {
+      if (value === undefined || cap === undefined) continue
+      await client.query(`SELECT pg_advisory_xact_lock(hashtext('bruno:active:${party}'), hashtext($1))`, [value])
+    }
+    if (submission.identity !== undefined) {
+      const repeated = (await client.query<SubmissionRow>(`SELECT * FROM submissions WHERE identity = $1 AND stage IN ('waiting', 'sending', 'confirming')`, [submission.identity])).rows[0]
+      if (repeated) return fromRow(repeated)
+    }
+    for (const [party, value, cap] of parties) {
+      if (value === undefined || cap === undefined) continue
+      const { rows } = await client.query<{ active: string }>(`SELECT COUNT(*) AS active FROM submissions WHERE ${party} = $1 AND stage IN ('waiting', 'sending', 'confirming')`, [value])
+      const active = Number(rows[0]!.active)
+      if (active >= cap) throw new ActiveCapReached(party, active)
+    }
     // ON CONFLICT names the partial unique index: only an active submission with the same identity
     // is a conflict; the primary key still refuses a second insert of one id.
-    const rows = await this.#query<{ chain: string }>(
+    const { rows } = await client.query<{ chain: string }>(
       `WITH inserted AS (
          INSERT INTO submissions (id, chain, stage, created_at, updated_at, deadline, request, call_gas, identity, payer, client) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
          ON CONFLICT (identity) WHERE identity IS NOT NULL AND stage IN ('waiting', 'sending', 'confirming') DO NOTHING
@@ -89,10 +135,7 @@ export class PostgresSubmissionStore implements SubmissionStore {
         submission.client ?? null,
       ],
     )
-    if (rows.length === 1) return submission
-    const existing = submission.identity === undefined ? undefined : await this.activeByIdentity(submission.identity)
-    if (!existing) throw new Error(`submission ${submission.id} was not stored`)
-    return existing
+    return rows.length === 1 ? submission : undefined
   }
 
   async activeByIdentity(identity: string): Promise<Submission | undefined> {

@@ -40,6 +40,8 @@ interface Hold {
   readonly retryAt: number
   /** Held because its simulation failed, since (unix ms) and by whose doing; absent for a market or in-flight hold. */
   readonly failing?: Failing
+  /** Held behind this payer's transaction in flight: due again as soon as that one settles, with no backoff. */
+  readonly behind?: string
 }
 
 /** A simulation that keeps failing: by the payer's payment or call (counted against it), or by the node on it. */
@@ -196,12 +198,20 @@ export class RunnerLoop {
     const waiting = active.filter((submission) => submission.stage === 'waiting')
     // Never held first, in arrival order; held ones whose backoff has passed come after the
     // transactions in flight are followed, so a slow re-check delays neither a new send nor a receipt.
-    const fresh = waiting.filter((submission) => !this.#holds.has(submission.id))
-    const due = waiting
-      .filter((submission) => (this.#holds.get(submission.id)?.retryAt ?? Infinity) <= now || Math.floor(now / 1000) > submission.deadline)
-      .filter((submission) => this.#holds.has(submission.id))
-      .sort((a, b) => this.#holds.get(a.id)!.retryAt - this.#holds.get(b.id)!.retryAt)
     const payersInFlight = new Set(inFlight.map((submission) => this.#payerOf(submission)))
+    const fresh = waiting.filter((submission) => !this.#holds.has(submission.id))
+    // One held behind its payer's transaction is not looked at while that one is in flight (the
+    // look would hold it again) unless it is to fail (its deadline passed, its payment expiring),
+    // and is due at once when it is not.
+    const due = waiting
+      .filter((submission) => {
+        const hold = this.#holds.get(submission.id)
+        if (!hold) return false
+        if (Math.floor(now / 1000) > submission.deadline) return true
+        if (hold.behind === undefined) return hold.retryAt <= now
+        return !payersInFlight.has(hold.behind) || this.#nearExpiry(submission, now)
+      })
+      .sort((a, b) => this.#holds.get(a.id)!.retryAt - this.#holds.get(b.id)!.retryAt)
     // The fees are read once per pass, for all its sends: a chain that cannot answer fails the pass.
     const fees = fresh.length + due.length > 0 ? await readFees(network.client) : undefined
     for (const submission of fresh) {
@@ -286,7 +296,7 @@ export class RunnerLoop {
     const payer = this.#payerOf(submission)
     if (payersInFlight.has(payer)) {
       // Simulated at latest, a second payment by the same account would not see the first in flight.
-      await this.#hold(submission, `waiting: ${payer} has a transaction in flight; this one follows it`)
+      await this.#holdBehind(submission, payer)
       return undefined
     }
     let prepared: PreparedRelay
@@ -319,7 +329,7 @@ export class RunnerLoop {
     const { store } = this.#context
     const payer = this.#payerOf(submission)
     if (payersInFlight.has(payer)) {
-      await this.#hold(submission, `waiting: ${payer} has a transaction in flight; this one follows it`)
+      await this.#holdBehind(submission, payer)
       return
     }
     const nonce = this.#nextNonce!
@@ -406,6 +416,18 @@ export class RunnerLoop {
       this.#holds.set(submission.id, { holds, retryAt: now + waitMs, failing: { since, byPayer: failing === 'payer' || previous?.failing?.byPayer === true } })
     }
     if (reason !== submission.reason) await store.update(submission.id, { reason }, this.#fence!)
+  }
+
+  /**
+   * Holds a submission behind its payer's transaction in flight, without backoff: the pass after that
+   * one settles looks at it again (each payer's submissions go one after another, none waiting out a
+   * doubling delay behind the last).
+   */
+  async #holdBehind(submission: Submission, payer: string): Promise<void> {
+    const previous = this.#holds.get(submission.id)
+    this.#holds.set(submission.id, { holds: (previous?.holds ?? 0) + 1, retryAt: 0, behind: payer })
+    const reason = `waiting: ${payer} has a transaction in flight; this one follows it`
+    if (reason !== submission.reason) await this.#context.store.update(submission.id, { reason }, this.#fence!)
   }
 
   /** The account whose payment a submission spends: the signed transfer's `from`, or the batch's account. */

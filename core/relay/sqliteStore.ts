@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
 import type { StoreLock } from './sqliteLock.ts'
-import { StaleEpochError, type PartyStanding, type RunnerFence, type Standing, type Submission, type SubmissionPatch, type SubmissionStore } from './store.ts'
+import { ActiveCapReached, StaleEpochError, type ActiveCaps, type PartyStanding, type RunnerFence, type Standing, type Submission, type SubmissionPatch, type SubmissionStore } from './store.ts'
 import { fromRow, patchColumns, type SubmissionRow } from './storeRow.ts'
 
 const SCHEMA = `
@@ -55,6 +55,8 @@ CREATE INDEX IF NOT EXISTS submissions_client ON submissions (client, stage);
 export class SqliteSubmissionStore implements SubmissionStore {
   readonly #db: Database.Database
   readonly #insert: Database.Statement
+  readonly #insertCapped: Database.Transaction<(submission: Submission, caps: ActiveCaps | undefined) => Submission>
+  readonly #activeOf: Record<'payer' | 'client', Database.Statement<[string], { active: number }>>
   readonly #get: Database.Statement<[string], SubmissionRow>
   readonly #active: Database.Statement<[string], SubmissionRow>
   readonly #highestNonce: Database.Statement<[string], { nonce: number | null }>
@@ -79,12 +81,39 @@ export class SqliteSubmissionStore implements SubmissionStore {
       if (!columns.some((column) => column.name === name)) this.#db.exec(`ALTER TABLE submissions ADD COLUMN ${name} TEXT`)
     }
     this.#db.exec(IDENTITY_INDEX)
-    // OR IGNORE: an active submission with the same identity already stands (the unique index).
+    // OR IGNORE: a used id is answered by the caller's own words (the identity is read first, in the same transaction).
     this.#insert = this.#db.prepare(
       `INSERT OR IGNORE INTO submissions (id, chain, stage, created_at, updated_at, deadline, request, call_gas, identity, payer, client)
        VALUES (@id, @chain, @stage, @createdAt, @updatedAt, @deadline, @request, @callGas, @identity, @payer, @client)`,
     )
     this.#byIdentity = this.#db.prepare("SELECT * FROM submissions WHERE identity = ? AND stage IN ('waiting', 'sending', 'confirming')")
+    this.#activeOf = {
+      payer: this.#db.prepare("SELECT COUNT(*) AS active FROM submissions WHERE payer = ? AND stage IN ('waiting', 'sending', 'confirming')"),
+      client: this.#db.prepare("SELECT COUNT(*) AS active FROM submissions WHERE client = ? AND stage IN ('waiting', 'sending', 'confirming')"),
+    }
+    // Begun IMMEDIATE (holding the write lock): the caps' counts and the insert see one state.
+    this.#insertCapped = this.#db.transaction((submission, caps) => {
+      const repeated = submission.identity === undefined ? undefined : this.#byIdentity.get(submission.identity)
+      if (repeated) return fromRow(repeated)
+      const capped = (party: 'payer' | 'client', value: string | undefined, cap: number | undefined) => {
+        if (value === undefined || cap === undefined) return
+        const { active } = this.#activeOf[party].get(value)!
+        if (active >= cap) throw new ActiveCapReached(party, active)
+      }
+      capped('payer', submission.payer, caps?.payer)
+      capped('client', submission.client, caps?.client)
+      const row = {
+        ...submission,
+        request: JSON.stringify(submission.request),
+        callGas: submission.callGas ?? null,
+        identity: submission.identity ?? null,
+        payer: submission.payer ?? null,
+        client: submission.client ?? null,
+      }
+      // The primary key still refuses a second insert of one id.
+      if (this.#insert.run(row).changes === 1) return submission
+      throw new Error(`submission ${submission.id} already exists`)
+    })
     this.#prune = this.#db.prepare("DELETE FROM submissions WHERE stage IN ('done', 'failed') AND updated_at < ?")
     this.#get = this.#db.prepare('SELECT * FROM submissions WHERE id = ?')
     this.#active = this.#db.prepare(
@@ -102,20 +131,8 @@ export class SqliteSubmissionStore implements SubmissionStore {
     this.#highestNonce = this.#db.prepare("SELECT MAX(tx_nonce) AS nonce FROM submissions WHERE chain = ? AND (stage <> 'failed' OR block_number IS NOT NULL)")
   }
 
-  async insert(submission: Submission): Promise<Submission> {
-    const row = {
-      ...submission,
-      request: JSON.stringify(submission.request),
-      callGas: submission.callGas ?? null,
-      identity: submission.identity ?? null,
-      payer: submission.payer ?? null,
-      client: submission.client ?? null,
-    }
-    // The primary key still refuses a second insert of one id: only the identity's conflict is ignored.
-    if (this.#insert.run(row).changes === 1) return submission
-    const existing = submission.identity === undefined ? undefined : await this.activeByIdentity(submission.identity)
-    if (!existing) throw new Error(`submission ${submission.id} already exists`)
-    return existing
+  async insert(submission: Submission, caps?: ActiveCaps): Promise<Submission> {
+    return this.#insertCapped.immediate(submission, caps)
   }
 
   async activeByIdentity(identity: string): Promise<Submission | undefined> {

@@ -85,6 +85,27 @@ export class StaleEpochError extends Error {
   }
 }
 
+/**
+ * The most active submissions (waiting, sending, confirming) a payer and a client may have, with the
+ * new one: `insert` counts theirs and stores in one transaction, so concurrent submits cannot all
+ * pass a count read before any of them was stored.
+ */
+export interface ActiveCaps {
+  readonly payer: number
+  readonly client?: number
+}
+
+/** An insert refused: `party` already has `active` active submissions, its cap. */
+export class ActiveCapReached extends Error {
+  override readonly name = 'ActiveCapReached'
+  constructor(
+    readonly party: 'payer' | 'client',
+    readonly active: number,
+  ) {
+    super(`the ${party} has ${active} active submissions, its cap`)
+  }
+}
+
 /** How many active submissions a party has, and how many of its submissions failed by its doing lately. */
 export interface PartyStanding {
   readonly active: number
@@ -115,8 +136,11 @@ export interface SubmissionStore {
    * Stores a new submission and returns it — unless an active one (waiting, sending, confirming)
    * has the same `identity`: then nothing is stored and that one is returned. Atomic across
    * processes sharing the store (a unique index), so concurrent identical submits store one.
+   * With `caps`, a new submission whose payer (or client) already has its cap of active ones is
+   * not stored (`ActiveCapReached`); the count and the insert are one transaction, serialized per
+   * payer and per client across processes.
    */
-  insert(submission: Submission): Promise<Submission>
+  insert(submission: Submission, caps?: ActiveCaps): Promise<Submission>
   /** The active submission whose payment is `identity`, if any. */
   activeByIdentity(identity: string): Promise<Submission | undefined>
   get(id: string): Promise<Submission | undefined>

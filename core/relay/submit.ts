@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto'
-import { formatUnits, serializeTransaction } from 'viem'
+import { formatUnits } from 'viem'
+import { serializeAsSigned } from '../chain/l1DataFee.ts'
 import { ToolError } from '../tool.ts'
 import type { RelayContext } from './context.ts'
 import { paymentToken } from './paymentToken.ts'
 import { relayOfRequest } from './relayOfRequest.ts'
 import { admit } from './admission.ts'
+import { ActiveCapReached } from './store.ts'
 import { revertCostGas } from './revertCost.ts'
 import { describeCallFailure } from './callFailure.ts'
 import { prepareRunnerTransaction, type PreparedRelay } from './runnerTransaction.ts'
@@ -21,7 +23,8 @@ import { submissionView } from './status.ts'
  * 2. the same payment (its identity: token, payer and nonce) is not already active: if it is, that
  *    submission answers, and nothing new is stored (so a client's retry is free); then the payer's
  *    and the client's standing (`admit`: caps on active submissions, throttling and bans for
- *    submissions that failed by their doing);
+ *    submissions that failed by their doing), the caps counted again in the transaction that
+ *    stores it (so concurrent submits cannot all pass one count);
  * 3. the deadline (default now + `relay.submissionTtlSec`) is ahead and no later than that; the
  *    payment's own (`validBefore`, the batch's deadline) is at least `relay.paymentMarginSec` ahead,
  *    by the clock;
@@ -45,7 +48,7 @@ export async function submitCall(context: RelayContext, request: SubmitRequest, 
   const requested = relayOfRequest(context, request.call, request.payment, token)
   const repeated = await store.activeByIdentity(requested.identity)
   if (repeated) return submissionView(repeated)
-  await admit(context, requested.payer, client)
+  const admitted = await admit(context, requested.payer, client)
   const now = Math.floor(Date.now() / 1000)
   const { submissionTtlSec, paymentMarginSec, maxTransactionBytes, maxRevertGas } = config.relay
   const deadline = request.deadline ?? now + submissionTtlSec
@@ -96,23 +99,17 @@ export async function submitCall(context: RelayContext, request: SubmitRequest, 
     payer: requested.payer,
     ...(client === undefined ? {} : { client }),
   }
-  // A concurrent submit of the same payment may have stored it first: then that one answers.
-  const stored = await store.insert(submission)
+  // A concurrent submit of the same payment may have stored it first: then that one answers. The
+  // caps are counted again as it is stored: concurrent submits all passed `admit` before any was.
+  const stored = await store.insert(submission, admitted.caps).catch((error: unknown) => {
+    throw error instanceof ActiveCapReached ? admitted.busy(error) : error
+  })
   if (stored.id === submission.id) context.wake()
   return submissionView(stored)
 }
 
-/** The size of the runner's signed transaction: the unsigned encoding plus a signature's 67 bytes at most. */
+/** The size of the runner's signed transaction, priced as `readL1DataFee` prices it (`serializeAsSigned`). */
 function signedTransactionBytes(prepared: PreparedRelay, chainId: number): number {
-  const unsigned = serializeTransaction({
-    chainId,
-    to: prepared.to,
-    data: prepared.data,
-    gas: prepared.gas,
-    nonce: 0xffffffff,
-    value: 0n,
-    ...prepared.fees,
-    ...(prepared.authorizationList ? { type: 'eip7702' as const, authorizationList: prepared.authorizationList } : { type: 'eip1559' as const }),
-  })
-  return (unsigned.length - 2) / 2 + 67
+  const { to, data, gas, fees, authorizationList } = prepared
+  return (serializeAsSigned(chainId, { to, data, gas, nonce: 0, ...fees, ...(authorizationList ? { authorizationList } : {}) }).length - 2) / 2
 }

@@ -52,7 +52,7 @@ async function clockMoves(): Promise<void> {
   while (Date.now() <= start) await yieldOnce()
 }
 
-const refusedWith = async (t: Test, promise: Promise<void>, message: string | RegExp) => {
+const refusedWith = async (t: Test, promise: Promise<unknown>, message: string | RegExp) => {
   const error = await promise.then(
     () => undefined,
     (caught: unknown) => caught,

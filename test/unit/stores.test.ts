@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import t from 'tap'
 import { SqliteSubmissionStore } from '../../core/relay/sqliteStore.ts'
-import { StaleEpochError, type SentTransaction, type Submission, type SubmissionStore } from '../../core/relay/store.ts'
+import { ActiveCapReached, StaleEpochError, type SentTransaction, type Submission, type SubmissionStore } from '../../core/relay/store.ts'
 import { storeKinds } from '../fixtures/storeKinds.ts'
 
 // Both stores (core/relay/sqliteStore.ts, postgresStore.ts) on what test/store.test.ts leaves
@@ -184,6 +184,28 @@ for (const kind of storeKinds('bruno-unit-stores-')) {
         'faults before since are not counted, but the last one is still told',
       )
       t.strictSame(await store.standing('0xsomeoneelse', undefined, 0), { payer: { active: 1, faults: 0, reverts: 0 } })
+    })
+
+    t.test('insert with caps: concurrent inserts store up to the payer\'s and the client\'s cap, the rest refused and not stored', async (t) => {
+      const fence = await store.takeRunnerKey('bruno-runner:1:0xcaps')
+      const caps = { payer: 8, client: 64 }
+      const insertAll = (submissions: Submission[]) => Promise.allSettled(submissions.map((one) => store.insert(one, caps)))
+      const byPayer = await insertAll(Array.from({ length: 40 }, (_, index) => submission(`cap-p-${index}`, { identity: `cap-p-${index}`, payer: '0xcapped', client: `cap-p-client-${index}` })))
+      const stored = byPayer.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []))
+      const refused = byPayer.flatMap((outcome) => (outcome.status === 'rejected' ? [outcome.reason] : []))
+      t.equal(stored.length, 8, 'one payer: 8 of 40 stored')
+      t.ok(refused.every((reason) => reason instanceof ActiveCapReached && reason.party === 'payer' && reason.active === 8), 'the rest refused at the payer\'s 8')
+      t.equal((await store.standing('0xcapped', undefined, 0)).payer.active, 8, 'and not stored')
+      const again = await store.insert(submission('cap-p-again', { identity: stored[0]!.identity!, payer: '0xcapped' }), caps)
+      t.equal(again.id, stored[0]!.id, 'at its cap, the same payment again still answers the active one')
+      await store.update(stored[0]!.id, { stage: 'done' }, fence)
+      t.equal((await store.insert(submission('cap-p-next', { identity: 'cap-p-next', payer: '0xcapped' }), caps)).id, 'cap-p-next', 'a settled one frees a place')
+
+      const byClient = await insertAll(Array.from({ length: 120 }, (_, index) => submission(`cap-c-${index}`, { identity: `cap-c-${index}`, payer: `0xcap-c-payer-${index}`, client: 'cap-client' })))
+      t.equal(byClient.filter((outcome) => outcome.status === 'fulfilled').length, 64, 'one client over 120 payers: 64 stored')
+      t.ok(byClient.every((outcome) => outcome.status === 'fulfilled' || (outcome.reason instanceof ActiveCapReached && outcome.reason.party === 'client' && outcome.reason.active === 64)))
+      t.equal((await store.standing('0xnobody', 'cap-client', 0)).client?.active, 64)
+      t.equal((await store.insert(submission('cap-uncapped', { identity: 'cap-uncapped', payer: '0xcapped', client: 'cap-client' }))).id, 'cap-uncapped', 'without caps, nothing is counted')
     })
 
     t.test('insert: the same payment again answers the active one; a used id is refused', async (t) => {
