@@ -156,6 +156,13 @@ export const RelayConfig = Type.Object(
       default: 30,
       description: 'a payment (3009 validBefore, a batch deadline) must run at least this long after submit; the runner stops sending this close to it',
     }),
+    inclusionSec: Type.Integer({
+      minimum: 0,
+      maximum: 3_600,
+      default: 30,
+      description:
+        'how long a sent transaction may take to be included: a payment must be valid at least paymentMarginSec + this at submit and at every send, or it would be cancelled at the margin (at the runner\'s cost) before its time to be included',
+    }),
     failingHoldSec: Type.Integer({
       minimum: 10,
       maximum: 86_400,

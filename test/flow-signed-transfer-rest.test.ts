@@ -339,6 +339,17 @@ t.test('flow 2 over MCP with the official SDK v2 client, as an agent would: /mcp
   })
   t.equal(tooLong.isError, true)
   t.match((tooLong.content as { text: string }[])[0]!.text, /validForSec/)
+  // relay.paymentMarginSec 30 + relay.inclusionSec 30: submit would refuse it (test/adversarial/expiry-cancel.test.ts).
+  for (const validForSec of [10, 60]) {
+    const tooShort = await agent.callTool({ name: 'payment_authorization', arguments: { chain: 'local', from: account.address, token: 'USDC', amount: '1', validForSec } })
+    t.equal(tooShort.isError, true, `validForSec ${validForSec}: refused`)
+    t.equal(
+      (tooShort.content as { text: string }[])[0]!.text,
+      `validForSec ${validForSec} is too short: submit refuses a payment valid 60 s or less (its margin and its time to be included); give more, counting the time to sign and submit it`,
+    )
+  }
+  const longEnough = await agent.callTool({ name: 'payment_authorization', arguments: { chain: 'local', from: account.address, token: 'USDC', amount: '1', validForSec: 61 } })
+  t.notOk(longEnough.isError, 'validForSec 61: typed data')
   const notToken = await agent.callTool({ name: 'payment_authorization', arguments: { chain: 'local', from: account.address, token: 'DOGE', amount: '1' } })
   t.match((notToken.content as { text: string }[])[0]!.text, /unknown token "DOGE"/)
 })

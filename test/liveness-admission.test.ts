@@ -106,14 +106,17 @@ t.test('admission: a deadline past submissionTtlSec, a payment expiring within p
   )
 
   t.equal(relay.paymentMarginSec, 30)
-  const validBefore = BigInt(now + 20)
-  result = await mcp.callTool('submit', { chain: 'local', call, payment: await bruno.payment(payer.key, amount, validBefore) })
-  t.equal(result.isError, true, 'a payment valid 20 s more: refused')
-  t.match(
-    result.content[0].text,
-    new RegExp(`^the payment expires at ${validBefore} \\(now \\d+\\), too soon to send it safely: it must be valid at least 30 s more; sign a new one$`),
-    `it says so: ${result.content[0].text}`,
-  )
+  t.equal(relay.inclusionSec, 30)
+  for (const validForSec of [20, 50]) {
+    const validBefore = BigInt(now + validForSec)
+    result = await mcp.callTool('submit', { chain: 'local', call, payment: await bruno.payment(payer.key, amount, validBefore) })
+    t.equal(result.isError, true, `a payment valid ${validForSec} s more: refused (the margin and the time to be included: 60 s)`)
+    t.match(
+      result.content[0].text,
+      new RegExp(`^the payment expires at ${validBefore} \\(now \\d+\\), too soon to send it safely: it must be valid at least 60 s more; sign a new one$`),
+      `it says so: ${result.content[0].text}`,
+    )
+  }
 
   // A payer delegated by EIP-7702 (to Calibur, as a delegated account would be) pays by 3009: the token
   // would run its code (ERC-1271) inside the payment phase. The Runner refuses it, and so does submit.

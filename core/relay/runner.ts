@@ -34,6 +34,12 @@ const RECHECKS_AT_ONCE = 4
 /** How often settled submissions older than `relay.retentionSec` are deleted. */
 const PRUNE_EVERY_MS = 60_000
 
+/** Why a relay in flight gives way to a cancellation; `expiring` when for its payment's expiry, which its payer chose. */
+interface Cancellation {
+  readonly why: string
+  readonly expiring?: true
+}
+
 /** A held submission's backoff: how often it was held in a row, and when it may be looked at again. */
 interface Hold {
   readonly holds: number
@@ -55,14 +61,16 @@ interface Failing {
  * 1. sends waiting submissions — those never held first, then held ones whose backoff has passed —
  *    each re-prepared exactly as it will be signed and re-priced (a submission whose payment or call
  *    would now fail, whose payment no longer covers the worst case, whose payment expires within
- *    `relay.paymentMarginSec`, or whose payer already has a transaction in flight, is not sent: it
- *    is held with its reason and a backoff of its own, and fails at its deadline);
+ *    `relay.paymentMarginSec` plus `relay.inclusionSec` (it fails: sent, it would be cancelled
+ *    before its time to be included), or whose payer already has a transaction in flight, is
+ *    not sent: it is held with its reason and a backoff of its own, and fails at its deadline);
  * 2. takes a nonce for a transaction only once the node accepted it: a broadcast the node refuses
  *    gives the nonce back and fails its submission with the node's reason (`nonce too low` and the
  *    runner's own `insufficient funds` hold it instead);
  * 3. follows each transaction in flight to inclusion and confirmations, replaces a stuck one within
  *    what its payment covers, and cancels one that stays unincluded past `runner.maxSendingMs` (or
- *    too close to its payment's expiry) with a 0-value self-transfer at its nonce;
+ *    too close to its payment's expiry: a fault of its payer, who chose that expiry, once the
+ *    cancellation is included) with a 0-value self-transfer at its nonce;
  * 4. fills a nonce the node is missing below the next one (a gap) with a self-transfer.
  * One submission's trouble — a refusal, a fault of the chain while simulating it — is held on that
  * submission and never stops the pass; only a chain that cannot be read at all fails the pass (then
@@ -209,7 +217,7 @@ export class RunnerLoop {
         if (!hold) return false
         if (Math.floor(now / 1000) > submission.deadline) return true
         if (hold.behind === undefined) return hold.retryAt <= now
-        return !payersInFlight.has(hold.behind) || this.#nearExpiry(submission, now)
+        return !payersInFlight.has(hold.behind) || this.#tooLateToSend(submission, now)
       })
       .sort((a, b) => this.#holds.get(a.id)!.retryAt - this.#holds.get(b.id)!.retryAt)
     // The fees are read once per pass, for all its sends: a chain that cannot answer fails the pass.
@@ -284,7 +292,7 @@ export class RunnerLoop {
     const { request } = submission
     const token = paymentToken(network, request.payment.token)
     const requested = relayOfRequest(this.#context, request.call, request.payment, token)
-    const margin = BigInt(network.config.relay.paymentMarginSec)
+    const margin = BigInt(network.config.relay.paymentMarginSec + network.config.relay.inclusionSec)
     if (requested.paymentDeadline !== 0n && requested.paymentDeadline - BigInt(now) < margin) {
       this.#holds.delete(submission.id)
       await store.update(submission.id, {
@@ -513,7 +521,9 @@ export class RunnerLoop {
       const included = { blockNumber: receipt.blockNumber.toString(), gasUsed: receipt.gasUsed.toString(), fee }
       const transactionOfReceipt = receipt.transactionHash === transaction.hash ? {} : { transaction: { ...transaction, hash: receipt.transactionHash } }
       if (receipt.to !== null && getAddress(receipt.to) === this.#account.address) {
-        await store.update(submission.id, { ...included, ...transactionOfReceipt, stage: 'failed', reason: `cancelled: ${submission.reason ?? 'not included in time'}` }, this.#fence!)
+        // A relay cancelled for its payment's expiry: the payer chose that expiry, and the runner paid the cancellation.
+        const fault = transaction.expiring ? { fault: 'payer' as const } : {}
+        await store.update(submission.id, { ...included, ...transactionOfReceipt, ...fault, stage: 'failed', reason: `cancelled: ${submission.reason ?? 'not included in time'}` }, this.#fence!)
         return
       }
       if (receipt.status !== 'success') {
@@ -546,9 +556,9 @@ export class RunnerLoop {
       if (stuck) await this.#cancel(submission, transaction, submission.reason ?? 'not included in time')
       return
     }
-    const cancelWhy = this.#cancelReason(submission, transaction, now) ?? (await this.#l1FeeOutgrown(submission, transaction))
-    if (cancelWhy) {
-      await this.#cancel(submission, transaction, cancelWhy)
+    const cancellation = this.#cancelReason(submission, transaction, now) ?? (await this.#l1FeeOutgrown(submission, transaction))
+    if (cancellation) {
+      await this.#cancel(submission, transaction, cancellation.why, { expiring: cancellation.expiring === true })
       return
     }
     if (stuck) await this.#replace(submission, transaction)
@@ -556,16 +566,26 @@ export class RunnerLoop {
 
   /** Whether a submission's payment expires within `relay.paymentMarginSec` of `now` (ms): its transaction may not go out again. */
   #nearExpiry(submission: Submission, now: number): boolean {
+    return this.#expiresWithin(submission, now, this.#context.network.config.relay.paymentMarginSec)
+  }
+
+  /** Whether a waiting submission's payment expires too soon to send it: sent, it would be cancelled at the margin before its time to be included. */
+  #tooLateToSend(submission: Submission, now: number): boolean {
+    const { config } = this.#context.network
+    return this.#expiresWithin(submission, now, config.relay.paymentMarginSec + config.relay.inclusionSec)
+  }
+
+  #expiresWithin(submission: Submission, now: number, seconds: number): boolean {
     const token = paymentToken(this.#context.network, submission.request.payment.token)
     const { paymentDeadline } = relayOfRequest(this.#context, submission.request.call, submission.request.payment, token)
-    return paymentDeadline !== 0n && paymentDeadline - BigInt(Math.floor(now / 1000)) < BigInt(this.#context.network.config.relay.paymentMarginSec)
+    return paymentDeadline !== 0n && paymentDeadline - BigInt(Math.floor(now / 1000)) < BigInt(seconds)
   }
 
   /** Why a relay in flight must give way to a cancellation now, if it must. */
-  #cancelReason(submission: Submission, transaction: SentTransaction, now: number): string | undefined {
+  #cancelReason(submission: Submission, transaction: SentTransaction, now: number): Cancellation | undefined {
     const { config } = this.#context.network
-    if (now - transaction.firstSentAt > config.runner.maxSendingMs) return `not included within ${config.runner.maxSendingMs / 1000} s`
-    if (this.#nearExpiry(submission, now)) return `not included before its payment came within ${config.relay.paymentMarginSec} s of expiring`
+    if (now - transaction.firstSentAt > config.runner.maxSendingMs) return { why: `not included within ${config.runner.maxSendingMs / 1000} s` }
+    if (this.#nearExpiry(submission, now)) return { why: `not included before its payment came within ${config.relay.paymentMarginSec} s of expiring`, expiring: true }
     return undefined
   }
 
@@ -574,14 +594,14 @@ export class RunnerLoop {
    * risen, while it waits, past what its payment covers beside its gas. Then it is cancelled rather
    * than included at a loss.
    */
-  async #l1FeeOutgrown(submission: Submission, transaction: SentTransaction): Promise<string | undefined> {
+  async #l1FeeOutgrown(submission: Submission, transaction: SentTransaction): Promise<Cancellation | undefined> {
     const { network } = this.#context
     if (network.config.l1DataFee === undefined) return undefined
     const token = paymentToken(network, submission.request.payment.token)
     const { amount } = relayOfRequest(this.#context, submission.request.call, submission.request.payment, token)
     const [l1FeeWei, weiPerBaseUnit] = await Promise.all([readL1DataFeeOfBytes(network, transaction.raw), readWeiPerBaseUnit(network, token.address)])
     const coverage = paymentCovers(amount, { gasLimit: BigInt(transaction.gas), maxFeePerGas: BigInt(transaction.maxFeePerGas), l1FeeWei }, weiPerBaseUnit)
-    return coverage.covered ? undefined : `its L1 data fee rose to ${l1FeeWei} wei while it waited, past what the payment covers`
+    return coverage.covered ? undefined : { why: `its L1 data fee rose to ${l1FeeWei} wei while it waited, past what the payment covers` }
   }
 
   /**
@@ -589,7 +609,7 @@ export class RunnerLoop {
    * replacement), so the nonces after it can move. Its cost (21,000 gas at its max fee) is capped at
    * what the relay's payment is worth: past that it waits at its fee.
    */
-  async #cancel(submission: Submission, stuck: SentTransaction, why: string, { capped = true }: { capped?: boolean } = {}): Promise<void> {
+  async #cancel(submission: Submission, stuck: SentTransaction, why: string, { capped = true, expiring = false }: { capped?: boolean; expiring?: boolean } = {}): Promise<void> {
     const { network, store } = this.#context
     const token = paymentToken(network, submission.request.payment.token)
     const { amount } = relayOfRequest(this.#context, submission.request.call, submission.request.payment, token)
@@ -622,6 +642,7 @@ export class RunnerLoop {
       sentAt: Date.now(),
       hashes: [...stuck.hashes, hash],
       cancel: true,
+      ...(expiring ? { expiring: true as const } : {}),
     }
     await store.update(submission.id, { transaction: cancel, reason: why }, this.#fence!)
     const refusal = await this.#broadcast(raw)

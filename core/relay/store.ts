@@ -18,6 +18,8 @@ export interface SentTransaction {
   readonly firstSentAt: number
   /** A 0-value self-transfer at the nonce, which takes the place of a relay that stayed unincluded too long. */
   readonly cancel?: true
+  /** The cancellation is for the payment's expiry, which its payer chose: included, it is a fault of the payer. */
+  readonly expiring?: true
   /** every hash sent for this nonce, replacements included, oldest first */
   readonly hashes: readonly Hex[]
 }

@@ -26,8 +26,9 @@ import { submissionView } from './status.ts'
  *    submissions that failed by their doing), the caps counted again in the transaction that
  *    stores it (so concurrent submits cannot all pass one count);
  * 3. the deadline (default now + `relay.submissionTtlSec`) is ahead and no later than that; the
- *    payment's own (`validBefore`, the batch's deadline) is at least `relay.paymentMarginSec` ahead,
- *    by the clock;
+ *    payment's own (`validBefore`, the batch's deadline) is at least `relay.paymentMarginSec` plus
+ *    `relay.inclusionSec` ahead, by the clock: a transaction sent with less would be cancelled at
+ *    the margin before its time to be included, and the runner would pay the cancellation;
  * 4. the exact runner transaction — from, to, data with the call's stipend, gas limit, fee fields,
  *    authorization list — simulated at the latest block: the payment phase pays and the call
  *    succeeds with its stipend (a call that fails in simulation is refused: on chain it would
@@ -50,16 +51,15 @@ export async function submitCall(context: RelayContext, request: SubmitRequest, 
   if (repeated) return submissionView(repeated)
   const admitted = await admit(context, requested.payer, client)
   const now = Math.floor(Date.now() / 1000)
-  const { submissionTtlSec, paymentMarginSec, maxTransactionBytes, maxRevertGas } = config.relay
+  const { submissionTtlSec, paymentMarginSec, inclusionSec, maxTransactionBytes, maxRevertGas } = config.relay
   const deadline = request.deadline ?? now + submissionTtlSec
   if (deadline <= now) throw new ToolError(`the deadline ${deadline} has passed (now ${now})`)
   if (deadline > now + submissionTtlSec) {
     throw new ToolError(`the deadline ${deadline} is more than ${submissionTtlSec} s away (now ${now}), longer than this relay holds a submission: give one within ${submissionTtlSec} s, or none`)
   }
-  if (requested.paymentDeadline !== 0n && requested.paymentDeadline < BigInt(now + paymentMarginSec)) {
-    throw new ToolError(
-      `the payment expires at ${requested.paymentDeadline} (now ${now}), too soon to send it safely: it must be valid at least ${paymentMarginSec} s more; sign a new one`,
-    )
+  const leastValidSec = paymentMarginSec + inclusionSec
+  if (requested.paymentDeadline !== 0n && requested.paymentDeadline < BigInt(now + leastValidSec)) {
+    throw new ToolError(`the payment expires at ${requested.paymentDeadline} (now ${now}), too soon to send it safely: it must be valid at least ${leastValidSec} s more; sign a new one`)
   }
   const prepared = await prepareRunnerTransaction(context, requested.relay, request.authorizationList, {
     token,

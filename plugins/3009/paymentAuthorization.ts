@@ -86,6 +86,10 @@ export const paymentAuthorization = (chain: TSchema) =>
       }
       const value = toBaseUnits(args.amount, found.configured.decimals, found.configured.symbol)
       if (value === 0n) throw new ToolError('amount is 0: quote first and pass the quote\'s amount')
+      const leastValidSec = config.relay.paymentMarginSec + config.relay.inclusionSec
+      if (args.validForSec !== undefined && args.validForSec <= leastValidSec) {
+        throw new ToolError(`validForSec ${args.validForSec} is too short: submit refuses a payment valid ${leastValidSec} s or less (its margin and its time to be included); give more, counting the time to sign and submit it`)
+      }
       const domain = await readTokenDomain(network.client, found.address)
       const payee = getAddress(config.payee)
       const now = BigInt(Math.floor(Date.now() / 1000))

@@ -189,7 +189,11 @@ export async function startRunnerDevnet(t: Test, options: RunnerDevnetOptions = 
   stops.push(() => store.close())
   const env: NodeJS.ProcessEnv = {}
   const devnet = devnetConfig(deployment, env, { port: 0, groups: ['bruno'], pollMs: 50, stuckAfterMs: 60_000 })
-  const config = { ...devnet, networks: devnet.networks.map((network) => (options.configure ? options.configure(network) : network)) }
+  // The runner's tests sign payments that come within relay.paymentMarginSec while their relay is in flight, to
+  // follow its cancellation pass by pass: no time to be included is asked of them (relay.inclusionSec 0, which
+  // test/adversarial/expiry-cancel.test.ts covers).
+  const asked = devnet.networks.map((network) => ({ ...network, relay: { ...network.relay, inclusionSec: 0 } }))
+  const config = { ...devnet, networks: asked.map((network) => (options.configure ? options.configure(network) : network)) }
   env[DEVNET_RPC_ENV] = chaos.url
   const network = config.networks[0]!
   const networks = new Networks(config, env)

@@ -178,18 +178,18 @@ t.test('the deadline: ahead, and within relay.submissionTtlSec', async (t) => {
   })
 })
 
-t.test('the payment must stay valid relay.paymentMarginSec (30 s) more', async (t) => {
+t.test('the payment must stay valid relay.paymentMarginSec (30 s) + relay.inclusionSec (30 s) more', async (t) => {
   await withinOneSecond(async (now) => {
     const { context, node } = submitting()
-    const error = await submitCall(context, request({ validBefore: String(now + 29) })).then(() => new Error('accepted'), (error: unknown) => error as Error)
+    const error = await submitCall(context, request({ validBefore: String(now + 59) })).then(() => new Error('accepted'), (error: unknown) => error as Error)
     if (nowSec() === now) {
       t.type(error, ToolError)
-      t.equal(error.message, `the payment expires at ${now + 29} (now ${now}), too soon to send it safely: it must be valid at least 30 s more; sign a new one`)
+      t.equal(error.message, `the payment expires at ${now + 59} (now ${now}), too soon to send it safely: it must be valid at least 60 s more; sign a new one`)
       t.strictSame(node.seen, [])
     }
   })
   await withinOneSecond(async (now) => {
-    const view = await submitCall(submitting().context, request({ validBefore: String(now + 30) }))
+    const view = await submitCall(submitting().context, request({ validBefore: String(now + 60) }))
     t.equal(view.stage, 'waiting')
   })
 })

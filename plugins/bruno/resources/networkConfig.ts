@@ -51,6 +51,7 @@ function publicConfig(network: NetworkConfig) {
       maxTransactionBytes: network.relay.maxTransactionBytes,
       maxRevertGas: network.relay.maxRevertGas,
       paymentMarginSec: network.relay.paymentMarginSec,
+      inclusionSec: network.relay.inclusionSec,
       failingHoldSec: network.relay.failingHoldSec,
       retentionSec: network.relay.retentionSec,
       maxCallGas: network.relay.maxCallGas,
