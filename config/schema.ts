@@ -128,6 +128,17 @@ export const AdmissionConfig = Type.Object(
     client: partyLimits('client (caller address)', 64, 10, 25),
     windowSec: Type.Integer({ minimum: 60, default: 3_600, description: 'how far back failures count' }),
     banSec: Type.Integer({ minimum: 60, default: 3_600, description: 'how long a refusal lasts after the latest failure' }),
+    simulations: Type.Object(
+      {
+        atOnce: Type.Integer({ minimum: 1, maximum: 1_000, default: 4, description: 'quotes and submits of one client simulated at once; the next is refused' }),
+        refusedGasPerMinute: Type.Integer({
+          minimum: 1_000_000,
+          default: 60_000_000,
+          description: 'gas the node may run in a minute for one client\'s refused submits and quotes (a refusal before any measure counts relay.maxCallGas); past it, the client is refused before simulating until that gas is a minute old',
+        }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
   },
   { additionalProperties: false, default: {} },
 )

@@ -51,7 +51,7 @@ export function createServices(networks: Networks, relay: RelayService, chainArg
     networks: { names: networks.names, get: (name) => networks.get(name) },
     relay: {
       account: (chain, address) => relay.account(chain, address),
-      quote: (chain, request) => relay.quote(chain, request),
+      quote: (chain, request, client) => relay.quote(chain, request, client),
       submit: (chain, request, client) => relay.submit(chain, request, client),
       status: (id) => relay.status(id),
     },

@@ -16,7 +16,7 @@ const bruno = await startDevnetBruno(t, {
   pollMs: 100,
   configure: (config) => {
     const [network] = config.networks
-    const admission = { account: { maxActive: 3, throttleAfter: 2, banAfter: 3 }, client: { maxActive: 4, throttleAfter: 100, banAfter: 100 }, windowSec: 600, banSec: 600 }
+    const admission = { ...network!.relay.admission, account: { maxActive: 3, throttleAfter: 2, banAfter: 3 }, client: { maxActive: 4, throttleAfter: 100, banAfter: 100 }, windowSec: 600, banSec: 600 }
     return { ...config, networks: [{ ...network!, relay: { ...network!.relay, admission, failingHoldSec: 10 } }] }
   },
 })

@@ -4,8 +4,8 @@ import type { ActiveCapReached, ActiveCaps, PartyStanding } from './store.ts'
 
 type PartyLimits = { readonly maxActive: number; readonly throttleAfter: number; readonly banAfter: number }
 
-/** Why a submission was refused before it was simulated: the `/metrics` label. */
-export type AdmissionRefusal = 'account_banned' | 'client_banned' | 'account_busy' | 'client_busy'
+/** Why a submission (or a quote, for the last two) was refused before it was simulated: the `/metrics` label. */
+export type AdmissionRefusal = 'account_banned' | 'client_banned' | 'account_busy' | 'client_busy' | 'client_simulating' | 'client_refused_gas'
 
 /** What admission let through: the caps the store checks again as it stores, and the words of their refusal. */
 export interface Admitted {

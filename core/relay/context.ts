@@ -2,6 +2,7 @@ import type { Address } from 'viem'
 import type { Network } from '../chain/networks.ts'
 import type { AdmissionRefusal } from './admission.ts'
 import type { BatchPaymentReader } from './batchPayment.ts'
+import type { SimulationGate } from './simulationGate.ts'
 import type { SubmissionStore } from './store.ts'
 
 /** What every relay operation works with for one chain. */
@@ -16,4 +17,6 @@ export interface RelayContext {
   readonly wake: () => void
   /** Counts a submission refused by admission (`/metrics`). */
   readonly refused?: (reason: AdmissionRefusal) => void
+  /** Bounds what each client's quotes and submits may make the node simulate (absent: unbounded, as for the runner). */
+  readonly simulations?: SimulationGate
 }

@@ -12,6 +12,7 @@ import { encodeRunnerCall } from './runnerCall.ts'
 import { calldataGas, MAX_TRANSACTION_GAS, prepareRunnerTransaction, runnerGasLimit, stipendFor, viemAuthorizations } from './runnerTransaction.ts'
 import type { Quote, QuoteRequest } from './schemas.ts'
 import { readBatch } from './relayOfRequest.ts'
+import { simulateAs } from './simulationGate.ts'
 
 /**
  * Gas of the Runner's payment phase for a signed EIP-3009 transfer — FiatToken v2's
@@ -38,24 +39,19 @@ const PLACEHOLDER_SIGNATURE: Hex = `0x${'7f'.repeat(64)}1b`
  * @example
  * await quoteCall(context, { call: { to: usdc, data }, token: 'USDC' }) // { amount: '0.151234', amountBaseUnits: '151234', payee, validUntil, … }
  */
-export async function quoteCall(context: RelayContext, request: QuoteRequest): Promise<Quote> {
+export async function quoteCall(context: RelayContext, request: QuoteRequest, client?: string): Promise<Quote> {
   const { network } = context
   const { config } = network
   const token = paymentToken(network, request.token)
   const payee = getAddress(config.payee)
   const marginBps = config.margins.quoteBps
-  let worstCase: { gasLimit: bigint; maxFeePerGas: bigint; l1FeeWei: bigint }
-  let price
-  if (request.payment === 'batch') {
+  // The simulations are the caller's: bounded per client, a refused one counted at its gas (submitCall's too).
+  const { worstCase, weiPerBaseUnit: price } = await simulateAs(context.simulations, client, BigInt(config.relay.maxCallGas), async () => {
+    if (request.payment !== 'batch') return measureAuthorizationRelay(context, request)
     const relay = readBatch(context, request.call, request.paymentBatch as Hex | undefined, token)
     const prepared = await prepareRunnerTransaction(context, relay, request.authorizationList, { token, amount: relay.amount, nonce: 0, refusal: 'cannot quote' })
-    worstCase = { gasLimit: prepared.gas, maxFeePerGas: prepared.fees.maxFeePerGas, l1FeeWei: prepared.l1FeeWei }
-    price = prepared.weiPerBaseUnit
-  } else {
-    const measured = await measureAuthorizationRelay(context, request)
-    worstCase = measured.worstCase
-    price = measured.weiPerBaseUnit
-  }
+    return { worstCase: { gasLimit: prepared.gas, maxFeePerGas: prepared.fees.maxFeePerGas, l1FeeWei: prepared.l1FeeWei }, weiPerBaseUnit: prepared.weiPerBaseUnit }
+  })
   const amount = chargeFor(worstCase, marginBps, price)
   return {
     token: token.address,

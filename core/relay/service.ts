@@ -6,6 +6,8 @@ import type { Networks } from '../chain/networks.ts'
 import type { Metrics } from '../metrics.ts'
 import { readAccount } from './account.ts'
 import type { RelayContext } from './context.ts'
+import type { AdmissionRefusal } from './admission.ts'
+import { SimulationGate } from './simulationGate.ts'
 import { quoteCall } from './quote.ts'
 import { observedStore } from './observedStore.ts'
 import { RunnerLoop } from './runner.ts'
@@ -26,7 +28,8 @@ import { submitCall } from './submit.ts'
  */
 export interface RelayService {
   account(chain: string, address: Address): Promise<AccountView>
-  quote(chain: string, request: QuoteRequest): Promise<Quote>
+  /** `client`: who asked, as for submit: its simulations are bounded per client. */
+  quote(chain: string, request: QuoteRequest, client?: string): Promise<Quote>
   /** `client`: who asked (an address as the transport sees it), for per-client admission. */
   submit(chain: string, request: SubmitRequest, client?: string): Promise<SubmissionView>
   /** `undefined` for an id the store does not have. */
@@ -55,12 +58,15 @@ export function openRelay(config: BrunoConfig, networks: Networks, env: NodeJS.P
       throw new Error(`networks.${network.name}.runner.key: environment variable ${network.runner.key.env} must hold a 32-byte hex private key`)
     }
     const account = privateKeyToAccount(key)
+    const refused = (reason: AdmissionRefusal) => metrics?.admissionRefusals.inc({ chain: network.name, reason })
+    const { atOnce, refusedGasPerMinute } = network.relay.admission.simulations
     const context: RelayContext = {
       network: networks.get(network.name),
       store,
       operator: getAddress(account.address),
       batchReaders,
-      refused: (reason) => metrics?.admissionRefusals.inc({ chain: network.name, reason }),
+      refused,
+      simulations: new SimulationGate({ atOnce, refusedGasPerWindow: BigInt(refusedGasPerMinute), windowMs: 60_000 }, refused),
       wake: () => runners.get(network.name)?.wake(),
     }
     contexts.set(network.name, context)
@@ -73,7 +79,7 @@ export function openRelay(config: BrunoConfig, networks: Networks, env: NodeJS.P
   let started = false
   return {
     account: (chain, address) => readAccount(context(chain).network, address),
-    quote: (chain, request) => quoteCall(context(chain), request),
+    quote: (chain, request, client) => quoteCall(context(chain), request, client),
     submit: (chain, request, client) => submitCall(context(chain), request, client),
     status: (id) => submissionStatus(store, id),
     ping: () => store.ping().catch(() => false),

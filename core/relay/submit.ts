@@ -4,8 +4,10 @@ import { serializeAsSigned } from '../chain/l1DataFee.ts'
 import { ToolError } from '../tool.ts'
 import type { RelayContext } from './context.ts'
 import { paymentToken } from './paymentToken.ts'
-import { relayOfRequest } from './relayOfRequest.ts'
+import { relayOfRequest, type RequestedRelay } from './relayOfRequest.ts'
+import type { PaymentToken } from './gasPricer.ts'
 import { admit } from './admission.ts'
+import { simulateAs } from './simulationGate.ts'
 import { ActiveCapReached } from './store.ts'
 import { revertCostGas } from './revertCost.ts'
 import { describeCallFailure } from './callFailure.ts'
@@ -30,7 +32,8 @@ import { submissionView } from './status.ts'
  *    `relay.inclusionSec` ahead, by the clock: a transaction sent with less would be cancelled at
  *    the margin before its time to be included, and the runner would pay the cancellation;
  * 4. the exact runner transaction — from, to, data with the call's stipend, gas limit, fee fields,
- *    authorization list — simulated at the latest block: the payment phase pays and the call
+ *    authorization list — simulated at the latest block, as one of the client's simulations
+ *    (`simulateAs`: a few at once, and a budget of gas for the refused ones): the payment phase pays and the call
  *    succeeds with its stipend (a call that fails in simulation is refused: on chain it would
  *    still pay); its gas limit within what one transaction may carry; its signed bytes within
  *    `relay.maxTransactionBytes`; what it would cost if its payer voided the payment and it
@@ -51,7 +54,7 @@ export async function submitCall(context: RelayContext, request: SubmitRequest, 
   if (repeated) return submissionView(repeated)
   const admitted = await admit(context, requested.payer, client)
   const now = Math.floor(Date.now() / 1000)
-  const { submissionTtlSec, paymentMarginSec, inclusionSec, maxTransactionBytes, maxRevertGas } = config.relay
+  const { submissionTtlSec, paymentMarginSec, inclusionSec } = config.relay
   const deadline = request.deadline ?? now + submissionTtlSec
   if (deadline <= now) throw new ToolError(`the deadline ${deadline} has passed (now ${now})`)
   if (deadline > now + submissionTtlSec) {
@@ -61,30 +64,8 @@ export async function submitCall(context: RelayContext, request: SubmitRequest, 
   if (requested.paymentDeadline !== 0n && requested.paymentDeadline < BigInt(now + leastValidSec)) {
     throw new ToolError(`the payment expires at ${requested.paymentDeadline} (now ${now}), too soon to send it safely: it must be valid at least ${leastValidSec} s more; sign a new one`)
   }
-  const prepared = await prepareRunnerTransaction(context, requested.relay, request.authorizationList, {
-    token,
-    amount: requested.amount,
-    nonce: 0,
-    explainCallFailure: () => describeCallFailure(context, requested, token),
-  })
-  const bytes = signedTransactionBytes(prepared, config.chainId)
-  if (bytes > maxTransactionBytes) {
-    throw new ToolError(`refused: the runner's transaction would be ${bytes} bytes, over the ${maxTransactionBytes} a node accepts: make the call's data smaller`)
-  }
-  const revertCost = revertCostGas(requested.relay, prepared.data, prepared.authorizationList?.length ?? 0)
-  if (revertCost > BigInt(maxRevertGas) && !config.runner.broadcastUrl?.revertProtected) {
-    throw new ToolError(
-      `refused: if its payment were voided before inclusion, the runner's transaction would revert and still cost ${revertCost} gas ` +
-        `(its ${(prepared.data.length - 2) / 2} bytes of calldata count at EIP-7623's floor), over the ${maxRevertGas} this relay risks on a payment: ` +
-        'make the call\'s data smaller, or split it into several submissions',
-    )
-  }
-  if (!prepared.coverage.covered) {
-    throw new ToolError(
-      `refused: the payment of ${formatUnits(requested.amount, token.decimals)} ${token.symbol} is below the most the runner could pay for it now, ` +
-        `${formatUnits(prepared.coverage.requiredAmount, token.decimals)} ${token.symbol} (${prepared.gas} gas at up to ${prepared.fees.maxFeePerGas} wei${prepared.l1FeeWei > 0n ? ` plus an L1 data fee of ${prepared.l1FeeWei} wei` : ''}): quote again and pay the quoted amount`,
-    )
-  }
+  // The simulations are the caller's: bounded per client, a refused one counted at its gas.
+  const prepared = await simulateAs(context.simulations, client, BigInt(config.relay.maxCallGas), (measured) => checkedTransaction(context, request, requested, token, measured))
   const createdAt = Date.now()
   const submission = {
     id: randomUUID(),
@@ -106,6 +87,42 @@ export async function submitCall(context: RelayContext, request: SubmitRequest, 
   })
   if (stored.id === submission.id) context.wake()
   return submissionView(stored)
+}
+
+/**
+ * The runner transaction for a submission, simulated exactly, within what a node takes and what the
+ * relay risks, and covered by its payment (submitCall's checks 4 and 5); `measured` is told its gas
+ * as soon as it is known.
+ */
+async function checkedTransaction(context: RelayContext, request: SubmitRequest, requested: RequestedRelay, token: PaymentToken, measured: (gas: bigint) => void): Promise<PreparedRelay> {
+  const { config } = context.network
+  const { maxTransactionBytes, maxRevertGas } = config.relay
+  const prepared = await prepareRunnerTransaction(context, requested.relay, request.authorizationList, {
+    token,
+    amount: requested.amount,
+    nonce: 0,
+    explainCallFailure: () => describeCallFailure(context, requested, token),
+  })
+  measured(prepared.gas)
+  const bytes = signedTransactionBytes(prepared, config.chainId)
+  if (bytes > maxTransactionBytes) {
+    throw new ToolError(`refused: the runner's transaction would be ${bytes} bytes, over the ${maxTransactionBytes} a node accepts: make the call's data smaller`)
+  }
+  const revertCost = revertCostGas(requested.relay, prepared.data, prepared.authorizationList?.length ?? 0)
+  if (revertCost > BigInt(maxRevertGas) && !config.runner.broadcastUrl?.revertProtected) {
+    throw new ToolError(
+      `refused: if its payment were voided before inclusion, the runner's transaction would revert and still cost ${revertCost} gas ` +
+        `(its ${(prepared.data.length - 2) / 2} bytes of calldata count at EIP-7623's floor), over the ${maxRevertGas} this relay risks on a payment: ` +
+        'make the call\'s data smaller, or split it into several submissions',
+    )
+  }
+  if (!prepared.coverage.covered) {
+    throw new ToolError(
+      `refused: the payment of ${formatUnits(requested.amount, token.decimals)} ${token.symbol} is below the most the runner could pay for it now, ` +
+        `${formatUnits(prepared.coverage.requiredAmount, token.decimals)} ${token.symbol} (${prepared.gas} gas at up to ${prepared.fees.maxFeePerGas} wei${prepared.l1FeeWei > 0n ? ` plus an L1 data fee of ${prepared.l1FeeWei} wei` : ''}): quote again and pay the quoted amount`,
+    )
+  }
+  return prepared
 }
 
 /** The size of the runner's signed transaction, priced as `readL1DataFee` prices it (`serializeAsSigned`). */

@@ -23,8 +23,8 @@ const checks = {
 /** The relay's operations as REST and JSON-RPC see them: untrusted input in, checked, then the relay. */
 export interface BoundOperations {
   account(chain: unknown, request: unknown, where: string): Promise<AccountView>
-  quote(chain: unknown, request: unknown, where: string): Promise<Quote>
-  /** `client`: who asked (the request's address), for the relay's per-client admission. */
+  /** `client` (here and in submit): who asked (the request's address), for the relay's per-client bounds and admission. */
+  quote(chain: unknown, request: unknown, where: string, client?: string): Promise<Quote>
   submit(chain: unknown, request: unknown, where: string, client?: string): Promise<SubmissionView>
   /** With `chain`, an id of another chain's submission is unknown too. */
   status(request: unknown, where: string, chain?: unknown): Promise<SubmissionView>
@@ -52,10 +52,10 @@ export function boundOperations({ networks, relay }: { networks: Networks; relay
       requireValid(checks.account, request, where)
       return relay.account(name, requireAddress((request as { address: string }).address, 'address'))
     },
-    async quote(chain, request, where) {
+    async quote(chain, request, where, client) {
       const name = requireChain(chain, where)
       requireValid(checks.quote, request, where)
-      return relay.quote(name, request as QuoteRequest)
+      return relay.quote(name, request as QuoteRequest, client)
     },
     async submit(chain, request, where, client) {
       const name = requireChain(chain, where)

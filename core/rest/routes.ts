@@ -38,7 +38,7 @@ const restRoutes: FastifyPluginAsync<Options> = async (app, { operations }) => {
   app.get<{ Params: { chain: string; address: string } }>('/:chain/v1/account/:address', (request) =>
     operations.account(request.params.chain, { address: request.params.address }, 'path'),
   )
-  app.post<Chain>('/:chain/v1/quote', (request) => operations.quote(request.params.chain, request.body, 'body'))
+  app.post<Chain>('/:chain/v1/quote', (request) => operations.quote(request.params.chain, request.body, 'body', request.ip))
   app.post<Chain>('/:chain/v1/submit', async (request, reply) => {
     const accepted = await operations.submit(request.params.chain, request.body, 'body', request.ip)
     return reply.code(202).header('location', `/v1/status/${encodeURIComponent(accepted.id)}`).send(accepted)
@@ -64,7 +64,7 @@ type RpcMethod = (params: Record<string, unknown>, client: string) => Promise<un
 const rpcRoutes: FastifyPluginAsync<Options> = async (app, { operations }) => {
   const methods: Readonly<Record<string, RpcMethod>> = {
     bruno_getAccount: ({ chain, ...request }) => operations.account(chain, request, 'params'),
-    bruno_quote: ({ chain, ...request }) => operations.quote(chain, request, 'params'),
+    bruno_quote: ({ chain, ...request }, client) => operations.quote(chain, request, 'params', client),
     bruno_sendTransaction: ({ chain, ...request }, client) => operations.submit(chain, request, 'params', client),
     bruno_getStatus: (params) => operations.status(params, 'params'),
   }

@@ -19,5 +19,5 @@ export const quote = (chain: TSchema) =>
     input: Type.Object({ chain, ...QuoteRequest.properties }, { additionalProperties: false }),
     output: Quote,
     annotations: { readOnlyHint: true, openWorldHint: true },
-    handler: async ({ chain: name, ...request }, { relay }) => relay.quote(name as string, request),
+    handler: async ({ chain: name, ...request }, { relay, client }) => relay.quote(name as string, request, client),
   })
