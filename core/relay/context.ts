@@ -3,6 +3,7 @@ import type { Network } from '../chain/networks.ts'
 import type { AdmissionRefusal } from './admission.ts'
 import type { BatchPaymentReader } from './batchPayment.ts'
 import type { SimulationGate } from './simulationGate.ts'
+import type { SubmissionView } from './schemas.ts'
 import type { SubmissionStore } from './store.ts'
 
 /** What every relay operation works with for one chain. */
@@ -19,4 +20,6 @@ export interface RelayContext {
   readonly refused?: (reason: AdmissionRefusal) => void
   /** Bounds what each client's quotes and submits may make the node simulate (absent: unbounded, as for the runner). */
   readonly simulations?: SimulationGate
+  /** Submissions being checked, by payment identity: the same payment submitted meanwhile shares the answer. */
+  readonly checking?: Map<string, Promise<SubmissionView>>
 }

@@ -67,6 +67,7 @@ export function openRelay(config: BrunoConfig, networks: Networks, env: NodeJS.P
       batchReaders,
       refused,
       simulations: new SimulationGate({ atOnce, refusedGasPerWindow: BigInt(refusedGasPerMinute), windowMs: 60_000 }, refused),
+      checking: new Map(),
       wake: () => runners.get(network.name)?.wake(),
     }
     contexts.set(network.name, context)

@@ -23,7 +23,8 @@ import { submissionView } from './status.ts'
  *    run by the Runner in a call of its own before the account's batch of calls (both read by the
  *    delegate's group; a payment hidden anywhere else is refused);
  * 2. the same payment (its identity: token, payer and nonce) is not already active: if it is, that
- *    submission answers, and nothing new is stored (so a client's retry is free); then the payer's
+ *    submission answers, and nothing new is stored (so a client's retry is free; one submitted
+ *    again while the first is checked waits for the first's answer, simulating nothing); then the payer's
  *    and the client's standing (`admit`: caps on active submissions, throttling and bans for
  *    submissions that failed by their doing), the caps counted again in the transaction that
  *    stores it (so concurrent submits cannot all pass one count);
@@ -46,12 +47,22 @@ import { submissionView } from './status.ts'
  * const { id } = await submitCall(context, { call, payment: { token: usdc, authorization, signature } })
  */
 export async function submitCall(context: RelayContext, request: SubmitRequest, client?: string): Promise<SubmissionView> {
+  const token = paymentToken(context.network, request.payment.token)
+  const requested = relayOfRequest(context, request.call, request.payment, token)
+  const repeated = await context.store.activeByIdentity(requested.identity)
+  if (repeated) return submissionView(repeated)
+  // The same payment submitted again while it is checked is answered with the first's answer: one simulation.
+  const checking = context.checking?.get(requested.identity)
+  if (checking) return checking
+  const answer = acceptCall(context, request, requested, token, client)
+  context.checking?.set(requested.identity, answer)
+  return answer.finally(() => context.checking?.delete(requested.identity))
+}
+
+/** submitCall's checks from 2 on (its payment read), and the store. */
+async function acceptCall(context: RelayContext, request: SubmitRequest, requested: RequestedRelay, token: PaymentToken, client: string | undefined): Promise<SubmissionView> {
   const { network, store } = context
   const { config } = network
-  const token = paymentToken(network, request.payment.token)
-  const requested = relayOfRequest(context, request.call, request.payment, token)
-  const repeated = await store.activeByIdentity(requested.identity)
-  if (repeated) return submissionView(repeated)
   const admitted = await admit(context, requested.payer, client)
   const now = Math.floor(Date.now() / 1000)
   const { submissionTtlSec, paymentMarginSec, inclusionSec } = config.relay

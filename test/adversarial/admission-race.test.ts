@@ -18,7 +18,8 @@ const bruno = await startDevnetBruno(t, {
   pollMs: 100,
   configure: (config) => {
     const [network] = config.networks
-    const admission = { ...network!.relay.admission, client: { ...network!.relay.admission.client, maxActive: CLIENT_CAP } }
+    // Simulations at once are not bounded here (relay.admission.simulations): the race is between stored submissions.
+    const admission = { ...network!.relay.admission, client: { ...network!.relay.admission.client, maxActive: CLIENT_CAP }, simulations: { ...network!.relay.admission.simulations, atOnce: 100 } }
     return { ...config, networks: [{ ...network!, relay: { ...network!.relay, admission } }] }
   },
 })
