@@ -102,7 +102,8 @@ export class PostgresSubmissionStore implements SubmissionStore {
       if (value === undefined || cap === undefined) continue
       await client.query(`SELECT pg_advisory_xact_lock(hashtext('bruno:active:${party}'), hashtext($1))`, [value])
     }
-    if (submission.identity !== undefined) {
+    // Under the payer's lock, a payment already active answers before its payer's cap is counted.
+    if (caps !== undefined && submission.identity !== undefined) {
       const repeated = (await client.query<SubmissionRow>(`SELECT * FROM submissions WHERE identity = $1 AND stage IN ('waiting', 'sending', 'confirming')`, [submission.identity])).rows[0]
       if (repeated) return fromRow(repeated)
     }
