@@ -1,10 +1,8 @@
 import t, { type Test } from 'tap'
-import { encodeFunctionData, erc20Abi } from 'viem'
-import { generatePrivateKey } from 'viem/accounts'
 import { startDevnetBruno } from '../fixtures/devnetBruno.ts'
 import { RawMcpClient } from '../fixtures/mcpHttp.ts'
 import { waitFor } from '../fixtures/waitFor.ts'
-import { adversaryChain, bindings, fundedPayer, ledgerEntry, ledgerLine, transferPayment, type Binding, type Submitted } from './adversary.ts'
+import { adversaryChain, bindings, ledgerEntry, ledgerLine, quotedPayer, transferPayment, type Binding, type Submitted } from './adversary.ts'
 
 // Issue 27, point 6: admission read a payer's and a client's standing before the ~100 ms simulation, and the insert
 // did not count again, so concurrent submits all passed one count: 30 of 40 by one payer were accepted (cap 8), 76
@@ -23,20 +21,13 @@ const bruno = await startDevnetBruno(t, {
     return { ...config, networks: [{ ...network!, relay: { ...network!.relay, admission } }] }
   },
 })
-const { deployment } = bruno
 const chain = adversaryChain(bruno)
 const mcp = new RawMcpClient(`${bruno.mcpUrl}/bruno`)
 const api = bindings(bruno, mcp)
 const ACCOUNT_CAP = bruno.config.networks[0]!.relay.admission.account.maxActive
 const BINDINGS: readonly Binding[] = ['mcp', 'rest', 'rpc']
 
-async function payer() {
-  const key = generatePrivateKey()
-  const account = await fundedPayer(bruno, chain, key, 1_000_000_000n)
-  const call = { to: deployment.usdc, data: encodeFunctionData({ abi: erc20Abi, functionName: 'balanceOf', args: [account.address] }) }
-  const quote = await mcp.call('quote', { chain: 'local', call, token: 'USDC', payment: 'authorization' })
-  return { key, address: account.address, call, amount: BigInt(quote.amountBaseUnits) }
-}
+const payer = () => quotedPayer(bruno, chain, mcp)
 
 /** Every submission of the burst, signed first, then sent at once, round robin over the bindings. */
 async function burst(submissions: readonly { key: `0x${string}`; call: unknown; amount: bigint }[]): Promise<{ binding: Binding; value: Submitted }[]> {

@@ -6,6 +6,7 @@ import {
   createTestClient,
   createWalletClient,
   decodeFunctionData,
+  encodeFunctionData,
   erc20Abi,
   formatUnits,
   getAddress,
@@ -16,7 +17,7 @@ import {
   type Hex,
   type PrivateKeyAccount,
 } from 'viem'
-import { privateKeyToAccount } from 'viem/accounts'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { foundry } from 'viem/chains'
 import { compilerSettings } from '../../contracts/build.ts'
 import { runnerAbi } from '../../contracts/abi.ts'
@@ -317,4 +318,16 @@ export async function fundedPayer(bruno: DevnetBruno, chain: AdversaryChain, key
   await mintUsdc(bruno.deployment.rpcUrl, bruno.deployment, account.address, usdc)
   if (eth > 0n) await chain.testClient.setBalance({ address: account.address, value: eth })
   return account
+}
+
+/**
+ * A fresh payer with 1,000 USDC and no ETH, its call (a USDC balance read, which always succeeds) and
+ * the amount quoted for it now, paid by a signed transfer.
+ */
+export async function quotedPayer(bruno: DevnetBruno, chain: AdversaryChain, mcp: RawMcpClient) {
+  const key = generatePrivateKey()
+  const account = await fundedPayer(bruno, chain, key, 1_000_000_000n)
+  const call = { to: bruno.deployment.usdc, data: encodeFunctionData({ abi: erc20Abi, functionName: 'balanceOf', args: [account.address] }) }
+  const quote = await mcp.call('quote', { chain: 'local', call, token: 'USDC', payment: 'authorization' })
+  return { key, address: account.address, call, amount: BigInt(quote.amountBaseUnits) }
 }

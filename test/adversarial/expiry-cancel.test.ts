@@ -1,11 +1,11 @@
 import t from 'tap'
-import { encodeFunctionData, erc20Abi, getAddress, type Hex } from 'viem'
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { getAddress, type Hex } from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
 import { randomAuthorizationNonce, transferWithAuthorizationTypedData } from '../../plugins/3009/typedData.ts'
 import { startDevnetBruno } from '../fixtures/devnetBruno.ts'
 import { RawMcpClient } from '../fixtures/mcpHttp.ts'
 import { waitFor } from '../fixtures/waitFor.ts'
-import { adversaryChain, bindings, fundedPayer, type Binding } from './adversary.ts'
+import { adversaryChain, bindings, quotedPayer, type Binding } from './adversary.ts'
 
 // Issue 27, point 4: a payment valid exactly relay.paymentMarginSec was accepted, sent, then cancelled at the
 // runner's next look (its payment now within the margin): the runner paid each 21k-gas cancellation, counted against
@@ -44,13 +44,7 @@ async function paymentValidFor(key: Hex, amount: bigint, validForSec: number) {
   return { token: deployment.usdc, authorization: typedData.message, signature: await account.signTypedData(typedData as never) }
 }
 
-async function payer() {
-  const key = generatePrivateKey()
-  const account = await fundedPayer(bruno, chain, key, 1_000_000_000n)
-  const call = { to: deployment.usdc, data: encodeFunctionData({ abi: erc20Abi, functionName: 'balanceOf', args: [account.address] }) }
-  const quote = await mcp.call('quote', { chain: 'local', call, token: 'USDC', payment: 'authorization' })
-  return { key, address: account.address, call, amount: BigInt(quote.amountBaseUnits) }
-}
+const payer = () => quotedPayer(bruno, chain, mcp)
 
 t.test(`a payment valid only paymentMarginSec (${MARGIN_SEC} s): refused at submit on every binding, naming the least validity; nothing is sent`, async (t) => {
   const one = await payer()
