@@ -55,9 +55,14 @@ export function devnetConfig(deployment: DevnetDeployment, env: NodeJS.ProcessEn
     // anvil mines only when a transaction arrives: an idle devnet's latest block ages forever.
     maxBlockAgeSec: options.maxBlockAgeSec ?? 0,
     payee: options.payee ?? '0xa0Ee7A142d267C1f36714E4a8F75612F20a79720',
-    // One developer, many agents and scripts on loopback: no per-client admission to speak of
-    // (test/admission.test.ts sets its own limits).
-    relay: { admission: { client: { maxActive: 1_000_000, throttleAfter: 1_000_000, banAfter: 1_000_000 } } },
+    // One developer, many agents and scripts on loopback: no per-client admission or simulation
+    // bound to speak of (test/admission.test.ts and test/adversarial/refused-simulations.test.ts set their own).
+    relay: {
+      admission: {
+        client: { maxActive: 1_000_000, throttleAfter: 1_000_000, banAfter: 1_000_000 },
+        simulations: { atOnce: 1_000, refusedGasPerMinute: 1_000_000_000_000 },
+      },
+    },
     runner: {
       contract: deployment.runner.contract,
       key: { env: DEVNET_RUNNER_KEY_ENV },

@@ -13,7 +13,16 @@ import { adversaryChain, compileAdversary, fundedPayer, transferPayment } from '
 // counts maxCallGas) it is refused before simulating until that gas is a minute old. Clients are told apart by
 // X-Forwarded-For (server.trustProxy), as behind a load balancer.
 
-const bruno = await startDevnetBruno(t, { groups: ['bruno'], pollMs: 100, configure: (config) => ({ ...config, server: { ...config.server, trustProxy: true } }) })
+// The devnet lifts the bound (one developer on loopback): the defaults a deployment gets are set back here.
+const bruno = await startDevnetBruno(t, {
+  groups: ['bruno'],
+  pollMs: 100,
+  configure: (config) => {
+    const [network] = config.networks
+    const admission = { ...network!.relay.admission, simulations: { atOnce: 4, refusedGasPerMinute: 60_000_000 } }
+    return { ...config, server: { ...config.server, trustProxy: true }, networks: [{ ...network!, relay: { ...network!.relay, admission } }] }
+  },
+})
 const { deployment } = bruno
 const chain = adversaryChain(bruno)
 const mcp = new RawMcpClient(`${bruno.mcpUrl}/bruno`)
