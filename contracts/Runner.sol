@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: UNLICENSED
 pragma solidity 0.8.37;
 
-/// @notice The two token functions the Runner calls: ERC-20's balance and EIP-3009's (v, r, s) transfer.
+/// @notice The token functions the Runner calls: ERC-20's balance and transfer (`sweep`), EIP-3009's (v, r, s) transfer.
 interface IPaymentToken {
     function balanceOf(address account) external view returns (uint256);
+
+    function transfer(address to, uint256 amount) external returns (bool);
 
     function transferWithAuthorization(
         address from,
@@ -25,8 +27,9 @@ interface IPaymentToken {
 /// `reason`) and the payment stays, as gas does for any Ethereum transaction. So once a submission is paid,
 /// whatever the call does, the runner is paid for every unit of gas it spends.
 /// @dev Why arbitrary calls are safe here: the contract is nonpayable and holds nothing (no ETH, no tokens, no
-/// allowances, no roles anywhere), so a call made as `msg.sender == Runner` can take nothing; tokens sent here
-/// by mistake are not guarded and should be treated as lost. Only the operator may relay, so a target reentering
+/// allowances, no roles anywhere), so a call made as `msg.sender == Runner` can take nothing. Tokens sent here
+/// by mistake are not guarded: a relayed call to the token could move them, until the operator sweeps them
+/// (`sweep`, `bruno sweep`). Only the operator may relay, so a target reentering
 /// a relay fails `NotOperator`. A call's return data is never copied beyond `REASON_BYTES`, so a call cannot make
 /// the settlement run out of gas by returning megabytes.
 contract Runner {
@@ -66,6 +69,11 @@ contract Runner {
     error GasShort(uint256 available, uint256 required);
     /// @notice The payment-only batch reverted; `reason` is the head of its revert data.
     error PaymentFailed(bytes reason);
+    /// @notice The token refused to transfer what the Runner holds (it reverted or answered false).
+    error SweepFailed(address token);
+
+    /// @notice Tokens sent to the Runner by mistake, sent on by the operator.
+    event Swept(address indexed token, address indexed to, uint256 amount);
 
     constructor(address operator_) {
         operator = operator_;
@@ -146,6 +154,20 @@ contract Runner {
         uint256 received = _payByBatch(account, payment, paymentGas, token, payee, amount);
         (callSucceeded, callGasUsed, reason) = _callWithStipend(account, data, callGas);
         emit Relayed(account, payee, received, callSucceeded, reason);
+    }
+
+    /// @notice Sends the Runner's whole balance of `token` to `to`: tokens sent here by mistake, which a relayed
+    /// call to that token could otherwise move. Operator only.
+    /// @dev A token that answers nothing (no bool) is taken at its word that it transferred, as ERC-20s before the
+    /// standard's return value do; one that answers false, or reverts, is `SweepFailed`.
+    /// @return amount what was sent (0 when the Runner held none: nothing is called).
+    function sweep(address token, address to) external returns (uint256 amount) {
+        if (msg.sender != operator) revert NotOperator();
+        amount = IPaymentToken(token).balanceOf(address(this));
+        if (amount == 0) return 0;
+        (bool ok, bytes memory answer) = token.call(abi.encodeCall(IPaymentToken.transfer, (to, amount)));
+        if (!ok || (answer.length != 0 && (answer.length != 32 || abi.decode(answer, (uint256)) != 1))) revert SweepFailed(token);
+        emit Swept(token, to, amount);
     }
 
     // Runs the payment-only batch on `account` with at most `paymentGas`; reverts unless it paid `payee` `amount`.

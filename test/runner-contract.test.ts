@@ -442,6 +442,33 @@ t.test('operator-only: both entry points refuse anyone else, and a call cannot r
   }
 })
 
+t.test('sweep: tokens sent to the Runner by mistake are open to a relayed call until the operator sends them on', async (t) => {
+  const held = parseUnits('7', 6)
+  const sweepData = encodeFunctionData({ abi: runnerAbi, functionName: 'sweep', args: [usdc, payee] })
+  const sweepResult = async () => decodeFunctionResult({ abi: runnerAbi, functionName: 'sweep', data: (await client.call({ account: operator.account.address, to: runner, data: sweepData })).data! })
+  t.equal(await sweepResult(), 0n, 'nothing held: 0')
+  await mined(await funder.writeContract({ address: usdc, abi: erc20Abi, functionName: 'transfer', args: [runner, held] }))
+  // A relayed call runs as msg.sender == Runner: a call to the token moves what the Runner holds.
+  const taking = relayWithAuthorizationData({
+    target: usdc,
+    data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [sink, held] }),
+    callGas: 100_000n,
+    authorization: await authorizationFor(fee),
+  })
+  t.equal((await simulate('relayWithAuthorization', { data: taking })).callSucceeded, true, 'held: a relayed transfer of them succeeds')
+  for (const from of [stranger.address, usdcOnly.address, runner]) {
+    t.same(runnerError(await revertData({ from, data: sweepData })), { errorName: 'NotOperator', args: undefined }, `${from}: NotOperator`)
+  }
+  t.equal(await sweepResult(), held, 'the operator: the whole balance')
+  const payeeBefore = await usdcBalance(payee)
+  const receipt = await send(sweepData)
+  t.same(parseEventLogs({ abi: runnerAbi, eventName: 'Swept', logs: receipt.logs }).map((log) => log.args), [{ token: usdc, to: payee, amount: held }])
+  t.equal(await usdcBalance(runner), 0n, 'the Runner holds none')
+  t.equal(await usdcBalance(payee), payeeBefore + held, 'sent to `to`')
+  t.equal((await simulate('relayWithAuthorization', { data: taking })).callSucceeded, false, 'swept: the same call moves nothing')
+  t.equal(await sweepResult(), 0n)
+})
+
 t.test('relayWithAuthorization: the payee is paid before the call, which gets exactly callGas and no value', async (t) => {
   const callGas = 300_000n
   const data = relayWithAuthorizationData({
