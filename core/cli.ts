@@ -14,12 +14,13 @@ import type { Command } from './commands/command.ts'
 import { deployCommand } from './commands/deploy.ts'
 import { preflightCommand } from './commands/preflight.ts'
 import { setupCommand } from './commands/setup.ts'
+import { sweepCommand } from './commands/sweep.ts'
 import { checkPortFree, checkServeFlags, FlagError, LOG_LEVELS } from './serveFlags.ts'
 import { preflightServe } from './preflight/preflightServe.ts'
 import { configuredSecrets } from './secrets.ts'
 import { startServer } from './server.ts'
 
-const commands: readonly Command[] = [deployCommand, preflightCommand, setupCommand]
+const commands: readonly Command[] = [deployCommand, preflightCommand, setupCommand, sweepCommand]
 
 const USAGE = `Usage: bruno [serve] [options]
        bruno <command> [options]     (bruno <command> --help lists its flags)

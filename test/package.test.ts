@@ -120,7 +120,7 @@ t.test('a production install has none of the devnet, build or test packages, and
 t.test('bruno --help lists the commands, on plain Node', async (t) => {
   const help = await must(bruno, ['--help'], app)
   t.match(help.stdout, /^Usage: bruno \[serve\] \[options\]/, 'the usage')
-  for (const command of ['serve', 'preflight', 'setup']) t.match(help.stdout, new RegExp(`^  ${command} `, 'm'), `it lists ${command}`)
+  for (const command of ['serve', 'preflight', 'setup', 'sweep']) t.match(help.stdout, new RegExp(`^  ${command} `, 'm'), `it lists ${command}`)
   const preflightHelp = await must(bruno, ['preflight', '--help'], app)
   t.match(preflightHelp.stdout, /^Usage: bruno preflight/, 'bruno preflight --help')
 })

@@ -1,6 +1,5 @@
 import { parseArgs } from 'node:util'
 import {
-  BaseError,
   concat,
   createPublicClient,
   createWalletClient,
@@ -18,9 +17,9 @@ import {
 import { privateKeyToAccount } from 'viem/accounts'
 import { presetOfChain } from '../../config/presets.ts'
 import { runnerArtifact } from '../../contracts/artifacts.ts'
-import { ChainUnavailableError, guardedTransport } from '../chain/guardedTransport.ts'
+import { guardedTransport } from '../chain/guardedTransport.ts'
 import { creationRuntime } from '../preflight/creationRuntime.ts'
-import type { Command } from './command.ts'
+import { commandFailure, type Command } from './command.ts'
 
 /**
  * The deterministic deployment proxy (github.com/Arachnid/deterministic-deployment-proxy): the
@@ -172,21 +171,13 @@ export const deployCommand: Command = {
       )
       return 0
     } catch (error) {
-      return refuse(1, scrub(failure(error)))
+      return refuse(1, scrub(commandFailure(error)))
     }
   },
 }
 
 function isPrivateKey(value: string | undefined): value is Hex {
   return value !== undefined && isHex(value) && value.length === 66
-}
-
-function failure(error: unknown): string {
-  for (let cause: unknown = error; cause instanceof Error; cause = cause.cause) {
-    if (cause instanceof ChainUnavailableError) return cause.message
-  }
-  if (error instanceof BaseError) return error.shortMessage
-  return error instanceof Error ? error.message : String(error)
 }
 
 interface EntryFacts {
