@@ -20,6 +20,6 @@ export interface RelayContext {
   readonly refused?: (reason: AdmissionRefusal) => void
   /** Bounds what each client's quotes and submits may make the node simulate (absent: unbounded, as for the runner). */
   readonly simulations?: SimulationGate
-  /** Submissions being checked, by payment identity: the same payment submitted meanwhile shares the answer. */
+  /** Submissions being checked, by payment identity and client: the same payment submitted meanwhile by the same client shares the answer. */
   readonly checking?: Map<string, Promise<SubmissionView>>
 }

@@ -23,8 +23,8 @@ import { submissionView } from './status.ts'
  *    run by the Runner in a call of its own before the account's batch of calls (both read by the
  *    delegate's group; a payment hidden anywhere else is refused);
  * 2. the same payment (its identity: token, payer and nonce) is not already active: if it is, that
- *    submission answers, and nothing new is stored (so a client's retry is free; one submitted
- *    again while the first is checked waits for the first's answer, simulating nothing); then the payer's
+ *    submission answers, and nothing new is stored (so a client's retry is free; one its client
+ *    submits again while the first is checked waits for the first's answer, simulating nothing); then the payer's
  *    and the client's standing (`admit`: caps on active submissions, throttling and bans for
  *    submissions that failed by their doing), the caps counted again in the transaction that
  *    stores it (so concurrent submits cannot all pass one count);
@@ -51,12 +51,14 @@ export async function submitCall(context: RelayContext, request: SubmitRequest, 
   const requested = relayOfRequest(context, request.call, request.payment, token)
   const repeated = await context.store.activeByIdentity(requested.identity)
   if (repeated) return submissionView(repeated)
-  // The same payment submitted again while it is checked is answered with the first's answer: one simulation.
-  const checking = context.checking?.get(requested.identity)
+  // The same payment submitted again by the same client while it is checked is answered with the
+  // first's answer: one simulation. (Another client's answer may name that client: it is not shared.)
+  const key = `${requested.identity} ${client ?? ''}`
+  const checking = context.checking?.get(key)
   if (checking) return checking
   const answer = acceptCall(context, request, requested, token, client)
-  context.checking?.set(requested.identity, answer)
-  return answer.finally(() => context.checking?.delete(requested.identity))
+  context.checking?.set(key, answer)
+  return answer.finally(() => context.checking?.delete(key))
 }
 
 /** submitCall's checks from 2 on (its payment read), and the store. */
