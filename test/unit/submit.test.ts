@@ -353,3 +353,21 @@ t.test('describeCallFailure: the replay at latest or at a block, its reason, or 
   t.equal(await describeCallFailure(context, relayOfRequest(context, request().call, request().payment, token), token), undefined)
   t.equal(node.seen.length, asked)
 })
+
+t.test('one payment submitted again while it is checked: the same client shares the first answer (one simulation); another client checks its own', async (t) => {
+  const { node, ...relay } = submitting()
+  const context = { ...relay.context, checking: new Map() }
+  const simulations = () => node.seen.filter((seen) => seen.method === 'eth_call' || seen.method === 'eth_estimateGas').length
+  const [first, again] = await Promise.all([submitCall(context, request({ nonce: `0x${'c1'.repeat(32)}` }), 'a'), submitCall(context, request({ nonce: `0x${'c1'.repeat(32)}` }), 'a')])
+  t.equal(again.id, first.id, 'one submission')
+  const once = simulations()
+  t.ok(once > 0, `${once} simulations for both`)
+  t.equal(context.checking.size, 0, 'nothing left in the map once answered')
+  const before = simulations()
+  const alone = await submitCall(context, request({ nonce: `0x${'c2'.repeat(32)}` }), 'a')
+  t.equal(simulations() - before, once, 'one submit alone makes as many')
+  const [mine, theirs] = await Promise.all([submitCall(context, request({ nonce: `0x${'c3'.repeat(32)}` }), 'a'), submitCall(context, request({ nonce: `0x${'c3'.repeat(32)}` }), 'b')])
+  t.equal(theirs.id, mine.id, 'another client: the store still stores one')
+  t.equal(simulations() - before - once, 2 * once, 'but each client checked its own')
+  t.not(alone.id, first.id)
+})
