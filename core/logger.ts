@@ -15,11 +15,14 @@ export interface LoggerSettings {
  * const log = createLogger({ secrets: [process.env.BASE_RPC!] })
  */
 export function createLogger(settings: LoggerSettings): Logger {
-  const secrets = settings.secrets.filter((secret) => secret.length >= 8)
+  // In any letter case: a URL's host, a hex key or a percent-escape may come back upper- or lower-cased.
+  // Longest first, so that a secret holding another is redacted whole.
+  const secrets = settings.secrets.filter((secret) => secret.length >= 8).sort((a, b) => b.length - a.length)
+  const pattern = new RegExp(secrets.map((secret) => secret.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'gi')
   // Almost every line holds no secret: looking costs no allocation, replacing only where found.
   const scrub = (line: string): string => {
-    for (const secret of secrets) if (line.includes(secret)) line = line.replaceAll(secret, '[redacted]')
-    return line
+    pattern.lastIndex = 0
+    return pattern.test(line) ? line.replace(pattern, '[redacted]') : line
   }
   const options: LoggerOptions = {
     level: settings.level ?? 'info',
