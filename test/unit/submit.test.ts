@@ -371,3 +371,31 @@ t.test('one payment submitted again while it is checked: the same client shares 
   t.equal(simulations() - before - once, 2 * once, 'but each client checked its own')
   t.not(alone.id, first.id)
 })
+
+t.test('a retry of an active payment gets its submission back, even once its payer is at its cap, throttled or banned', async (t) => {
+  const { context, store } = submitting()
+  const fence = await store.takeRunnerKey('unit')
+  const first = await submitCall(context, request({ nonce: `0x${'d1'.repeat(32)}` }), 'c')
+  const others = (count: number, stage: 'waiting' | 'failed') =>
+    Promise.all(
+      Array.from({ length: count }, async (_, index) => {
+        const id = `${stage}-${index}-${Math.random()}`
+        await store.insert({ id, chain: first.chain, stage: 'waiting', createdAt: Date.now(), updatedAt: Date.now(), deadline: first.deadline, request: request(), identity: id, payer, client: 'c' })
+        if (stage === 'failed') await store.update(id, { stage: 'failed', fault: 'payer' }, fence)
+      }),
+    )
+  const again = async (label: string, refusedAs: RegExp) => {
+    const fresh = await submitCall(context, request({ nonce: `0x${'d2'.repeat(32)}` }), 'c').then(
+      () => 'accepted',
+      (error: Error) => error.message,
+    )
+    t.match(fresh, refusedAs, `${label}: a new payment of the payer is refused`)
+    t.equal((await submitCall(context, request({ nonce: `0x${'d1'.repeat(32)}` }), 'c')).id, first.id, `${label}: the retry gets its submission back`)
+  }
+  await others(7, 'waiting')
+  await again('at its cap of 8', /has 8 active submissions, the most it may have/)
+  await others(2, 'failed')
+  await again('throttled (2 faults)', /while throttled/)
+  await others(3, 'failed')
+  await again('banned (5 faults)', /is refused until/)
+})
