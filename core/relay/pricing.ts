@@ -75,18 +75,6 @@ export function paymentCovers(amount: bigint, worstCase: WorstCase, weiPerBaseUn
   return { covered: amount >= requiredAmount, requiredAmount, worstCaseWei: worstCaseWei(worstCase) }
 }
 
-/**
- * The highest max fee per gas at which `amount` still covers `gasLimit` (and the L1 fee): where a
- * replacement's fee bump must stop.
- *
- * @example
- * maxCoveredFeePerGas(720_001n, 100_000n, 0n, price) // ≈2.4 gwei
- */
-export function maxCoveredFeePerGas(amount: bigint, gasLimit: bigint, l1FeeWei: bigint, weiPerBaseUnit: Fraction): bigint {
-  const budget = tokenToWei(amount, weiPerBaseUnit) - l1FeeWei
-  return budget > 0n ? budget / gasLimit : 0n
-}
-
 /** `a / b` rounded up (for non-negative `a`, positive `b`). */
 export function ceilDiv(a: bigint, b: bigint): bigint {
   return (a + b - 1n) / b

@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { BaseError, getAddress, keccak256, type Hex, type PrivateKeyAccount, type SignedAuthorizationList, type TransactionReceipt } from 'viem'
 import { readFees } from '../chain/fees.ts'
-import { readL1DataFeeOfBytes } from '../chain/l1DataFee.ts'
+import { readL1DataFee, readL1DataFeeOfBytes } from '../chain/l1DataFee.ts'
 import { readWeiPerBaseUnit } from '../chain/tokenPrice.ts'
 import { BroadcastError } from '../chain/networks.ts'
 import { ToolError } from '../tool.ts'
@@ -12,7 +12,7 @@ import { paymentToken } from './paymentToken.ts'
 import { relayOfRequest } from './relayOfRequest.ts'
 import { describeRevertData } from './revertReason.ts'
 import { relayedEvent } from './runnerCall.ts'
-import { paymentCovers } from './pricing.ts'
+import { paymentCovers, tokenToWei, worstCaseWei } from './pricing.ts'
 import { prepareRunnerTransaction, type Fees, type PreparedRelay } from './runnerTransaction.ts'
 import type { RelayOutcome } from './schemas.ts'
 import { StaleEpochError, type RunnerFence, type SentTransaction, type Submission } from './store.ts'
@@ -34,10 +34,15 @@ const RECHECKS_AT_ONCE = 4
 /** How often settled submissions older than `relay.retentionSec` are deleted. */
 const PRUNE_EVERY_MS = 60_000
 
-/** Why a relay in flight gives way to a cancellation; `expiring` when for its payment's expiry, which its payer chose. */
+/**
+ * Why a relay in flight gives way to a cancellation; `expiring` when for its payment's expiry, which
+ * its payer chose; `instead` when the relay itself, included, would now cost the runner this much
+ * (wei) beyond its payment's worth: a cancellation costing less is the smaller loss.
+ */
 interface Cancellation {
   readonly why: string
   readonly expiring?: true
+  readonly instead?: bigint
 }
 
 /** A held submission's backoff: how often it was held in a row, and when it may be looked at again. */
@@ -558,7 +563,7 @@ export class RunnerLoop {
     }
     const cancellation = this.#cancelReason(submission, transaction, now) ?? (await this.#l1FeeOutgrown(submission, transaction))
     if (cancellation) {
-      await this.#cancel(submission, transaction, cancellation.why, { expiring: cancellation.expiring === true })
+      await this.#cancel(submission, transaction, cancellation.why, { expiring: cancellation.expiring === true, ...(cancellation.instead === undefined ? {} : { instead: cancellation.instead }) })
       return
     }
     if (stuck) await this.#replace(submission, transaction)
@@ -601,7 +606,8 @@ export class RunnerLoop {
     const { amount } = relayOfRequest(this.#context, submission.request.call, submission.request.payment, token)
     const [l1FeeWei, weiPerBaseUnit] = await Promise.all([readL1DataFeeOfBytes(network, transaction.raw), readWeiPerBaseUnit(network, token.address)])
     const coverage = paymentCovers(amount, { gasLimit: BigInt(transaction.gas), maxFeePerGas: BigInt(transaction.maxFeePerGas), l1FeeWei }, weiPerBaseUnit)
-    return coverage.covered ? undefined : { why: `its L1 data fee rose to ${l1FeeWei} wei while it waited, past what the payment covers` }
+    if (coverage.covered) return undefined
+    return { why: `its L1 data fee rose to ${l1FeeWei} wei while it waited, past what the payment covers`, instead: coverage.worstCaseWei - tokenToWei(amount, weiPerBaseUnit) }
   }
 
   /**
@@ -609,7 +615,12 @@ export class RunnerLoop {
    * replacement), so the nonces after it can move. Its cost (21,000 gas at its max fee) is capped at
    * what the relay's payment is worth: past that it waits at its fee.
    */
-  async #cancel(submission: Submission, stuck: SentTransaction, why: string, { capped = true, expiring = false }: { capped?: boolean; expiring?: boolean } = {}): Promise<void> {
+  async #cancel(
+    submission: Submission,
+    stuck: SentTransaction,
+    why: string,
+    { capped = true, expiring = false, instead }: { capped?: boolean; expiring?: boolean; instead?: bigint } = {},
+  ): Promise<void> {
     const { network, store } = this.#context
     const token = paymentToken(network, submission.request.payment.token)
     const { amount } = relayOfRequest(this.#context, submission.request.call, submission.request.payment, token)
@@ -617,7 +628,10 @@ export class RunnerLoop {
     const bump = (value: string) => (BigInt(value) * BigInt(10_000 + network.config.runner.feeBumpBps)) / 10_000n
     const maxPriorityFeePerGas = max(bump(stuck.maxPriorityFeePerGas), current.maxPriorityFeePerGas)
     const maxFeePerGas = max(bump(stuck.maxFeePerGas), current.maxFeePerGas, maxPriorityFeePerGas)
-    if (capped && !paymentCovers(amount, { gasLimit: 21_000n, maxFeePerGas, l1FeeWei: 0n }, weiPerBaseUnit).covered) {
+    // On an OP-stack chain the self-transfer pays an L1 data fee too, which no signed field caps.
+    const l1FeeWei = capped ? await readL1DataFee(network, { to: this.#account.address, data: '0x', gas: 21_000n, nonce: stuck.nonce, maxFeePerGas, maxPriorityFeePerGas }) : 0n
+    const cost = { gasLimit: 21_000n, maxFeePerGas, l1FeeWei }
+    if (capped && !paymentCovers(amount, cost, weiPerBaseUnit).covered && !(instead !== undefined && worstCaseWei(cost) < instead)) {
       this.#log.warn({ submission: submission.id, nonce: stuck.nonce, why }, 'not cancelled: the cancellation would cost more than the payment is worth')
       return
     }

@@ -76,3 +76,30 @@ t.test('an OP-stack receipt\'s l1Fee is part of the fee recorded for the relay',
   t.equal(done.stage, 'done')
   t.equal(done.fee, (BigInt(receipt.gasUsed) * BigInt(receipt.effectiveGasPrice) + l1Fee).toString(), 'gas used × its price + the receipt\'s l1Fee')
 })
+
+t.test('a cancellation pays an L1 data fee too: one whose fee the payment does not cover is not sent (issue 28, point 10)', async (t) => {
+  const devnet = await startRunnerDevnet(t, { configure: (network) => ({ ...network, l1DataFee: 'op-stack' as const }) })
+  devnet.allow(0, 1)
+  await devnet.testClient.setCode({ address: GAS_PRICE_ORACLE, bytecode: ORACLE_STAND_IN })
+  const setPerByte = (wei: bigint) => devnet.testClient.setStorageAt({ address: GAS_PRICE_ORACLE, index: toHex(0n, { size: 32 }), value: toHex(wei, { size: 32 }) })
+  await setPerByte(1_000n)
+  const margin = devnet.network.relay.paymentMarginSec
+  const validBefore = BigInt(Math.ceil((Date.now() + 500) / 1000) + margin)
+  const submission = await devnet.submit(await devnet.payer(), { validBefore })
+  await devnet.pass()
+  const relay = (await devnet.get(submission.id)).transaction!
+  // Within the margin, the relay gives way to a cancellation (the payment is its cap). Priced with its L1 fee at
+  // 10^13 wei a byte, the self-transfer costs about 2.3·10^15 wei, ten times the payment's worth: not sent.
+  await waitFor(async () => Math.floor(Date.now() / 1000), (now) => BigInt(now) > validBefore - BigInt(margin), 'the payment within the margin', 5_000, 50)
+  await setPerByte(10_000_000_000_000n)
+  await devnet.pass()
+  t.same(devnet.logged(/^not cancelled: the cancellation would cost more than the payment is worth$/).map((line) => line.submission), [submission.id])
+  const held = await devnet.get(submission.id)
+  t.equal(held.transaction!.cancel, undefined, 'no cancellation stored')
+  t.same(held.transaction!.hashes, [relay.hash], 'nor sent')
+  // At an L1 fee the payment covers, the same pass sends it.
+  await setPerByte(1_000n)
+  const cancelled = await waitFor(async () => (await devnet.pass(), devnet.get(submission.id)), (s) => s.transaction!.cancel === true, 'the cancellation', 5_000)
+  t.equal(cancelled.reason, `not included before its payment came within ${margin} s of expiring`)
+  await expectCancelled(t, devnet, submission.id, cancelled.transaction!.hash, cancelled.reason!)
+})

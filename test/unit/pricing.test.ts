@@ -1,5 +1,5 @@
 import t from 'tap'
-import { ceilDiv, chargeFor, maxCoveredFeePerGas, paymentCovers, tokenToWei, weiToToken, worstCaseWei } from '../../core/relay/pricing.ts'
+import { ceilDiv, chargeFor, paymentCovers, tokenToWei, weiToToken, worstCaseWei } from '../../core/relay/pricing.ts'
 
 // The relay's money rules (core/relay/pricing.ts) on hand-computed figures: each rounding goes the
 // runner's way (costs up, payments' value down), and one unit either side of each boundary.
@@ -71,20 +71,3 @@ t.test('paymentCovers: exactly the worst case (no margin) covers it; one unit le
   t.same(paymentCovers(1_499n, withL1, { numerator: 1n, denominator: 1n }), { covered: false, requiredAmount: 1_500n, worstCaseWei: 1_500n })
 })
 
-t.test('maxCoveredFeePerGas: where a replacement fee bump must stop', async (t) => {
-  // 720,001 units × 333,333,333 = 240,000,333,093,333 wei; / 100,000 gas = 2,400,003,330 wei per gas (rounded down)
-  t.equal(maxCoveredFeePerGas(720_001n, 100_000n, 0n, price), 2_400_003_330n)
-  // at that fee the payment covers; one wei per gas more and it does not
-  const fee = maxCoveredFeePerGas(720_001n, 100_000n, 0n, price)
-  t.equal(paymentCovers(720_001n, { gasLimit: 100_000n, maxFeePerGas: fee, l1FeeWei: 0n }, price).covered, true)
-  t.equal(paymentCovers(720_001n, { gasLimit: 100_000n, maxFeePerGas: fee + 1n, l1FeeWei: 0n }, price).covered, false)
-  // the L1 fee comes off the budget first: (1,000 − 400) / 10 = 60
-  t.equal(maxCoveredFeePerGas(1_000n, 10n, 400n, { numerator: 1n, denominator: 1n }), 60n)
-  // rounded down: (1,000 − 401) / 10 = 59.9 → 59
-  t.equal(maxCoveredFeePerGas(1_000n, 10n, 401n, { numerator: 1n, denominator: 1n }), 59n)
-  // a budget the L1 fee eats whole (or more) leaves no fee at all, never a negative one
-  t.equal(maxCoveredFeePerGas(1_000n, 10n, 1_000n, { numerator: 1n, denominator: 1n }), 0n)
-  t.equal(maxCoveredFeePerGas(1_000n, 10n, 5_000n, { numerator: 1n, denominator: 1n }), 0n)
-  // a budget of exactly one gas unit's fee: 1 wei left over 1 gas
-  t.equal(maxCoveredFeePerGas(1_001n, 1n, 1_000n, { numerator: 1n, denominator: 1n }), 1n)
-})
