@@ -71,7 +71,8 @@ interface Failing {
  *    not sent: it is held with its reason and a backoff of its own, and fails at its deadline);
  * 2. takes a nonce for a transaction only once the node accepted it: a broadcast the node refuses
  *    gives the nonce back and fails its submission with the node's reason (`nonce too low` and the
- *    runner's own `insufficient funds` hold it instead);
+ *    runner's own `insufficient funds` hold it instead; after `nonce too low` nothing more is sent
+ *    until the next pass has read the nonce afresh);
  * 3. follows each transaction in flight to inclusion and confirmations, replaces a stuck one within
  *    what its payment covers, and cancels one that stays unincluded past `runner.maxSendingMs` (or
  *    too close to its payment's expiry: a fault of its payer, who chose that expiry, once the
@@ -230,6 +231,8 @@ export class RunnerLoop {
     for (const submission of fresh) {
       // Lost mid-pass (the lock's session ended): the new owner carries on from the store.
       if (!this.#ownership.held()) return
+      // A nonce the node found too low: nothing more is sent before the next pass reads it afresh.
+      if (this.#nextNonce === undefined) break
       await this.#send(submission, fees!, payersInFlight)
     }
     if (!this.#ownership.held()) return
@@ -244,12 +247,13 @@ export class RunnerLoop {
       if (outcome.status === 'rejected') this.#log.warn({ submission: inFlight[index]!.id, err: outcome.reason }, 'following a transaction failed; retried next pass')
     })
     // Last, the held ones due again: re-checked a few at a time (one slow simulation does not hold
-    // the others), then sent in order, each with the next nonce.
+    // the others), then sent in order, each with the next nonce (none once a nonce was found too low).
+    if (this.#nextNonce === undefined) return
     const batch = due.slice(0, RECHECKS_PER_PASS)
     const rechecked = await mapLimited(batch, RECHECKS_AT_ONCE, (submission) => this.#check(submission, fees!, payersInFlight))
     if (due.length > batch.length) void this.wake()
     for (const [index, submission] of batch.entries()) {
-      if (!this.#ownership.held()) return
+      if (!this.#ownership.held() || this.#nextNonce === undefined) return
       const checked = rechecked[index]!
       if (checked) await this.#dispatch(submission, checked, payersInFlight)
     }

@@ -131,6 +131,36 @@ t.test('a nonce the node finds too low holds the submission; the next pass reads
   t.equal((await devnet.get(b.id)).stage, 'done', 'and it is included')
 })
 
+t.test('three payers in one pass, the first\'s nonce found too low: the other two are not sent with a nonce the runner no longer has (issue 28, point 7)', async (t) => {
+  const devnet = await startRunnerDevnet(t)
+  devnet.allow(0, 1)
+  const payers = [await devnet.payer(), await devnet.payer(), await devnet.payer(), await devnet.payer()]
+  const a = await devnet.submit(payers[0]!)
+  await devnet.pass()
+  const nonce = (await devnet.get(a.id)).transaction!.nonce
+  // The key sends at the runner's next nonce behind its back (bruno sweep while it runs, say), and it is mined.
+  const operator = privateKeyToAccount(devnet.operatorKey)
+  const raw = await operator.signTransaction({ chainId: devnet.network.chainId, to: operator.address, value: 0n, gas: 21_000n, nonce: nonce + 1, maxFeePerGas: 10n ** 11n, maxPriorityFeePerGas: 10n ** 9n, type: 'eip1559' })
+  await devnet.client.request({ method: 'eth_sendRawTransaction', params: [raw] })
+  await devnet.mine()
+  const three = [await devnet.submit(payers[1]!), await devnet.submit(payers[2]!), await devnet.submit(payers[3]!)]
+  const before = broadcasts(devnet.chaos).length
+  await devnet.pass()
+  t.same(broadcastNonces(devnet.chaos).slice(before), [nonce + 1], 'one broadcast, refused: the other two wait for the next pass')
+  const views = await Promise.all(three.map((submission) => devnet.get(submission.id)))
+  t.match(views[0]!.reason, /^waiting: the node refused the nonce \(.*nonce too low.*\); sent again with a fresh one$/i)
+  for (const view of views.slice(1)) {
+    t.equal(view.stage, 'waiting')
+    t.equal(view.transaction, undefined, 'nothing signed for it')
+    t.equal(view.reason, undefined, 'and no false reason')
+  }
+  await devnet.pass()
+  t.same(broadcastNonces(devnet.chaos).slice(before + 1), [nonce + 2, nonce + 3, nonce + 4], 'the next pass: all three, at the fresh nonces, in order')
+  await devnet.mine()
+  await devnet.pass()
+  for (const submission of three) t.equal((await devnet.get(submission.id)).stage, 'done')
+})
+
 t.test('any other refusal fails the submission; the nonce it did not use goes to the next one', async (t) => {
   const devnet = await startRunnerDevnet(t)
   const payer = await devnet.payer()
