@@ -76,6 +76,22 @@ t.test('a file that is not JSON is reported with its line and column and what wa
   t.equal((await loadConfig(await file(`\uFEFF${JSON.stringify(bom)}`), env)).networks[0]!.name, 'local')
 })
 
+t.test('a swapPath that does not end at the network\'s WETH is refused, one hop or several (issue 28, point 1)', async (t) => {
+  // Accepted, a USDC→DAI path would value every payment in DAI per USDC (≈1) as if it were WETH per USDC (≈1/3,000).
+  const dai = '0x50c5725949A6F0c72E6C4a641F24049A917DB0Cb'
+  const withPath = (swapPath: { fee: number; tokenOut: string }[]) => {
+    const config = rawConfig()
+    config.networks[0].tokens[0].swapPath = swapPath
+    return () => parseConfig(config, env)
+  }
+  const refusal = new ConfigError('config networks[0].tokens[0].swapPath: the last hop must end at the network\'s WETH')
+  t.throws(withPath([{ fee: 100, tokenOut: dai }]), refusal, 'one hop, to DAI')
+  t.throws(withPath([{ fee: 500, tokenOut: '0x4200000000000000000000000000000000000006' }, { fee: 100, tokenOut: dai }]), refusal, 'through WETH, ending at DAI')
+  t.throws(withPath([{ fee: 100, tokenOut: dai }, { fee: 100, tokenOut: dai }]), refusal, 'two hops, neither to WETH')
+  t.doesNotThrow(withPath([{ fee: 100, tokenOut: dai }, { fee: 500, tokenOut: '0x4200000000000000000000000000000000000006' }]), 'through DAI to WETH')
+  t.doesNotThrow(withPath([{ fee: 500, tokenOut: '0x4200000000000000000000000000000000000006' }]), 'straight to WETH')
+})
+
 t.test('an unknown key is named, with the nearest known key or the keys there are', async (t) => {
   const spoiled = (spoil: (config: any) => void) => {
     const config = rawConfig()

@@ -45,13 +45,23 @@ t.test('the devnet as deployed passes every check', async (t) => {
   t.ok(local.ok, JSON.stringify(local.checks.filter((check) => !check.ok)))
   t.same(
     local.checks.map((check) => check.name),
-    ['chain id', 'uniswap', 'calibur', 'runner contract', 'runner balance', 'token USDC', 'token WETH', 'pool USDC→WETH 0.05%'],
+    ['chain id', 'uniswap', 'calibur', 'runner contract', 'runner balance', 'token USDC', 'token WETH', 'weth', 'pool USDC→WETH 0.05%'],
   )
   const byName = Object.fromEntries(local.checks.map((check) => [check.name, check.detail]))
   t.match(byName.calibur, /^Calibur 1\.0\.0 at 0x000000005c84F8Fd50b21CAC312528A64437030e; a delegated account reports its own EIP-712 domain \(chain id 31337/)
   t.match(byName['runner contract'], deployment.runner.operator.address)
   t.match(byName['token USDC'], /"USD Coin", 6 decimals, EIP-712 domain "USD Coin" version "2"/)
   t.match(byName['token WETH'], /no EIP-3009 domain/)
+  t.equal(byName.weth, `WETH (18 decimals) at ${deployment.weth}, where the swap paths of USDC end`)
+})
+
+t.test('a configured weth that is not WETH fails "weth", naming what it is (issue 28, point 1)', async (t) => {
+  const [local] = await preflight({ ...config, networks: [{ ...config.networks[0]!, weth: deployment.usdc }] }, env)
+  const weth = local!.checks.find((check) => check.name === 'weth')!
+  t.equal(weth.ok, false)
+  t.equal(weth.detail, `${deployment.usdc} is not WETH: its symbol() is "USDC" and decimals() 6; every swap path must end at the chain's wrapped ether`)
+  const [nowhere] = await preflight({ ...config, networks: [{ ...config.networks[0]!, weth: '0x000000000000000000000000000000000000dEaD' }] }, env)
+  t.same(nowhere!.checks.find((check) => check.name === 'weth'), { name: 'weth', ok: false, detail: 'no code at weth 0x000000000000000000000000000000000000dEaD' })
 })
 
 t.test('a pool whose price ring cannot hold the 600 s window at the chain\'s block time fails "pool", naming the fix', async (t) => {

@@ -17,6 +17,8 @@ Checks that each configured chain can be served, and names every check with pass
                    key's address as operator
   runner balance   the runner holds at least runner.minBalanceWei
   token <SYMBOL>   code, decimals() as configured, name() and the EIP-712 domain
+  weth             the configured weth is WETH (symbol() "WETH", 18 decimals): every swap path
+                   ends there, and prices are WETH per token
   pool <A→B fee>   each swapPath hop's pool exists and has liquidity
 Exits 1 if any check fails. \`bruno serve\` runs the same checks before it starts.
 

@@ -97,6 +97,20 @@ export async function preflightChain(network: Network, env: NodeJS.ProcessEnv): 
       }),
     ),
 
+    // Every price is a swap path's WETH per token: WETH that is not WETH would value every payment
+    // in whatever it is (the config refuses a path not ending at the configured WETH).
+    runCheck('weth', async () => {
+      const address = getAddress(config.weth)
+      if (!(await codeAt(address))) throw new CheckFailed(`no code at weth ${address}`)
+      const [symbol, decimals] = await Promise.all([
+        client.readContract({ address, abi: erc20Abi, functionName: 'symbol' }),
+        client.readContract({ address, abi: erc20Abi, functionName: 'decimals' }),
+      ])
+      if (symbol !== 'WETH' || decimals !== 18) throw new CheckFailed(`${address} is not WETH: its symbol() is "${symbol}" and decimals() ${decimals}; every swap path must end at the chain's wrapped ether`)
+      const paths = config.tokens.filter((token) => token.swapPath).map((token) => token.symbol)
+      return `WETH (18 decimals) at ${address}${paths.length > 0 ? `, where the swap paths of ${paths.join(', ')} end` : ''}`
+    }),
+
     ...config.tokens.flatMap((token) => {
       let tokenIn = getAddress(token.address)
       return (token.swapPath ?? []).map((hop) => {
