@@ -216,3 +216,23 @@ t.test('server.trustProxy: behind a proxy, the client address (the rate limit\'s
   t.equal(await ping(proxied.server.url, '203.0.113.1'), 429, 'and each bucket still limited')
   t.throws(() => offlineConfig({ ...env }, { server: { ...limited, trustProxy: 'yes' } }), { name: 'ConfigError', message: /^config server\.trustProxy: / })
 })
+
+t.test('server.trustProxy as a number of hops: a client\'s forged X-Forwarded-For entries are not its address (issue 28, point 3)', async (t) => {
+  const ping = (url: string, forwardedFor: string) =>
+    fetch(`${url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-forwarded-for': forwardedFor, 'mcp-protocol-version': '2025-06-18' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+    }).then((response) => response.status)
+  const limited = { host: '127.0.0.1', port: 0, rateLimit: { max: 2, windowMs: 60_000 } }
+  // One proxy in front (here the test, on loopback), which appends the address it saw: the client's own entries come first.
+  const oneHop = await startBruno(t, offlineConfig({ ...env }, { server: { ...limited, trustProxy: 1 } }), { ...env })
+  t.equal(await ping(oneHop.server.url, '198.51.100.1, 203.0.113.9'), 200)
+  t.equal(await ping(oneHop.server.url, '198.51.100.2, 203.0.113.9'), 200)
+  t.equal(await ping(oneHop.server.url, '10.0.0.1, 198.51.100.3, 203.0.113.9'), 429, 'forged entries, one client: one bucket, its limit reached')
+  t.equal(await ping(oneHop.server.url, '198.51.100.1, 203.0.113.10'), 200, 'another client the proxy saw: its own bucket')
+  // Trusting one hop too many makes the client's own last entry its address: each forgery a fresh bucket.
+  const twoHops = await startBruno(t, offlineConfig({ ...env }, { server: { ...limited, trustProxy: 2 } }), { ...env })
+  const forged = await Promise.all([1, 2, 3, 4].map((index) => ping(twoHops.server.url, `198.51.100.${index}, 203.0.113.9`)))
+  t.same(forged, [200, 200, 200, 200], 'what an over-trusting config lets through (why the hop count must be the proxies in front)')
+})

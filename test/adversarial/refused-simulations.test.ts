@@ -11,7 +11,8 @@ import { adversaryChain, compileAdversary, fundedPayer, transferPayment } from '
 // (185 ms idle). Now each client may have relay.admission.simulations.atOnce quotes or submits simulated at once (the
 // next is refused at once), and once its refused ones ran refusedGasPerMinute gas (a refusal before any measure
 // counts maxCallGas) it is refused before simulating until that gas is a minute old. Clients are told apart by
-// X-Forwarded-For (server.trustProxy), as behind a load balancer.
+// X-Forwarded-For (server.trustProxy: 1, one proxy in front), as behind a load balancer; every request also carries
+// entries of the client's own forging before the proxy's, which must not split one client into many (issue 28, point 3).
 
 // The devnet lifts the bound (one developer on loopback): the defaults a deployment gets are set back here.
 const bruno = await startDevnetBruno(t, {
@@ -20,7 +21,7 @@ const bruno = await startDevnetBruno(t, {
   configure: (config) => {
     const [network] = config.networks
     const admission = { ...network!.relay.admission, simulations: { atOnce: 4, refusedGasPerMinute: 60_000_000 } }
-    return { ...config, server: { ...config.server, trustProxy: true }, networks: [{ ...network!, relay: { ...network!.relay, admission } }] }
+    return { ...config, server: { ...config.server, trustProxy: 1 }, networks: [{ ...network!, relay: { ...network!.relay, admission } }] }
   },
 })
 const { deployment } = bruno
@@ -37,8 +38,11 @@ const payer = await fundedPayer(bruno, chain, key, 1_000_000_000n)
 // A call that burns every unit it is given, then fails: refused at submit, after the node ran it at maxCallGas.
 const bomb = { to: gasSink, data: '0xdeadbeef' as Hex }
 
+let forgeries = 0
 async function post(path: string, body: unknown, client: string): Promise<{ status: number; json: any }> {
-  const response = await fetch(`${bruno.server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': client }, body: JSON.stringify(body) })
+  // What the client forged, then what the proxy appends: the address it saw.
+  const forged = `10.${forgeries % 256}.${(forgeries++ >> 8) % 256}.1`
+  const response = await fetch(`${bruno.server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': `${forged}, ${client}` }, body: JSON.stringify(body) })
   return { status: response.status, json: await response.json() }
 }
 
