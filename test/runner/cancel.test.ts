@@ -148,3 +148,35 @@ t.test('a relay whose payment comes within paymentMarginSec of its validBefore i
 
   await expectCancelled(t, devnet, submission.id, cancel.hash, why)
 })
+
+t.test('maxSendingMs counts from the first broadcast: replacements do not put the cancellation off (issue 28, point 4)', async (t) => {
+  // Replaced every 0.2 s while it waits (paid enough for every bump): counted from its latest replacement, it would
+  // never be cancelled.
+  const maxSendingMs = 1_500
+  const devnet = await startRunnerDevnet(t, { configure: (network) => ({ ...network, runner: { ...network.runner, maxSendingMs, stuckAfterMs: 200 } }) })
+  devnet.allow(0, 1)
+  const submission = await devnet.submit(await devnet.payer(), { amount: 100_000_000n })
+  await devnet.pass()
+  const relay = (await devnet.get(submission.id)).transaction!
+  let latest = relay
+  const cancelled = await waitFor(
+    async () => {
+      await devnet.pass()
+      const now = await devnet.get(submission.id)
+      if (!now.transaction!.cancel) latest = now.transaction!
+      return now
+    },
+    (now) => now.transaction!.cancel === true,
+    'the cancellation',
+    10_000,
+    50,
+  )
+  t.ok(latest.hashes.length >= 2, `replaced ${latest.hashes.length - 1} time(s) before it`)
+  t.equal(latest.firstSentAt, relay.firstSentAt, 'a replacement keeps the first broadcast\'s time')
+  t.ok(latest.sentAt > relay.sentAt, 'and has its own')
+  const cancel = cancelled.transaction!
+  t.ok(cancel.sentAt - relay.firstSentAt > maxSendingMs, 'cancelled past maxSendingMs from the first broadcast')
+  t.ok(cancel.sentAt - latest.sentAt < maxSendingMs, `before maxSendingMs from the latest replacement (${cancel.sentAt - latest.sentAt} ms)`)
+  t.equal(cancelled.reason, 'not included within 1.5 s')
+  await expectCancelled(t, devnet, submission.id, cancel.hash, cancelled.reason!)
+})
