@@ -1,8 +1,9 @@
 import t, { type Test } from 'tap'
 import { getAddress, keccak256 } from 'viem'
 import type { Submission } from '../../core/relay/store.ts'
+import { submitCall } from '../../core/relay/submit.ts'
 import { waitFor } from '../fixtures/waitFor.ts'
-import { answerTip, currentFees, expectCancelled, feeBump, signed, startRunnerDevnet, type RunnerDevnet } from './runnerDevnet.ts'
+import { answerTip, caliburBatchRequest, currentFees, expectCancelled, feeBump, signed, startRunnerDevnet, type RunnerDevnet } from './runnerDevnet.ts'
 
 // The runner's cancellations, one pass at a time: a relay unincluded past `runner.maxSendingMs`, or
 // whose payment comes within `relay.paymentMarginSec` of expiring, gives its nonce back through a
@@ -179,4 +180,24 @@ t.test('maxSendingMs counts from the first broadcast: replacements do not put th
   t.ok(cancel.sentAt - latest.sentAt < maxSendingMs, `before maxSendingMs from the latest replacement (${cancel.sentAt - latest.sentAt} ms)`)
   t.equal(cancelled.reason, 'not included within 1.5 s')
   await expectCancelled(t, devnet, submission.id, cancel.hash, cancelled.reason!)
+})
+
+t.test('a Calibur batch in flight whose deadline comes within paymentMarginSec is cancelled as a signed transfer is (issue 28, point 2)', async (t) => {
+  const devnet = await startRunnerDevnet(t)
+  devnet.allow(0, 1)
+  const margin = devnet.network.relay.paymentMarginSec
+  // Ignored, the batch would be included past its deadline: Calibur reverts SignatureExpired, the Runner with it,
+  // and the runner pays for a payer it then bans.
+  const deadline = BigInt(Math.ceil((Date.now() + 500) / 1000) + margin)
+  const view = await submitCall(devnet.context, await caliburBatchRequest(devnet, deadline))
+  await devnet.pass()
+  const relay = (await devnet.get(view.id)).transaction!
+  t.equal((await devnet.get(view.id)).stage, 'sending', 'sent while its deadline was more than the margin away')
+  const cancelled = await passUntil(devnet, view.id, (s) => s.transaction!.cancel === true, 'the cancellation')
+  const why = `not included before its payment came within ${margin} s of expiring`
+  checkSelfTransfer(t, devnet, cancelled, relay)
+  t.equal(cancelled.reason, why)
+  t.ok(BigInt(Math.floor(cancelled.transaction!.sentAt / 1000)) > deadline - BigInt(margin), 'only once less than the margin was left')
+  await expectCancelled(t, devnet, view.id, cancelled.transaction!.hash, why)
+  t.equal((await devnet.get(view.id)).fault, 'payer', 'the payer chose that deadline: its fault, not a revert')
 })

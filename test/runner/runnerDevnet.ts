@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Test } from 'tap'
-import { createPublicClient, createTestClient, encodeFunctionData, erc20Abi, getAddress, hexToBigInt, http, parseTransaction, toHex, type Address, type Hex } from 'viem'
+import { concat, createPublicClient, createTestClient, encodeFunctionData, erc20Abi, getAddress, hexToBigInt, http, parseTransaction, toHex, type Address, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { devnetConfig, DEVNET_RPC_ENV } from '../../config/devnet.ts'
 import type { BrunoConfig, NetworkConfig } from '../../config/schema.ts'
@@ -19,6 +19,13 @@ import { SqliteSubmissionStore } from '../../core/relay/sqliteStore.ts'
 import type { Submission } from '../../core/relay/store.ts'
 import { submitCall } from '../../core/relay/submit.ts'
 import { randomAuthorizationNonce, transferWithAuthorizationTypedData } from '../../plugins/3009/typedData.ts'
+import { encodeTransfer } from '../../core/plugin.ts'
+import type { BatchPaymentReader } from '../../core/relay/batchPayment.ts'
+import { paymentToken } from '../../core/relay/paymentToken.ts'
+import type { SubmitRequest } from '../../core/relay/schemas.ts'
+import { encodeSignedExecute } from '../../plugins/calibur/executeCalldata.ts'
+import { caliburBatchReader, ownCallsBatch, paymentBatch } from '../../plugins/calibur/paymentFirstBatch.ts'
+import { caliburTypedData } from '../../plugins/calibur/typedData.ts'
 import { startParityProxy, type ParityProxy } from '../fixtures/parityProxy.ts'
 import { devnetPricing, ledgerViolations, runnerLedger, type LedgerEntry } from '../fixtures/runnerLedger.ts'
 import { startChaosProxy, type ChaosProxy } from '../liveness/chaosProxy.ts'
@@ -292,4 +299,30 @@ export async function startRunnerDevnet(t: Test, options: RunnerDevnetOptions = 
       allowedCancels += cancels
     },
   }
+}
+
+/**
+ * A fresh payer delegated to the devnet's Calibur-compatible delegate (EIP-7702's designator as its
+ * code) and its two signed batches, as submit takes them: the payment-only batch paying `amount` USDC
+ * to the payee at seq 0, and a batch of its own calls (a balance read) at seq 1, both with `deadline`
+ * (0: none). The calibur group's batch reader is put in the relay's context, as the app registers it.
+ */
+export async function caliburBatchRequest(devnet: RunnerDevnet, deadline: bigint, amount = 10_000_000n): Promise<SubmitRequest> {
+  const { network, deployment, context } = devnet
+  const readers = context.batchReaders as BatchPaymentReader[]
+  if (!readers.some((reader) => reader.delegate === 'Calibur')) {
+    readers.push(caliburBatchReader({ token: (_chain, token) => paymentToken(context.network, token), pricer: () => Promise.reject(new Error('not priced here')) }))
+  }
+  const account = privateKeyToAccount((await devnet.payer()).key)
+  await devnet.testClient.setCode({ address: account.address, bytecode: concat(['0xef0100', deployment.calibur]) })
+  const read = devnet.readCall(account.address)
+  const leg = encodeTransfer({ token: deployment.usdc, to: devnet.payee, amount })
+  const domain = { chainId: network.chainId, account: account.address, salt: toHex(BigInt(deployment.calibur), { size: 32 }) }
+  const signedBatch = async (batch: ReturnType<typeof paymentBatch>, nonce: bigint) => {
+    const typedData = caliburTypedData({ domain, batch, nonce, deadline })
+    return encodeSignedExecute({ message: typedData.message, signature: await account.signTypedData(typedData as never) })
+  }
+  const payment = await signedBatch(paymentBatch({ ...leg, to: getAddress(leg.to), data: leg.data as Hex }), 0n)
+  const calls = await signedBatch(ownCallsBatch([{ to: read.to, value: '0', data: read.data }]), 1n)
+  return { call: { to: account.address, data: calls }, payment: { token: deployment.usdc, amountBaseUnits: amount.toString(), batch: payment } }
 }

@@ -1,15 +1,8 @@
 import t from 'tap'
-import { concat, getAddress, hexToBigInt, toHex, type Hex } from 'viem'
-import { privateKeyToAccount } from 'viem/accounts'
-import { encodeTransfer } from '../../core/plugin.ts'
-import type { BatchPaymentReader } from '../../core/relay/batchPayment.ts'
-import { paymentToken } from '../../core/relay/paymentToken.ts'
+import { hexToBigInt, type Hex } from 'viem'
 import { submitCall } from '../../core/relay/submit.ts'
-import { encodeSignedExecute } from '../../plugins/calibur/executeCalldata.ts'
-import { caliburBatchReader, ownCallsBatch, paymentBatch } from '../../plugins/calibur/paymentFirstBatch.ts'
-import { caliburTypedData } from '../../plugins/calibur/typedData.ts'
 import { waitFor } from '../fixtures/waitFor.ts'
-import { paymentValue, signed, startRunnerDevnet } from './runnerDevnet.ts'
+import { caliburBatchRequest, paymentValue, signed, startRunnerDevnet } from './runnerDevnet.ts'
 
 // The runner's send path, one pass at a time: which submissions a pass sends, with which nonce and
 // fees, what it stores before the broadcast, and how it follows a transaction to `done` through
@@ -112,25 +105,7 @@ t.test('a waiting row an older Bruno stored without its call\'s stipend is measu
 
 t.test('a Calibur batch signed with no deadline (0) is sent at its first pass, not failed or cancelled as expiring', async (t) => {
   const devnet = await startRunnerDevnet(t)
-  const { network, deployment } = devnet
-  // The calibur group's reader, as the app registers it (services' payment tokens; no pricer needed to read).
-  const reader = caliburBatchReader({ token: (_chain, token) => paymentToken(devnet.context.network, token), pricer: () => Promise.reject(new Error('not priced here')) })
-  ;(devnet.context.batchReaders as BatchPaymentReader[]).push(reader)
-  const payer = await devnet.payer()
-  const account = privateKeyToAccount(payer.key)
-  // Delegated to the devnet's Calibur-compatible delegate (EIP-7702's designator as the account's code).
-  await devnet.testClient.setCode({ address: account.address, bytecode: concat(['0xef0100', deployment.calibur]) })
-  const amount = 10_000_000n
-  const read = devnet.readCall(account.address)
-  const leg = encodeTransfer({ token: deployment.usdc, to: devnet.payee, amount })
-  const domain = { chainId: network.chainId, account: account.address, salt: toHex(BigInt(deployment.calibur), { size: 32 }) }
-  const signed = async (batch: ReturnType<typeof paymentBatch>, nonce: bigint) => {
-    const typedData = caliburTypedData({ domain, batch, nonce, deadline: 0n })
-    return encodeSignedExecute({ message: typedData.message, signature: await account.signTypedData(typedData as never) })
-  }
-  const payment = await signed(paymentBatch({ ...leg, to: getAddress(leg.to), data: leg.data as Hex }), 0n)
-  const calls = await signed(ownCallsBatch([{ to: read.to, value: '0', data: read.data }]), 1n)
-  const view = await submitCall(devnet.context, { call: { to: account.address, data: calls }, payment: { token: deployment.usdc, amountBaseUnits: amount.toString(), batch: payment } })
+  const view = await submitCall(devnet.context, await caliburBatchRequest(devnet, 0n))
   t.equal(view.stage, 'waiting', 'accepted: a batch without a deadline never expires')
 
   await devnet.pass()
