@@ -20,6 +20,8 @@ import { relayBindings } from './rest/routes.ts'
 import { ToolRegistry } from './registry.ts'
 import { createServices, type BrunoServices } from './services.ts'
 import type { ServerInfo } from './mcp/dispatcher.ts'
+import { secretRedactor } from './redaction.ts'
+import { configuredSecrets } from './secrets.ts'
 
 /** Core's state, for core's own routes. Groups see only `services`, through the plugin API (core/plugin.ts). */
 export interface BrunoCore {
@@ -75,6 +77,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // one's, so behind a reverse proxy every client is the proxy unless it is trusted here.
     trustProxy: trustedProxies(config.server.trustProxy),
   })
+
+  // No answer leaves with a secret in it, whatever an upstream error quoted (a node's message that
+  // names its RPC URL or key, in any letter case): every text body passes the log lines' scrubber.
+  const redact = secretRedactor(configuredSecrets(config, options.env ?? process.env))
+  app.addHook('onSend', (_request, _reply, payload, done) => done(null, typeof payload === 'string' ? redact(payload) : payload))
 
   // Every JSON body, on every route, is bounded (depth, __proto__) before it is parsed.
   app.removeContentTypeParser('application/json')

@@ -1,4 +1,5 @@
 import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino'
+import { secretRedactor } from './redaction.ts'
 
 export interface LoggerSettings {
   readonly level?: LoggerOptions['level']
@@ -8,26 +9,19 @@ export interface LoggerSettings {
 }
 
 /**
- * Bruno's pino logger. Every serialized line passes through a scrubber, so a secret that slips
- * into an error message, a stack or an upstream reply is redacted wherever it sits in the line.
+ * Bruno's pino logger. Every serialized line passes through a scrubber (`secretRedactor`), so a
+ * secret that slips into an error message, a stack or an upstream reply is redacted wherever it
+ * sits in the line, in any letter case.
  *
  * @example
  * const log = createLogger({ secrets: [process.env.BASE_RPC!] })
  */
 export function createLogger(settings: LoggerSettings): Logger {
-  // In any letter case: a URL's host, a hex key or a percent-escape may come back upper- or lower-cased.
-  // Longest first, so that a secret holding another is redacted whole.
-  const secrets = settings.secrets.filter((secret) => secret.length >= 8).sort((a, b) => b.length - a.length)
-  const pattern = new RegExp(secrets.map((secret) => secret.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'gi')
-  // Almost every line holds no secret: looking costs no allocation, replacing only where found.
-  const scrub = (line: string): string => {
-    pattern.lastIndex = 0
-    return pattern.test(line) ? line.replace(pattern, '[redacted]') : line
-  }
+  const scrub = secretRedactor(settings.secrets)
   const options: LoggerOptions = {
     level: settings.level ?? 'info',
     base: { service: 'bruno' },
-    hooks: { streamWrite: secrets.length === 0 ? (line) => line : scrub },
+    hooks: { streamWrite: scrub },
   }
   return settings.destination ? pino(options, settings.destination) : pino(options)
 }

@@ -1,5 +1,6 @@
 import t from 'tap'
 import { createLogger } from '../../core/logger.ts'
+import { urlSecrets } from '../../core/secrets.ts'
 
 // core/logger.ts's scrubber on the lines pino writes: a secret is redacted in any letter case (a URL's host,
 // a hex key, a percent-escape may come back upper- or lower-cased), with the characters a URL holds that
@@ -42,4 +43,16 @@ t.test('no secrets: lines as pino writes them', async (t) => {
   const { log, lines } = logged([])
   log.info('plain')
   t.match(lines[0], /"msg":"plain"/)
+})
+
+t.test('urlSecrets: an RPC URL and the parts a node may quote alone; a path word is not a key', async (t) => {
+  const parts = urlSecrets('https://user:pa55w%40rd@eth.example.com/optimism/AbCdEf0123456789?apikey=QueryKey987&chain=base')
+  for (const part of ['https://user:pa55w%40rd@eth.example.com/optimism/AbCdEf0123456789?apikey=QueryKey987&chain=base', 'user:pa55w%40rd@eth.example.com/optimism/AbCdEf0123456789?apikey=QueryKey987&chain=base', 'eth.example.com/optimism/AbCdEf0123456789', 'pa55w%40rd', 'pa55w@rd', 'AbCdEf0123456789', 'QueryKey987']) {
+    t.ok(parts.includes(part), part)
+  }
+  t.notOk(parts.includes('optimism'), 'an ordinary word in the path stays')
+  t.notOk(parts.includes('base'), 'and in the query')
+  t.notOk(parts.includes('eth.example.com'), 'the host alone stays')
+  t.same(urlSecrets('not a url'), ['not a url'])
+  t.same(urlSecrets(undefined), [])
 })
