@@ -1,6 +1,7 @@
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
+import { toFunctionSelector } from 'viem'
 import { devnetConfig, DEVNET_RPC_ENV } from '../config/devnet.ts'
 import { startAnvil } from '../core/devnet/anvil.ts'
 import { deployDevnet } from '../core/devnet/deploy.ts'
@@ -17,15 +18,17 @@ const QUERY_KEY = 'QueryKey98765abc'
 const anvil = await startAnvil()
 t.teardown(() => anvil.stop())
 const deployment = await deployDevnet(anvil.rpcUrl)
-// The node: anvil, except that every simulation (eth_call, eth_estimateGas) and every balance read fails with
-// words that quote the URL Bruno was given, each part in another letter case.
+// The node: anvil, except that a pool's price read, every balance read and every nonce read fail with words
+// that quote the URL Bruno was given, each part in another letter case.
+const SLOT0 = toFunctionSelector('slot0()')
 const node = createServer((request, response) => {
   let body = ''
   request.on('data', (chunk) => (body += chunk))
   request.on('end', async () => {
     const quoted = [`execution reverted: see ${rpcUrl.toUpperCase()}`, `upstream 127.0.0.1:${port}/v2/${PATH_KEY.toLowerCase()} refused`, `invalid api key ${QUERY_KEY.toUpperCase()} for /v2/${PATH_KEY}`]
-    const answer = async (call: { id: unknown; method: string }) => {
-      if (call.method === 'eth_call' || call.method === 'eth_estimateGas') return { jsonrpc: '2.0', id: call.id, error: { code: 3, message: quoted[0], data: '0x' } }
+    const answer = async (call: { id: unknown; method: string; params?: { data?: string }[] }) => {
+      // Every read of a pool's price (slot0) fails as a revert would, quoting the URL: quote meets it on every binding.
+      if (call.method === 'eth_call' && call.params?.[0]?.data?.startsWith(SLOT0)) return { jsonrpc: '2.0', id: call.id, error: { code: 3, message: quoted[0], data: '0x' } }
       if (call.method === 'eth_getBalance') return { jsonrpc: '2.0', id: call.id, error: { code: -32000, message: quoted[1] } }
       if (call.method === 'eth_getTransactionCount') return { jsonrpc: '2.0', id: call.id, error: { code: -32603, message: quoted[2] } }
       const upstream = await fetch(anvil.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(call) })
@@ -80,7 +83,7 @@ t.test('every binding\'s answer to a node that quotes its URL and keys: none of 
       t.notOk(folded.includes(secret.toLowerCase()), `${secret} not in: ${answer.slice(0, 300)}`)
     }
   }
-  t.ok(answers.some((answer) => answer.includes('[redacted]')), 'the node\'s words did reach an answer, redacted')
+  for (const index of [1, 4, 7]) t.match(answers[index], /see \[redacted\]/, 'the node\'s words reached the quote\'s refusal, redacted')
   for (const line of bruno.logs) {
     const folded = line.toLowerCase()
     t.notOk(folded.includes(PATH_KEY.toLowerCase()) || folded.includes(QUERY_KEY.toLowerCase()), 'nor a log line')
