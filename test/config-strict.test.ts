@@ -199,13 +199,15 @@ t.test('the command line: flags, the server section and the port are refused bef
   t.notMatch(busyConfig.stderr, /preflight|unavailable/)
 })
 
+/** An MCP ping to `url` through a proxy that says the request came for `forwardedFor`: its HTTP status. */
+const ping = (url: string, forwardedFor: string) =>
+  fetch(`${url}/mcp`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-forwarded-for': forwardedFor, 'mcp-protocol-version': '2025-06-18' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+  }).then((response) => response.status)
+
 t.test('server.trustProxy: behind a proxy, the client address (the rate limit\'s key) is the forwarded one only when trusted', async (t) => {
-  const ping = (url: string, forwardedFor: string) =>
-    fetch(`${url}/mcp`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-forwarded-for': forwardedFor, 'mcp-protocol-version': '2025-06-18' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
-    }).then((response) => response.status)
   const limited = { host: '127.0.0.1', port: 0, rateLimit: { max: 1, windowMs: 60_000 } }
   const direct = await startBruno(t, offlineConfig({ ...env }, { server: limited }), { ...env })
   t.equal(await ping(direct.server.url, '203.0.113.1'), 200)
@@ -218,12 +220,6 @@ t.test('server.trustProxy: behind a proxy, the client address (the rate limit\'s
 })
 
 t.test('server.trustProxy as a number of hops: a client\'s forged X-Forwarded-For entries are not its address (issue 28, point 3)', async (t) => {
-  const ping = (url: string, forwardedFor: string) =>
-    fetch(`${url}/mcp`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-forwarded-for': forwardedFor, 'mcp-protocol-version': '2025-06-18' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
-    }).then((response) => response.status)
   const limited = { host: '127.0.0.1', port: 0, rateLimit: { max: 2, windowMs: 60_000 } }
   // One proxy in front (here the test, on loopback), which appends the address it saw: the client's own entries come first.
   const oneHop = await startBruno(t, offlineConfig({ ...env }, { server: { ...limited, trustProxy: 1 } }), { ...env })

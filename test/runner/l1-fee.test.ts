@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { size, toHex, type Hex } from 'viem'
 import { GAS_PRICE_ORACLE, L1_FEE_HEADROOM_BPS } from '../../core/chain/l1DataFee.ts'
 import { waitFor } from '../fixtures/waitFor.ts'
@@ -20,12 +20,18 @@ import { expectCancelled, startRunnerDevnet } from './runnerDevnet.ts'
 const ORACLE_STAND_IN: Hex = '0x600435600401356044015f54025f5260205ff3'
 const getL1FeeAbi = [{ type: 'function', name: 'getL1Fee', stateMutability: 'view', inputs: [{ name: '_data', type: 'bytes' }], outputs: [{ name: '', type: 'uint256' }] }] as const
 
-t.test('a relay whose L1 data fee rises past its payment while it waits is cancelled, and fails once that is mined', async (t) => {
+/** A runner devnet as an OP-stack chain: the stand-in oracle at the predeploy, at 1,000 wei a byte; one cancellation allowed. */
+async function opStackDevnet(t: Test) {
   const devnet = await startRunnerDevnet(t, { configure: (network) => ({ ...network, l1DataFee: 'op-stack' as const }) })
   devnet.allow(0, 1)
   await devnet.testClient.setCode({ address: GAS_PRICE_ORACLE, bytecode: ORACLE_STAND_IN })
   const setPerByte = (wei: bigint) => devnet.testClient.setStorageAt({ address: GAS_PRICE_ORACLE, index: toHex(0n, { size: 32 }), value: toHex(wei, { size: 32 }) })
   await setPerByte(1_000n)
+  return { devnet, setPerByte }
+}
+
+t.test('a relay whose L1 data fee rises past its payment while it waits is cancelled, and fails once that is mined', async (t) => {
+  const { devnet, setPerByte } = await opStackDevnet(t)
   const probe = await devnet.client.readContract({ address: GAS_PRICE_ORACLE, abi: getL1FeeAbi, functionName: 'getL1Fee', args: ['0x0102'] })
   t.equal(probe, (2n + 68n) * 1_000n, 'the stand-in answers (length + 68) × per-byte price')
 
@@ -78,11 +84,7 @@ t.test('an OP-stack receipt\'s l1Fee is part of the fee recorded for the relay',
 })
 
 t.test('a cancellation pays an L1 data fee too: one whose fee the payment does not cover is not sent (issue 28, point 10)', async (t) => {
-  const devnet = await startRunnerDevnet(t, { configure: (network) => ({ ...network, l1DataFee: 'op-stack' as const }) })
-  devnet.allow(0, 1)
-  await devnet.testClient.setCode({ address: GAS_PRICE_ORACLE, bytecode: ORACLE_STAND_IN })
-  const setPerByte = (wei: bigint) => devnet.testClient.setStorageAt({ address: GAS_PRICE_ORACLE, index: toHex(0n, { size: 32 }), value: toHex(wei, { size: 32 }) })
-  await setPerByte(1_000n)
+  const { devnet, setPerByte } = await opStackDevnet(t)
   const margin = devnet.network.relay.paymentMarginSec
   const validBefore = BigInt(Math.ceil((Date.now() + 500) / 1000) + margin)
   const submission = await devnet.submit(await devnet.payer(), { validBefore })
