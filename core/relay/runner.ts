@@ -9,6 +9,7 @@ import { describeCallFailure } from './callFailure.ts'
 import type { RelayContext } from './context.ts'
 import { localOwnership, runnerKeyName, type RunnerOwnership } from './ownership.ts'
 import { paymentToken } from './paymentToken.ts'
+import { leastPaymentValiditySec } from './paymentValidity.ts'
 import { relayOfRequest } from './relayOfRequest.ts'
 import { describeRevertData } from './revertReason.ts'
 import { relayedEvent } from './runnerCall.ts'
@@ -301,7 +302,7 @@ export class RunnerLoop {
     const { request } = submission
     const token = paymentToken(network, request.payment.token)
     const requested = relayOfRequest(this.#context, request.call, request.payment, token)
-    const margin = BigInt(network.config.relay.paymentMarginSec + network.config.relay.inclusionSec)
+    const margin = BigInt(leastPaymentValiditySec(network.config.relay))
     if (requested.paymentDeadline !== 0n && requested.paymentDeadline - BigInt(now) < margin) {
       this.#holds.delete(submission.id)
       await store.update(submission.id, {
@@ -480,7 +481,7 @@ export class RunnerLoop {
       // Its payment expires too soon to be taken: its bytes could only revert, at the runner's cost and
       // against an innocent payer. The nonce is taken back at the current fees, whatever they cost:
       // every later nonce waits on it.
-      await this.#cancel(held, held.transaction!, `lost by the node, and its payment came within ${network.config.relay.paymentMarginSec} s of expiring`, { capped: false })
+      await this.#cancel(held, held.transaction!, { why: `lost by the node, and its payment came within ${network.config.relay.paymentMarginSec} s of expiring` }, { capped: false })
       return held.id
     }
     const fees = await readFees(network.client)
@@ -562,12 +563,12 @@ export class RunnerLoop {
     const stuck = now - transaction.sentAt > network.config.runner.stuckAfterMs
     if (transaction.cancel) {
       // A cancellation itself stuck: outbid again, within its cap.
-      if (stuck) await this.#cancel(submission, transaction, submission.reason ?? 'not included in time')
+      if (stuck) await this.#cancel(submission, transaction, { why: submission.reason ?? 'not included in time' })
       return
     }
     const cancellation = this.#cancelReason(submission, transaction, now) ?? (await this.#l1FeeOutgrown(submission, transaction))
     if (cancellation) {
-      await this.#cancel(submission, transaction, cancellation.why, { expiring: cancellation.expiring === true, ...(cancellation.instead === undefined ? {} : { instead: cancellation.instead }) })
+      await this.#cancel(submission, transaction, cancellation)
       return
     }
     if (stuck) await this.#replace(submission, transaction)
@@ -580,8 +581,7 @@ export class RunnerLoop {
 
   /** Whether a waiting submission's payment expires too soon to send it: sent, it would be cancelled at the margin before its time to be included. */
   #tooLateToSend(submission: Submission, now: number): boolean {
-    const { config } = this.#context.network
-    return this.#expiresWithin(submission, now, config.relay.paymentMarginSec + config.relay.inclusionSec)
+    return this.#expiresWithin(submission, now, leastPaymentValiditySec(this.#context.network.config.relay))
   }
 
   #expiresWithin(submission: Submission, now: number, seconds: number): boolean {
@@ -619,12 +619,7 @@ export class RunnerLoop {
    * replacement), so the nonces after it can move. Its cost (21,000 gas at its max fee) is capped at
    * what the relay's payment is worth: past that it waits at its fee.
    */
-  async #cancel(
-    submission: Submission,
-    stuck: SentTransaction,
-    why: string,
-    { capped = true, expiring = false, instead }: { capped?: boolean; expiring?: boolean; instead?: bigint } = {},
-  ): Promise<void> {
+  async #cancel(submission: Submission, stuck: SentTransaction, { why, expiring, instead }: Cancellation, { capped = true }: { capped?: boolean } = {}): Promise<void> {
     const { network, store } = this.#context
     const token = paymentToken(network, submission.request.payment.token)
     const { amount } = relayOfRequest(this.#context, submission.request.call, submission.request.payment, token)

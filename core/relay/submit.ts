@@ -7,6 +7,7 @@ import { paymentToken } from './paymentToken.ts'
 import { relayOfRequest, type RequestedRelay } from './relayOfRequest.ts'
 import type { PaymentToken } from './gasPricer.ts'
 import { admit } from './admission.ts'
+import { leastPaymentValiditySec } from './paymentValidity.ts'
 import { simulateAs } from './simulationGate.ts'
 import { ActiveCapReached } from './store.ts'
 import { revertCostGas } from './revertCost.ts'
@@ -67,13 +68,13 @@ async function acceptCall(context: RelayContext, request: SubmitRequest, request
   const { config } = network
   const admitted = await admit(context, requested.payer, client)
   const now = Math.floor(Date.now() / 1000)
-  const { submissionTtlSec, paymentMarginSec, inclusionSec } = config.relay
+  const { submissionTtlSec } = config.relay
   const deadline = request.deadline ?? now + submissionTtlSec
   if (deadline <= now) throw new ToolError(`the deadline ${deadline} has passed (now ${now})`)
   if (deadline > now + submissionTtlSec) {
     throw new ToolError(`the deadline ${deadline} is more than ${submissionTtlSec} s away (now ${now}), longer than this relay holds a submission: give one within ${submissionTtlSec} s, or none`)
   }
-  const leastValidSec = paymentMarginSec + inclusionSec
+  const leastValidSec = leastPaymentValiditySec(config.relay)
   if (requested.paymentDeadline !== 0n && requested.paymentDeadline < BigInt(now + leastValidSec)) {
     throw new ToolError(`the payment expires at ${requested.paymentDeadline} (now ${now}), too soon to send it safely: it must be valid at least ${leastValidSec} s more; sign a new one`)
   }

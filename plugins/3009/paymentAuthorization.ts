@@ -1,6 +1,6 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 import { getAddress } from 'viem'
-import { Address, defineTool, described, requireAddress, requireToken, toBaseUnits, TokenAmount, TokenArgument, ToolError, TransferAuthorizationMessage } from '../../core/plugin.ts'
+import { Address, defineTool, described, leastPaymentValiditySec, requireAddress, requireToken, toBaseUnits, TokenAmount, TokenArgument, ToolError, TransferAuthorizationMessage } from '../../core/plugin.ts'
 import { readTokenDomain } from './readTokenDomain.ts'
 import { randomAuthorizationNonce, transferWithAuthorizationTypedData } from './typedData.ts'
 
@@ -86,7 +86,7 @@ export const paymentAuthorization = (chain: TSchema) =>
       }
       const value = toBaseUnits(args.amount, found.configured.decimals, found.configured.symbol)
       if (value === 0n) throw new ToolError('amount is 0: quote first and pass the quote\'s amount')
-      const leastValidSec = config.relay.paymentMarginSec + config.relay.inclusionSec
+      const leastValidSec = leastPaymentValiditySec(config.relay)
       if (args.validForSec !== undefined && args.validForSec <= leastValidSec) {
         throw new ToolError(`validForSec ${args.validForSec} is too short: submit refuses a payment valid ${leastValidSec} s or less (its margin and its time to be included); give more, counting the time to sign and submit it`)
       }
