@@ -138,7 +138,7 @@ function requestIds(): () => string {
 
 const core: FastifyPluginAsync<AppOptions> = async (app, options) => {
   const metrics = new Metrics()
-  const networks = new Networks(options.config, options.env, metrics)
+  const networks = new Networks(options.config, options.env, { metrics, log: app.log })
   const relay = openRelay(options.config, networks, options.env ?? process.env, app.log, metrics)
   // Read at scrape time, but at most once per interval however often /metrics is scraped.
   metrics.runnerBalances(sharedRead(() => relay.runnerBalances()))

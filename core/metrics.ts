@@ -79,6 +79,13 @@ export class Metrics {
     registers: [this.registry],
   })
 
+  readonly priceWindow = new Gauge({
+    name: 'bruno_price_window_seconds',
+    help: 'the window the last time-weighted price read through each pool was taken over, by chain and pool (600; less only for a pool younger than that)',
+    labelNames: ['chain', 'pool'] as const,
+    registers: [this.registry],
+  })
+
   /**
    * Counts one MCP request as the dispatcher saw it: its method, the tool of a `tools/call`, and
    * the error code if the answer is a JSON-RPC error or a tool error.

@@ -87,7 +87,7 @@ t.test('with runner.broadcastUrl, sendRawTransaction goes to the broadcast endpo
   const config = configFor(env, BROADCAST_URL)
   t.same(config.networks[0]!.runner.broadcastUrl, { env: 'BRUNO_TEST_BROADCAST_URL', revertProtected: false }, 'the config names the variable; not revert-protected unless it says so')
   const metrics = new Metrics()
-  const network = new Networks(config, env, metrics).get('local')
+  const network = new Networks(config, env, { metrics }).get('local')
   rpc.reset()
   broadcast.reset()
 

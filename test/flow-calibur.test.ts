@@ -15,7 +15,7 @@ import {
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { foundry } from 'viem/chains'
 import { mintUsdc } from '../core/devnet/fund.ts'
-import type { Network } from '../core/chain/networks.ts'
+import { fakeNetwork } from './unit/fakeChain.ts'
 import { readWeiPerBaseUnit } from '../core/chain/tokenPrice.ts'
 import { encodeTransfer } from '../core/erc20Calls.ts'
 import { encodeSignedExecute } from '../plugins/calibur/executeCalldata.ts'
@@ -60,7 +60,7 @@ const sign = (account: PrivateKeyAccount, typedData: unknown) => account.signTyp
 
 // What the runner paid, in USDC base units at the pool's price now (for the report).
 async function costInUsdc(wei: bigint): Promise<string> {
-  const price = await readWeiPerBaseUnit({ name: 'local', config: network, client } as unknown as Network, usdc)
+  const price = await readWeiPerBaseUnit(fakeNetwork(client, network), usdc)
   return formatUnits((wei * price.denominator) / price.numerator, 6)
 }
 

@@ -87,6 +87,7 @@ t.test('metrics after flow 2: requests, stages, time to done, runner balance, RP
   t.equal(samples.get('bruno_runner_balance_wei{chain="local"}'), Number(balance))
   t.ok(samples.get('bruno_rpc_duration_seconds_count{chain="local",method="eth_sendRawTransaction"}')! >= 1, 'the runner\'s broadcast was timed')
   t.ok(samples.get('bruno_rpc_duration_seconds_count{chain="local",method="eth_estimateGas"}')! >= 1)
+  t.equal(samples.get(`bruno_price_window_seconds{chain="local",pool="${deployment.uniswap.usdcWethPool}"}`), 600, 'the devnet pool, an hour old, priced over the whole window')
 })
 
 t.test('a refused tool call counts as a tool error', async (t) => {

@@ -4,11 +4,12 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import t from 'tap'
-import { createPublicClient, createTestClient, http, parseEther } from 'viem'
+import { createPublicClient, createTestClient, http, parseEther, toHex, type Hex } from 'viem'
 import { caliburCompatibleArtifact } from '../contracts/artifacts.ts'
 import { devnetConfig } from '../config/devnet.ts'
 import { startAnvil } from '../core/devnet/anvil.ts'
 import { deployDevnet } from '../core/devnet/deploy.ts'
+import { uniswapV3PoolAbi } from '../core/chain/tokenPrice.ts'
 import { creationRuntime } from '../core/preflight/creationRuntime.ts'
 import { preflight } from '../core/preflight/preflight.ts'
 
@@ -70,14 +71,12 @@ t.test('a pool whose price ring cannot hold the 600 s window at the chain\'s blo
   const detail = async () => (await checks()).checks.find((check) => check.name === 'pool USDC→WETH 0.05%')!
   const deployed = await detail()
   t.equal(deployed.ok, true, deployed.detail)
-  t.match(deployed.detail, /, 600 price observations \(\d+ needed at \d+ s a block\)$/, 'as deployed: a ring of 600')
-  // slot0 packs the ring's size at bits 200-215 (observationCardinality) and 216-231 (…Next).
+  t.match(deployed.detail, /, 600 price observations \(\d+ needed at \d+ s a block\), the oldest \d{4} s old$/, 'as deployed: a ring of 600, the pool an hour old')
   const slot0 = BigInt((await client.getStorageAt({ address: pool, slot: '0x0' }))!)
-  const ringMask = ((1n << 32n) - 1n) << 200n
-  const withRing = (size: bigint) => `0x${((slot0 & ~ringMask) | (size << 200n) | (size << 216n)).toString(16).padStart(64, '0')}` as const
+  const [, , index] = await client.readContract({ address: pool, abi: uniswapV3PoolAbi, functionName: 'slot0' })
   await withChange(
     async () => {
-      await chain.setStorageAt({ address: pool, index: '0x0', value: withRing(64n) })
+      await chain.setStorageAt({ address: pool, index: '0x0', value: withRing(slot0, BigInt(index), 64n, 64n) })
       // A thousand blocks a second apart: the cadence preflight measures.
       await chain.mine({ blocks: 1_000, interval: 1 })
     },
@@ -96,6 +95,70 @@ t.test('a pool whose price ring cannot hold the 600 s window at the chain\'s blo
     },
   )
 })
+
+t.test('a pool whose price history does not reach back the 600 s window fails "pool": young, or its ring overwritten (issue 28, point 8)', async (t) => {
+  const pool = deployment.uniswap.usdcWethPool
+  const client = createPublicClient({ transport: http(anvil.rpcUrl) })
+  const detail = async () => (await checks()).checks.find((check) => check.name === 'pool USDC→WETH 0.05%')!
+  const slot0 = BigInt((await client.getStorageAt({ address: pool, slot: '0x0' }))!)
+  const ringOf = (index: bigint, size: bigint, next: bigint) => withRing(slot0, index, size, next)
+  // A thousand blocks a second apart: the cadence preflight measures, so that the ring a window needs is 600.
+  await withChange(
+    () => chain.mine({ blocks: 1_000, interval: 1 }),
+    async () => {
+      const now = (await client.getBlock({ blockTag: 'latest' })).timestamp
+      // The pool's first observation (zero cumulatives), written 100 s ago: a pool created then.
+      await withChange(
+        () => Promise.all([chain.setStorageAt({ address: pool, index: '0x0', value: ringOf(0n, 1n, 600n) }), chain.setStorageAt({ address: pool, index: toHex(8, { size: 32 }), value: observation(now - 100n, 0n) })]),
+        async () => {
+          const check = await detail()
+          t.equal(check.ok, false, 'a pool 100 s old')
+          t.equal(check.detail, `the pool at ${pool} is 100 s old, younger than the 600 s price window: its price would be averaged over less; serve it in 500 s`)
+        },
+      )
+      // The same observation with cumulatives written: the ring of one was overwritten by a swap 100 s ago.
+      await withChange(
+        () => Promise.all([chain.setStorageAt({ address: pool, index: '0x0', value: ringOf(0n, 1n, 1n) }), chain.setStorageAt({ address: pool, index: toHex(8, { size: 32 }), value: observation(now - 100n, 123_456n) })]),
+        async () => {
+          const check = await detail()
+          t.equal(check.ok, false, 'a ring of one, overwritten 100 s ago')
+          t.equal(
+            check.detail,
+            `the oldest price observation the pool at ${pool} keeps is 100 s old, younger than the 600 s price window: swaps overwrote its ring of 1; ` +
+              'call its increaseObservationCardinalityNext(600) (anyone may, paying the gas), then wait for the ring to fill',
+          )
+          // Its ring already raised (the size the next writes grow it to): only the wait is left.
+          await chain.setStorageAt({ address: pool, index: '0x0', value: ringOf(0n, 1n, 600n) })
+          t.equal((await detail()).detail, `the oldest price observation the pool at ${pool} keeps is 100 s old, younger than the 600 s price window: swaps overwrote its ring of 1; wait for its ring of 600 to fill`)
+        },
+      )
+      // Overwritten, but 700 s ago, with no swap since: the pool's price has held that long, and the window is whole.
+      await withChange(
+        () => Promise.all([chain.setStorageAt({ address: pool, index: '0x0', value: ringOf(0n, 1n, 600n) }), chain.setStorageAt({ address: pool, index: toHex(8, { size: 32 }), value: observation(now - 700n, 123_456n) })]),
+        async () => {
+          const check = await detail()
+          t.equal(check.ok, true, check.detail)
+          t.match(check.detail, /, the oldest 700 s old$/)
+        },
+      )
+    },
+  )
+})
+
+/** The pool's slot0 word with its ring replaced: the last written index (bits 184-199), the ring's size (200-215) and the size it grows to (216-231). */
+function withRing(slot0: bigint, index: bigint, size: bigint, next: bigint): Hex {
+  return word((slot0 & ~(((1n << 48n) - 1n) << 184n)) | (index << 184n) | (size << 200n) | (next << 216n))
+}
+
+/** An observation's storage word (one slot each from slot 8): timestamp (bits 0-31), tickCumulative (32-87), initialized (bit 248). */
+function observation(timestamp: bigint, tickCumulative: bigint): Hex {
+  return word(timestamp | (BigInt.asUintN(56, tickCumulative) << 32n) | (1n << 248n))
+}
+
+/** A storage word as `setStorageAt` takes it. */
+function word(value: bigint): Hex {
+  return `0x${value.toString(16).padStart(64, '0')}`
+}
 
 t.test('no Runner code: "runner contract" fails', async (t) => {
   await withChange(

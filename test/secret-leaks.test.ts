@@ -83,9 +83,27 @@ t.test('every binding\'s answer to a node that quotes its URL and keys: none of 
       t.notOk(folded.includes(secret.toLowerCase()), `${secret} not in: ${answer.slice(0, 300)}`)
     }
   }
-  for (const index of [1, 4, 7]) t.match(answers[index], /see \[redacted\]/, 'the node\'s words reached the quote\'s refusal, redacted')
+  // The pool's price read reverting is Bruno's fault (its configured pool), not the caller's: a correlation id, not the node's words.
+  const pool = deployment.uniswap.usdcWethPool
+  for (const index of [1, 4, 7]) {
+    t.match(answers[index], `cannot read the price of the pool ${pool} (${usdc}→${deployment.weth}, fee 500): its slot0() or observe() reverted (correlation id `)
+    t.notMatch(answers[index], /see /i, 'none of the node\'s words')
+  }
   for (const line of bruno.logs) {
     const folded = line.toLowerCase()
     t.notOk(folded.includes(PATH_KEY.toLowerCase()) || folded.includes(QUERY_KEY.toLowerCase()), 'nor a log line')
+  }
+})
+
+t.test('the answers\' scrubber strikes a secret whatever carries it: here each binding echoing what it was sent', async (t) => {
+  // Nothing of Bruno's passes a node's words to a caller (above); this shows the last guard, on every answer's body.
+  const echoes = {
+    rest: await post('/local/v1/quote', { call, token: `see-${PATH_KEY.toUpperCase()}` }),
+    jsonRpc: await rpc(`bruno_see_${QUERY_KEY.toLowerCase()}`, {}),
+    mcp: JSON.stringify((await mcp.request('tools/call', { name: `see_${PATH_KEY}`, arguments: {} }, `see_${PATH_KEY}`)).json),
+  }
+  for (const [binding, answer] of Object.entries(echoes)) {
+    t.match(answer, /see[-_]\[redacted\]/, `${binding} echoed the name, struck out: ${answer.slice(0, 200)}`)
+    t.notOk(answer.toLowerCase().includes(PATH_KEY.toLowerCase()) || answer.toLowerCase().includes(QUERY_KEY.toLowerCase()), binding)
   }
 })

@@ -1,8 +1,10 @@
 import { BaseError, createPublicClient, getAddress, http, isAddress, RpcRequestError, type Address, type Chain, type Hex, type PublicClient, type Transport } from 'viem'
 import type { BrunoConfig, NetworkConfig, TokenConfig } from '../../config/schema.ts'
+import type { FastifyBaseLogger } from 'fastify'
 import type { Metrics } from '../metrics.ts'
 import { ChainUnavailableError, guardedTransport } from './guardedTransport.ts'
 import { observedTransport } from './observedTransport.ts'
+import { PRICE_WINDOW_SEC } from './tokenPrice.ts'
 
 /** One configured network: its config, a read client, and where its signed transactions go. */
 export interface Network {
@@ -25,6 +27,16 @@ export interface Network {
    * const hash = await network.sendRawTransaction(await runner.signTransaction(request))
    */
   sendRawTransaction(raw: Hex): Promise<Hex>
+  /**
+   * Records the window a pool's time-weighted price was just taken over (`readWeiPerBaseUnit`):
+   * `PRICE_WINDOW_SEC`, or less for a pool younger than it. Sets the `bruno_price_window_seconds`
+   * gauge; the first short window of a pool is logged as a warning, and its return to the whole
+   * window at info, so a shrunk window is never silent.
+   *
+   * @example
+   * network.notePriceWindow(pool, 240) // warn: "pricing through a pool younger than the price window"
+   */
+  notePriceWindow(pool: Address, seconds: number): void
 }
 
 /**
@@ -48,6 +60,12 @@ export class BroadcastError extends Error {
   }
 }
 
+/** Where a network's reads are recorded: both optional (preflight and the CLI commands have neither). */
+export interface NetworkObservers {
+  readonly metrics?: Metrics
+  readonly log?: FastifyBaseLogger
+}
+
 /** How a token was named by a caller, resolved against the network's configured tokens. */
 export type TokenRef = { readonly address: Address; readonly configured?: TokenConfig }
 
@@ -59,9 +77,12 @@ export class Networks {
   readonly names: readonly string[]
   readonly #byName: ReadonlyMap<string, Network>
 
-  /** With `metrics`, every RPC request's duration and failures are recorded per chain and method. */
-  constructor(config: BrunoConfig, env: NodeJS.ProcessEnv = process.env, metrics?: Metrics) {
-    this.#byName = new Map(config.networks.map((network) => [network.name, openNetwork(network, env, metrics)]))
+  /**
+   * With `metrics`, every RPC request's duration and failures are recorded per chain and method, and
+   * each pool's price window (`Network.notePriceWindow`); with `log`, a short price window is logged.
+   */
+  constructor(config: BrunoConfig, env: NodeJS.ProcessEnv = process.env, observers: NetworkObservers = {}) {
+    this.#byName = new Map(config.networks.map((network) => [network.name, openNetwork(network, env, observers)]))
     this.names = config.networks.map((network) => network.name)
   }
 
@@ -73,7 +94,7 @@ export class Networks {
   }
 }
 
-function openNetwork(config: NetworkConfig, env: NodeJS.ProcessEnv, metrics: Metrics | undefined): Network {
+function openNetwork(config: NetworkConfig, env: NodeJS.ProcessEnv, { metrics, log }: NetworkObservers): Network {
   const url = env[config.rpcUrl.env]
   if (!url) throw new Error(`networks.${config.name}.rpcUrl: environment variable ${config.rpcUrl.env} is not set`)
   const chain: Chain = {
@@ -94,6 +115,7 @@ function openNetwork(config: NetworkConfig, env: NodeJS.ProcessEnv, metrics: Met
   const sender = broadcastUrl ? createPublicClient({ chain, transport: wrap(http(broadcastUrl, { timeout: config.rpcTimeoutMs, retryCount: 1 })) }) : client
   const endpoint = broadcastUrl ? 'broadcast endpoint' : 'RPC'
   const sentTo = broadcastUrl ?? url
+  const shortWindows = new Set<Address>()
   return {
     name: config.name,
     config,
@@ -104,6 +126,18 @@ function openNetwork(config: NetworkConfig, env: NodeJS.ProcessEnv, metrics: Met
         return await sender.sendRawTransaction({ serializedTransaction: raw })
       } catch (error) {
         throw broadcastError(config.name, endpoint, sentTo, error)
+      }
+    },
+    notePriceWindow(pool, seconds) {
+      metrics?.priceWindow.set({ chain: config.name, pool }, seconds)
+      const short = seconds < PRICE_WINDOW_SEC
+      if (short === shortWindows.has(pool)) return
+      if (short) {
+        shortWindows.add(pool)
+        log?.warn({ chain: config.name, pool, windowSec: seconds, wantedSec: PRICE_WINDOW_SEC }, 'pricing through a pool younger than the price window: its time-weighted price is taken over its whole history, shorter than the window')
+      } else {
+        shortWindows.delete(pool)
+        log?.info({ chain: config.name, pool, windowSec: seconds }, 'the pool\'s price history now covers the whole price window')
       }
     },
   }

@@ -1,5 +1,5 @@
-import { encodeAbiParameters, getAddress, getCreate2Address, keccak256, type Address, type Hex } from 'viem'
-import { BrunoFault } from '../faults.ts'
+import { encodeAbiParameters, getAddress, getCreate2Address, keccak256, type Address, type Hex, type PublicClient } from 'viem'
+import { blameOf, BrunoFault } from '../faults.ts'
 import type { Network } from './networks.ts'
 
 /** A ratio of two integers, kept exact until it is printed or applied. */
@@ -137,8 +137,10 @@ export const PRICE_WINDOW_SEC = 600
  * price an attacker set a block before. A pool whose ring of observations no longer reaches back
  * the whole window, or to the pool's first observation, has had its history overwritten (a pool of
  * C observations is flushed by C swaps in C blocks): the price is refused (`BrunoFault`), never
- * taken over what is left. The reads leave in one JSON-RPC batch; a pool younger than the window
- * costs one more.
+ * taken over what is left. The window each pool's average was taken over is told to
+ * `network.notePriceWindow` (a metric, and a warning when it is short). A pool read that reverts is
+ * Bruno's fault (its configuration), never the caller's. The reads leave in one JSON-RPC batch; a
+ * pool younger than the window costs one more.
  *
  * @example
  * const price = await readWeiPerBaseUnit(network, usdc)
@@ -149,18 +151,26 @@ export async function readWeiPerBaseUnit(network: Network, token: Address): Prom
   const hops = priceHops(network, token)
   if (!hops) throw new Error(`no swap path configured for ${token}`)
   const factory = getAddress(network.config.uniswap.factory)
-  const prices = await Promise.all(
-    hops.map(async (hop) => {
-      const pool = poolAddress(factory, hop.tokenIn, hop.tokenOut, hop.fee)
-      const slot0Read = network.client.readContract({ address: pool, abi: uniswapV3PoolAbi, functionName: 'slot0' })
-      const [slot0, averageTick] = await Promise.all([slot0Read, readAverageTick(network, pool, slot0Read)])
-      const spot = pathPrice([{ ...hop, sqrtPriceX96: slot0[0] }])
-      const average = pathPrice([{ ...hop, sqrtPriceX96: sqrtPriceX96AtTick(averageTick) }])
-      // The lower of the two: a payment is never valued above what the pool has held.
-      return spot.numerator * average.denominator <= average.numerator * spot.denominator ? spot : average
-    }),
-  )
+  const prices = await Promise.all(hops.map((hop) => readPoolPrice(network, poolAddress(factory, hop.tokenIn, hop.tokenOut, hop.fee), hop)))
   return prices.reduce((product, price) => ({ numerator: product.numerator * price.numerator, denominator: product.denominator * price.denominator }))
+}
+
+/** One hop's price: the lower (for `tokenIn`) of the pool's spot and time-weighted prices. */
+async function readPoolPrice(network: Network, pool: Address, hop: PriceHop): Promise<Fraction> {
+  try {
+    const slot0Read = network.client.readContract({ address: pool, abi: uniswapV3PoolAbi, functionName: 'slot0' })
+    const [slot0, averageTick] = await Promise.all([slot0Read, readAverageTick(network, pool, slot0Read)])
+    const spot = pathPrice([{ ...hop, sqrtPriceX96: slot0[0] }])
+    const average = pathPrice([{ ...hop, sqrtPriceX96: sqrtPriceX96AtTick(averageTick) }])
+    // The lower of the two: a payment is never valued above what the pool has held.
+    return spot.numerator * average.denominator <= average.numerator * spot.denominator ? spot : average
+  } catch (error) {
+    // A revert here is the pool's (or the configured factory's), not the caller's call: Bruno's to mend.
+    if (!(error instanceof BrunoFault) && blameOf(error).side === 'caller') {
+      throw new BrunoFault(`cannot read the price of the pool ${pool} (${hop.tokenIn}→${hop.tokenOut}, fee ${hop.fee}): its slot0() or observe() reverted`, { cause: error })
+    }
+    throw error
+  }
 }
 
 /**
@@ -170,32 +180,56 @@ export async function readWeiPerBaseUnit(network: Network, token: Address): Prom
  */
 async function readAverageTick(network: Network, pool: Address, slot0Read: Promise<readonly [bigint, number, number, number, number, number, boolean]>): Promise<number> {
   const { client } = network
-  let window = PRICE_WINDOW_SEC
-  let cumulatives: readonly bigint[]
-  try {
-    ;[cumulatives] = await client.readContract({ address: pool, abi: uniswapV3PoolAbi, functionName: 'observe', args: [[window, 0]] })
-  } catch {
-    // Younger than the window ('OLD'): from its oldest observation on.
-    const [[, tickNow, index, cardinality], block] = await Promise.all([slot0Read, client.getBlock({ blockTag: 'latest' })])
-    let oldest = await client.readContract({ address: pool, abi: uniswapV3PoolAbi, functionName: 'observations', args: [BigInt((index + 1) % cardinality)] })
-    if (!oldest[3]) oldest = await client.readContract({ address: pool, abi: uniswapV3PoolAbi, functionName: 'observations', args: [0n] })
-    window = Math.max(0, Number(block.timestamp) - oldest[0])
-    // The pool's first observation (written when it was initialised) has zero cumulatives; any other
-    // oldest one means the ring wrapped and what came before it was overwritten.
-    if (oldest[1] !== 0n || oldest[2] !== 0n) {
-      throw new BrunoFault(
-        `cannot price through the pool ${pool} now: its price history covers only the last ${window} s of the ${PRICE_WINDOW_SEC} s window ` +
-          `(its ${cardinality} observations were overwritten by recent swaps, which a burst of swaps can do on purpose); try again later`,
-      )
-    }
-    if (window === 0) return tickNow
-    ;[cumulatives] = await client.readContract({ address: pool, abi: uniswapV3PoolAbi, functionName: 'observe', args: [[window, 0]] })
+  // Only a revert ('OLD': younger than the window) reads on from the oldest observation; a node that failed stays a failure.
+  const whole = await client.readContract({ address: pool, abi: uniswapV3PoolAbi, functionName: 'observe', args: [[PRICE_WINDOW_SEC, 0]] }).then(
+    ([cumulatives]) => cumulatives,
+    (error: unknown) => {
+      if (blameOf(error).side !== 'caller') throw error
+      return undefined
+    },
+  )
+  if (whole) {
+    network.notePriceWindow(pool, PRICE_WINDOW_SEC)
+    return averageOf(whole, PRICE_WINDOW_SEC)
   }
+  const [[, tickNow, index, cardinality], block] = await Promise.all([slot0Read, client.getBlock({ blockTag: 'latest' })])
+  const oldest = await readOldestObservation(client, pool, index, cardinality)
+  const window = Math.max(0, Number(block.timestamp) - oldest.timestamp)
+  if (!oldest.first) {
+    throw new BrunoFault(
+      `cannot price through the pool ${pool} now: its price history covers only the last ${window} s of the ${PRICE_WINDOW_SEC} s window ` +
+        `(its ${cardinality} observations were overwritten by recent swaps, which a burst of swaps can do on purpose); try again later`,
+    )
+  }
+  network.notePriceWindow(pool, window)
+  if (window === 0) return tickNow
+  const [cumulatives] = await client.readContract({ address: pool, abi: uniswapV3PoolAbi, functionName: 'observe', args: [[window, 0]] })
+  return averageOf(cumulatives, window)
+}
+
+/** The average tick between two tick cumulatives `window` seconds apart, rounded toward negative infinity. */
+function averageOf(cumulatives: readonly bigint[], window: number): number {
   const delta = cumulatives[1]! - cumulatives[0]!
   const seconds = BigInt(window)
   let tick = delta / seconds
   if (delta < 0n && delta % seconds !== 0n) tick -= 1n
   return Number(tick)
+}
+
+/**
+ * The oldest observation a pool's ring still holds: the slot after the last written one (`index`,
+ * from slot0), or slot 0 while the ring has not wrapped yet. `first` when it is the pool's first
+ * observation (written when the pool was initialised, zero cumulatives): its history is whole;
+ * otherwise what came before `timestamp` was overwritten.
+ *
+ * @example
+ * const [, , index, cardinality] = await client.readContract({ address: pool, abi: uniswapV3PoolAbi, functionName: 'slot0' })
+ * const { timestamp, first } = await readOldestObservation(client, pool, index, cardinality)
+ */
+export async function readOldestObservation(client: PublicClient, pool: Address, index: number, cardinality: number): Promise<{ timestamp: number; first: boolean }> {
+  let oldest = await client.readContract({ address: pool, abi: uniswapV3PoolAbi, functionName: 'observations', args: [BigInt((index + 1) % cardinality)] })
+  if (!oldest[3]) oldest = await client.readContract({ address: pool, abi: uniswapV3PoolAbi, functionName: 'observations', args: [0n] })
+  return { timestamp: oldest[0], first: oldest[1] === 0n && oldest[2] === 0n }
 }
 
 /**

@@ -5,7 +5,7 @@ import { runnerArtifact } from '../../contracts/artifacts.ts'
 import { readTokenDomain } from '../../plugins/3009/readTokenDomain.ts'
 import { ChainUnavailableError } from '../chain/guardedTransport.ts'
 import type { Network } from '../chain/networks.ts'
-import { poolAddress, PRICE_WINDOW_SEC, uniswapV3PoolAbi } from '../chain/tokenPrice.ts'
+import { poolAddress, PRICE_WINDOW_SEC, readOldestObservation, uniswapV3PoolAbi } from '../chain/tokenPrice.ts'
 import { ToolError } from '../tool.ts'
 import { CheckFailed, runCheck, type PreflightCheck } from './check.ts'
 import { creationRuntime } from './creationRuntime.ts'
@@ -21,7 +21,8 @@ const DELEGATION_PROBE: Address = getAddress(`0x${keccak256(toHex('bruno preflig
 
 /**
  * Checks that one configured chain can be served: the RPC's chain id, Uniswap's contracts, Calibur,
- * the Runner and its operator, the runner's ETH, each token, each swap-path pool. Every check is
+ * the Runner and its operator, the runner's ETH, each token, each swap-path pool (its liquidity, and a
+ * price history that holds the 600 s window and reaches back over it now). Every check is
  * named in the result, passed or failed with its reason; after a wrong chain id nothing else is
  * checked, since every other answer would be about another chain.
  *
@@ -119,23 +120,35 @@ export async function preflightChain(network: Network, env: NodeJS.ProcessEnv): 
         return runCheck(`pool ${symbolOf(from)}→${symbolOf(to)} ${hop.fee / 10_000}%`, async () => {
           const pool = poolAddress(getAddress(config.uniswap.factory), from, to, hop.fee)
           if (!(await codeAt(pool))) throw new CheckFailed(`no pool at ${pool} (the factory has not created it)`)
-          const [liquidity, slot0, blockSec] = await Promise.all([
+          const [liquidity, slot0, blockSec, latest] = await Promise.all([
             client.readContract({ address: pool, abi: uniswapV3PoolAbi, functionName: 'liquidity' }),
             client.readContract({ address: pool, abi: uniswapV3PoolAbi, functionName: 'slot0' }),
             blockTimeSec,
+            client.getBlock({ blockTag: 'latest' }),
           ])
           if (liquidity === 0n) throw new CheckFailed(`the pool at ${pool} has no liquidity in range`)
           // The ring must hold the price window's blocks, or a burst of swaps flushes the history and
           // Bruno refuses to price (core/chain/tokenPrice.ts).
-          const ring = Math.max(slot0[3], slot0[4])
+          const [, , index, cardinality, cardinalityNext] = slot0
+          const ring = Math.max(cardinality, cardinalityNext)
           const needed = Math.ceil(PRICE_WINDOW_SEC / blockSec)
-          if (ring < needed) {
+          const raise = `call its increaseObservationCardinalityNext(${needed}) (anyone may, paying the gas)`
+          // And it must reach back the whole window now: a shorter history is a shorter average, which
+          // one block's push moves more.
+          const oldest = await readOldestObservation(client, pool, index, cardinality)
+          const age = Math.max(0, Number(latest.timestamp) - oldest.timestamp)
+          if (age < PRICE_WINDOW_SEC) {
             throw new CheckFailed(
-              `the pool at ${pool} keeps ${ring} price observations; at ${blockSec} s a block its ${PRICE_WINDOW_SEC} s price window needs ${needed}: ` +
-                `call its increaseObservationCardinalityNext(${needed}) (anyone may, paying the gas)`,
+              oldest.first
+                ? `the pool at ${pool} is ${age} s old, younger than the ${PRICE_WINDOW_SEC} s price window: its price would be averaged over less; serve it in ${PRICE_WINDOW_SEC - age} s`
+                : `the oldest price observation the pool at ${pool} keeps is ${age} s old, younger than the ${PRICE_WINDOW_SEC} s price window: swaps overwrote its ring of ${cardinality}; ` +
+                    (ring < needed ? `${raise}, then wait for the ring to fill` : `wait for its ring of ${ring} to fill`),
             )
           }
-          return `${pool}, liquidity ${liquidity}, ${ring} price observations (${needed} needed at ${blockSec} s a block)`
+          if (ring < needed) {
+            throw new CheckFailed(`the pool at ${pool} keeps ${ring} price observations; at ${blockSec} s a block its ${PRICE_WINDOW_SEC} s price window needs ${needed}: ${raise}`)
+          }
+          return `${pool}, liquidity ${liquidity}, ${ring} price observations (${needed} needed at ${blockSec} s a block), the oldest ${age} s old`
         })
       })
     }),

@@ -4,7 +4,7 @@ import { generatePrivateKey } from 'viem/accounts'
 import { weth9Artifact } from '../../core/devnet/artifacts.ts'
 import { pathPrice, readWeiPerBaseUnit, sqrtPriceX96AtTick, uniswapV3PoolAbi } from '../../core/chain/tokenPrice.ts'
 import { tokenToWei } from '../../core/relay/pricing.ts'
-import type { Network } from '../../core/chain/networks.ts'
+import { fakeNetwork } from '../unit/fakeChain.ts'
 import { startDevnetBruno } from '../fixtures/devnetBruno.ts'
 import { RawMcpClient } from '../fixtures/mcpHttp.ts'
 import { adversaryChain, ATTACK_FEES, bindings, fundedPayer, ledgerEntry, ledgerLine, transferPayment } from './adversary.ts'
@@ -33,7 +33,7 @@ const price = async () => {
   const [sqrtPriceX96] = await chain.client.readContract({ address: deployment.uniswap.usdcWethPool, abi: uniswapV3PoolAbi, functionName: 'slot0' })
   return pathPrice([{ tokenIn: deployment.usdc, tokenOut: deployment.weth, sqrtPriceX96 }])
 }
-const brunoPrice = () => readWeiPerBaseUnit({ name: 'local', config: network, client: chain.client } as unknown as Network, deployment.usdc)
+const brunoPrice = () => readWeiPerBaseUnit(fakeNetwork(chain.client, network), deployment.usdc)
 const swap = (tokenIn: Hex, tokenOut: Hex, amountIn: bigint, fees?: typeof ATTACK_FEES) =>
   attacker.writeContract({
     address: router,

@@ -4,7 +4,12 @@ import { privateKeyToAccount } from 'viem/accounts'
 import { readFees } from '../../core/chain/fees.ts'
 import { GAS_PRICE_ORACLE, L1_FEE_HEADROOM_BPS, readL1DataFee, readL1DataFeeOfBytes, serializeAsSigned } from '../../core/chain/l1DataFee.ts'
 import { PRICE_WINDOW_SEC, pathPrice, poolAddress, priceHops, readWeiPerBaseUnit, sqrtPriceX96AtTick } from '../../core/chain/tokenPrice.ts'
+import { Networks } from '../../core/chain/networks.ts'
+import { blameOf } from '../../core/faults.ts'
+import { createLogger } from '../../core/logger.ts'
+import { Metrics } from '../../core/metrics.ts'
 import { gasPricer } from '../../core/relay/gasPricer.ts'
+import { offlineConfig } from '../fixtures/bruno.ts'
 import { ethCall, fakeClient, fakeNetwork, networkConfig, type SeenRequest } from './fakeChain.ts'
 
 // The chain-side pricing (fees, the L1 data fee, the pool price) against a node the test answers:
@@ -230,7 +235,9 @@ t.test('readWeiPerBaseUnit: the lower of the spot price and the 10-minute averag
   // WETH (0x42…) is token0, USDC (0x83…) token1: a USDC hop sells token1, so the price is 2¹⁹² / sqrtP².
   // Spot at 2·2⁹⁶ (4 USDC per WETH unit: ¼ wei per USDC unit) under an average at tick 0 (1:1): the spot.
   let pools = fakePools({ [usdcPool]: { sqrtPriceX96: 2n * Q96 } })
-  t.same(await readWeiPerBaseUnit(fakeNetwork(pools.client, config), usdc), { numerator: Q192, denominator: 4n * Q192 })
+  const network = fakeNetwork(pools.client, config)
+  t.same(await readWeiPerBaseUnit(network, usdc), { numerator: Q192, denominator: 4n * Q192 })
+  t.same(network.priceWindows, [{ pool: usdcPool, seconds: 600 }], 'the window told: the whole 600 s')
   t.same(
     pools.calls.map(({ functionName, args }) => [functionName, args]),
     [
@@ -295,7 +302,9 @@ t.test('readWeiPerBaseUnit: a pool younger than the window is averaged from its 
     { [usdcPool]: { sqrtPriceX96: spotHigh, index: 1, cardinality: 3, age: 250, averageTick: (window) => (window === 200 ? 7n : 0n), observations: { 2: { timestamp: 9_800, initialized: true } } } },
     10_000,
   )
-  t.same(await readWeiPerBaseUnit(fakeNetwork(pools.client, config), usdc), at(7))
+  const young = fakeNetwork(pools.client, config)
+  t.same(await readWeiPerBaseUnit(young, usdc), at(7))
+  t.same(young.priceWindows, [{ pool: usdcPool, seconds: 200 }], 'the window told: the 200 s the pool has, not 600 (issue 28, point 8)')
   t.same(
     pools.calls.filter(({ functionName }) => functionName !== 'slot0').map(({ functionName, args }) => [functionName, args]),
     [
@@ -311,11 +320,13 @@ t.test('readWeiPerBaseUnit: a pool younger than the window is averaged from its 
     { [usdcPool]: { sqrtPriceX96: spotHigh, index: 1, cardinality: 3, age: 250, averageTick: (window) => (window === 200 ? 7n : 0n), observations: { 2: { timestamp: 9_800, initialized: true, tickCumulative: -4_000_000n } } } },
     10_000,
   )
-  await t.rejects(readWeiPerBaseUnit(fakeNetwork(pools.client, config), usdc), {
+  const wrapped = fakeNetwork(pools.client, config)
+  await t.rejects(readWeiPerBaseUnit(wrapped, usdc), {
     name: 'BrunoFault',
     message: `cannot price through the pool ${usdcPool} now: its price history covers only the last 200 s of the 600 s window (its 3 observations were overwritten by recent swaps, which a burst of swaps can do on purpose); try again later`,
   })
   t.notOk(pools.calls.some(({ functionName, args }) => functionName === 'observe' && (args[0] as readonly number[])[0] === 200), 'no average taken over what is left')
+  t.same(wrapped.priceWindows, [], 'no window told for a price refused')
   // the ring not yet full (index 2 never written): the oldest is index 0
   pools = fakePools(
     { [usdcPool]: { sqrtPriceX96: spotHigh, index: 1, cardinality: 3, age: 350, averageTick: (window) => (window === 300 ? 9n : 0n), observations: { 0: { timestamp: 9_700, initialized: true } } } },
@@ -339,6 +350,55 @@ t.test('readWeiPerBaseUnit: a pool younger than the window is averaged from its 
   // an oldest observation "in the future" (a clock skew) counts as no history, not a negative window
   pools = fakePools({ [usdcPool]: { sqrtPriceX96: spotHigh, tick: 15, index: 0, cardinality: 1, age: 0, observations: { 0: { timestamp: 10_050, initialized: true } } } }, 10_000)
   t.same(await readWeiPerBaseUnit(fakeNetwork(pools.client, config), usdc), at(15))
+})
+
+t.test('readWeiPerBaseUnit: a pool read the node fails is the chain\'s, one that reverts is Bruno\'s; neither is the caller\'s', async (t) => {
+  const answers = (slot0: () => unknown, observe: () => unknown) =>
+    fakeClient({
+      eth_call: ethCall({ [usdcPool]: { abi: poolAbi, answer: (functionName) => (functionName === 'slot0' ? slot0() : observe()) } }),
+      eth_getBlockByNumber: () => block({ timestamp: toHex(10_000) }),
+    })
+  const slot0 = () => [Q96, 0, 0, 1, 1, 0, true]
+  const overloaded = () => {
+    throw Object.assign(new Error('rate limited'), { code: -32005 })
+  }
+  // observe failing as a node failure is not read as a young pool (no fallback to the oldest observation)
+  const failing = answers(slot0, overloaded)
+  const error = await readWeiPerBaseUnit(fakeNetwork(failing.client, config), usdc).catch((caught: unknown) => caught)
+  t.equal(blameOf(error).side, 'chain', String(error))
+  t.notOk(
+    failing.seen.some((request) => request.method === 'eth_getBlockByNumber'),
+    'no oldest-observation read after a node failure',
+  )
+  // slot0 reverting: the pool (or the configured factory) is wrong, which the caller cannot mend
+  const reverting = answers(() => {
+    throw Object.assign(new Error('execution reverted'), { code: 3, data: '0x' })
+  }, () => [[0n, 0n], [0n, 0n]])
+  const reverted = await readWeiPerBaseUnit(fakeNetwork(reverting.client, config), usdc).catch((caught: unknown) => caught)
+  t.same(blameOf(reverted), {
+    side: 'bruno',
+    message: `cannot read the price of the pool ${usdcPool} (${usdc}→${weth}, fee 500): its slot0() or observe() reverted`,
+  })
+})
+
+t.test('Network.notePriceWindow: the gauge per pool, a warning the first time a window is short and a line when it is whole again', async (t) => {
+  const env: NodeJS.ProcessEnv = {}
+  const metrics = new Metrics()
+  const lines: string[] = []
+  const log = createLogger({ secrets: [], destination: { write: (line: string) => lines.push(line) } })
+  const network = new Networks(offlineConfig(env), env, { metrics, log }).get('local')
+  const gauge = async () => (await metrics.registry.getSingleMetricAsString('bruno_price_window_seconds')).split('\n').filter((line) => !line.startsWith('#'))
+  network.notePriceWindow(usdcPool, 600)
+  t.same(await gauge(), [`bruno_price_window_seconds{chain="local",pool="${usdcPool}"} 600`])
+  t.same(lines, [], 'the whole window: nothing logged')
+  network.notePriceWindow(usdcPool, 120)
+  network.notePriceWindow(usdcPool, 121)
+  t.same(await gauge(), [`bruno_price_window_seconds{chain="local",pool="${usdcPool}"} 121`])
+  t.equal(lines.length, 1, 'one warning while the pool stays young')
+  t.match(JSON.parse(lines[0]!), { level: 40, chain: 'local', pool: usdcPool, windowSec: 120, wantedSec: 600, msg: /younger than the price window/ })
+  network.notePriceWindow(usdcPool, 600)
+  t.equal(lines.length, 2)
+  t.match(JSON.parse(lines[1]!), { level: 30, pool: usdcPool, windowSec: 600, msg: /now covers the whole price window/ })
 })
 
 t.test('readWeiPerBaseUnit: along two hops, the product of each pool’s price', async (t) => {

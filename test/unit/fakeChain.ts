@@ -1,4 +1,4 @@
-import { createPublicClient, custom, decodeFunctionData, encodeFunctionResult, type Abi, type Hex, type PublicClient } from 'viem'
+import { createPublicClient, custom, decodeFunctionData, encodeFunctionResult, type Abi, type Address, type Hex, type PublicClient } from 'viem'
 import type { NetworkConfig } from '../../config/schema.ts'
 import type { Network } from '../../core/chain/networks.ts'
 import { OFFLINE_RPC_URL, offlineConfig } from '../fixtures/bruno.ts'
@@ -39,14 +39,17 @@ export function networkConfig(overrides: Partial<NetworkConfig> = {}): NetworkCo
   return { ...config, ...overrides }
 }
 
-/** A `Network` on `client`; it sends nothing. */
-export function fakeNetwork(client: PublicClient, config: NetworkConfig = networkConfig()): Network {
+/** A `Network` on `client`; it sends nothing, and keeps each price window it is told in `priceWindows`. */
+export function fakeNetwork(client: PublicClient, config: NetworkConfig = networkConfig()): Network & { priceWindows: { pool: Address; seconds: number }[] } {
+  const priceWindows: { pool: Address; seconds: number }[] = []
   return {
     name: config.name,
     config,
     client,
     runnerClient: client,
     sendRawTransaction: () => Promise.reject(new Error(`a unit test sends nothing (${OFFLINE_RPC_URL})`)),
+    notePriceWindow: (pool, seconds) => priceWindows.push({ pool, seconds }),
+    priceWindows,
   }
 }
 
