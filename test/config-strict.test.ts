@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { createServer, type AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -10,6 +9,7 @@ import { preflightCommand } from '../core/commands/preflight.ts'
 import { checkServeFlags, FlagError } from '../core/serveFlags.ts'
 import { builtinGroups } from '../plugins/index.ts'
 import { offlineConfig, OFFLINE_RPC_URL, OFFLINE_RUNNER_KEY, startBruno } from './fixtures/bruno.ts'
+import { spawnOwned } from './fixtures/ownedProcess.ts'
 
 // One config check, strict, for `serve` and `preflight` alike: each refusal names the key and the
 // fix. Addresses whose mixed case is not their EIP-55 checksum, JSON that is not JSON (line and
@@ -157,7 +157,7 @@ t.test('serve\'s flags: each refusal names the flag and what it takes', async (t
 
 /** `bruno …` as a process: its exit code and output once it exits (or is killed after `ms`). */
 function cli(args: string[], processEnv: NodeJS.ProcessEnv = process.env, ms = 20_000) {
-  const child = spawn(process.execPath, ['--import=tsx', join(import.meta.dirname, '../core/cli.ts'), ...args], { env: processEnv, cwd: join(import.meta.dirname, '..') })
+  const child = spawnOwned(t, process.execPath, ['--import=tsx', join(import.meta.dirname, '../core/cli.ts'), ...args], { env: processEnv, cwd: join(import.meta.dirname, '..') })
   let stdout = ''
   let stderr = ''
   child.stdout.on('data', (chunk) => (stdout += chunk))

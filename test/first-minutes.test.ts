@@ -1,7 +1,7 @@
-import { spawn } from 'node:child_process'
 import t from 'tap'
 import { createPublicClient, erc20Abi, http } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
+import { spawnOwned } from './fixtures/ownedProcess.ts'
 import { waitFor } from './fixtures/waitFor.ts'
 
 // The first five minutes: `npm start`'s banner names the devnet's RPC URL, the demo accounts with
@@ -9,10 +9,7 @@ import { waitFor } from './fixtures/waitFor.ts'
 // routine probes (GET /mcp → 405) write nothing at info.
 
 const repo = new URL('..', import.meta.url).pathname
-const child = spawn(process.execPath, ['--import', 'tsx', 'core/cli.ts', '--port', '0'], { cwd: repo, env: { ...process.env }, stdio: ['ignore', 'pipe', 'pipe'] })
-t.teardown(() => {
-  child.kill('SIGTERM')
-})
+const child = spawnOwned(t, process.execPath, ['--import', 'tsx', 'core/cli.ts', '--port', '0'], { cwd: repo, env: { ...process.env } })
 let stdout = ''
 let stderr = ''
 child.stderr.on('data', (chunk) => (stderr += chunk))

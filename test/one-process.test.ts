@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { hostname, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -6,6 +6,7 @@ import t, { type Test } from 'tap'
 import { openStore } from '../core/relay/openStore.ts'
 import { StoreInUseError, storeHolder } from '../core/relay/sqliteLock.ts'
 import { offlineConfig } from './fixtures/bruno.ts'
+import { spawnOwned } from './fixtures/ownedProcess.ts'
 
 // One runner per key (issue 13, point 8): a SQLite store is one process's, and the PID an
 // operator starts (`npm start`'s, or the process its script runs) is Bruno itself, whose death
@@ -25,10 +26,7 @@ interface Started {
 }
 
 function start(t: Test, command: string, args: string[], env: NodeJS.ProcessEnv): Started {
-  const child = spawn(command, args, { cwd: repo, env, stdio: ['ignore', 'pipe', 'pipe'] })
-  t.teardown(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
-  })
+  const child = spawnOwned(t, command, args, { cwd: repo, env })
   let stdout = ''
   let stderr = ''
   child.stderr!.on('data', (chunk) => (stderr += chunk))
@@ -214,4 +212,27 @@ t.test('SIGKILL of `npm start` itself: Bruno, adopted, stops within a second or 
   const ms = await until('every process npm started is gone', () => tree.every((each) => !alive(each.pid)))
   t.pass(`its ${tree.length} descendants gone ${ms} ms after npm's SIGKILL`)
   t.equal(await answers(`${url}/healthz`), false, 'its port no longer answers')
+})
+
+t.test('a test file ended however tap ends it (SIGALRM on a timeout, SIGTERM, SIGINT, its own exit) takes what it spawned with it, a process that ignores SIGTERM included', async (t) => {
+  for (const end of ['SIGALRM', 'SIGTERM', 'SIGINT', 'exit'] as const) {
+    const owner = spawnOwned(t, process.execPath, ['--import', 'tsx', 'test/fixtures/stubbornOwner.ts', end], { cwd: repo })
+    const exited = new Promise<void>((resolve) => owner.once('exit', () => resolve()))
+    const pid = await new Promise<number>((resolve, reject) => {
+      let out = ''
+      owner.stdout.on('data', (chunk) => {
+        out += chunk
+        const found = /spawned (\d+)/.exec(out)
+        if (found) resolve(Number(found[1]))
+      })
+      void exited.then(() => reject(new Error(`the owner ended before spawning: ${out}`)))
+    })
+    if (end !== 'exit') {
+      t.ok(alive(pid), `${end}: the stubborn process runs`)
+      owner.kill(end)
+    }
+    await exited
+    const ms = await until(`the stubborn process ${pid} is gone after ${end}`, () => !alive(pid), 5_000)
+    t.pass(`${end}: its stubborn child gone ${ms} ms after`)
+  }
 })

@@ -1,4 +1,4 @@
-import { type ChildProcess, execFile, spawn } from 'node:child_process'
+import { type ChildProcess, execFile } from 'node:child_process'
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
@@ -10,6 +10,7 @@ import { startAnvil } from '../core/devnet/anvil.ts'
 import { deployDevnet } from '../core/devnet/deploy.ts'
 import { DEVNET_NEEDS_DEV_INSTALL } from '../core/devnet/load.ts'
 import { RawMcpClient } from './fixtures/mcpHttp.ts'
+import { spawnOwned } from './fixtures/ownedProcess.ts'
 
 // Bruno as a package, not a checkout (issue 14, point 4): `npm run build` and `npm pack` give a
 // tarball; `npm install --omit=dev <tarball>` into an empty folder outside the checkout gives a
@@ -169,13 +170,12 @@ export default definePlugin({
   t.match(preflight.stdout, /\[pass\] .*runner contract/, 'it checked the Runner against the packaged artifact')
   t.notMatch(preflight.stdout, /\[FAIL\]/, 'no check fails')
 
-  const child = spawn('env', [...PLAIN, bruno, 'serve', '--config', file], { cwd: app, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawnOwned(t, 'env', [...PLAIN, bruno, 'serve', '--config', file], { cwd: app, env })
   const exited = new Promise<{ code: number | null; stderr: string }>((resolve) => {
     let stderr = ''
     child.stderr.on('data', (chunk) => (stderr += chunk))
     child.once('exit', (code) => resolve({ code, stderr }))
   })
-  t.teardown(() => stopChild(child))
   const mcpUrl = await servingUrl(child, exited)
   const base = mcpUrl.replace(/\/mcp$/, '')
   t.equal((await fetch(`${base}/healthz`)).status, 200, 'GET /healthz')
@@ -234,11 +234,4 @@ function servingUrl(child: ChildProcess, exited: Promise<{ code: number | null; 
     })
     void exited.then(({ code, stderr }) => reject(new Error(`bruno serve exited (${code}) before serving: ${stderr.slice(-2000)}`)))
   })
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return
-  const gone = new Promise((resolve) => child.once('exit', resolve))
-  child.kill('SIGKILL')
-  await gone
 }

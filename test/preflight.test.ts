@@ -1,4 +1,4 @@
-import { execFile, spawn } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -12,6 +12,7 @@ import { deployDevnet } from '../core/devnet/deploy.ts'
 import { uniswapV3PoolAbi } from '../core/chain/tokenPrice.ts'
 import { creationRuntime } from '../core/preflight/creationRuntime.ts'
 import { preflight } from '../core/preflight/preflight.ts'
+import { spawnOwned } from './fixtures/ownedProcess.ts'
 
 // Preflight on a real devnet: green as deployed, and red — naming the check — when the Runner's or
 // Calibur's code is removed or the runner has no ETH. Then the CLI: exit codes, and serve refusing
@@ -310,7 +311,7 @@ t.test('bruno serve refuses a failing chain, and serves it with --skip-preflight
       t.match(refused.stderr, /Bruno did not start/)
       t.notOk(refused.stderr.includes(anvil.rpcUrl))
 
-      const served = spawn(process.execPath, [...cli, '--config', configFile, '--skip-preflight', 'local'], { env: cliEnv, cwd: join(import.meta.dirname, '..') })
+      const served = spawnOwned(t, process.execPath, [...cli, '--config', configFile, '--skip-preflight', 'local'], { env: cliEnv, cwd: join(import.meta.dirname, '..') })
       let stdout = ''
       let stderr = ''
       served.stderr.on('data', (chunk) => (stderr += chunk))

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -16,6 +15,7 @@ import { mintUsdc } from '../core/devnet/fund.ts'
 import { eip3009Abi } from '../plugins/3009/abi.ts'
 import { startBruno } from './fixtures/bruno.ts'
 import { RawMcpClient } from './fixtures/mcpHttp.ts'
+import { spawnOwned } from './fixtures/ownedProcess.ts'
 import { signTransfer } from './fixtures/signedTransfer.ts'
 import { waitFor } from './fixtures/waitFor.ts'
 import { devnetPricing, ledgerViolations, runnerLedger } from './fixtures/runnerLedger.ts'
@@ -191,7 +191,7 @@ t.test('bruno preflight --as optimism: the devnet as OP Mainnet passes every che
 
 t.test('npm start -- --as base: the CLI serves the devnet as Base; a preset it does not know is refused before anything starts', async (t) => {
   const cli = ['--import=tsx', join(import.meta.dirname, '../core/cli.ts')]
-  const served = spawn(process.execPath, [...cli, '--as', 'base', '--port', '0', '--log-level', 'warn'], { cwd: join(import.meta.dirname, '..') })
+  const served = spawnOwned(t, process.execPath, [...cli, '--as', 'base', '--port', '0', '--log-level', 'warn'], { cwd: join(import.meta.dirname, '..') })
   let stdout = ''
   let stderr = ''
   served.stderr.on('data', (chunk) => (stderr += chunk))
@@ -209,7 +209,7 @@ t.test('npm start -- --as base: the CLI serves the devnet as Base; a preset it d
   t.match(stdout, /Starting the devnet as Base \(chain id 8453/)
   t.match(stdout, /chains: base \(chainId 8453\)/)
 
-  const refused = spawn(process.execPath, [...cli, '--as', 'bsae'], { cwd: join(import.meta.dirname, '..') })
+  const refused = spawnOwned(t, process.execPath, [...cli, '--as', 'bsae'], { cwd: join(import.meta.dirname, '..') })
   let refusal = ''
   refused.stderr.on('data', (chunk) => (refusal += chunk))
   let out = ''

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -14,6 +14,7 @@ import { RawMcpClient } from './fixtures/mcpHttp.ts'
 import { postgresDatabase, postgresSkip } from './fixtures/postgres.ts'
 import { devnetPricing, ledgerViolations, runnerLedger } from './fixtures/runnerLedger.ts'
 import { signTransfer } from './fixtures/signedTransfer.ts'
+import { spawnOwned } from './fixtures/ownedProcess.ts'
 import { waitFor } from './fixtures/waitFor.ts'
 
 // Two Bruno processes on one PostgreSQL and one runner key: submissions posted to either are each
@@ -83,11 +84,8 @@ t.test('two replicas on one PostgreSQL and one runner key', { skip: postgresSkip
   for (const sender of senders) await mintUsdc(anvil.rpcUrl, deployment, sender.account, 5_000_000n)
   t.comment(`funded ${senders.length} accounts in ${Date.now() - started} ms`)
 
-  const children: ChildProcess[] = []
-  t.teardown(() => children.forEach((child) => child.kill('SIGKILL')))
   const serve = async (name: string): Promise<Replica> => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'core/cli.ts', 'serve', '--config', configPath], { env, stdio: ['ignore', 'pipe', 'pipe'] })
-    children.push(child)
+    const child = spawnOwned(t, process.execPath, ['--import', 'tsx', 'core/cli.ts', 'serve', '--config', configPath], { env })
     const exited = new Promise((resolve) => child.once('exit', resolve))
     const logs: Replica['logs'] = []
     const text: string[] = []

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -14,6 +14,7 @@ import { startDevnetBruno } from './fixtures/devnetBruno.ts'
 import { RawMcpClient } from './fixtures/mcpHttp.ts'
 import { devnetPricing, ledgerViolations, runnerLedger } from './fixtures/runnerLedger.ts'
 import { signTransfer } from './fixtures/signedTransfer.ts'
+import { spawnOwned } from './fixtures/ownedProcess.ts'
 import { waitFor } from './fixtures/waitFor.ts'
 
 // The runner under a process kill and a stuck transaction. Blocks are mined by hand (automine
@@ -46,11 +47,8 @@ t.test('SIGKILL with one submission waiting and ten sending: after a restart all
   for (const sender of senders) await mintUsdc(anvil.rpcUrl, deployment, sender.account, 5_000_000n)
   await testClient.setAutomine(false)
 
-  const children: ChildProcess[] = []
-  t.teardown(() => children.forEach((child) => child.kill('SIGKILL')))
   const serve = async (): Promise<{ child: ChildProcess; mcp: RawMcpClient }> => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'core/cli.ts', 'serve', '--config', configPath], { env, stdio: ['ignore', 'pipe', 'pipe'] })
-    children.push(child)
+    const child = spawnOwned(t, process.execPath, ['--import', 'tsx', 'core/cli.ts', 'serve', '--config', configPath], { env })
     child.stderr!.resume()
     const url = await new Promise<string>((resolve, reject) => {
       let out = ''

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -15,6 +15,7 @@ import { postgresDatabase, postgresSkip } from './fixtures/postgres.ts'
 import { startRpcGate } from './fixtures/rpcGate.ts'
 import { devnetPricing, ledgerViolations, runnerLedger } from './fixtures/runnerLedger.ts'
 import { signTransfer } from './fixtures/signedTransfer.ts'
+import { spawnOwned } from './fixtures/ownedProcess.ts'
 import { waitFor } from './fixtures/waitFor.ts'
 
 // Two Bruno processes on one PostgreSQL and one runner key. The owner is stalled mid-send (the
@@ -71,15 +72,10 @@ t.test('a replica paused past its lock is fenced out: no nonce reused, nothing s
   })
   for (const sender of senders) await mintUsdc(anvil.rpcUrl, deployment, sender.account, 5_000_000n)
 
-  const children: ChildProcess[] = []
-  // SIGCONT first: a stopped process does not act on SIGKILL's exit until it runs again.
-  t.teardown(() => children.forEach((child) => (child.kill('SIGCONT'), child.kill('SIGKILL'))))
   const serve = async (name: string, rpcUrl: string): Promise<Replica> => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'core/cli.ts', 'serve', '--config', configPath], {
+    const child = spawnOwned(t, process.execPath, ['--import', 'tsx', 'core/cli.ts', 'serve', '--config', configPath], {
       env: { ...env, [DEVNET_RPC_ENV]: rpcUrl },
-      stdio: ['ignore', 'pipe', 'pipe'],
     })
-    children.push(child)
     const logs: Replica['logs'] = []
     let partial = ''
     child.stderr!.on('data', (chunk) => {
