@@ -290,7 +290,7 @@ export const ServerConfig = Type.Object(
 export const SqliteStoreConfig = Type.Object(
   {
     kind: Type.Literal('sqlite', { default: 'sqlite' }),
-    path: Type.String({ minLength: 1, default: '.bruno/bruno.sqlite', description: 'SQLite file; ":memory:" keeps nothing across restarts' }),
+    path: Type.String({ minLength: 1, default: '.bruno/bruno.sqlite', description: 'SQLite file (a relative path is taken from the working directory Bruno is started in, not the config file\'s directory); ":memory:" keeps nothing across restarts' }),
   },
   { additionalProperties: false },
 )

@@ -1,20 +1,22 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
-import { createPublicClient, createTestClient, getAddress, http, parseEther, type Address } from 'viem'
+import { createPublicClient, createTestClient, formatEther, getAddress, http, parseEther, parseGwei, type Address, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { runnerArtifact } from '../contracts/artifacts.ts'
-import { DEPLOYMENT_PROXY, deployCommand, runnerDeploymentAddress } from '../core/commands/deploy.ts'
+import { DEPLOYMENT_PROXY, deployCommand, deploymentGasLimit, RUNNER_DEPLOYMENT_GAS, runnerDeploymentAddress } from '../core/commands/deploy.ts'
 import { preflightCommand } from '../core/commands/preflight.ts'
 import { startAnvil } from '../core/devnet/anvil.ts'
 import { deployDevnet } from '../core/devnet/deploy.ts'
 import { creationRuntime } from '../core/preflight/creationRuntime.ts'
+import { listenOnLoopback } from './fixtures/loopbackServer.ts'
 
 // `bruno deploy` on fresh anvils: the Runner lands at one CREATE2 address whatever the chain (two
-// anvils, two chain ids), the code there is the Runner artifact's for the runner key's address, a
-// second run refuses, a chain without the deployment proxy refuses, and the printed entry, pasted
-// into a config, makes `bruno preflight` pass once the runner is funded.
+// anvils, two chain ids), the code there is the Runner artifact's for the runner key's address, its
+// gas is what --help and DEPLOYMENT.md say, a second run finds it and exits 0, other code there or a
+// chain without the deployment proxy refuses, a deployer that cannot pay is told what it needs, and
+// the printed entry, pasted into a config, makes `bruno preflight` pass once the runner is funded.
 
 // anvil's account #0 pays; the runner (the Runner's operator) is a fresh key with no ETH at all.
 const deployerKey = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80'
@@ -28,14 +30,18 @@ interface Run {
 }
 
 async function deploy(rpcUrl: string, ...extra: string[]): Promise<Run> {
+  return deployWith({ runner: runnerKey, deployer: deployerKey }, rpcUrl, ...extra)
+}
+
+async function deployWith(keys: { runner: Hex; deployer: Hex }, rpcUrl: string, ...extra: string[]): Promise<Run> {
   let stdout = ''
   let stderr = ''
-  const env = { TEST_RPC_URL: rpcUrl, TEST_RUNNER_KEY: runnerKey, TEST_DEPLOYER_KEY: deployerKey }
+  const env = { TEST_RPC_URL: rpcUrl, TEST_RUNNER_KEY: keys.runner, TEST_DEPLOYER_KEY: keys.deployer }
   const code = await deployCommand.run(
     ['--rpc-url-env', 'TEST_RPC_URL', '--runner-key-env', 'TEST_RUNNER_KEY', '--deployer-key-env', 'TEST_DEPLOYER_KEY', ...extra],
     { env, stdout: { write: (text: string) => (stdout += text) }, stderr: { write: (text: string) => (stderr += text) } },
   )
-  for (const secret of [rpcUrl, runnerKey.slice(2), deployerKey.slice(2)]) {
+  for (const secret of [rpcUrl, keys.runner.slice(2), keys.deployer.slice(2)]) {
     if (stdout.includes(secret) || stderr.includes(secret)) throw new Error('bruno deploy printed the RPC URL or a key')
   }
   return { code, stdout, stderr }
@@ -57,6 +63,7 @@ const expected = runnerDeploymentAddress(operator)
 
 t.test('the same address on two chains, and the Runner artifact\'s code for the runner key there', async (t) => {
   const deployed: Address[] = []
+  const hashes: Hex[] = []
   for (const anvil of [first, second]) {
     const client = createPublicClient({ transport: http(anvil.rpcUrl) })
     t.equal(await client.getCode({ address: expected }), undefined, 'nothing there before')
@@ -64,6 +71,7 @@ t.test('the same address on two chains, and the Runner artifact\'s code for the 
     t.equal(run.code, 0, run.stderr)
     const address = getAddress(/Deployed the Runner at (0x[0-9a-fA-F]{40})/.exec(run.stdout)![1]!)
     deployed.push(address)
+    hashes.push(/\(transaction (0x[0-9a-f]{64})\)/.exec(run.stdout)![1]! as Hex)
     t.equal(await client.getCode({ address }), await creationRuntime(client, runnerArtifact, [operator]), 'the code is the artifact\'s, operator filled in')
     t.equal(await client.readContract({ address, abi: runnerArtifact.abi, functionName: 'operator' }), operator)
     t.equal(await client.getBalance({ address: operator }), 0n, 'the deployer paid, not the runner')
@@ -72,17 +80,29 @@ t.test('the same address on two chains, and the Runner artifact\'s code for the 
   t.equal(deployed[0], deployed[1], 'one address on both chains (chain ids 31337 and 4242)')
   t.equal(deployed[0], expected)
   t.not(runnerDeploymentAddress(privateKeyToAccount(deployerKey).address), expected, 'another operator, another address')
+
+  // The gas --help and DEPLOYMENT.md state is the deployment's, measured.
+  const client = createPublicClient({ transport: http(first.rpcUrl) })
+  const used = (await client.getTransactionReceipt({ hash: hashes[0]! })).gasUsed
+  const limit = (await client.getTransaction({ hash: hashes[0]! })).gas
+  t.ok(used * 100n >= RUNNER_DEPLOYMENT_GAS * 95n && used * 100n <= RUNNER_DEPLOYMENT_GAS * 105n, `RUNNER_DEPLOYMENT_GAS ${RUNNER_DEPLOYMENT_GAS} is within 5% of the ${used} gas measured`)
+  const stated = /it needs ETH for ~(\d+\.\d)M gas/.exec(deployCommand.usage.replace(/\s+/g, ' '))
+  t.ok(stated, '--help states the gas')
+  // Rounded to 0.1M: half a step, and a little for estimates that vary.
+  t.ok(Math.abs(Number(stated![1]) * 1e6 - Number(limit)) <= 60_000, `--help's ~${stated![1]}M gas is the gas limit sent (${limit})`)
+  t.match((await readFile(new URL('../DEPLOYMENT.md', import.meta.url), 'utf8')).replace(/\s+/g, ' '), `ETH for ~${stated![1]}M gas`, 'DEPLOYMENT.md states the same')
 })
 
-t.test('a second run refuses, and says whose Runner is there', async (t) => {
+t.test('a second run finds the Runner deployed: nothing sent, its entry again, exit 0; other code there is refused', async (t) => {
   const client = createPublicClient({ transport: http(first.rpcUrl) })
   const nonce = await client.getTransactionCount({ address: privateKeyToAccount(deployerKey).address })
   const again = await deploy(first.rpcUrl)
-  t.equal(again.code, 1)
-  t.match(again.stderr, `the Runner for operator ${operator} is already deployed at ${expected} on chain 31337`)
-  t.match(again.stderr, /nothing was sent/)
+  t.equal(again.code, 0, again.stderr)
+  t.equal(again.stderr, '')
+  t.match(again.stdout, `The Runner for operator ${operator} is already deployed at ${expected} on chain 31337`)
+  t.match(again.stdout, /nothing was sent/)
   t.equal(await client.getTransactionCount({ address: privateKeyToAccount(deployerKey).address }), nonce, 'nothing was sent')
-  t.match(printedEntry(again.stdout), { runner: { contract: expected } }, 'the entry is printed all the same')
+  t.match(printedEntry(again.stdout), { runner: { contract: expected } }, 'the entry is printed again')
 
   // Other code at the address is not taken for the Runner.
   const test = createTestClient({ mode: 'anvil', transport: http(second.rpcUrl) })
@@ -101,6 +121,51 @@ t.test('a chain without the deployment proxy is refused, naming the proxy', asyn
   t.match(run.stderr, `chain 5151 has no deterministic deployment proxy at ${DEPLOYMENT_PROXY}`)
 })
 
+t.test('a deployer that cannot pay is told its address, what the deployment needs and what it holds', async (t) => {
+  const client = createPublicClient({ transport: http(first.rpcUrl) })
+  const keys = { runner: generatePrivateKey(), deployer: generatePrivateKey() }
+  const poor = privateKeyToAccount(keys.deployer).address
+  await createTestClient({ mode: 'anvil', transport: http(first.rpcUrl) }).setBalance({ address: poor, value: parseEther('0.001') })
+  const run = await deployWith(keys, first.rpcUrl)
+  t.equal(run.code, 1)
+  t.match(run.stderr, `the deployer ${poor} cannot pay for the deployment on chain 31337: it holds 0.001 ETH and needs `)
+  t.match(run.stderr, `Send ${poor} ETH, or name a funded key with --deployer-key-env, then run bruno deploy again; nothing was sent`)
+  t.notMatch(run.stderr, /total cost|insufficient funds/i, 'not viem\'s words')
+  const [, needed, gas, gwei] = /needs ([\d.]+) ETH \((\d+) gas at ([\d.]+) gwei\)/.exec(run.stderr)!
+  t.equal(needed, formatEther(BigInt(gas!) * parseGwei(gwei!)), 'the ETH needed is the gas limit × the max fee per gas')
+  t.ok(parseEther(needed!) > parseEther('0.001'), 'more than it holds')
+  t.equal(await client.getTransactionCount({ address: poor }), 0, 'nothing was sent')
+  t.equal(await client.getCode({ address: runnerDeploymentAddress(privateKeyToAccount(keys.runner).address) }), undefined)
+
+  // What a node refuses for lack of funds is told the same way: an estimate it will not make (the
+  // known gas stands in), and a send it refuses though gas × fee is covered (an L1 data fee, say).
+  const refusing = (method: string) =>
+    listenOnLoopback(async (req, res) => {
+      let body = ''
+      for await (const chunk of req) body += chunk
+      const call = JSON.parse(body) as { id: number; method: string }
+      const answer =
+        call.method === method
+          ? JSON.stringify({ jsonrpc: '2.0', id: call.id, error: { code: -32000, message: 'insufficient funds for gas * price + value: have 1 want 2' } })
+          : await (await fetch(first.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body })).text()
+      res.writeHead(200, { 'content-type': 'application/json' }).end(answer)
+    })
+  const noEstimate = await refusing('eth_estimateGas')
+  t.teardown(() => noEstimate.close())
+  const unestimated = await deployWith(keys, noEstimate.url)
+  t.equal(unestimated.code, 1)
+  t.match(unestimated.stderr, `the deployer ${poor} cannot pay for the deployment on chain 31337: it holds 0.001 ETH and needs `)
+  t.match(unestimated.stderr, `(${deploymentGasLimit(RUNNER_DEPLOYMENT_GAS)} gas at `)
+
+  const noSend = await refusing('eth_sendRawTransaction')
+  t.teardown(() => noSend.close())
+  const rich = privateKeyToAccount(deployerKey).address
+  const unsent = await deployWith({ runner: keys.runner, deployer: deployerKey }, noSend.url)
+  t.equal(unsent.code, 1)
+  t.match(unsent.stderr, new RegExp(`the deployer ${rich} cannot pay for the deployment on chain 31337: it holds [\\d.]+ ETH and needs more than [\\d.]+ ETH \\(\\d+ gas at [\\d.]+ gwei\\): the chain charges beyond the gas`))
+  t.notMatch(unsent.stderr, /total cost|insufficient funds/i)
+})
+
 t.test('flags and variables are checked before anything is sent', async (t) => {
   const flagged = async (argv: string[], env: NodeJS.ProcessEnv) => {
     let stderr = ''
@@ -109,6 +174,8 @@ t.test('flags and variables are checked before anything is sent', async (t) => {
   }
   t.match(await flagged(['--runner-key-env', 'K'], {}), { code: 2, stderr: /--rpc-url-env <NAME> is required/ })
   t.match(await flagged(['--rpc-url-env', 'U', '--runner-key-env', 'K'], { U: first.rpcUrl, K: '0x1234' }), { code: 2, stderr: /K \(--runner-key-env\) must hold a 32-byte hex private key/ })
+  t.match(await flagged(['--rpc-url-env', 'U', '--runner-key-env', 'K'], { U: first.rpcUrl }), { code: 2, stderr: /environment variable K \(--runner-key-env\) is not set/ })
+  t.match(await flagged(['--rpc-url-env', 'U', '--runner-key-env', 'K', '--deployer-key-env', 'D'], { U: first.rpcUrl, K: runnerKey }), { code: 2, stderr: /environment variable D \(--deployer-key-env\) is not set/ })
   t.match(await flagged(['--rpc-url-env', first.rpcUrl, '--runner-key-env', 'K'], {}), { code: 2, stderr: /is not an environment variable name: the flags take the variable's name, not its value/ })
   t.match(
     await flagged(['--rpc-url-env', 'U', '--runner-key-env', 'K', '--payee', '0xa0ee7A142d267C1f36714E4a8F75612F20a79720'], { U: first.rpcUrl, K: runnerKey }),

@@ -1,12 +1,16 @@
 import { parseArgs } from 'node:util'
 import {
+  BaseError,
   concat,
   createPublicClient,
   createWalletClient,
   encodeDeployData,
+  formatEther,
+  formatGwei,
   getAddress,
   getContractAddress,
   http,
+  InsufficientFundsError,
   isAddress,
   isHex,
   zeroHash,
@@ -30,6 +34,21 @@ export const DEPLOYMENT_PROXY: Address = '0x4e59b44847b379578588920cA78FbF26c0B4
 
 /** The Runner's CREATE2 salt: fixed (zero), so the address depends on the operator and the Runner's code alone. */
 export const RUNNER_SALT: Hex = zeroHash
+
+/**
+ * The gas a Runner deployment uses (977,982 measured on anvil): `--help` derives from it what the
+ * deployer must hold ETH for, and test/deploy.test.ts holds it within 5% of a real deployment's, so
+ * a new Runner build that costs more cannot leave the help (and DEPLOYMENT.md) behind.
+ */
+export const RUNNER_DEPLOYMENT_GAS = 978_000n
+
+/**
+ * The gas limit a deployment is sent with: the node's estimate + 20%, for a chain whose estimate
+ * runs short. The deployer must hold ETH for all of it at the max fee per gas.
+ */
+export function deploymentGasLimit(estimate: bigint): bigint {
+  return (estimate * 6n) / 5n
+}
 
 /**
  * The Runner's creation code for an operator: the artifact's bytecode with `operator` as its
@@ -58,9 +77,10 @@ const usage = `Usage: bruno deploy --rpc-url-env <NAME> --runner-key-env <NAME> 
 
 Deploys the Runner contract for the runner key's address (its operator) through the deterministic
 deployment proxy at ${DEPLOYMENT_PROXY} (CREATE2, salt 0): one operator's
-Runner has one address on every chain. Refuses when there is already code at that address (and says
-whose Runner it is), checks the deployed code against the committed Runner artifact, and prints the
-network entry to paste into the config's "networks" (a preset's, when the chain has one).
+Runner has one address on every chain. Checks the deployed code against the committed Runner
+artifact, and prints the network entry to paste into the config's "networks" (a preset's, when the
+chain has one). Where your Runner is deployed already, a second run sends nothing and prints the
+entry again; other code at that address is refused.
 
 Keys and the RPC URL are read from environment variables, never from the command line:
   --rpc-url-env <NAME>       the variable holding the chain's RPC URL (required)
@@ -68,14 +88,16 @@ Keys and the RPC URL are read from environment variables, never from the command
                              address is the Runner's operator (required); also the printed
                              entry's runner.key.env
   --deployer-key-env <NAME>  the variable holding the key that pays for the deployment (default:
-                             the runner key); it needs ETH for ~1.1M gas
+                             the runner key); it needs ETH for ~${(Number(deploymentGasLimit(RUNNER_DEPLOYMENT_GAS)) / 1e6).toFixed(1)}M gas at the chain's max
+                             fee per gas (the gas limit sent: the node's estimate + 20%)
 Options:
   --payee <address>          the payee to put in the printed entry (else the entry lacks it)
   --name <name>              the network's name in the printed entry (default: the preset's, or chain-<id>)
   -h, --help                 show this help
 
-Exit codes: 0 deployed and verified; 1 refused (code already there, no proxy on the chain, the
-deployment failed or its code differs); 2 a flag or variable is wrong.
+Exit codes: 0 deployed and verified, or your Runner already deployed there; 1 refused (other code
+at the address, no proxy on the chain, the deployer cannot pay, the deployment failed or its code
+differs); 2 a flag or variable is wrong.
 `
 
 /**
@@ -121,6 +143,8 @@ export const deployCommand: Command = {
     if (!url) return refuse(2, `environment variable ${rpcEnv} (--rpc-url-env) is not set`)
     const runnerKey = io.env[runnerEnv]
     const deployerKey = io.env[deployerEnv]
+    if (!runnerKey) return refuse(2, `environment variable ${runnerEnv} (--runner-key-env) is not set`)
+    if (!deployerKey) return refuse(2, `environment variable ${deployerEnv} (--deployer-key-env) is not set`)
     if (!isPrivateKey(runnerKey)) return refuse(2, `environment variable ${runnerEnv} (--runner-key-env) must hold a 32-byte hex private key (0x + 64 hex)`)
     if (!isPrivateKey(deployerKey)) return refuse(2, `environment variable ${deployerEnv} (--deployer-key-env) must hold a 32-byte hex private key (0x + 64 hex)`)
     if (values.payee !== undefined && !isAddress(values.payee, { strict: true })) {
@@ -144,8 +168,8 @@ export const deployCommand: Command = {
       const existing = await client.getCode({ address })
       if (existing && existing !== '0x') {
         if (existing !== expected) return refuse(1, `${address} on chain ${chainId} already holds code, and it is not the Runner for operator ${operator}: nothing was sent`)
-        io.stdout.write(entryText(entry))
-        return refuse(1, `the Runner for operator ${operator} is already deployed at ${address} on chain ${chainId} (its code is the Runner artifact's): nothing was sent; its network entry is above`)
+        io.stdout.write(`The Runner for operator ${operator} is already deployed at ${address} on chain ${chainId} (its code is the Runner artifact's): nothing was sent.\n` + entryText(entry))
+        return 0
       }
       const proxy = await client.getCode({ address: DEPLOYMENT_PROXY })
       if (!proxy || proxy === '0x') {
@@ -157,9 +181,26 @@ export const deployCommand: Command = {
       }
       const wallet = createWalletClient({ account: deployer, chain, transport })
       const data = concat([RUNNER_SALT, runnerInitCode(operator)])
-      const gas = ((await client.estimateGas({ account: deployer, to: DEPLOYMENT_PROXY, data })) * 6n) / 5n
-      io.stdout.write(`Deploying the Runner for operator ${operator} on chain ${chainId} from ${deployer.address} (gas limit ${gas})…\n`)
-      const hash = await wallet.sendTransaction({ to: DEPLOYMENT_PROXY, data, gas })
+      // Estimated from the deployer's address with no fee, so the node does not weigh its balance (the
+      // check below does, naming it); a node that refuses anyway for lack of funds: the known figure.
+      const estimate = await client.estimateGas({ account: deployer.address, to: DEPLOYMENT_PROXY, data }).catch((error: unknown) => {
+        if (lacksFunds(error)) return RUNNER_DEPLOYMENT_GAS
+        throw error
+      })
+      const request = await wallet.prepareTransactionRequest({ to: DEPLOYMENT_PROXY, data, gas: deploymentGasLimit(estimate) })
+      const cost = { gas: request.gas, feePerGas: request.maxFeePerGas ?? request.gasPrice }
+      const unpaid = (held: bigint) => refuse(1, fundingRefusal(deployer.address, chainId, cost, held))
+      const held = await client.getBalance({ address: deployer.address })
+      if (held < cost.gas * cost.feePerGas) return unpaid(held)
+      io.stdout.write(`Deploying the Runner for operator ${operator} on chain ${chainId} from ${deployer.address} (gas limit ${cost.gas})…\n`)
+      let hash: Hex
+      try {
+        hash = await wallet.sendTransaction(request)
+      } catch (error) {
+        // The node wants more than gas × fee (an OP-stack chain's L1 data fee), or the balance fell since.
+        if (lacksFunds(error)) return unpaid(await client.getBalance({ address: deployer.address }))
+        throw error
+      }
       const receipt = await client.waitForTransactionReceipt({ hash, timeout: 300_000 })
       if (receipt.status !== 'success') return refuse(1, `the deployment transaction ${hash} reverted: nothing was deployed`)
       const deployed = await client.getCode({ address })
@@ -174,6 +215,25 @@ export const deployCommand: Command = {
       return refuse(1, scrub(commandFailure(error)))
     }
   },
+}
+
+/** Whether a failure is the node's (or viem's) "insufficient funds": the account cannot pay gas × fee. */
+function lacksFunds(error: unknown): boolean {
+  return error instanceof BaseError && error.walk((cause) => cause instanceof InsufficientFundsError) !== null
+}
+
+/**
+ * The refusal when the deployer cannot pay: its address, what the deployment needs (gas limit × fee
+ * per gas) and what it holds, in ETH — not the node's words.
+ */
+function fundingRefusal(deployer: Address, chainId: number, cost: { gas: bigint; feePerGas: bigint }, held: bigint): string {
+  const needed = cost.gas * cost.feePerGas
+  const needs = `${formatEther(needed)} ETH (${cost.gas} gas at ${formatGwei(cost.feePerGas)} gwei)`
+  return (
+    `the deployer ${deployer} cannot pay for the deployment on chain ${chainId}: it holds ${formatEther(held)} ETH and needs ` +
+    (held < needed ? needs : `more than ${needs}: the chain charges beyond the gas, e.g. an L1 data fee`) +
+    `. Send ${deployer} ETH, or name a funded key with --deployer-key-env, then run bruno deploy again; nothing was sent`
+  )
 }
 
 function isPrivateKey(value: string | undefined): value is Hex {
