@@ -13,8 +13,9 @@ import type { Address } from 'viem'
  *   (source: github.com/Uniswap/docs, content/protocols/v3/deployments/v3-<chain>-deployments.mdx).
  * - USDC: Circle's "USDC Contract Addresses",
  *   https://developers.circle.com/stablecoins/usdc-contract-addresses (native, Circle-issued USDC).
- * - Calibur: Uniswap's EIP-7702 delegate, one address on every chain it is deployed to (the
- *   project's design notes, DESIGN.md §4, checked against the real contract).
+ * - Calibur: Uniswap's EIP-7702 delegate (v1.1.0), one address on every chain it is deployed to:
+ *   the deployments table of github.com/Uniswap/calibur's README, and Uniswap's
+ *   developers.uniswap.org/docs/protocols/smart-wallet/deployments.
  * - The USDC→WETH hop's pool fee, 500 (0.05 %), is not a documented fact: it is the USDC/WETH fee
  *   tier Bruno's pricing reads, and `bruno preflight`'s `pool` check tells whether that pool
  *   exists and has liquidity on the chain. Where it does not (a testnet may lack it), give the
@@ -34,7 +35,7 @@ export interface NetworkPreset {
   readonly l1DataFee?: 'op-stack'
 }
 
-/** Calibur's address on every chain it is deployed to (DESIGN.md §4). */
+/** Calibur's address on every chain it is deployed to (see the note above). */
 export const CALIBUR_ADDRESS: Address = '0x000000005c84F8Fd50b21CAC312528A64437030e'
 
 /** The pool fee of the preset USDC→WETH hop: 0.05 % (see the note above; not a documented fact). */

@@ -17,6 +17,7 @@ import { setupCommand } from './commands/setup.ts'
 import { sweepCommand } from './commands/sweep.ts'
 import { checkPortFree, checkServeFlags, FlagError, LOG_LEVELS } from './serveFlags.ts'
 import { preflightServe } from './preflight/preflightServe.ts'
+import { isLoopbackHost } from './originGuard.ts'
 import { configuredSecrets } from './secrets.ts'
 import { startServer } from './server.ts'
 
@@ -172,21 +173,41 @@ function stopWhenOrphaned(): void {
 
 function banner(url: string, config: BrunoConfig, devnet: DevnetDeployment | undefined): string {
   const mcp = `${url}/mcp`
-  const clientConfig = JSON.stringify({ mcpServers: { bruno: { type: 'http', url: mcp } } }, null, 2)
+  const host = onlyHost(config.server)
+  // Where the bound address answers only another Host, clients reach Bruno by that host (through the
+  // proxy in front of it), and whatever probes this address must send it.
+  const clientUrl = host ? `https://${host}` : url
+  const clientConfig = JSON.stringify({ mcpServers: { bruno: { type: 'http', url: `${clientUrl}/mcp` } } }, null, 2)
   return [
     '',
     `Bruno is serving MCP at ${mcp}`,
+    ...(host
+      ? [
+          `  answered only for Host ${config.server.allowedHosts.join(', ')} (server.allowedHosts): a request to ${url} without it is refused (403).`,
+          `  clients use ${clientUrl}/mcp, through your proxy; health probes of this address send the Host: curl -H 'Host: ${host}' ${url}/healthz`,
+        ]
+      : []),
     `  groups: ${config.groups.join(', ')} (one group only: ${mcp}/<group>, several: ${mcp}/${config.groups.slice(0, 2).join(',')})`,
     `  chains: ${config.networks.map((network) => `${network.name} (chainId ${network.chainId})`).join(', ')}`,
     ...(devnet ? devnetLines(mcp, config, devnet) : []),
     '',
     'Client configuration (.mcp.json, Claude Code / Cursor style):',
     clientConfig,
-    `or write it into each agent's project config: npm run bruno -- setup --url ${url}`,
+    `or write it into each agent's project config: npm run bruno -- setup --url ${clientUrl}`,
     '',
     'Ctrl-C stops Bruno' + (devnet ? ' and the devnet.' : '.'),
     '',
   ].join('\n')
+}
+
+/**
+ * The host clients must name when `server.allowedHosts` answers no loopback name (and not "*"): its
+ * first entry; `undefined` when the bound address answers as it is.
+ */
+function onlyHost(server: BrunoConfig['server']): string | undefined {
+  const hosts = server.allowedHosts
+  if (hosts.length === 0 || hosts.includes('*') || hosts.some((host) => isLoopbackHost(host))) return undefined
+  return hosts[0]
 }
 
 /** The devnet's RPC URL, its demo accounts with their (public, test-only) keys, and three calls to try first. */
@@ -207,8 +228,8 @@ function devnetLines(mcp: string, config: BrunoConfig, devnet: DevnetDeployment)
     'Try first:',
     `  1. the tools:               ${call('tools/list', {})}`,
     `  2. the no-ETH account:      ${call('tools/call', { name: 'account', arguments: { chain, address: noEth.address } })}`,
-    `  3. a transfer, then a quote: ${call('tools/call', { name: 'erc20_transfer', arguments: { chain, token: 'USDC', to: devnet.demoAccounts[0]!.address, amount: '1' } })}`,
-    '     (then pass its call to the tool "quote", or ask your agent to pay it from the no-ETH account with Bruno)',
+    `  3. a gasless transfer:      ${call('tools/call', { name: 'transfer_authorization', arguments: { chain, from: noEth.address, to: devnet.demoAccounts[0]!.address, token: 'USDC', amount: '1' } })}`,
+    '     (then pass its quoteCall to the tool "quote" with payment "authorization"; or ask your agent to send 1 USDC from the no-ETH account with Bruno)',
   ]
 }
 

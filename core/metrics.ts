@@ -49,6 +49,13 @@ export class Metrics {
     registers: [this.registry],
   })
 
+  readonly callsFailed = new Counter({
+    name: 'bruno_calls_failed_total',
+    help: 'submissions done whose call failed on chain (the payment taken, the call undone), by chain',
+    labelNames: ['chain'] as const,
+    registers: [this.registry],
+  })
+
   readonly admissionRefusals = new Counter({
     name: 'bruno_admission_refusals_total',
     help: 'submissions refused by admission before they were simulated, by chain and reason (account or client banned or busy)',

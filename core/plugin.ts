@@ -45,6 +45,7 @@ export type { TaskState, ToolTaskSupport } from './task.ts'
 export {
   Address,
   Approval,
+  ApprovalRequest,
   Approvals,
   BaseUnits,
   BlockNumber,
@@ -82,6 +83,7 @@ export { configuredTokenInfo, requireAddress, requireToken, toBaseUnits, type Re
 export { pathPrice, uniswapV3PoolAbi, type Fraction } from './chain/tokenPrice.ts'
 export { encodeRunnerCall, RUNNER_SETTLE_GAS, type RunnerRelay } from './relay/runnerCall.ts'
 export { calldataGas, runnerGasLimit, stipendFor, viemAuthorizations } from './relay/runnerTransaction.ts'
+export { authorizationStateAbi, payerShortfall } from './relay/paymentToken.ts'
 export { readL1DataFee } from './chain/l1DataFee.ts'
 export type { BatchPaymentReader, BatchTerms } from './relay/batchPayment.ts'
 export { encodeApprove, encodeTransfer } from './erc20Calls.ts'

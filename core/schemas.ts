@@ -117,5 +117,15 @@ export const Approval = Type.Object(
 
 export const Approvals = Type.Array(Approval)
 
+/** An allowance as `calibur_batch` takes it: an `Approval` whose token may be named by its configured symbol too. */
+export const ApprovalRequest = Type.Object(
+  {
+    token: TokenArgument,
+    spender: Address,
+    amountBaseUnits: BaseUnits,
+  },
+  { additionalProperties: false },
+)
+
 export type TokenInfo = Static<typeof TokenInfo>
 export type Approval = Static<typeof Approval>

@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { createServer, type AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -231,4 +232,43 @@ t.test('server.trustProxy as a number of hops: a client\'s forged X-Forwarded-Fo
   const twoHops = await startBruno(t, offlineConfig({ ...env }, { server: { ...limited, trustProxy: 2 } }), { ...env })
   const forged = await Promise.all([1, 2, 3, 4].map((index) => ping(twoHops.server.url, `198.51.100.${index}, 203.0.113.9`)))
   t.same(forged, [200, 200, 200, 200], 'what an over-trusting config lets through (why the hop count must be the proxies in front)')
+})
+
+t.test('server.allowedHosts without a loopback name: the banner gives clients the host that answers and the probe its Host (issue 29, point 7)', async (t) => {
+  const config = rawConfig()
+  config.server = { ...config.server, port: 0, allowedHosts: ['bruno.example.com'] }
+  const path = await file(JSON.stringify(config))
+  const child = spawnOwned(t, process.execPath, ['--import=tsx', join(import.meta.dirname, '../core/cli.ts'), 'serve', '--config', path, '--no-preflight'], {
+    env: { ...process.env, ...env },
+    cwd: join(import.meta.dirname, '..'),
+  })
+  let banner = ''
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.on('data', (chunk) => {
+      banner += chunk
+      if (banner.includes('Ctrl-C stops Bruno')) resolve()
+    })
+    child.once('exit', (code) => reject(new Error(`bruno exited ${code} before its banner: ${banner}`)))
+  })
+  const local = /Bruno is serving MCP at (http:\/\/127\.0\.0\.1:(\d+))\/mcp/.exec(banner)!
+  const [, url, port] = local
+  t.match(banner, `answered only for Host bruno.example.com (server.allowedHosts): a request to ${url} without it is refused (403).`)
+  t.match(banner, '"url": "https://bruno.example.com/mcp"', 'the client configuration names the host that answers')
+  t.match(banner, 'setup --url https://bruno.example.com')
+  const probe = /curl -H 'Host: ([^']+)' (\S+)\/healthz/.exec(banner)!
+  t.equal(probe[1], 'bruno.example.com')
+  t.equal(probe[2], url)
+  // The probe as printed answers; without its Host, the address refuses.
+  const status = (host?: string) =>
+    new Promise<number>((resolve, reject) => {
+      const request = httpRequest({ host: '127.0.0.1', port: Number(port), path: '/healthz', headers: host ? { host } : {} }, (response) => {
+        response.resume()
+        resolve(response.statusCode!)
+      })
+      request.once('error', reject)
+      request.end()
+    })
+  t.equal(await status(probe[1]), 200, 'with the printed Host: 200')
+  t.equal(await status(), 403, 'without: 403')
+  child.kill('SIGTERM')
 })

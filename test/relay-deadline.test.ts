@@ -51,13 +51,11 @@ t.test('a submission that would revert waits with its reason, then fails at its 
   )
   // While the first is in flight, the second waits behind it (one transaction in flight per payer);
   // once the first is in, the second's payment is spent and it waits for that reason.
-  t.same(
-    [...reasonsWhileWaiting].filter((reason) => !/has a transaction in flight; this one follows it$/.test(reason)),
-    ['waiting: the call reverted: ERC20: transfer amount exceeds balance'],
-    'while waiting, it says why',
-  )
+  const whileWaiting = [...reasonsWhileWaiting].filter((reason) => !/has a transaction in flight; this one follows it$/.test(reason))
+  t.equal(whileWaiting.length, 1, 'while waiting, it says why, in one way')
+  t.match(whileWaiting[0], /^waiting: the payer 0x[0-9a-fA-F]{40} holds [0-9.]+ USDC, less than the [0-9.]+ USDC its payment transfers \(payment\.authorization\.value\): fund it with USDC, or pay in another token$/, 'its payer holds less than it pays')
   t.equal(status.stage, 'failed')
-  t.match(status.reason, /^not sent before its deadline: .*transfer amount exceeds balance/)
+  t.match(status.reason, /^not sent before its deadline: waiting: the payer 0x[0-9a-fA-F]{40} holds /)
   t.equal(status.transaction, undefined, 'it was never sent')
   const failedLine = bruno.logs.map((line) => JSON.parse(line)).find((line) => line.msg === 'submission failed')
   t.match(failedLine, { level: 40, submission: second.id, reason: status.reason }, 'the log says it failed, and why, at warn')

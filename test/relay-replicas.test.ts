@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process'
 import { mkdtempSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { hostname, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import t, { type Test } from 'tap'
@@ -149,6 +149,11 @@ t.test('two replicas on one PostgreSQL and one runner key', { skip: postgresSkip
   await waitFor(doneCount, (count) => count === FIRST, `${FIRST} done`, 120_000, 100)
   t.comment(`round one: ${FIRST} submissions over two replicas, accepted in ${accepted} ms, all done in ${Date.now() - started} ms`)
   t.equal(owners(replicas).length, 1, 'one replica alone took the runner key')
+  // The other says so once, naming whom it waits for (issue 29, point 9).
+  const standby = replicas.find((replica) => !owners(replicas).includes(replica))!
+  const standing = standby.logs.filter((line) => line.msg?.startsWith('standing by:'))
+  t.equal(standing.length, 1, 'one standing-by line, not one a pass')
+  t.equal(standing[0]?.msg, `standing by: the Bruno at ${hostname()}:${owners(replicas)[0]!.child.pid} holds the runner key for local; this one takes it over when that one stops or goes silent`)
   await check(t, replicas[0]!, ids)
 
   // Round two: the owner is killed halfway through the posting; the rest go to the survivor.

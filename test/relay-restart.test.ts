@@ -47,9 +47,11 @@ t.test('SIGKILL with one submission waiting and ten sending: after a restart all
   for (const sender of senders) await mintUsdc(anvil.rpcUrl, deployment, sender.account, 5_000_000n)
   await testClient.setAutomine(false)
 
-  const serve = async (): Promise<{ child: ChildProcess; mcp: RawMcpClient }> => {
+  const serve = async (): Promise<{ child: ChildProcess; mcp: RawMcpClient; log: () => { msg?: string; inFlight?: unknown }[] }> => {
     const child = spawnOwned(t, process.execPath, ['--import', 'tsx', 'core/cli.ts', 'serve', '--config', configPath], { env })
-    child.stderr!.resume()
+    let stderr = ''
+    child.stderr.on('data', (chunk) => (stderr += chunk))
+    const log = () => stderr.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as { msg?: string; inFlight?: unknown })
     const url = await new Promise<string>((resolve, reject) => {
       let out = ''
       child.stdout!.on('data', (chunk) => {
@@ -59,7 +61,7 @@ t.test('SIGKILL with one submission waiting and ten sending: after a restart all
       })
       child.once('exit', (code) => reject(new Error(`bruno exited with ${code} before serving: ${out}`)))
     })
-    return { child, mcp: new RawMcpClient(`${url}/bruno`) }
+    return { child, mcp: new RawMcpClient(`${url}/bruno`), log }
   }
 
   const submit = async (mcp: RawMcpClient, sender: (typeof senders)[number]) => {
@@ -98,6 +100,15 @@ t.test('SIGKILL with one submission waiting and ten sending: after a restart all
   const ledger = await runnerLedger(anvil.rpcUrl, deployment.runner.operator.address, devnetPricing(deployment))
   t.equal(ledger.length, 11, 'the runner sent each submission exactly once')
   t.same(ledgerViolations(ledger), [], 'and paid for no reverted transaction, nor more than any payment was worth')
+
+  // The lifecycle in the log (issue 29, point 9): the start says what it took up, a clean stop what it leaves.
+  const started = second.log().filter((line) => line.msg === 'runner started: it sends for the runner key and takes up what is in flight')
+  t.same(started.map((line) => line.inFlight), [{ waiting: 1, sending: 10, confirming: 0 }], 'one line at the start: the one waiting and the ten sending')
+  const exited = new Promise((resolve) => second.child.once('exit', resolve))
+  second.child.kill('SIGTERM')
+  t.equal(await exited, 0)
+  const stopped = second.log().filter((line) => line.msg === 'runner stopped: what is in flight is taken up by the next start')
+  t.same(stopped.map((line) => line.inFlight), [{ waiting: 0, sending: 0, confirming: 0 }], 'one line at the stop: nothing left in flight')
 })
 
 t.test('a stuck transaction is replaced: same nonce, higher fee, and only the replacement is mined', async (t) => {

@@ -4,7 +4,7 @@ import type { ToolContext } from '../tool.ts'
 import { ErrorCode, JsonRpcError } from './jsonrpc.ts'
 
 /** The spec's cap on values in one completion. */
-const MAX_VALUES = 100
+export const MAX_VALUES = 100
 
 /** A `CompleteResult`'s `completion`. */
 export interface Completion {

@@ -4,8 +4,9 @@ import type { SubmissionStore } from './store.ts'
 
 /**
  * A store that logs every submission's life (accepted and done at info, failed at warn with its
- * reason, the stages between at debug) and, with `metrics`, counts every submission entering a
- * stage and times those that reach `done`. Stages change only through the store, so this one
+ * reason, done with a call that failed on chain at warn with the call's reason, the stages between
+ * at debug) and, with `metrics`, counts every submission entering a stage, times those that reach
+ * `done` and counts the calls that failed on chain. Stages change only through the store, so this one
  * wrapper sees every transition, whichever part of the relay (submit, runner) makes it.
  *
  * @example
@@ -33,7 +34,12 @@ export function observedStore(store: SubmissionStore, log: FastifyBaseLogger, me
       if (patch.stage === 'done') {
         const seconds = (Date.now() - before.createdAt) / 1000
         metrics?.timeToDone.observe({ chain: before.chain }, seconds)
-        log.info({ ...fields, blockNumber: patch.blockNumber, seconds }, 'submission done')
+        const outcome = patch.outcome ?? before.outcome
+        if (outcome?.callSucceeded === false) {
+          // Paid for, and the caller's call did nothing: the operator sees it, the caller's status says why.
+          metrics?.callsFailed.inc({ chain: before.chain })
+          log.warn({ ...fields, blockNumber: patch.blockNumber ?? before.blockNumber, seconds, callReason: outcome.callReason }, 'submission done: the call failed on chain (the payment was taken)')
+        } else log.info({ ...fields, blockNumber: patch.blockNumber, seconds }, 'submission done')
       } else if (patch.stage === 'failed') log.warn({ ...fields, reason: patch.reason }, 'submission failed')
       else log.debug(fields, 'submission stage')
     },

@@ -1,8 +1,30 @@
-import { getAddress } from 'viem'
+import { erc20Abi, formatUnits, getAddress, zeroHash, type Address } from 'viem'
 import { requireToken } from '../arguments.ts'
 import type { Network } from '../chain/networks.ts'
+import { blameOf } from '../faults.ts'
 import { ToolError } from '../tool.ts'
 import type { PaymentToken } from './gasPricer.ts'
+
+/**
+ * EIP-3009's `authorizationState`: true once `nonce` of `authorizer` was used or cancelled. A token
+ * that answers it takes signed transfers (the relay asks before pricing one; the 3009 group reads a
+ * payment's nonce with it).
+ *
+ * @example
+ * await client.readContract({ address: usdc, abi: authorizationStateAbi, functionName: 'authorizationState', args: [from, nonce] }) // false
+ */
+export const authorizationStateAbi = [
+  {
+    type: 'function',
+    name: 'authorizationState',
+    stateMutability: 'view',
+    inputs: [
+      { name: 'authorizer', type: 'address' },
+      { name: 'nonce', type: 'bytes32' },
+    ],
+    outputs: [{ name: '', type: 'bool' }],
+  },
+] as const
 
 /**
  * A payment token the relay accepts on a network: configured, and priced along a swap path (or
@@ -20,4 +42,49 @@ export function paymentToken(network: Network, token: string): PaymentToken {
     throw new ToolError(`${token} is not accepted as payment on ${config.name}: pay in one of ${accepted.join(', ')}`)
   }
   return { address: found.address, symbol: found.configured.symbol, decimals: found.configured.decimals }
+}
+
+/**
+ * Refuses a token that cannot pay by signed transfer (EIP-3009's `transferWithAuthorization`):
+ * one that does not answer `authorizationState` (WETH9's fallback takes any call as a deposit and
+ * answers nothing). Said before a quote prices a payment the wallet could never sign, naming the
+ * forms that can pay. A node that fails the read is the chain's fault, not a refusal.
+ *
+ * @example
+ * await requireSignedTransfers(network, weth) // ToolError: WETH cannot pay by signed transfer on base: …
+ */
+export async function requireSignedTransfers(network: Network, token: PaymentToken): Promise<void> {
+  const answered = await network.client
+    .readContract({ address: token.address, abi: authorizationStateAbi, functionName: 'authorizationState', args: [getAddress(network.config.payee), zeroHash] })
+    .then(
+      () => true,
+      (error: unknown) => {
+        if (blameOf(error).side !== 'caller') throw error
+        return false
+      },
+    )
+  if (answered) return
+  const others = network.config.tokens.filter((candidate) => getAddress(candidate.address) !== token.address && (candidate.swapPath || getAddress(candidate.address) === getAddress(network.config.weth)))
+  throw new ToolError(
+    `${token.symbol} cannot pay by signed transfer on ${network.name}: ${token.address} has no EIP-3009 transferWithAuthorization. ` +
+      `Pay it with payment "batch" (a delegated account's payment batch transfers ${token.symbol}: calibur_batch)` +
+      (others.length > 0 ? `, or by signed transfer in ${others.map((candidate) => candidate.symbol).join(' or ')} (payment_authorization)` : ''),
+  )
+}
+
+/**
+ * Why a payment failed when its payer holds less of the token than it transfers: read after a
+ * simulation refused it, so that the refusal names the shortfall rather than the token's words
+ * ("transfer amount exceeds balance", or WETH9's bare revert); `field` names what set the amount.
+ * `undefined` when the payer holds enough (or its balance cannot be read).
+ *
+ * @example
+ * await payerShortfall(network, usdc, payer, 150_000n, 'payment.authorization.value')
+ * // 'the payer 0x… holds 0.1 USDC, less than the 0.15 USDC its payment transfers (payment.authorization.value): fund it with USDC, or pay in another token'
+ */
+export async function payerShortfall(network: Network, token: PaymentToken, payer: Address, amount: bigint, field?: string): Promise<string | undefined> {
+  const balance = await network.client.readContract({ address: token.address, abi: erc20Abi, functionName: 'balanceOf', args: [payer] }).catch(() => undefined)
+  if (balance === undefined || balance >= amount) return undefined
+  const [held, needed] = [formatUnits(balance, token.decimals), formatUnits(amount, token.decimals)]
+  return `the payer ${payer} holds ${held} ${token.symbol}, less than the ${needed} ${token.symbol} its payment transfers${field ? ` (${field})` : ''}: fund it with ${token.symbol}, or pay in another token`
 }

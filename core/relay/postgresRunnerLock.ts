@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify'
+import { hostname } from 'node:os'
 import pg from 'pg'
 import { keccak256, stringToHex } from 'viem'
 import type { RunnerOwnership } from './ownership.ts'
@@ -66,6 +67,8 @@ export class PostgresRunnerLock implements RunnerOwnership {
   #locked = false
   /** This tenure's fence: set once the lock is held and the key's epoch raised. */
   #fence: RunnerFence | undefined
+  /** Whether this process has said it stands by (said once per wait, not every pass). */
+  #standingBy = false
 
   /**
    * `name` identifies the key (the lock's key is derived from it, and the epoch is kept under it);
@@ -88,8 +91,12 @@ export class PostgresRunnerLock implements RunnerOwnership {
       const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [this.#key])
       // The session may have been lost while the answer was on its way: then the lock went with it.
       this.#locked = rows[0]?.locked === true && this.#client === client
-      if (!this.#locked) return undefined
+      if (!this.#locked) {
+        if (!this.#standingBy) await this.#sayStandingBy(client)
+        return undefined
+      }
     }
+    this.#standingBy = false
     // Kept locked if this fails (the store unreachable): the next pass raises the epoch again.
     const fence = await this.#epochs.takeRunnerKey(this.#name)
     // Lost meanwhile: this epoch goes unused. (A replica that took the lock and its epoch before
@@ -111,8 +118,27 @@ export class PostgresRunnerLock implements RunnerOwnership {
     await client?.end().catch(() => {})
   }
 
+  /** One line when this process starts waiting: the chain, the key, and who holds it (its host and PID, from the holder's session name). */
+  async #sayStandingBy(client: pg.Client): Promise<void> {
+    this.#standingBy = true
+    // The key as pg_locks shows a BIGINT advisory lock: its high 32 bits in classid, its low in objid.
+    const key = BigInt.asUintN(64, BigInt(this.#key))
+    const { rows } = await client
+      .query<{ holder: string; since: Date }>(
+        "SELECT a.application_name AS holder, a.backend_start AS since FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = 'advisory' AND l.granted AND l.classid = $1 AND l.objid = $2 AND l.objsubid = 1",
+        [(key >> 32n).toString(), (key & 0xffffffffn).toString()],
+      )
+      .catch(() => ({ rows: [] }))
+    const holder = rows[0]?.holder.replace(/^bruno-runner-lock /, '')
+    this.#log.info(
+      { key: this.#name, holder, holderSince: rows[0]?.since },
+      `standing by: ${holder ? `the Bruno at ${holder}` : 'another process'} holds the runner key for ${this.#chain}; this one takes it over when that one stops or goes silent`,
+    )
+  }
+
   async #connect(): Promise<pg.Client> {
-    const client = new pg.Client({ connectionString: this.#url, application_name: 'bruno-runner-lock', keepAlive: true, query_timeout: HEARTBEAT_TIMEOUT_MS })
+    // Named by host and PID: a replica standing by says whom it waits for.
+    const client = new pg.Client({ connectionString: this.#url, application_name: `bruno-runner-lock ${hostname()}:${process.pid}`.slice(0, 63), keepAlive: true, query_timeout: HEARTBEAT_TIMEOUT_MS })
     // Unhandled, a dropped connection's 'error' would end the process; here it ends the ownership.
     client.on('error', (error) => this.#lost(client, error))
     client.on('end', () => this.#lost(client))

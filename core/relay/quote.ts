@@ -5,11 +5,11 @@ import { readL1DataFee } from '../chain/l1DataFee.ts'
 import { readWeiPerBaseUnit } from '../chain/tokenPrice.ts'
 import { ToolError } from '../tool.ts'
 import type { RelayContext } from './context.ts'
-import { paymentToken } from './paymentToken.ts'
+import { paymentToken, requireSignedTransfers } from './paymentToken.ts'
 import { chargeFor, worstCaseWei } from './pricing.ts'
 import { revertReason } from './revertReason.ts'
 import { encodeRunnerCall } from './runnerCall.ts'
-import { calldataGas, MAX_TRANSACTION_GAS, prepareRunnerTransaction, runnerGasLimit, stipendFor, viemAuthorizations } from './runnerTransaction.ts'
+import { calldataGas, MAX_TRANSACTION_GAS, prepareRunnerTransaction, runnerGasLimit, signedCallsOnly, stipendFor, viemAuthorizations } from './runnerTransaction.ts'
 import type { Quote, QuoteRequest } from './schemas.ts'
 import { readBatch } from './relayOfRequest.ts'
 import { simulateAs } from './simulationGate.ts'
@@ -31,7 +31,8 @@ const PLACEHOLDER_SIGNATURE: Hex = `0x${'7f'.repeat(64)}1b`
  * pool's price, rounded up.
  * - `payment: "authorization"` (default): the call runs after a signed EIP-3009 transfer. The call
  *   is measured as the Runner would make it (from the Runner contract), and the transfer's gas is
- *   `AUTHORIZATION_PHASE_GAS`, since it is not signed yet.
+ *   `AUTHORIZATION_PHASE_GAS`, since it is not signed yet. A token that takes no signed transfers
+ *   (WETH9: no EIP-3009) is refused, naming the forms that can pay in it.
  * - `payment: "batch"`: `call` is a delegate's signed batch of the account's calls and
  *   `paymentBatch` its signed payment-only batch (calibur_execute's `call` and `payment.batch`):
  *   the exact runner transaction is simulated with its own, non-zero payment.
@@ -92,15 +93,14 @@ async function measureAuthorizationRelay(context: RelayContext, request: QuoteRe
           .catch((error: unknown) => {
             const reason = revertReason(error, token.decimals, token.symbol, context.batchReaders.map((reader) => reader.errors))
             if (!reason) throw error
-            throw new ToolError(
-              `cannot quote: the call fails in simulation from Bruno's Runner contract (${runner}): ${reason}. ` +
-                'The call runs with the Runner as msg.sender, so only calls that act by signature belong there',
-            )
+            throw new ToolError(`cannot quote: the call fails in simulation from Bruno's Runner contract (${runner}): ${reason}. ${signedCallsOnly(runner)}`)
           }),
     readFees(client, blockRead),
     readWeiPerBaseUnit(network, token.address),
     blockRead,
     expectChainId(network),
+    // A price for a signed transfer the token cannot take would only be refused later, in its words.
+    requireSignedTransfers(network, token),
   ])
   const callGas = target === zeroAddress ? 0n : stipendFor(callGasUsed)
   const payee = getAddress(config.payee)

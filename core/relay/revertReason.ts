@@ -92,6 +92,70 @@ export function describeRevertData(data: Hex, decimals: number, symbol: string, 
   }
 }
 
+/**
+ * A token's refusal of a signed transfer, by its words (FiatToken's, and the common ERC-20 ones),
+ * and the payment field it is about with how to mend it.
+ */
+const AUTHORIZATION_REFUSALS: readonly (readonly [RegExp, string])[] = [
+  [
+    /invalid signature|invalid signer|signature mismatch/i,
+    "payment.signature is not payment.authorization.from's signature of payment.authorization (another key signed it, or a field changed after signing): " +
+      "sign payment_authorization's typedData unchanged, with from's own key",
+  ],
+  [/used or canceled|is used|canceled/i, 'payment.authorization.nonce was used already: sign a new payment (payment_authorization gives a fresh nonce)'],
+  [/not yet valid/i, 'payment.authorization.validAfter is still in the future'],
+  [/expired/i, 'payment.authorization.validBefore has passed: sign a new payment'],
+  [/exceeds balance|insufficient balance/i, 'payment.authorization.from holds less than payment.authorization.value'],
+  [/blacklisted/i, 'payment.authorization.from (or the payee) is blacklisted by the token'],
+]
+
+/**
+ * Says why a runner transaction reverted as a whole, naming the payment's field when the payment
+ * is why (`byPayment`). Only the payment phase and the Runner's own checks revert it (a failing call is reported,
+ * never reverts it), so a reason the Runner does not raise itself is the payment's: the token's
+ * refusal of a signed transfer (`form` 'authorization'), or the payment batch's ('batch').
+ *
+ * @example
+ * runnerRevertReason(error, 'authorization', 6, 'USDC')
+ * // { words: 'the token refused the payment: FiatTokenV2: invalid signature. payment.signature is not …', byPayment: true }
+ */
+export function runnerRevertReason(
+  error: unknown,
+  form: 'authorization' | 'batch',
+  decimals: number,
+  symbol: string,
+  vocabularies: readonly ErrorVocabulary[] = [],
+): { readonly words: string; readonly byPayment: boolean } | undefined {
+  const data = revertData(error)
+  if (data === undefined) return undefined
+  const reason = describeRevertData(data, decimals, symbol, vocabularies)
+  let name: string | undefined
+  let args: readonly unknown[] = []
+  try {
+    const decoded = decodeErrorResult({ abi: RUNNER_ERRORS, data })
+    name = decoded.errorName
+    args = (decoded.args ?? []) as readonly unknown[]
+  } catch {
+    name = undefined
+  }
+  switch (name) {
+    case 'GasShort':
+    case 'NotOperator':
+    case 'NotDelegated':
+      return { words: reason, byPayment: false }
+    case 'PaymentShort':
+      return { words: `the payment is short (${form === 'authorization' ? 'payment.authorization.value' : 'payment.amountBaseUnits, as payment.batch transfers it'}): ${reason}`, byPayment: true }
+    case 'PayerHasCode':
+      return { words: `the payment's payer (payment.authorization.from) cannot pay by signed transfer: ${reason}`, byPayment: true }
+    case 'PaymentFailed':
+      return { words: `the payment batch (payment.batch) failed: ${describeRevertData(args[0] as Hex, decimals, symbol, vocabularies)}`, byPayment: true }
+  }
+  if (form === 'batch') return { words: reason, byPayment: true }
+  const tokenWords = reason.replace(/^the call reverted: /, '')
+  const field = AUTHORIZATION_REFUSALS.find(([pattern]) => pattern.test(tokenWords))?.[1]
+  return { words: `the token refused the payment: ${tokenWords}. ${field ?? "Check payment.authorization and payment.signature against payment_authorization's typedData"}`, byPayment: true }
+}
+
 /** The revert data viem found in a failed eth_call / eth_estimateGas, wherever it nests it. */
 function revertData(error: unknown): Hex | undefined {
   if (!(error instanceof BaseError)) return undefined

@@ -20,8 +20,8 @@ import { StaleEpochError, type RunnerFence, type SentTransaction, type Submissio
 
 /** The longest wait between two passes while the chain keeps failing. */
 const MAX_BACKOFF_MS = 30_000
-/** The longest wait before a held submission is looked at again. */
-const MAX_HOLD_MS = 60_000
+/** The longest wait before a held submission is looked at again (SPEC §6: "up to 60 s"). */
+export const MAX_HOLD_MS = 60_000
 /**
  * A submission held because its own simulation fails (its payment or call, or the node on it) backs
  * off further: that rarely mends itself, and a look at it costs simulations. It fails once it has
@@ -107,6 +107,8 @@ export class RunnerLoop {
   #pass: Promise<void> | undefined
   #again = false
   #restarted = true
+  /** Whether this tenure's start was logged (once, with what it takes up). */
+  #announced = false
   #stopped = false
   #failures = 0
   /** unix ms before which no pass runs (backoff after failures) */
@@ -130,6 +132,11 @@ export class RunnerLoop {
     clearInterval(this.#timer)
     this.#timer = undefined
     await this.#pass
+    // One line an operator can read a restart by: what the next start takes up.
+    if (this.#fence) {
+      const inFlight = await this.#context.store.active(this.#context.network.name).then(countByStage, () => undefined)
+      this.#log.info({ operator: this.#account.address, epoch: this.#fence.epoch, inFlight }, 'runner stopped: what is in flight is taken up by the next start')
+    }
     await this.#ownership.release()
   }
 
@@ -187,10 +194,15 @@ export class RunnerLoop {
       this.#fence = fence
       this.#nextNonce = undefined
       this.#restarted = true
+      this.#announced = false
     }
     await this.#prune()
     const active = await store.active(network.name)
     const restarted = this.#restarted
+    if (!this.#announced) {
+      this.#announced = true
+      this.#log.info({ operator: this.#account.address, epoch: this.#fence!.epoch, inFlight: countByStage(active) }, 'runner started: it sends for the runner key and takes up what is in flight')
+    }
     if (active.length === 0) return
     if (this.#nextNonce === undefined) {
       const [pending, stored] = await Promise.all([
@@ -800,4 +812,11 @@ function shortReason(error: unknown): string {
   const details = error instanceof BaseError ? error.details : undefined
   const message = details || (error instanceof BaseError ? error.shortMessage : error instanceof Error ? error.message : String(error))
   return message.split('\n')[0]!.replace(/\b[a-z][a-z0-9+.-]*:\/\/\S+/gi, '[url]').slice(0, 300)
+}
+
+/** How many submissions are at each active stage: what a start or a stop says it leaves or takes up. */
+function countByStage(submissions: readonly Submission[]): { waiting: number; sending: number; confirming: number } {
+  const counts = { waiting: 0, sending: 0, confirming: 0 }
+  for (const { stage } of submissions) if (stage in counts) counts[stage as keyof typeof counts]++
+  return counts
 }

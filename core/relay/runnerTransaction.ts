@@ -2,13 +2,15 @@ import { BaseError, concat, getAddress, InsufficientFundsError, zeroAddress, typ
 import { expectChainId } from '../chain/expectChainId.ts'
 import { readFees, type Fees } from '../chain/fees.ts'
 import { readL1DataFee } from '../chain/l1DataFee.ts'
+import type { Network } from '../chain/networks.ts'
 import { readWeiPerBaseUnit, type Fraction } from '../chain/tokenPrice.ts'
 import { BrunoFault } from '../faults.ts'
 import { ToolError } from '../tool.ts'
 import type { RelayContext } from './context.ts'
 import type { PaymentToken } from './gasPricer.ts'
+import { payerShortfall, requireSignedTransfers } from './paymentToken.ts'
 import { paymentCovers, type Coverage } from './pricing.ts'
-import { describeRevertData, revertReason, type ErrorVocabulary } from './revertReason.ts'
+import { describeRevertData, runnerRevertReason } from './revertReason.ts'
 import { decodeRelayResult, encodeRunnerCall, RUNNER_SETTLE_GAS, type CallOutcome, type RunnerRelay } from './runnerCall.ts'
 import { yParityOf, type SignedAuthorization } from './schemas.ts'
 
@@ -122,14 +124,15 @@ export async function prepareRunnerTransaction(
   // fault, never the caller's (a node says "insufficient funds", or "gas required exceeds
   // allowance" where the operator's balance, not the transaction cap, bounds the allowance).
   const refuseOrFault = async (error: unknown, withFees: Fees | undefined): Promise<unknown> => {
-    const refused = refuse(error, token, refusal, vocabularies)
-    if (refused instanceof ToolError || !(error instanceof BaseError)) return refused
+    const reverted = runnerRevertReason(error, relay.form, token.decimals, token.symbol, vocabularies)
+    if (reverted) return new ToolError(`${refusal}: ${(reverted.byPayment && (await paymentDiagnosis(network, relay, token))) || reverted.words}`)
+    if (!(error instanceof BaseError)) return error
     const short = error.walk((cause) => cause instanceof InsufficientFundsError) !== null
     const capped = withFees !== undefined && /gas required exceeds allowance/i.test(error.message)
     if (capped && !short) {
       const balance = await client.getBalance({ address: operator }).catch(() => undefined)
-      if (balance === undefined || withFees.maxFeePerGas === 0n || balance / withFees.maxFeePerGas >= MAX_TRANSACTION_GAS) return refused
-    } else if (!short) return refused
+      if (balance === undefined || withFees.maxFeePerGas === 0n || balance / withFees.maxFeePerGas >= MAX_TRANSACTION_GAS) return error
+    } else if (!short) return error
     return new BrunoFault("the runner's ETH balance is too low to pay for gas", { cause: error })
   }
   // One JSON-RPC batch: the block, fees and price, and either the probe (its stipend the configured
@@ -153,11 +156,7 @@ export async function prepareRunnerTransaction(
     const why = outcome.reason !== '0x' ? describeRevertData(outcome.reason, token.decimals, token.symbol, vocabularies) : await options.explainCallFailure?.()
     // A signed transfer pays first, then the Runner makes the call itself: whatever the call takes
     // from msg.sender (a token's balance or allowance) it takes from the Runner, not the payer.
-    const sender =
-      relay.form === 'authorization'
-        ? `. The call runs with Bruno's Runner contract (${to}) as msg.sender, so only calls that act by signature belong there; ` +
-          'calls the account makes itself (a transfer, an approve, a swap of its tokens) go in a Calibur batch (calibur_batch)'
-        : ''
+    const sender = relay.form === 'authorization' ? `. ${signedCallsOnly(to)}` : ''
     return new ToolError(
       `${refusal}: the call fails ${what}${why ? `: ${why}` : ''}${sender}. Nothing was sent. A call that fails on chain still pays, so Bruno only sends calls that succeed in simulation`,
     )
@@ -185,10 +184,38 @@ export async function prepareRunnerTransaction(
   }
 }
 
-/** A failed simulation as the caller's refusal, when it reverted; a fault of the chain otherwise. */
-function refuse(error: unknown, token: PaymentToken, refusal: string, vocabularies: readonly ErrorVocabulary[]): unknown {
-  const reason = revertReason(error, token.decimals, token.symbol, vocabularies)
-  return reason ? new ToolError(`${refusal}: ${reason}`) : error
+/**
+ * Why a call paid by a signed transfer fails that would succeed from the account, and where it
+ * belongs instead: the Runner makes the call, so it is the call's msg.sender. Said by `quote` and
+ * `submit` alike.
+ *
+ * @example
+ * throw new ToolError(`cannot quote: the call fails …. ${signedCallsOnly(runner)}`)
+ */
+export function signedCallsOnly(runner: Address): string {
+  return (
+    `The call runs with Bruno's Runner contract (${runner}) as msg.sender, so only calls that act by signature belong there: ` +
+    "a transfer of the account's own tokens is transfer_authorization's call (the account signs it, no ETH); " +
+    'anything else the account does itself (an approve, a swap of its tokens) goes in a Calibur batch (calibur_batch)'
+  )
+}
+
+/**
+ * What is wrong with a payment that made the runner transaction revert, when it can be told better
+ * than the token's words: a token that takes no signed transfers, or a payer holding less than it
+ * transfers. Read only after the refusal, so a good payment costs no extra read.
+ */
+async function paymentDiagnosis(network: Network, relay: RunnerRelay, token: PaymentToken): Promise<string | undefined> {
+  if (relay.form === 'batch') return payerShortfall(network, token, relay.account, relay.amount, 'the transfer payment.batch makes')
+  const refused = await requireSignedTransfers(network, token).then(
+    () => undefined,
+    (error: unknown) => {
+      if (error instanceof ToolError) return error.message
+      throw error
+    },
+  )
+  const { authorization } = relay.payment
+  return refused ?? payerShortfall(network, token, getAddress(authorization.from), BigInt(authorization.value), 'payment.authorization.value')
 }
 
 /** Calldata's intrinsic gas: 4 per zero byte, 16 per other byte. */

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Address, BaseUnits, BlockNumber, described, GasUnits, HexData, passedBack, TokenAmount, UnixSeconds, UnixSecondsDecimal } from '../schemas.ts'
+import { Address, BaseUnits, BlockNumber, described, GasUnits, HexData, passedBack, TokenAmount, TokenArgument, UnixSeconds, UnixSecondsDecimal } from '../schemas.ts'
 
 /**
  * The relay's shapes, shared by REST, JSON-RPC and MCP: each transport validates with these and
@@ -81,7 +81,8 @@ export const AuthorizationList = Type.Array(SignedAuthorization, {
  */
 export const CallPayment = Type.Object(
   {
-    token: Address,
+    // A configured symbol or an address, as every `token` (the preamble says so once); submit keeps the address.
+    token: TokenArgument,
     amountBaseUnits: BaseUnits,
     batch: described(HexData, 'the signed payment-only batch'),
   },
@@ -111,7 +112,8 @@ export const TransferAuthorizationMessage = Type.Object(
  */
 export const SignedTransferPayment = Type.Object(
   {
-    token: Address,
+    // A configured symbol or an address, as every `token` (the preamble says so once); submit keeps the address.
+    token: TokenArgument,
     authorization: passedBack(TransferAuthorizationMessage, 'payment_authorization\'s payment.authorization'),
     signature: Type.String({ pattern: '^0x[0-9a-fA-F]{130}$', description: '65-byte signature' }),
   },

@@ -47,8 +47,10 @@ import { submissionView } from './status.ts'
  * @example
  * const { id } = await submitCall(context, { call, payment: { token: usdc, authorization, signature } })
  */
-export async function submitCall(context: RelayContext, request: SubmitRequest, client?: string): Promise<SubmissionView> {
-  const token = paymentToken(context.network, request.payment.token)
+export async function submitCall(context: RelayContext, submitted: SubmitRequest, client?: string): Promise<SubmissionView> {
+  const token = paymentToken(context.network, submitted.payment.token)
+  // A token named by its symbol is kept by its address: the Runner, the store and the runner loop read that.
+  const request: SubmitRequest = { ...submitted, payment: { ...submitted.payment, token: token.address } }
   const requested = relayOfRequest(context, request.call, request.payment, token)
   const repeated = await context.store.activeByIdentity(requested.identity)
   if (repeated) return submissionView(repeated)

@@ -49,7 +49,8 @@ const restRoutes: FastifyPluginAsync<Options> = async (app, { operations }) => {
   app.get<{ Params: { id: string } }>('/v1/status/:id', (request) => operations.status({ id: request.params.id }, 'path'))
 }
 
-const MAX_BATCH = 32
+/** The most requests one JSON-RPC batch may hold (SPEC §7). */
+export const MAX_BATCH = 32
 
 type RpcMethod = (params: Record<string, unknown>, client: string) => Promise<unknown>
 

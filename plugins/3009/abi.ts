@@ -1,3 +1,5 @@
+import { authorizationStateAbi } from '../../core/plugin.ts'
+
 /**
  * The EIP-3009 token functions Bruno reads or sends (FiatToken v2, i.e. USDC): the `(v, r, s)`
  * overload of `transferWithAuthorization` the runner uses, the authorization state, and what
@@ -24,17 +26,7 @@ export const eip3009Abi = [
     ],
     outputs: [],
   },
-  {
-    // True once `nonce` of `authorizer` was used or cancelled.
-    type: 'function',
-    name: 'authorizationState',
-    stateMutability: 'view',
-    inputs: [
-      { name: 'authorizer', type: 'address' },
-      { name: 'nonce', type: 'bytes32' },
-    ],
-    outputs: [{ name: '', type: 'bool' }],
-  },
+  ...authorizationStateAbi,
   { type: 'function', name: 'name', stateMutability: 'view', inputs: [], outputs: [{ name: '', type: 'string' }] },
   // FiatToken v2's EIP-712 version; not part of ERC-20.
   { type: 'function', name: 'version', stateMutability: 'view', inputs: [], outputs: [{ name: '', type: 'string' }] },

@@ -1,4 +1,4 @@
-import { definePlugin } from '../../core/plugin.ts'
+import { definePlugin, leastPaymentValiditySec } from '../../core/plugin.ts'
 import { paymentAuthorization } from './paymentAuthorization.ts'
 import { transferAuthorization, transferAuthorizationCall } from './transferAuthorization.ts'
 
@@ -24,5 +24,9 @@ const instructions =
 export const paymentAuthorizationGroup = definePlugin({
   name: '3009',
   order: 30,
-  setup: ({ chainArgument }) => ({ instructions, tools: [paymentAuthorization(chainArgument), transferAuthorization(chainArgument), transferAuthorizationCall(chainArgument)] }),
+  setup: ({ chainArgument, networks }) => {
+    // One schema for every chain: the longest least validity among them.
+    const leastValidSec = Math.max(...networks.names.map((name) => leastPaymentValiditySec(networks.get(name).config.relay)))
+    return { instructions, tools: [paymentAuthorization(chainArgument, leastValidSec), transferAuthorization(chainArgument), transferAuthorizationCall(chainArgument)] }
+  },
 })

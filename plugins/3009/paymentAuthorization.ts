@@ -1,6 +1,6 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 import { getAddress } from 'viem'
-import { Address, defineTool, described, leastPaymentValiditySec, requireAddress, requireToken, toBaseUnits, TokenAmount, TokenArgument, ToolError, TransferAuthorizationMessage } from '../../core/plugin.ts'
+import { Address, defineTool, described, requireAddress, requireToken, toBaseUnits, TokenAmount, TokenArgument, ToolError, TransferAuthorizationMessage } from '../../core/plugin.ts'
 import { readTokenDomain } from './readTokenDomain.ts'
 import { randomAuthorizationNonce, transferWithAuthorizationTypedData } from './typedData.ts'
 
@@ -9,6 +9,22 @@ export const MAX_VALID_FOR_SEC = 3_600
 
 /** How long a signed transfer stays usable: `validBefore` = now + this. */
 export const ValidForSec = Type.Integer({ minimum: 10, maximum: MAX_VALID_FOR_SEC, description: 'seconds usable (default: the quote validity)' })
+
+/**
+ * How long a signed payment stays usable: more than `leastValidSec`, the least validity `submit`
+ * takes on any configured chain (its payment margin and time to be included), so that every value
+ * the schema admits can be submitted.
+ *
+ * @example
+ * paymentValidForSec(60) // { type: 'integer', minimum: 61, maximum: 3600, … }
+ */
+export function paymentValidForSec(leastValidSec: number) {
+  return Type.Integer({
+    minimum: leastValidSec + 1,
+    maximum: MAX_VALID_FOR_SEC,
+    description: `seconds usable, over the ${leastValidSec} submit needs (default: the quote validity)`,
+  })
+}
 
 
 /** TransferWithAuthorization typed data as tools return it (and `transfer_authorization_call` takes it back). */
@@ -40,9 +56,9 @@ const NEXT =
  * `validBefore` is Bruno's clock now + `validForSec` (default: the network's quote ttl).
  *
  * @example
- * registry.addGroup({ name: '3009', order: 30, instructions, tools: [paymentAuthorization(app.bruno.chainArgument)] })
+ * registry.addGroup({ name: '3009', order: 30, instructions, tools: [paymentAuthorization(app.bruno.chainArgument, 60)] })
  */
-export const paymentAuthorization = (chain: TSchema) =>
+export const paymentAuthorization = (chain: TSchema, leastValidSec: number) =>
   defineTool({
     name: 'payment_authorization',
     title: 'Prepare a signed-transfer payment',
@@ -57,7 +73,7 @@ export const paymentAuthorization = (chain: TSchema) =>
         from: { ...Address, description: 'the paying account' },
         token: { ...TokenArgument, description: 'as quoted' },
         amount: described(TokenAmount, 'whole token units: the quote\'s `amount`'),
-        validForSec: Type.Optional(ValidForSec),
+        validForSec: Type.Optional(paymentValidForSec(leastValidSec)),
       },
       { additionalProperties: false },
     ),
@@ -86,10 +102,6 @@ export const paymentAuthorization = (chain: TSchema) =>
       }
       const value = toBaseUnits(args.amount, found.configured.decimals, found.configured.symbol)
       if (value === 0n) throw new ToolError('amount is 0: quote first and pass the quote\'s amount')
-      const leastValidSec = leastPaymentValiditySec(config.relay)
-      if (args.validForSec !== undefined && args.validForSec <= leastValidSec) {
-        throw new ToolError(`validForSec ${args.validForSec} is too short: submit refuses a payment valid ${leastValidSec} s or less (its margin and its time to be included); give more, counting the time to sign and submit it`)
-      }
       const domain = await readTokenDomain(network.client, found.address)
       const payee = getAddress(config.payee)
       const now = BigInt(Math.floor(Date.now() / 1000))

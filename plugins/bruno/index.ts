@@ -21,8 +21,9 @@ const instructions =
   'fail in simulation are refused. Shapes: `payment` is {token, authorization, signature} (a signed EIP-3009 transfer ' +
   'to the payee: payment_authorization\'s `payment` and the wallet\'s signature) or {token, amountBaseUnits} (the ' +
   'first call of calibur_execute\'s batch pays it: its `payment` as returned). `authorizationList` items are signed ' +
-  'EIP-7702 authorizations {chainId, address, nonce, r, s, yParity and/or v} (viem\'s signAuthorization output as it ' +
-  'is), nonce = the account\'s current EOA nonce: they delegate the account in the same transaction. A submission ' +
+  'EIP-7702 authorizations {chainId, address, nonce, r, s, yParity and/or v} (viem\'s signAuthorization output, its ' +
+  'bigint `v` sent as a number or string or left out: JSON has no bigint, and yParity suffices), nonce = the ' +
+  'account\'s current EOA nonce: they delegate the account in the same transaction. A submission ' +
   '(submit\'s and status\'s result): `stage` waiting (stored, not sent; `reason` says why it is held), sending, ' +
   'confirming, done (check outcome.callSucceeded) or failed (`reason`); `transaction` once sent {hash, nonce, ' +
   'blockNumber, gasUsed, feeWei: what the runner paid}; `outcome` once included {paidBaseUnits, callSucceeded, ' +

@@ -1,9 +1,10 @@
 import { Type, type TSchema } from '@sinclair/typebox'
-import { concat, erc20Abi, formatUnits, getAddress, isAddressEqual, type Address, type Client, type Hex, type StateOverride } from 'viem'
+import { concat, erc20Abi, formatUnits, getAddress, isAddress, isAddressEqual, type Address, type Client, type Hex, type StateOverride } from 'viem'
 import { readContract } from 'viem/actions'
 import { recoverAuthorizationAddress } from 'viem/utils'
 import {
   Address as AddressSchema,
+  ApprovalRequest,
   Approvals,
   AuthorizationList,
   BaseUnits,
@@ -18,8 +19,10 @@ import {
   GasUnits,
   HexData,
   Nonce,
+  payerShortfall,
   readL1DataFee,
   requireAddress,
+  requireToken,
   sameShapeAs,
   revertReason,
   runnerGasLimit,
@@ -126,10 +129,11 @@ export const SIGNED_PATH_GAS = 20_000n
 export const FIRST_USE_OF_KEY_GAS = 17_500n
 /**
  * The signed path copies a batch into memory twice (to hash it, then to run it): on the real Calibur
- * ≈1,700 gas more per extra 68-byte call than the owner path, the stand-in ≈1,330 (DESIGN §4).
+ * ≈1,700 gas more per extra 68-byte call than the owner path, the stand-in ≈1,330
+ * (test/calibur-compatible.test.ts). Exported for test/documented-constants.test.ts (SPEC §6).
  */
-const PER_CALL_GAS = 1_200n
-const PER_DATA_BYTE_GAS = 8n
+export const PER_CALL_GAS = 1_200n
+export const PER_DATA_BYTE_GAS = 8n
 /** The Runner's own work besides the two calls (operator and delegation checks, two cold balance reads). */
 const RUNNER_BATCH_GAS = 20_000n
 /** Stands in for the signature when encoding the runner's calldata to count it: 65 nonzero bytes, the most it can cost. */
@@ -279,10 +283,12 @@ export async function measureSignedBatches(
   const legData = encodeOwnerExecute({ calls: [flat.leg], revertOnFailure: true })
   const ownerData = encodeOwnerExecute({ calls: [flat.leg, ...flat.ownCalls], revertOnFailure: true })
   const estimate = (data: Hex) =>
-    network.client.estimateGas({ account, to: account, data, blockTag: 'latest', ...(stateOverride ? { stateOverride } : {}) }).catch((error: unknown) => {
+    network.client.estimateGas({ account, to: account, data, blockTag: 'latest', ...(stateOverride ? { stateOverride } : {}) }).catch(async (error: unknown) => {
       const reason = revertReason(error, token.decimals, token.symbol, [caliburErrors])
-      if (reason) throw new ToolError(`the batch would fail: ${reason}`)
-      throw error
+      if (!reason) throw error
+      // A payment the account cannot make fails first: say so, not what the token said (WETH9 says nothing).
+      const short = await payerShortfall(network, token, account, amount)
+      throw new ToolError(`the batch would fail: ${short ?? reason}`)
     })
   const [legGas, ownerGas] = await Promise.all([estimate(legData), estimate(ownerData)])
   const executed = (gas: bigint, data: Hex) => {
@@ -377,7 +383,7 @@ export const caliburBatch = (chain: TSchema) =>
         chain,
         account: { ...AddressSchema, description: 'makes the calls and signs' },
         calls: Type.Array(BatchCall, { minItems: 1, maxItems: 64, description: 'in order' }),
-        approvals: Type.Optional({ ...Approvals, maxItems: 16 }),
+        approvals: Type.Optional(Type.Array(ApprovalRequest, { maxItems: 16 })),
         token: Type.String({ minLength: 1, maxLength: 42, description: 'the token to pay in' }),
         deadline: Type.Optional(Type.Integer({ minimum: 1, description: 'unix seconds (default: now + the submission ttl)' })),
         nonceKey: Type.Optional(Type.String({ pattern: '^[0-9]{1,58}$', description: 'Calibur nonce key, decimal (default 0)' })),
@@ -441,7 +447,8 @@ export const caliburBatch = (chain: TSchema) =>
       if (deadline <= now) throw new ToolError(`the deadline ${deadline} has passed (now ${now})`)
 
       const approvals = (args.approvals ?? []).map((approval, index) => ({
-        token: requireAddress(approval.token, `approvals[${index}].token`),
+        // An address keeps its checksum check; a symbol is the configured token's.
+        token: isAddress(approval.token, { strict: false }) ? requireAddress(approval.token, `approvals[${index}].token`) : requireToken(network.config, approval.token).address,
         spender: requireAddress(approval.spender, `approvals[${index}].spender`),
         amount: BigInt(approval.amountBaseUnits),
       }))

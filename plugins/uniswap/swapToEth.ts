@@ -10,7 +10,8 @@ import { describePath, swapRoute, SwapPath } from './path.ts'
  */
 const ROUTER_ITSELF = '0x0000000000000000000000000000000000000002'
 
-const MAX_SLIPPAGE_BPS = 5_000
+/** The most slippage a caller may allow a swap (SPEC §6: `slippageBps` 0–5000). */
+export const MAX_SLIPPAGE_BPS = 5_000
 
 /**
  * The least ETH a swap may pay out: `expectedOut × (10000 − slippageBps) / 10000`, rounded down.

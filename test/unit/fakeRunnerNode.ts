@@ -1,4 +1,4 @@
-import { decodeFunctionData, encodeErrorResult, encodeFunctionData, encodeFunctionResult, getAddress, hexToBigInt, parseAbi, toHex, type Address, type Hex } from 'viem'
+import { decodeFunctionData, encodeErrorResult, encodeFunctionData, encodeFunctionResult, getAddress, hexToBigInt, parseAbi, toFunctionSelector, toHex, type Address, type Hex } from 'viem'
 import type { NetworkConfig } from '../../config/schema.ts'
 import type { RelayContext } from '../../core/relay/context.ts'
 import type { BatchPaymentReader } from '../../core/relay/batchPayment.ts'
@@ -24,6 +24,8 @@ export const runnerErrors = parseAbi([
 ])
 
 const oracleAbi = parseAbi(['function getL1Fee(bytes _data) view returns (uint256)'])
+const tokenAbi = parseAbi(['function authorizationState(address authorizer, bytes32 nonce) view returns (bool)', 'function balanceOf(address owner) view returns (uint256)'])
+const [AUTHORIZATION_STATE, BALANCE_OF] = [toFunctionSelector(tokenAbi[0]), toFunctionSelector(tokenAbi[1])]
 export const GAS_PRICE_ORACLE = '0x420000000000000000000000000000000000000F'
 
 /** `Error(string)` revert data. */
@@ -70,6 +72,13 @@ export interface RunnerNodeOptions {
   readonly estimate?: (request: RunnerRequest) => bigint
   /** The node's estimate of anything else (a quote's call from the Runner). */
   readonly estimateOther?: (transaction: Record<string, unknown>, blockTag: unknown) => bigint
+  /**
+   * Whether the payment tokens take signed transfers: they answer `authorizationState` (false), as
+   * FiatToken does; without (false), they answer nothing, as WETH9's fallback does. Default true.
+   */
+  readonly signedTransfers?: boolean
+  /** A token's `balanceOf` (default 10³⁰: every payer holds enough). */
+  readonly tokenBalance?: (token: Address, holder: Address) => bigint
   /** eth_call to other contracts. */
   readonly otherCall?: NodeAnswer
   readonly balance?: (address: string) => bigint
@@ -131,6 +140,11 @@ export function runnerNode(options: RunnerNodeOptions = {}) {
         const { args } = decodeFunctionData({ abi: oracleAbi, data })
         oracleAsked.push(args[0])
         return encodeFunctionResult({ abi: oracleAbi, functionName: 'getL1Fee', result: options.l1Fee ?? 0n })
+      }
+      if (data.startsWith(AUTHORIZATION_STATE)) return options.signedTransfers === false ? '0x' : encodeFunctionResult({ abi: tokenAbi, functionName: 'authorizationState', result: false })
+      if (data.startsWith(BALANCE_OF) && !options.otherCall) {
+        const { args } = decodeFunctionData({ abi: tokenAbi, data })
+        return encodeFunctionResult({ abi: tokenAbi, functionName: 'balanceOf', result: options.tokenBalance ? options.tokenBalance(getAddress(to), args[0] as Address) : 10n ** 30n })
       }
       if (options.otherCall) return options.otherCall(request)
       throw new Error(`no contract at ${to}`)

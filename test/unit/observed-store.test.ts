@@ -254,3 +254,28 @@ t.test('every other call answers as the store does', async (t) => {
   await store.close()
   await t.rejects(base.ping(), 'closing the observed store closes the store')
 })
+
+t.test('done with a call that failed on chain: a warn line with the call\'s reason, and bruno_calls_failed_total (issue 29, point 9)', async (t) => {
+  const base = new SqliteSubmissionStore(':memory:')
+  t.teardown(() => base.close())
+  const fence = await base.takeRunnerKey('k')
+  const { log, lines } = recorder()
+  const metrics = new Metrics()
+  const store = observedStore(base, log, metrics)
+  await base.insert(submission('undone', { stage: 'sending', transaction: sent }))
+  await base.insert(submission('fine', { stage: 'sending', transaction: sent }))
+  // The outcome written at confirming, the stage done later on its own: the line is written at done.
+  const outcome = { paidBaseUnits: '1234', callSucceeded: false, callReason: 'the call reverted: ERC20: transfer amount exceeds balance' }
+  await store.update('undone', { stage: 'confirming', blockNumber: '9', outcome }, fence)
+  lines.length = 0
+  await store.update('undone', { stage: 'done' }, fence)
+  await store.update('fine', { stage: 'done', blockNumber: '10', outcome: { paidBaseUnits: '1234', callSucceeded: true } }, fence)
+  t.equal(lines.length, 2)
+  const [failed, fine] = lines
+  t.equal(failed!.level, 'warn')
+  t.equal(failed!.message, 'submission done: the call failed on chain (the payment was taken)')
+  t.match(failed!.fields, { submission: 'undone', chain: 'base', stage: 'done', blockNumber: '9', callReason: outcome.callReason })
+  t.equal(fine!.level, 'info', 'a call that succeeded: done at info')
+  const text = await metrics.registry.getSingleMetricAsString('bruno_calls_failed_total')
+  t.match(text, /^bruno_calls_failed_total\{chain="base"\} 1$/m, 'one failed call counted')
+})

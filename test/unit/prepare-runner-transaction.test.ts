@@ -64,8 +64,9 @@ async function refusal(t: Test, promise: Promise<unknown>, message: string) {
 }
 
 const SENDER =
-  `. The call runs with Bruno's Runner contract (${runner}) as msg.sender, so only calls that act by signature belong there; ` +
-  'calls the account makes itself (a transfer, an approve, a swap of its tokens) go in a Calibur batch (calibur_batch)'
+  `. The call runs with Bruno's Runner contract (${runner}) as msg.sender, so only calls that act by signature belong there: ` +
+  "a transfer of the account's own tokens is transfer_authorization's call (the account signs it, no ETH); " +
+  'anything else the account does itself (an approve, a swap of its tokens) goes in a Calibur batch (calibur_batch)'
 const TAIL = '. Nothing was sent. A call that fails on chain still pays, so Bruno only sends calls that succeed in simulation'
 
 t.test('the probe, the stipend, the estimate at latest, the exact run, the coverage', async (t) => {
@@ -253,14 +254,14 @@ t.test('a delegate batch whose payment batch reverts: refused, PaymentFailed sai
   await refusal(
     t,
     prepareRunnerTransaction(relayContext(node, operator, [reader]).context, batch, undefined, { token: weth, amount: 777n, nonce: 0, refusal: 'cannot quote' }),
-    'cannot quote: the payment batch failed: the call reverted: ERC20: transfer amount exceeds balance',
+    'cannot quote: the payment batch (payment.batch) failed: the call reverted: ERC20: transfer amount exceeds balance',
   )
   t.equal(node.runnerRequests.length, 1, 'refused at the probe: nothing estimated')
   // at the estimate too
   await refusal(
     t,
     prepareRunnerTransaction(relayContext(runnerNode({ estimate: () => revert(failed) }), operator, [reader]).context, batch, undefined, { token: weth, amount: 777n, nonce: 0 }),
-    'refused: the payment batch failed: the call reverted: ERC20: transfer amount exceeds balance',
+    'refused: the payment batch (payment.batch) failed: the call reverted: ERC20: transfer amount exceeds balance',
   )
 })
 
@@ -362,7 +363,7 @@ t.test('the transaction cap: the block gas limit or 2²⁴, whichever is lower',
 
 t.test('a payment phase that reverts is the caller’s refusal, in the payment token’s words', async (t) => {
   const short = encodeErrorResult({ abi: runnerErrors, errorName: 'PaymentShort', args: [100_000_000_000_000_000n, 150_000_000_000_000_000n] })
-  const message = 'refused: payment short: the payee would receive 0.1 WETH of the 0.15 WETH required'
+  const message = 'refused: the payment is short (payment.authorization.value): payment short: the payee would receive 0.1 WETH of the 0.15 WETH required'
   await refusal(t, prepareRunnerTransaction(setup({ relay: () => revert(short) }).context, relay, undefined, { token: weth, amount: 1n, nonce: 0 }), message)
   // at the estimate, and at the exact run
   await refusal(t, prepareRunnerTransaction(setup({ estimate: () => revert(short) }).context, relay, undefined, { token: weth, amount: 1n, nonce: 0 }), message)
@@ -374,7 +375,7 @@ t.test('a payment phase that reverts is the caller’s refusal, in the payment t
       nonce: 0,
       refusal: 'cannot quote',
     }),
-    'cannot quote: payment short: the payee would receive 0.1 WETH of the 0.15 WETH required',
+    'cannot quote: the payment is short (payment.authorization.value): payment short: the payee would receive 0.1 WETH of the 0.15 WETH required',
   )
 })
 
@@ -515,7 +516,42 @@ t.test('a delegate’s errors are said in its group’s words, at the probe and 
     prepareRunnerTransaction(withReader({ relay: () => ({ callSucceeded: false, callGasUsed: 1n, reason: data }) }), relay, undefined, { token: weth, amount: 1n, nonce: 0 }),
     `refused: the call fails in simulation even with 15000000 gas: too little: 5${SENDER}${TAIL}`,
   )
-  await refusal(t, prepareRunnerTransaction(withReader({ relay: () => revert(data) }), relay, undefined, { token: weth, amount: 1n, nonce: 0 }), 'refused: too little: 5')
+  await refusal(
+    t,
+    prepareRunnerTransaction(withReader({ relay: () => revert(data) }), relay, undefined, { token: weth, amount: 1n, nonce: 0 }),
+    "refused: the token refused the payment: too little: 5. Check payment.authorization and payment.signature against payment_authorization's typedData",
+  )
+})
+
+t.test('a payment that reverts is diagnosed after the refusal: a token without signed transfers, a payer short of the amount (issue 29, point 3)', async (t) => {
+  const invalid = errorString('FiatTokenV2: invalid signature')
+  // a token that answers no authorizationState (WETH9): which forms can pay in it
+  let node = runnerNode({ relay: () => revert(invalid), signedTransfers: false })
+  await refusal(
+    t,
+    prepareRunnerTransaction(relayContext(node, operator).context, relay, undefined, { token: weth, amount: 1n, nonce: 0 }),
+    `refused: WETH cannot pay by signed transfer on local: ${weth.address} has no EIP-3009 transferWithAuthorization. ` +
+      'Pay it with payment "batch" (a delegated account\'s payment batch transfers WETH: calibur_batch), or by signed transfer in USDC (payment_authorization)',
+  )
+  // a payer holding less than its signed transfer's value: the shortfall, not the token's words
+  node = runnerNode({ relay: () => revert(errorString('ERC20: transfer amount exceeds balance')), tokenBalance: (_token, holder) => (holder === payer ? 4n : 10n ** 30n) })
+  await refusal(
+    t,
+    prepareRunnerTransaction(relayContext(node, operator).context, relay, undefined, { token: weth, amount: 1n, nonce: 0 }),
+    `refused: the payer ${payer} holds 0.000000000000000004 WETH, less than the 0.0000000000000005 WETH its payment transfers (payment.authorization.value): fund it with WETH, or pay in another token`,
+  )
+  // both fine: the token's words, with the field they name
+  node = runnerNode({ relay: () => revert(invalid) })
+  await refusal(
+    t,
+    prepareRunnerTransaction(relayContext(node, operator).context, relay, undefined, { token: weth, amount: 1n, nonce: 0 }),
+    "refused: the token refused the payment: FiatTokenV2: invalid signature. payment.signature is not payment.authorization.from's signature of payment.authorization " +
+      "(another key signed it, or a field changed after signing): sign payment_authorization's typedData unchanged, with from's own key",
+  )
+  // a refusal that is not the payment's (the gas) reads nothing more
+  node = runnerNode({ relay: () => revert(encodeErrorResult({ abi: runnerErrors, errorName: 'GasShort', args: [1n, 2n] })) })
+  await refusal(t, prepareRunnerTransaction(relayContext(node, operator).context, relay, undefined, { token: weth, amount: 1n, nonce: 0 }), 'refused: the gas limit cannot give the call its whole stipend (GasShort)')
+  t.notOk(node.seen.some((request) => request.method === 'eth_call' && !(request.params[0] as { to: string }).to.toLowerCase().includes(node.runner.slice(2).toLowerCase())), 'no token read')
 })
 
 t.test('fees given without a stipend (the runner re-measuring): probed, estimated once, at the given fees', async (t) => {

@@ -129,7 +129,9 @@ t.test('a call that fails from the Runner is refused with its reason; a node err
     t,
     quoteCall(quoting({ estimateOther: () => revert(errorString('ERC20: transfer amount exceeds balance')) }).context, { call, token: 'WETH' }),
     `cannot quote: the call fails in simulation from Bruno's Runner contract (${runner}): the call reverted: ERC20: transfer amount exceeds balance. ` +
-      'The call runs with the Runner as msg.sender, so only calls that act by signature belong there',
+      `The call runs with Bruno's Runner contract (${runner}) as msg.sender, so only calls that act by signature belong there: ` +
+      "a transfer of the account's own tokens is transfer_authorization's call (the account signs it, no ETH); " +
+      'anything else the account does itself (an approve, a swap of its tokens) goes in a Calibur batch (calibur_batch)',
   )
   const error = await quoteCall(
     quoting({
@@ -275,6 +277,21 @@ t.test('a delegate’s error met by a signed-transfer quote is said in its group
   await refusal(
     t,
     quoteCall(quoting({ estimateOther: () => revert(encodeErrorResult({ abi, errorName: 'TooLittle', args: [5n] })) }, [reader]).context, { call: { to: target, data: '0xabcd' }, token: 'WETH' }),
-    `cannot quote: the call fails in simulation from Bruno's Runner contract (${runner}): too little: 5. The call runs with the Runner as msg.sender, so only calls that act by signature belong there`,
+    `cannot quote: the call fails in simulation from Bruno's Runner contract (${runner}): too little: 5. The call runs with Bruno's Runner contract (${runner}) as msg.sender, so only calls that act by signature belong there: ` +
+      "a transfer of the account's own tokens is transfer_authorization's call (the account signs it, no ETH); " +
+      'anything else the account does itself (an approve, a swap of its tokens) goes in a Calibur batch (calibur_batch)',
   )
+})
+
+t.test('a signed-transfer quote in a token that takes no signed transfers is refused, naming the forms that can pay (issue 29, point 3)', async (t) => {
+  const call = { to: target, data: '0xabcd' as Hex }
+  const { node, context } = quoting({ estimateOther: () => 21_000n + 32n + 160_000n, signedTransfers: false })
+  await refusal(
+    t,
+    quoteCall(context, { call, token: 'WETH' }),
+    `WETH cannot pay by signed transfer on local: ${weth} has no EIP-3009 transferWithAuthorization. ` +
+      'Pay it with payment "batch" (a delegated account\'s payment batch transfers WETH: calibur_batch), or by signed transfer in USDC (payment_authorization)',
+  )
+  const asked = node.seen.find((request) => request.method === 'eth_call' && (request.params[0] as { to: string }).to.toLowerCase() === weth.toLowerCase())
+  t.ok(asked, 'the token asked for its authorizationState')
 })

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { BaseError, CallExecutionError, encodeErrorResult, getAddress, parseAbi, type Hex } from 'viem'
-import { describeRevertData, revertReason, type ErrorVocabulary } from '../../core/relay/revertReason.ts'
+import { describeRevertData, revertReason, runnerRevertReason, type ErrorVocabulary } from '../../core/relay/revertReason.ts'
 import { caliburErrors } from '../../plugins/calibur/errors.ts'
 
 // Revert data in words (core/relay/revertReason.ts, and Calibur's vocabulary): each error encoded
@@ -119,4 +119,42 @@ t.test('revertReason: the revert data viem found, wherever it nests it', async (
   t.equal(revertReason(Object.assign(new BaseError('an object'), { data: { data: '0x' } }), 6, 'USDC'), undefined)
   t.equal(revertReason(Object.assign(new BaseError('empty'), { data: '0x' }), 6, 'USDC'), 'the call reverted without a reason')
   t.equal(revertReason(Object.assign(new BaseError('upper'), { data: '0xDEADBEEF' as Hex }), 6, 'USDC'), 'the call reverted with unrecognised data 0xDEADBEEF')
+})
+
+t.test('runnerRevertReason: a runner transaction reverted by its payment names the payment\'s field (issue 29, point 2)', async (t) => {
+  const reverted = (data: Hex) => Object.assign(new BaseError('execution reverted'), { data })
+  const signed = (data: Hex) => runnerRevertReason(reverted(data), 'authorization', 6, 'USDC')?.words
+  // the token's refusal of the signed transfer, by its words: which field, and how to mend it
+  t.equal(
+    signed(stringError('FiatTokenV2: invalid signature')),
+    "the token refused the payment: FiatTokenV2: invalid signature. payment.signature is not payment.authorization.from's signature of payment.authorization " +
+      "(another key signed it, or a field changed after signing): sign payment_authorization's typedData unchanged, with from's own key",
+  )
+  t.match(signed(stringError('ECRecover: invalid signature')), /^the token refused the payment: ECRecover: invalid signature\. payment\.signature is not /)
+  t.match(signed(stringError('FiatTokenV2: authorization is used or canceled')), /\. payment\.authorization\.nonce was used already/)
+  t.match(signed(stringError('FiatTokenV2: authorization is not yet valid')), /\. payment\.authorization\.validAfter is still in the future$/)
+  t.match(signed(stringError('FiatTokenV2: authorization is expired')), /\. payment\.authorization\.validBefore has passed/)
+  t.match(signed(stringError('ERC20: transfer amount exceeds balance')), /\. payment\.authorization\.from holds less than payment\.authorization\.value$/)
+  t.match(signed(stringError('Blacklistable: account is blacklisted')), /\. payment\.authorization\.from \(or the payee\) is blacklisted/)
+  // words it does not know: the fields to check, and against what
+  t.equal(signed(stringError('Pausable: paused')), "the token refused the payment: Pausable: paused. Check payment.authorization and payment.signature against payment_authorization's typedData")
+  t.equal(signed('0x'), "the token refused the payment: the call reverted without a reason. Check payment.authorization and payment.signature against payment_authorization's typedData")
+  // the Runner's own checks of the payment
+  t.equal(signed(runner('PaymentShort', [100_000n, 150_000n])), 'the payment is short (payment.authorization.value): payment short: the payee would receive 0.1 USDC of the 0.15 USDC required')
+  t.match(signed(runner('PayerHasCode', [account])), `the payment's payer (payment.authorization.from) cannot pay by signed transfer: the payer ${account} has code`)
+  // a batch payment: its batch, and its amount
+  const batch = (data: Hex) => runnerRevertReason(reverted(data), 'batch', 6, 'USDC', [caliburErrors])?.words
+  t.equal(batch(runner('PaymentFailed', [calibur('InvalidSignature')])), 'the payment batch (payment.batch) failed: the signature does not recover to the account (InvalidSignature)')
+  t.match(batch(runner('PaymentShort', [1n, 2n])), /^the payment is short \(payment\.amountBaseUnits, as payment\.batch transfers it\): payment short: /)
+  // what is not the payment's stays as it was: the account's delegation, the gas, the operator
+  t.equal(batch(runner('NotDelegated', [account, delegate])), `the account ${account} is not delegated to ${delegate}: the batch can only run there (delegate it first, or pass its signed 7702 authorization in authorizationList)`)
+  t.equal(signed(runner('GasShort', [1n, 2n])), 'the gas limit cannot give the call its whole stipend (GasShort)')
+  t.equal(runnerRevertReason(new BaseError('no data'), 'authorization', 6, 'USDC'), undefined, 'no revert data: nothing to say')
+  // which of them the payment caused (what the relay then checks further: the token, the payer's balance)
+  const byPayment = (data: Hex, form: 'authorization' | 'batch' = 'authorization') => runnerRevertReason(reverted(data), form, 6, 'USDC', [caliburErrors])?.byPayment
+  t.same(
+    [stringError('x'), runner('PaymentShort', [1n, 2n]), runner('PayerHasCode', [account]), runner('GasShort', [1n, 2n]), runner('NotOperator')].map((data) => byPayment(data)),
+    [true, true, true, false, false],
+  )
+  t.same([runner('PaymentFailed', ['0x']), runner('NotDelegated', [account, delegate])].map((data) => byPayment(data, 'batch')), [true, false])
 })
