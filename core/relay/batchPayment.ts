@@ -28,7 +28,7 @@ export interface BatchTerms {
   readonly deadline: bigint
   /** What makes the payment unique: the delegate, the account and the signed nonce. */
   readonly identity: string
-  /** The account's own calls as it would run them alone: replayed to say why they fail. */
+  /** The account's own calls as it would run them alone, after its payment (as they ran): replayed to say why they fail. */
   readonly ownCalls: { readonly from: Address; readonly to: Address; readonly data: Hex }
 }
 

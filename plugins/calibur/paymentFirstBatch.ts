@@ -168,7 +168,8 @@ export function caliburBatchReader(payments: PaymentServices): BatchPaymentReade
         amount: terms.amount,
         deadline: deadlines.reduce((earliest, deadline) => (deadline < earliest ? deadline : earliest), deadlines[0] ?? 0n),
         identity: `calibur:${network.name}:${account}:${payment.nonce}`,
-        ownCalls: { from: account, to: account, data: encodeOwnerExecute(batchOf(calls)) },
+        // After the payment, as the Runner runs them: a call that spends what the payment took fails here too.
+        ownCalls: { from: account, to: account, data: encodeOwnerExecute({ calls: [...batchOf(payment).calls, ...batchOf(calls).calls], revertOnFailure: true }) },
       }
     },
   }

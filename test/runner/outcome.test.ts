@@ -3,7 +3,10 @@ import { concat, encodeFunctionData, erc20Abi, getAddress, parseAbi, toHex, type
 import { privateKeyToAccount } from 'viem/accounts'
 import { encodeTransfer } from '../../core/plugin.ts'
 import type { BatchPaymentReader } from '../../core/relay/batchPayment.ts'
+import type { SignedAuthorization } from '../../core/relay/schemas.ts'
 import { paymentToken } from '../../core/relay/paymentToken.ts'
+import { describeCallFailure } from '../../core/relay/callFailure.ts'
+import { relayOfRequest } from '../../core/relay/relayOfRequest.ts'
 import { submitCall } from '../../core/relay/submit.ts'
 import { encodeSignedExecute } from '../../plugins/calibur/executeCalldata.ts'
 import { caliburBatchReader, ownCallsBatch, paymentBatch } from '../../plugins/calibur/paymentFirstBatch.ts'
@@ -33,21 +36,26 @@ async function funded(devnet: RunnerDevnet, key: Hex) {
 }
 
 /**
- * A fresh account delegated to the devnet's Calibur-compatible delegate, holding 100 USDC, and its signed
+ * A fresh account delegated to the devnet's Calibur-compatible delegate (or, `inTheSameTransaction`, its signed 7702
+ * authorization to it, for the relay's transaction to carry), holding 100 USDC, and its signed
  * `execute` of a batch (nonce 0 unless given, no deadline, any executor). The calibur group's reader joins the relay's
  * context as the app registers it: its errors join the relay's words.
  */
-async function caliburAccount(devnet: RunnerDevnet) {
+async function caliburAccount(devnet: RunnerDevnet, inTheSameTransaction = false) {
   const reader = caliburBatchReader({ token: (_chain, token) => paymentToken(devnet.context.network, token), pricer: () => Promise.reject(new Error('not priced here')) })
   ;(devnet.context.batchReaders as BatchPaymentReader[]).push(reader)
   const account = privateKeyToAccount((await devnet.payer()).key)
-  await devnet.testClient.setCode({ address: account.address, bytecode: concat(['0xef0100', devnet.deployment.calibur]) })
+  let authorizationList: SignedAuthorization[] | undefined
+  if (inTheSameTransaction) {
+    const signed = await account.signAuthorization({ contractAddress: devnet.deployment.calibur, chainId: devnet.network.chainId, nonce: 0 })
+    authorizationList = [{ chainId: signed.chainId, address: signed.address, nonce: signed.nonce, r: signed.r, s: signed.s, yParity: signed.yParity as 0 | 1 }]
+  } else await devnet.testClient.setCode({ address: account.address, bytecode: concat(['0xef0100', devnet.deployment.calibur]) })
   const domain = { chainId: devnet.network.chainId, account: account.address, salt: toHex(BigInt(devnet.deployment.calibur), { size: 32 }) }
   const signedExecute = async (batch: CaliburTypedDataParameters['batch'], nonce = 0n) => {
     const typedData = caliburTypedData({ domain, batch, nonce, deadline: 0n })
     return { to: account.address, data: encodeSignedExecute({ message: typedData.message, signature: await account.signTypedData(typedData as never) }) }
   }
-  return { account, signedExecute }
+  return { account, signedExecute, authorizationList }
 }
 
 t.test('a call that fails on chain: done, the payment taken, the call\'s failure in its own words', async (t) => {
@@ -93,39 +101,60 @@ t.test('a call that fails on chain with an error only a batch reader knows (Cali
   t.same(done.outcome, { paidBaseUnits: paymentValue(a), callSucceeded: false, callReason: 'the batch nonce is not the account\'s current one: it was used already or skips ahead (InvalidNonce)' })
 })
 
-t.test('a batch whose own calls fail on chain: the Runner keeps their reason (Calibur\'s CallFailed of the token\'s), said in the token\'s words', async (t) => {
+for (const delegation of ['delegated before', 'delegated in the same transaction'] as const) {
+  t.test(`a batch whose own calls fail on chain, ${delegation}: the Runner keeps their reason (Calibur's CallFailed of the token's), said in the token's words`, async (t) => {
+    const devnet = await startRunnerDevnet(t)
+    const lender = await devnet.payer()
+    // A first-hour account (issue 29, point 5) is delegated by the relay itself: its 7702 authorization rides in the transaction.
+    const { account, signedExecute, authorizationList } = await caliburAccount(devnet, delegation === 'delegated in the same transaction')
+    const { send } = await funded(devnet, lender.key)
+    // The account's own call spends the lender's allowance to it; the lender takes it back a block before the relay is in.
+    // At the runner's own fees, so that the node's tip stays where it was (it follows recent blocks' tips).
+    await send(devnet.deployment.usdc, encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [account.address, 1n] }), 0n, await currentFees(devnet))
+    await devnet.mine()
+    const amount = 10_000_000n
+    const leg = encodeTransfer({ token: devnet.deployment.usdc, to: devnet.payee, amount })
+    const borrow = { to: devnet.deployment.usdc, value: '0', data: encodeFunctionData({ abi: erc20Abi, functionName: 'transferFrom', args: [lender.address, lender.address, 1n] }) }
+    const payment = await signedExecute(paymentBatch({ ...leg, to: getAddress(leg.to), data: leg.data as Hex }))
+    const view = await submitCall(devnet.context, {
+      call: await signedExecute(ownCallsBatch([borrow]), 1n),
+      payment: { token: devnet.deployment.usdc, amountBaseUnits: amount.toString(), batch: payment.data },
+      ...(authorizationList ? { authorizationList } : {}),
+    })
+    await devnet.pass()
+    const sent = await devnet.get(view.id)
+    // The node loses the relay (anvil keeps none back from a block; a real node may) and the lender's revocation is mined
+    // alone. Restarted, the runner broadcasts what it has in flight again: the relay is in the next block.
+    await dropTransaction(devnet, sent.transaction!.hash)
+    const revocation = await send(devnet.deployment.usdc, encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [account.address, 0n] }))
+    await devnet.mine()
+    await devnet.restart()
+    await devnet.pass()
+    await devnet.mine()
+    await devnet.pass()
+    const done = await devnet.get(view.id)
+    const [relayed, revoked] = await Promise.all([sent.transaction!.hash, revocation].map((hash) => devnet.client.getTransactionReceipt({ hash })))
+    t.equal(relayed!.blockNumber, revoked!.blockNumber + 1n, 'the relay is in the block after the revocation\'s')
+    t.equal(done.stage, 'done', 'done: the runner was paid')
+    if (authorizationList) t.equal(await devnet.client.getCode({ address: account.address }), concat(['0xef0100', devnet.deployment.calibur]).toLowerCase(), 'delegated by the relay\'s transaction')
+    t.same(done.outcome, { paidBaseUnits: amount.toString(), callSucceeded: false, callReason: 'the call reverted: ERC20: transfer amount exceeds allowance' })
+  })
+}
+
+t.test('the replay that says why a batch\'s calls failed runs them after the payment, on an account delegated by the relay\'s own transaction (issue 29, point 5)', async (t) => {
   const devnet = await startRunnerDevnet(t)
-  const lender = await devnet.payer()
-  const { account, signedExecute } = await caliburAccount(devnet)
-  const { send } = await funded(devnet, lender.key)
-  // The account's own call spends the lender's allowance to it; the lender takes it back a block before the relay is in.
-  // At the runner's own fees, so that the node's tip stays where it was (it follows recent blocks' tips).
-  await send(devnet.deployment.usdc, encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [account.address, 1n] }), 0n, await currentFees(devnet))
-  await devnet.mine()
+  // Not delegated yet: its authorization rides in the relay. It holds 100 USDC, pays 10, then sends 95: only after the payment is that too much.
+  const { account, signedExecute, authorizationList } = await caliburAccount(devnet, true)
+  t.equal(await devnet.client.getCode({ address: account.address }), undefined, 'no code before the relay')
   const amount = 10_000_000n
   const leg = encodeTransfer({ token: devnet.deployment.usdc, to: devnet.payee, amount })
-  const borrow = { to: devnet.deployment.usdc, value: '0', data: encodeFunctionData({ abi: erc20Abi, functionName: 'transferFrom', args: [lender.address, lender.address, 1n] }) }
+  const send95 = encodeTransfer({ token: devnet.deployment.usdc, to: devnet.payee, amount: 95_000_000n })
   const payment = await signedExecute(paymentBatch({ ...leg, to: getAddress(leg.to), data: leg.data as Hex }))
-  const view = await submitCall(devnet.context, {
-    call: await signedExecute(ownCallsBatch([borrow]), 1n),
-    payment: { token: devnet.deployment.usdc, amountBaseUnits: amount.toString(), batch: payment.data },
-  })
-  await devnet.pass()
-  const sent = await devnet.get(view.id)
-  // The node loses the relay (anvil keeps none back from a block; a real node may) and the lender's revocation is mined
-  // alone. Restarted, the runner broadcasts what it has in flight again: the relay is in the next block.
-  await dropTransaction(devnet, sent.transaction!.hash)
-  const revocation = await send(devnet.deployment.usdc, encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [account.address, 0n] }))
-  await devnet.mine()
-  await devnet.restart()
-  await devnet.pass()
-  await devnet.mine()
-  await devnet.pass()
-  const done = await devnet.get(view.id)
-  const [relayed, revoked] = await Promise.all([sent.transaction!.hash, revocation].map((hash) => devnet.client.getTransactionReceipt({ hash })))
-  t.equal(relayed!.blockNumber, revoked!.blockNumber + 1n, 'the relay is in the block after the revocation\'s')
-  t.equal(done.stage, 'done', 'done: the runner was paid')
-  t.same(done.outcome, { paidBaseUnits: amount.toString(), callSucceeded: false, callReason: 'the call reverted: ERC20: transfer amount exceeds allowance' })
+  const call = await signedExecute(ownCallsBatch([{ to: getAddress(send95.to), value: '0', data: send95.data as Hex }]), 1n)
+  const token = paymentToken(devnet.context.network, 'USDC')
+  const requested = relayOfRequest(devnet.context, call, { token: devnet.deployment.usdc, amountBaseUnits: amount.toString(), batch: payment.data }, token)
+  t.equal(await describeCallFailure(devnet.context, requested, token), 'the call reverted: ERC20: transfer amount exceeds balance')
+  t.ok(authorizationList, 'the account would be delegated by the relay itself')
 })
 
 t.test('a call that fails on chain with no revert data: done, paid, and no reason made up', async (t) => {
