@@ -191,7 +191,8 @@ t.test('the least payment on an OP-stack chain: sent, not cancelled at its first
   const sent = accepted
   t.ok(amount <= BigInt(quoted.amountBaseUnits), `the least accepted (${amount}) is at most the quote (${quoted.amountBaseUnits})`)
   const sending = await waitFor(() => status(sent), (s) => s.stage === 'sending', 'sent', 15_000)
-  const raw = signedFor(sent).at(-1)!
+  // `sending` is stored before the broadcast: wait for the node to be handed it.
+  const raw = (await waitFor(async () => signedFor(sent).at(-1), (signed) => signed !== undefined, 'its broadcast', 15_000))!
   t.equal(raw.hash, sending.transaction.hash)
   // Two looks at it in flight (each reads the oracle for its signed bytes), or the cancellation.
   const needle = raw.raw.slice(2).toLowerCase()
