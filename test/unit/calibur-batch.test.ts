@@ -342,7 +342,8 @@ t.test('approvals: added only where the allowance is short, before the calls, de
     approvals: [
       { token: usdc.toLowerCase(), spender: spender.toLowerCase(), amountBaseUnits: '1500000' },
       { token: otherToken, spender, amountBaseUnits: '6' },
-      { token: usdc, spender: two, amountBaseUnits: '10' },
+      // A configured token by its symbol (issue 29, point 4): read and compared as its address.
+      { token: 'usdc', spender: two, amountBaseUnits: '10' },
     ],
     token: 'USDC',
     deadline: 4_000_000_000,

@@ -107,6 +107,16 @@ t.test('accepted: stored waiting with its identity, stipend, payer, client and d
   t.notOk('client' in (await other.store.get(alone.id))!)
 })
 
+t.test('a payment token named by its symbol (any case) is taken, and stored by its address (issue 29, point 4)', async (t) => {
+  const { context, store } = submitting()
+  const named = request()
+  const view = await submitCall(context, { ...named, payment: { ...named.payment, token: 'weth' } })
+  const stored = (await store.get(view.id))!
+  t.strictSame(stored.request, request(), 'the same request as with the address')
+  t.equal(stored.identity, `3009:local:${weth}:${payer}:0x${'ab'.repeat(32)}`)
+  await refusal(t, submitCall(context, { ...named, payment: { ...named.payment, token: 'DOGE' } }), 'unknown token "DOGE" on local: neither a configured symbol (USDC, WETH) nor a token address')
+})
+
 t.test('the same payment again: the active submission answers, nothing is read or stored', async (t) => {
   const { node, context, wakes } = submitting()
   const first = await submitCall(context, request())
