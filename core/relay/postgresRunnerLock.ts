@@ -90,9 +90,11 @@ export class PostgresRunnerLock implements RunnerOwnership {
       const client = this.#client ?? (await this.#connect())
       const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [this.#key])
       // The session may have been lost while the answer was on its way: then the lock went with it.
-      this.#locked = rows[0]?.locked === true && this.#client === client
+      const granted = rows[0]?.locked === true
+      this.#locked = granted && this.#client === client
       if (!this.#locked) {
-        if (!this.#standingBy) await this.#sayStandingBy(client)
+        // Held by another (not this session lost on the way): said once per wait.
+        if (!granted && !this.#standingBy) await this.#sayStandingBy(client)
         return undefined
       }
     }

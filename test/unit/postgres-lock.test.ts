@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { createServer, connect, type Socket } from 'node:net'
+import { hostname } from 'node:os'
 import pg from 'pg'
 import t, { type Test } from 'tap'
 import { openStore } from '../../core/relay/openStore.ts'
@@ -44,6 +45,9 @@ async function admin(t: Test, url: string): Promise<pg.Client> {
 }
 
 const TOKEN = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'
+/** Who a lock session of this process says it is: its host and PID, in the session's name. */
+const HOLDER = `${hostname()}:${process.pid}`
+const SESSION_NAME = `bruno-runner-lock ${HOLDER}`
 
 function submission(id: string, chain: string): Submission {
   return {
@@ -166,11 +170,11 @@ t.test('PostgreSQL runner lock', { skip: postgresSkip() }, async (t) => {
     locks.push(lock)
     return lock
   }
-  /** Ends the lock sessions (named bruno-runner-lock) that hold, or do not hold, an advisory lock on `name`. */
+  /** Ends the lock sessions (named `SESSION_NAME`) that hold, or do not hold, an advisory lock on `name`. */
   const terminate = async (name: string, holding: boolean): Promise<number> => {
     const { rowCount } = await db.query(
       `SELECT pg_terminate_backend(a.pid) FROM pg_stat_activity a
-       WHERE a.datname = current_database() AND a.application_name = 'bruno-runner-lock'
+       WHERE a.datname = current_database() AND a.application_name LIKE 'bruno-runner-lock %'
          AND $2 = EXISTS (SELECT 1 FROM pg_locks l WHERE l.pid = a.pid AND l.locktype = 'advisory' AND l.granted
                           AND ((l.classid::bigint << 32) | l.objid::bigint) = $1::bigint)`,
       [advisoryLockKey(name), holding],
@@ -195,16 +199,21 @@ t.test('PostgreSQL runner lock', { skip: postgresSkip() }, async (t) => {
     t.equal(await second.acquire(), undefined, 'held elsewhere')
     t.equal(second.held(), false)
     t.equal(await store.runnerEpoch(name), 1, 'a refused acquire raises nothing')
-    t.strictSame(b.lines, [])
+    // It says once that it stands by, naming the holder by the host and PID its session carries (issue 29, point 9).
+    const standing = `standing by: the Bruno at ${HOLDER} holds the runner key for base; this one takes it over when that one stops or goes silent`
+    t.equal(b.lines.length, 1)
+    t.match(b.lines[0], { level: 'info', fields: { key: name, holder: HOLDER, holderSince: Date }, message: standing })
+    t.equal(await second.acquire(), undefined)
+    t.equal(b.lines.length, 1, 'once per wait, not once a pass')
     const { rows } = await db.query<{ name: string; count: string }>(
-      "SELECT application_name AS name, count(*) AS count FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'bruno-runner-lock' GROUP BY 1",
+      "SELECT application_name AS name, count(*) AS count FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE 'bruno-runner-lock %' GROUP BY 1",
     )
-    t.strictSame(rows, [{ name: 'bruno-runner-lock', count: '2' }], 'each lock its own named session')
+    t.strictSame(rows, [{ name: SESSION_NAME, count: '2' }], 'each lock its own session, named by its host and PID')
     await first.release()
     t.equal(first.held(), false)
     t.strictSame(await second.acquire(), { key: name, epoch: 2 })
     t.equal(second.held(), true)
-    t.strictSame(b.lines, [{ level: 'info', fields: { epoch: 2 }, message: 'runner key lock taken: this process sends for the key' }])
+    t.strictSame(b.lines.slice(1), [{ level: 'info', fields: { epoch: 2 }, message: 'runner key lock taken: this process sends for the key' }])
     t.strictSame(a.lines.length, 1, 'releasing logs nothing')
     await second.release()
     await second.release()
@@ -238,7 +247,7 @@ t.test('PostgreSQL runner lock', { skip: postgresSkip() }, async (t) => {
     const holder = make(name, 'base', a.log)
     const waiting = make(name, 'base', b.log)
     t.ok(await holder.acquire())
-    const sessions = async () => (await db.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'bruno-runner-lock'")).rows.map((row) => row.pid)
+    const sessions = async () => (await db.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1', [SESSION_NAME])).rows.map((row) => row.pid)
     const others = await sessions()
     t.equal(await waiting.acquire(), undefined)
     const own = (await sessions()).filter((pid) => !others.includes(pid))
@@ -255,7 +264,11 @@ t.test('PostgreSQL runner lock', { skip: postgresSkip() }, async (t) => {
     let fence: RunnerFence | undefined
     await until(async () => (fence = await waiting.acquire().catch(() => undefined)) !== undefined, 'the waiting lock to take the key')
     t.strictSame(fence, { key: name, epoch: 2 })
-    t.strictSame(b.lines, [{ level: 'info', fields: { epoch: 2 }, message: 'runner key lock taken: this process sends for the key' }], 'no loss logged for a session that held nothing')
+    t.strictSame(
+      b.lines.map((line) => line.message),
+      [`standing by: the Bruno at ${HOLDER} holds the runner key for base; this one takes it over when that one stops or goes silent`, 'runner key lock taken: this process sends for the key'],
+      'no loss logged for a session that held nothing',
+    )
     // And the first, on its next try, finds the key held.
     t.equal(await holder.acquire(), undefined)
     t.equal(holder.held(), false)
