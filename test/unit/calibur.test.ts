@@ -283,7 +283,8 @@ t.test('caliburBatchReader: a signed execute of the account’s calls, paid by a
     amount: 150_000n,
     deadline: 1_900_000_000n,
     identity: `calibur:local:${account}:${nonce}`,
-    ownCalls: { from: account, to: account, data: ownerExecute([{ to: ownCall.to, value: 5n, data: '0xabcd' }]) },
+    // replayed after the payment, as the Runner runs them (issue 29, point 5)
+    ownCalls: { from: account, to: account, data: ownerExecute([{ to: leg.to, value: 0n, data: leg.data }, { to: ownCall.to, value: 5n, data: '0xabcd' }]) },
   })
   // any executor (0) is fine too, for either batch
   t.equal(read(calls({ executor: zeroAddress }), payment({ executor: zeroAddress }))?.amount, 150_000n)
@@ -293,9 +294,9 @@ t.test('caliburBatchReader: a signed execute of the account’s calls, paid by a
   t.equal(read(calls({ deadline: 0n }), payment({ deadline: 1_700_000_000n }))?.deadline, 1_700_000_000n)
   t.equal(read(calls({ deadline: 1_800_000_000n }), payment({ deadline: 0n }))?.deadline, 1_800_000_000n)
   t.equal(read(calls({ deadline: 0n }), payment({ deadline: 0n }))?.deadline, 0n)
-  // the calls' batch is replayed as it was signed, its calls in order
+  // the calls' batch is replayed as it was signed, its calls in order, after the payment's
   const two = ownCallsBatch([ownCall, { ...ownCall, value: '0', data: '0x01' }])
-  t.equal(read(calls({ batch: two }), payment())?.ownCalls.data, encodeOwnerExecute(two))
+  t.equal(read(calls({ batch: two }), payment())?.ownCalls.data, encodeOwnerExecute({ calls: [leg, ...two.calls], revertOnFailure: true }))
 
   // not this delegate's signed execute at all: not read, with or without a payment batch
   for (const paymentData of [payment(), undefined]) {

@@ -94,7 +94,8 @@ t.test('Calibur batches: read by their reader, the payment no more than the paym
     amount: 150_000n,
   })
   t.equal(requested.batch?.account, account)
-  t.equal(requested.batch?.ownCalls.data, encodeOwnerExecute(ownCallsBatch([ownCall])), 'the calls replayed without any payment or guard')
+  const paymentLeg = { to: usdc.address, value: '0', data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [payee, 150_000n] }) }
+  t.equal(requested.batch?.ownCalls.data, encodeOwnerExecute({ calls: [paymentLeg, ownCall], revertOnFailure: true }), 'the calls replayed after the payment, as they ran, without any guard')
   // a payment saying less than the payment batch pays is fine (the batch is what is paid); more is refused
   t.equal(relayOfRequest(context, batchCall as never, payment('149999'), usdc).amount, 150_000n)
   t.throws(
