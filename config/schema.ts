@@ -307,10 +307,30 @@ export const PostgresStoreConfig = Type.Object(
 
 export const StoreConfig = Type.Union([SqliteStoreConfig, PostgresStoreConfig], { default: {} })
 
+/** The x402 binding (`POST /<chain>/v1/x402`, core/x402/): how long a paid request is held, and how long a payment it asks for stays valid. */
+export const X402Config = Type.Object(
+  {
+    holdSec: Type.Integer({
+      minimum: 1,
+      maximum: 240,
+      default: 120,
+      description: 'seconds a paid request is held for its transaction to be mined before it is answered settlement_pending (Node\'s fetch gives up on headers at 300 s)',
+    }),
+    maxTimeoutSec: Type.Integer({
+      minimum: 61,
+      maximum: 3_600,
+      default: 300,
+      description: 'the maxTimeoutSeconds Bruno offers: the signed transfer is valid this long from signing (it must outlast the payment margin and inclusion)',
+    }),
+  },
+  { additionalProperties: false, default: {} },
+)
+
 export const BrunoConfig = Type.Object(
   {
     server: ServerConfig,
     store: StoreConfig,
+    x402: X402Config,
     groups: Type.Array(GroupName, {
       minItems: 1,
       uniqueItems: true,
@@ -332,5 +352,6 @@ export type PluginEntry = Static<typeof PluginEntry>
 export type BrunoConfig = Static<typeof BrunoConfig>
 export type RunnerConfig = Static<typeof RunnerConfig>
 export type StoreConfig = Static<typeof StoreConfig>
+export type X402Config = Static<typeof X402Config>
 export type SqliteStoreConfig = Static<typeof SqliteStoreConfig>
 export type PostgresStoreConfig = Static<typeof PostgresStoreConfig>

@@ -17,6 +17,7 @@ import { sharedRead } from './operators/sharedRead.ts'
 import { originGuard } from './originGuard.ts'
 import type { PluginDefinition } from './plugin.ts'
 import { relayBindings } from './rest/routes.ts'
+import { x402Binding } from './x402/routes.ts'
 import { ToolRegistry } from './registry.ts'
 import { createServices, type BrunoServices } from './services.ts'
 import type { ServerInfo } from './mcp/dispatcher.ts'
@@ -104,7 +105,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(mcpRoutes)
   await app.register(operatorRoutes)
   // REST and JSON-RPC bindings of the relay, served where the relay is (the bruno group).
-  if (config.groups.includes('bruno')) await app.register(relayBindings)
+  if (config.groups.includes('bruno')) {
+    await app.register(relayBindings)
+    await app.register(x402Binding)
+  }
   await app.ready()
   // The relay runs where its group is served: only then can a submission arrive.
   if (config.groups.includes('bruno')) app.bruno.relay.startRunners()

@@ -81,6 +81,7 @@ export {
 // Argument checks (each refusal a ToolError) and the relay's encodings, for groups that build payments.
 export { configuredTokenInfo, requireAddress, requireToken, toBaseUnits, type ResolvedToken } from './arguments.ts'
 export { pathPrice, uniswapV3PoolAbi, type Fraction } from './chain/tokenPrice.ts'
+export { eip712DomainAbi, readTokenDomain, tokenDomainAbi } from './chain/tokenDomain.ts'
 export { encodeRunnerCall, RUNNER_SETTLE_GAS, type RunnerRelay } from './relay/runnerCall.ts'
 export { calldataGas, runnerGasLimit, stipendFor, viemAuthorizations } from './relay/runnerTransaction.ts'
 export { authorizationStateAbi, payerShortfall } from './relay/paymentToken.ts'

@@ -30,7 +30,7 @@ import { deployDevnet } from '../core/devnet/deploy.ts'
 import { mintUsdc } from '../core/devnet/fund.ts'
 import { ToolError } from '../core/tool.ts'
 import { eip3009Abi } from '../plugins/3009/abi.ts'
-import { readTokenDomain } from '../plugins/3009/readTokenDomain.ts'
+import { readTokenDomain } from '../core/chain/tokenDomain.ts'
 import {
   authorizationSignatureParts,
   randomAuthorizationNonce,

@@ -2,7 +2,7 @@ import { concat, erc20Abi, formatEther, getAddress, isHex, keccak256, toHex, typ
 import { privateKeyToAccount } from 'viem/accounts'
 import { caliburCompatibleAbi } from '../../contracts/abi.ts'
 import { runnerArtifact } from '../../contracts/artifacts.ts'
-import { readTokenDomain } from '../../plugins/3009/readTokenDomain.ts'
+import { readTokenDomain } from '../chain/tokenDomain.ts'
 import { ChainUnavailableError } from '../chain/guardedTransport.ts'
 import type { Network } from '../chain/networks.ts'
 import { poolAddress, PRICE_WINDOW_SEC, readOldestObservation, uniswapV3PoolAbi } from '../chain/tokenPrice.ts'

@@ -1,5 +1,6 @@
 import { getAddress, isAddressEqual, type Address, type Hex } from 'viem'
 import { ToolError } from '../tool.ts'
+import { PaymentRefusal } from './paymentRefusal.ts'
 import type { BatchTerms } from './batchPayment.ts'
 import type { RelayContext } from './context.ts'
 import type { PaymentToken } from './gasPricer.ts'
@@ -75,7 +76,7 @@ export function relayOfRequest(context: RelayContext, call: RelayCall, payment: 
   if ('authorization' in payment) {
     const { authorization } = payment
     if (!isAddressEqual(getAddress(authorization.to), payee)) {
-      throw new ToolError(`the signed transfer pays ${authorization.to}, not the payee ${payee}: sign a transfer to the payee (payment_authorization prepares it)`)
+      throw new PaymentRefusal(`the signed transfer pays ${authorization.to}, not the payee ${payee}: sign a transfer to the payee (payment_authorization prepares it)`, 'recipient')
     }
     return {
       relay: { form: 'authorization', call: { to: getAddress(call.to), data: call.data as Hex }, payment, payee },

@@ -1,5 +1,6 @@
 import { BaseError, decodeErrorResult, formatUnits, type Abi, type Hex } from 'viem'
 import { runnerAbi } from '../../contracts/abi.ts'
+import type { PaymentProblem } from './paymentRefusal.ts'
 
 const RUNNER_ERRORS = runnerAbi.filter((item) => item.type === 'error') as Abi
 
@@ -96,17 +97,18 @@ export function describeRevertData(data: Hex, decimals: number, symbol: string, 
  * A token's refusal of a signed transfer, by its words (FiatToken's, and the common ERC-20 ones),
  * and the payment field it is about with how to mend it.
  */
-const AUTHORIZATION_REFUSALS: readonly (readonly [RegExp, string])[] = [
+const AUTHORIZATION_REFUSALS: readonly (readonly [RegExp, string, PaymentProblem])[] = [
   [
     /invalid signature|invalid signer|signature mismatch/i,
     "payment.signature is not payment.authorization.from's signature of payment.authorization (another key signed it, or a field changed after signing): " +
       "sign payment_authorization's typedData unchanged, with from's own key",
+    'signature',
   ],
-  [/used or canceled|is used|canceled/i, 'payment.authorization.nonce was used already: sign a new payment (payment_authorization gives a fresh nonce)'],
-  [/not yet valid/i, 'payment.authorization.validAfter is still in the future'],
-  [/expired/i, 'payment.authorization.validBefore has passed: sign a new payment'],
-  [/exceeds balance|insufficient balance/i, 'payment.authorization.from holds less than payment.authorization.value'],
-  [/blacklisted/i, 'payment.authorization.from (or the payee) is blacklisted by the token'],
+  [/used or canceled|is used|canceled/i, 'payment.authorization.nonce was used already: sign a new payment (payment_authorization gives a fresh nonce)', 'nonce'],
+  [/not yet valid/i, 'payment.authorization.validAfter is still in the future', 'valid_after'],
+  [/expired/i, 'payment.authorization.validBefore has passed: sign a new payment', 'valid_before'],
+  [/exceeds balance|insufficient balance/i, 'payment.authorization.from holds less than payment.authorization.value', 'funds'],
+  [/blacklisted/i, 'payment.authorization.from (or the payee) is blacklisted by the token', 'payer'],
 ]
 
 /**
@@ -125,7 +127,7 @@ export function runnerRevertReason(
   decimals: number,
   symbol: string,
   vocabularies: readonly ErrorVocabulary[] = [],
-): { readonly words: string; readonly byPayment: boolean } | undefined {
+): { readonly words: string; readonly byPayment: boolean; readonly problem?: PaymentProblem } | undefined {
   const data = revertData(error)
   if (data === undefined) return undefined
   const reason = describeRevertData(data, decimals, symbol, vocabularies)
@@ -144,16 +146,17 @@ export function runnerRevertReason(
     case 'NotDelegated':
       return { words: reason, byPayment: false }
     case 'PaymentShort':
-      return { words: `the payment is short (${form === 'authorization' ? 'payment.authorization.value' : 'payment.amountBaseUnits, as payment.batch transfers it'}): ${reason}`, byPayment: true }
+      return { words: `the payment is short (${form === 'authorization' ? 'payment.authorization.value' : 'payment.amountBaseUnits, as payment.batch transfers it'}): ${reason}`, byPayment: true, problem: 'value' }
     case 'PayerHasCode':
-      return { words: `the payment's payer (payment.authorization.from) cannot pay by signed transfer: ${reason}`, byPayment: true }
+      return { words: `the payment's payer (payment.authorization.from) cannot pay by signed transfer: ${reason}`, byPayment: true, problem: 'payer' }
     case 'PaymentFailed':
       return { words: `the payment batch (payment.batch) failed: ${describeRevertData(args[0] as Hex, decimals, symbol, vocabularies)}`, byPayment: true }
   }
   if (form === 'batch') return { words: reason, byPayment: true }
   const tokenWords = reason.replace(/^the call reverted: /, '')
-  const field = AUTHORIZATION_REFUSALS.find(([pattern]) => pattern.test(tokenWords))?.[1]
-  return { words: `the token refused the payment: ${tokenWords}. ${field ?? "Check payment.authorization and payment.signature against payment_authorization's typedData"}`, byPayment: true }
+  const known = AUTHORIZATION_REFUSALS.find(([pattern]) => pattern.test(tokenWords))
+  const words = `the token refused the payment: ${tokenWords}. ${known?.[1] ?? "Check payment.authorization and payment.signature against payment_authorization's typedData"}`
+  return { words, byPayment: true, ...(known ? { problem: known[2] } : {}) }
 }
 
 /** The revert data viem found in a failed eth_call / eth_estimateGas, wherever it nests it. */

@@ -8,6 +8,7 @@ import { BrunoFault } from '../faults.ts'
 import { ToolError } from '../tool.ts'
 import type { RelayContext } from './context.ts'
 import type { PaymentToken } from './gasPricer.ts'
+import { PaymentRefusal, type PaymentProblem } from './paymentRefusal.ts'
 import { payerShortfall, requireSignedTransfers } from './paymentToken.ts'
 import { paymentCovers, type Coverage } from './pricing.ts'
 import { describeRevertData, runnerRevertReason } from './revertReason.ts'
@@ -125,7 +126,11 @@ export async function prepareRunnerTransaction(
   // allowance" where the operator's balance, not the transaction cap, bounds the allowance).
   const refuseOrFault = async (error: unknown, withFees: Fees | undefined): Promise<unknown> => {
     const reverted = runnerRevertReason(error, relay.form, token.decimals, token.symbol, vocabularies)
-    if (reverted) return new ToolError(`${refusal}: ${(reverted.byPayment && (await paymentDiagnosis(network, relay, token))) || reverted.words}`)
+    if (reverted) {
+      const diagnosis = reverted.byPayment ? await paymentDiagnosis(network, relay, token) : undefined
+      if (diagnosis) return new PaymentRefusal(`${refusal}: ${diagnosis.words}`, diagnosis.problem)
+      return reverted.problem ? new PaymentRefusal(`${refusal}: ${reverted.words}`, reverted.problem) : new ToolError(`${refusal}: ${reverted.words}`)
+    }
     if (!(error instanceof BaseError)) return error
     const short = error.walk((cause) => cause instanceof InsufficientFundsError) !== null
     const capped = withFees !== undefined && /gas required exceeds allowance/i.test(error.message)
@@ -205,17 +210,18 @@ export function signedCallsOnly(runner: Address): string {
  * than the token's words: a token that takes no signed transfers, or a payer holding less than it
  * transfers. Read only after the refusal, so a good payment costs no extra read.
  */
-async function paymentDiagnosis(network: Network, relay: RunnerRelay, token: PaymentToken): Promise<string | undefined> {
-  if (relay.form === 'batch') return payerShortfall(network, token, relay.account, relay.amount, 'the transfer payment.batch makes')
+async function paymentDiagnosis(network: Network, relay: RunnerRelay, token: PaymentToken): Promise<{ words: string; problem: PaymentProblem } | undefined> {
+  const funds = (words: string | undefined) => (words === undefined ? undefined : { words, problem: 'funds' as const })
+  if (relay.form === 'batch') return funds(await payerShortfall(network, token, relay.account, relay.amount, 'the transfer payment.batch makes'))
   const refused = await requireSignedTransfers(network, token).then(
     () => undefined,
     (error: unknown) => {
-      if (error instanceof ToolError) return error.message
+      if (error instanceof ToolError) return { words: error.message, problem: 'token' as const }
       throw error
     },
   )
   const { authorization } = relay.payment
-  return refused ?? payerShortfall(network, token, getAddress(authorization.from), BigInt(authorization.value), 'payment.authorization.value')
+  return refused ?? funds(await payerShortfall(network, token, getAddress(authorization.from), BigInt(authorization.value), 'payment.authorization.value'))
 }
 
 /** Calldata's intrinsic gas: 4 per zero byte, 16 per other byte. */

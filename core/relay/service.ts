@@ -10,6 +10,7 @@ import type { AdmissionRefusal } from './admission.ts'
 import { SimulationGate } from './simulationGate.ts'
 import { quoteCall } from './quote.ts'
 import { observedStore } from './observedStore.ts'
+import { SettledWait } from './settledWait.ts'
 import { RunnerLoop } from './runner.ts'
 import type { BatchPaymentReader } from './batchPayment.ts'
 import type { AccountView, Quote, QuoteRequest, SubmissionView, SubmitRequest } from './schemas.ts'
@@ -34,6 +35,8 @@ export interface RelayService {
   submit(chain: string, request: SubmitRequest, client?: string): Promise<SubmissionView>
   /** `undefined` for an id the store does not have. */
   status(id: string): Promise<SubmissionView | undefined>
+  /** The submission once `done` or `failed`, or as it stands after `timeoutMs` (one shared read of the store per tick: `SettledWait`). */
+  settled(id: string, timeoutMs: number): Promise<SubmissionView>
   /** Whether the store answers (the health check). */
   ping(): Promise<boolean>
   /** Each chain's runner EOA ETH balance; a chain that does not answer is left out. */
@@ -77,12 +80,14 @@ export function openRelay(config: BrunoConfig, networks: Networks, env: NodeJS.P
     runners.set(network.name, new RunnerLoop(runnerContext, account, log, ownership))
   }
   const context = (chain: string) => contexts.get(chain)!
+  const waits = new SettledWait(store)
   let started = false
   return {
     account: (chain, address) => readAccount(context(chain).network, address),
     quote: (chain, request, client) => quoteCall(context(chain), request, client),
     submit: (chain, request, client) => submitCall(context(chain), request, client),
     status: (id) => submissionStatus(store, id),
+    settled: (id, timeoutMs) => waits.settled(id, timeoutMs),
     ping: () => store.ping().catch(() => false),
     async runnerBalances() {
       const balances = await Promise.all(
@@ -105,6 +110,7 @@ export function openRelay(config: BrunoConfig, networks: Networks, env: NodeJS.P
     },
     async close() {
       await Promise.all([...runners.values()].map((runner) => runner.stop()))
+      await waits.close()
       await store.close()
     },
   }

@@ -3,6 +3,7 @@ import { formatUnits } from 'viem'
 import { serializeAsSigned } from '../chain/l1DataFee.ts'
 import { ToolError } from '../tool.ts'
 import type { RelayContext } from './context.ts'
+import { PaymentRefusal } from './paymentRefusal.ts'
 import { paymentToken } from './paymentToken.ts'
 import { relayOfRequest, type RequestedRelay } from './relayOfRequest.ts'
 import type { PaymentToken } from './gasPricer.ts'
@@ -78,7 +79,7 @@ async function acceptCall(context: RelayContext, request: SubmitRequest, request
   }
   const leastValidSec = leastPaymentValiditySec(config.relay)
   if (requested.paymentDeadline !== 0n && requested.paymentDeadline < BigInt(now + leastValidSec)) {
-    throw new ToolError(`the payment expires at ${requested.paymentDeadline} (now ${now}), too soon to send it safely: it must be valid at least ${leastValidSec} s more; sign a new one`)
+    throw new PaymentRefusal(`the payment expires at ${requested.paymentDeadline} (now ${now}), too soon to send it safely: it must be valid at least ${leastValidSec} s more; sign a new one`, 'valid_before')
   }
   // The simulations are the caller's: bounded per client, a refused one counted at its gas.
   const prepared = await simulateAs(context.simulations, client, BigInt(config.relay.maxCallGas), (measured) => checkedTransaction(context, request, requested, token, measured))
@@ -133,9 +134,10 @@ async function checkedTransaction(context: RelayContext, request: SubmitRequest,
     )
   }
   if (!prepared.coverage.covered) {
-    throw new ToolError(
+    throw new PaymentRefusal(
       `refused: the payment of ${formatUnits(requested.amount, token.decimals)} ${token.symbol} is below the most the runner could pay for it now, ` +
         `${formatUnits(prepared.coverage.requiredAmount, token.decimals)} ${token.symbol} (${prepared.gas} gas at up to ${prepared.fees.maxFeePerGas} wei${prepared.l1FeeWei > 0n ? ` plus an L1 data fee of ${prepared.l1FeeWei} wei` : ''}): quote again and pay the quoted amount`,
+      'value',
     )
   }
   return prepared

@@ -1,4 +1,4 @@
-import { authorizationStateAbi } from '../../core/plugin.ts'
+import { authorizationStateAbi, tokenDomainAbi } from '../../core/plugin.ts'
 
 /**
  * The EIP-3009 token functions Bruno reads or sends (FiatToken v2, i.e. USDC): the `(v, r, s)`
@@ -27,24 +27,6 @@ export const eip3009Abi = [
     outputs: [],
   },
   ...authorizationStateAbi,
-  { type: 'function', name: 'name', stateMutability: 'view', inputs: [], outputs: [{ name: '', type: 'string' }] },
-  // FiatToken v2's EIP-712 version; not part of ERC-20.
-  { type: 'function', name: 'version', stateMutability: 'view', inputs: [], outputs: [{ name: '', type: 'string' }] },
-  { type: 'function', name: 'DOMAIN_SEPARATOR', stateMutability: 'view', inputs: [], outputs: [{ name: '', type: 'bytes32' }] },
-  {
-    // ERC-5267, which newer tokens implement and FiatToken (v2.2 included) does not.
-    type: 'function',
-    name: 'eip712Domain',
-    stateMutability: 'view',
-    inputs: [],
-    outputs: [
-      { name: 'fields', type: 'bytes1' },
-      { name: 'name', type: 'string' },
-      { name: 'version', type: 'string' },
-      { name: 'chainId', type: 'uint256' },
-      { name: 'verifyingContract', type: 'address' },
-      { name: 'salt', type: 'bytes32' },
-      { name: 'extensions', type: 'uint256[]' },
-    ],
-  },
+  // What tells the token's EIP-712 domain (ERC-5267, or FiatToken's name, version and DOMAIN_SEPARATOR).
+  ...tokenDomainAbi,
 ] as const

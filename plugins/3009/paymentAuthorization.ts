@@ -1,7 +1,7 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 import { getAddress } from 'viem'
 import { Address, defineTool, described, requireAddress, requireToken, toBaseUnits, TokenAmount, TokenArgument, ToolError, TransferAuthorizationMessage } from '../../core/plugin.ts'
-import { readTokenDomain } from './readTokenDomain.ts'
+import { readTokenDomain } from '../../core/plugin.ts'
 import { randomAuthorizationNonce, transferWithAuthorizationTypedData } from './typedData.ts'
 
 /** The longest an authorization may stay valid: a signed transfer is a bearer instrument until used. */

@@ -20,7 +20,7 @@ import {
 } from '../../core/plugin.ts'
 import { eip3009Abi } from './abi.ts'
 import { TypedDataOutput, ValidForSec } from './paymentAuthorization.ts'
-import { readTokenDomain } from './readTokenDomain.ts'
+import { readTokenDomain } from '../../core/plugin.ts'
 import {
   authorizationSignatureParts,
   randomAuthorizationNonce,

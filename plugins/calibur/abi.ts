@@ -1,3 +1,5 @@
+import { eip712DomainAbi } from '../../core/plugin.ts'
+
 /**
  * What Bruno calls on a Calibur-delegated account, and the errors its reverts carry.
  *
@@ -76,22 +78,8 @@ export const caliburAbi = [
     inputs: [{ name: 'key', type: 'uint256' }],
     outputs: [{ name: 'seq', type: 'uint256' }],
   },
-  {
-    // ERC-5267. On a delegated account it answers with the account as verifyingContract.
-    type: 'function',
-    name: 'eip712Domain',
-    stateMutability: 'view',
-    inputs: [],
-    outputs: [
-      { name: 'fields', type: 'bytes1' },
-      { name: 'name', type: 'string' },
-      { name: 'version', type: 'string' },
-      { name: 'chainId', type: 'uint256' },
-      { name: 'verifyingContract', type: 'address' },
-      { name: 'salt', type: 'bytes32' },
-      { name: 'extensions', type: 'uint256[]' },
-    ],
-  },
+  // ERC-5267. On a delegated account it answers with the account as verifyingContract.
+  ...eip712DomainAbi,
   // The signed path checks deadline, then nonce, then signature (DESIGN §4).
   { type: 'error', name: 'SignatureExpired', inputs: [] },
   { type: 'error', name: 'InvalidNonce', inputs: [] },

@@ -8,15 +8,58 @@ import {
   type Client,
 } from 'viem'
 import { getChainId, readContract } from 'viem/actions'
-import { ToolError } from '../../core/plugin.ts'
-import { eip3009Abi } from './abi.ts'
-import { transferWithAuthorizationTypes } from './typedData.ts'
+import { ToolError } from '../tool.ts'
+
+/**
+ * ERC-5267's `eip712Domain()`: a contract's own statement of the EIP-712 domain it checks
+ * signatures under (newer tokens; Calibur, on a delegated account, with the account as
+ * verifyingContract). FiatToken (v2.2 included) does not implement it.
+ *
+ * @example
+ * const [fields, name, version] = await client.readContract({ address, abi: eip712DomainAbi, functionName: 'eip712Domain' })
+ */
+export const eip712DomainAbi = [
+  {
+    type: 'function',
+    name: 'eip712Domain',
+    stateMutability: 'view',
+    inputs: [],
+    outputs: [
+      { name: 'fields', type: 'bytes1' },
+      { name: 'name', type: 'string' },
+      { name: 'version', type: 'string' },
+      { name: 'chainId', type: 'uint256' },
+      { name: 'verifyingContract', type: 'address' },
+      { name: 'salt', type: 'bytes32' },
+      { name: 'extensions', type: 'uint256[]' },
+    ],
+  },
+] as const
+
+/** What tells a token's EIP-712 domain: ERC-5267, else FiatToken's `name`, `version` (FiatToken v2's, not ERC-20's) and `DOMAIN_SEPARATOR`. */
+export const tokenDomainAbi = [
+  ...eip712DomainAbi,
+  { type: 'function', name: 'name', stateMutability: 'view', inputs: [], outputs: [{ name: '', type: 'string' }] },
+  { type: 'function', name: 'version', stateMutability: 'view', inputs: [], outputs: [{ name: '', type: 'string' }] },
+  { type: 'function', name: 'DOMAIN_SEPARATOR', stateMutability: 'view', inputs: [], outputs: [{ name: '', type: 'bytes32' }] },
+] as const
+
+/** The EIP-712 domain a token with EIP-3009 signs under: name, version, chainId, verifyingContract (field bits 0x0f). */
+const domainTypes = {
+  EIP712Domain: [
+    { name: 'name', type: 'string' },
+    { name: 'version', type: 'string' },
+    { name: 'chainId', type: 'uint256' },
+    { name: 'verifyingContract', type: 'address' },
+  ],
+} as const
 
 // ERC-5267 `fields` bits: name, version, chainId, verifyingContract — the domain EIP-3009 signs.
 const tokenDomainFields = '0x0f'
 
 /**
- * The EIP-712 name and version a token checks `transferWithAuthorization` signatures against.
+ * The EIP-712 name and version a token checks `transferWithAuthorization` signatures against: what
+ * payment_authorization signs with, what preflight reports and what x402's `extra` carries.
  *
  * A token that implements ERC-5267 `eip712Domain()` states its domain outright, and that answer
  * is taken. FiatToken (USDC, v2.2 included) does not: its `name()` and `version()` are read, and
@@ -31,7 +74,7 @@ export async function readTokenDomain(client: Client, token: Address): Promise<{
   const address = getAddress(token)
   let erc5267
   try {
-    erc5267 = await readContract(client, { address, abi: eip3009Abi, functionName: 'eip712Domain' })
+    erc5267 = await readContract(client, { address, abi: tokenDomainAbi, functionName: 'eip712Domain' })
   } catch (error) {
     if (!answeredWithout(error)) throw error
   }
@@ -48,9 +91,9 @@ export async function readTokenDomain(client: Client, token: Address): Promise<{
   let name, version, separator, chainId
   try {
     ;[name, version, separator, chainId] = await Promise.all([
-      readContract(client, { address, abi: eip3009Abi, functionName: 'name' }),
-      readContract(client, { address, abi: eip3009Abi, functionName: 'version' }),
-      readContract(client, { address, abi: eip3009Abi, functionName: 'DOMAIN_SEPARATOR' }),
+      readContract(client, { address, abi: tokenDomainAbi, functionName: 'name' }),
+      readContract(client, { address, abi: tokenDomainAbi, functionName: 'version' }),
+      readContract(client, { address, abi: tokenDomainAbi, functionName: 'DOMAIN_SEPARATOR' }),
       getChainId(client),
     ])
   } catch (error) {
@@ -59,7 +102,7 @@ export async function readTokenDomain(client: Client, token: Address): Promise<{
     throw error
   }
   const domain = { name, version, chainId: BigInt(chainId), verifyingContract: address }
-  if (hashDomain({ domain, types: { EIP712Domain: transferWithAuthorizationTypes.EIP712Domain } }) !== separator)
+  if (hashDomain({ domain, types: domainTypes }) !== separator)
     throw new ToolError(
       `${address}'s DOMAIN_SEPARATOR() is not the domain of its name() "${name}" and version() "${version}" on chain ${chainId}: ` +
         'its signatures use another domain, which Bruno cannot read',

@@ -1,0 +1,182 @@
+import { x402Client } from '@x402/core/client'
+import { decodePaymentRequiredHeader, decodePaymentResponseHeader, encodePaymentSignatureHeader } from '@x402/core/http'
+import type { PaymentPayload, PaymentRequired } from '@x402/core/types'
+import { ExactEvmScheme } from '@x402/evm/exact/client'
+import { wrapFetchWithPaymentFromConfig } from '@x402/fetch'
+import t from 'tap'
+import { createPublicClient, createTestClient, encodeFunctionData, erc20Abi, getAddress, http, parseSignature, type Hex } from 'viem'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { mintUsdc } from '../core/devnet/fund.ts'
+import { eip3009Abi } from '../plugins/3009/abi.ts'
+import { startDevnetBruno } from './fixtures/devnetBruno.ts'
+import { signTransfer } from './fixtures/signedTransfer.ts'
+import { waitFor } from './fixtures/waitFor.ts'
+
+// x402 (issue 30) with the official client, unmodified: @x402/fetch's wrapFetchWithPaymentFromConfig and @x402/evm's
+// ExactEvmScheme over a viem local account, against Bruno on the devnet through the production-parity proxy. A 0-ETH
+// account holding only USDC pays a friend by one fetch; the runner-ledger teardown holds (spent ≤ received).
+
+const bruno = await startDevnetBruno(t, { groups: ['bruno'] })
+const { deployment } = bruno
+const client = createPublicClient({ transport: http(deployment.rpcUrl) })
+const usdcDomain = { address: deployment.usdc, name: 'USD Coin', version: '2', chainId: deployment.chainId }
+const network = `eip155:${deployment.chainId}` as const
+const endpoint = `${bruno.server.url}/local/v1/x402`
+const payee = getAddress(bruno.config.networks[0]!.payee)
+const usdcOf = (address: Hex) => client.readContract({ address: deployment.usdc, abi: erc20Abi, functionName: 'balanceOf', args: [address] })
+
+/** A fresh account with `usdc` base units and no ETH, and a gift of `value` to a fresh friend signed by it: the call. */
+async function giftCall(usdc: bigint, value: bigint) {
+  const key = generatePrivateKey()
+  const account = privateKeyToAccount(key)
+  if (usdc > 0n) await mintUsdc(deployment.rpcUrl, deployment, account.address, usdc)
+  const friend = privateKeyToAccount(generatePrivateKey()).address
+  const gift = await signTransfer(key, usdcDomain, friend, value)
+  const { v, r, s } = parseSignature(gift.signature)
+  const data = encodeFunctionData({
+    abi: eip3009Abi,
+    functionName: 'transferWithAuthorization',
+    args: [account.address, friend, value, 0n, BigInt(gift.message.validBefore), gift.message.nonce, Number(v), r, s],
+  })
+  return { key, account, friend, call: { to: deployment.usdc, data } }
+}
+
+/** The official client, allowed the devnet's USDC (it pays only a short built-in list of tokens by default). */
+const payingFetch = (account: ReturnType<typeof privateKeyToAccount>) =>
+  wrapFetchWithPaymentFromConfig(fetch, {
+    schemes: [{ network: 'eip155:*', client: new ExactEvmScheme(account) }],
+    spendControls: { allowedAssets: [{ network, asset: deployment.usdc }] },
+  })
+
+const post = (body: unknown, headers: Record<string, string> = {}) =>
+  fetch(endpoint, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) })
+
+t.test('a USDC-only account with no ETH pays a friend by one fetch of the official client', async (t) => {
+  const { account, friend, call } = await giftCall(50_000_000n, 10_000_000n)
+  t.equal(await client.getBalance({ address: account.address }), 0n, 'no ETH')
+  const payeeBefore = await usdcOf(payee)
+  const response = await payingFetch(account)(endpoint, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ call }) })
+  const body = await response.json()
+  t.equal(response.status, 200, JSON.stringify(body))
+  const settled = decodePaymentResponseHeader(response.headers.get('payment-response')!)
+  t.equal(settled.success, true)
+  t.equal(settled.network, network)
+  t.equal(getAddress(settled.payer!), account.address)
+  t.match(settled.transaction, /^0x[0-9a-f]{64}$/)
+  t.equal(body.stage, 'done')
+  t.equal(body.transaction.hash, settled.transaction, 'the body is the submission, its hash the settlement\'s')
+  t.same(body.outcome.callSucceeded, true)
+  t.equal(await usdcOf(friend), 10_000_000n, 'the friend has the gift')
+  const paid = (await usdcOf(payee)) - payeeBefore
+  t.equal(BigInt(body.outcome.paidBaseUnits), paid, 'the payee received what the outcome says')
+  t.equal(await usdcOf(account.address), 40_000_000n - paid, 'the account paid the gift and Bruno, nothing else')
+  const receipt = await client.getTransactionReceipt({ hash: settled.transaction as Hex })
+  t.equal(receipt.status, 'success', 'one transaction: the payment, then the call')
+})
+
+t.test('the first answer: 402 with PAYMENT-REQUIRED (x402 v2, one exact offer in USDC, its EIP-712 domain) and the quote', async (t) => {
+  const { call } = await giftCall(50_000_000n, 1_000_000n)
+  const response = await post({ call })
+  t.equal(response.status, 402)
+  t.equal(response.headers.get('cache-control'), 'no-store')
+  t.match(response.headers.get('access-control-expose-headers'), /PAYMENT-REQUIRED, PAYMENT-RESPONSE/)
+  const required = decodePaymentRequiredHeader(response.headers.get('payment-required')!)
+  t.equal(required.x402Version, 2)
+  t.equal(required.accepts.length, 1)
+  const [offer] = required.accepts
+  const [quote] = await response.json()
+  t.same(offer, { scheme: 'exact', network, amount: quote.amountBaseUnits, asset: deployment.usdc, payTo: payee, maxTimeoutSeconds: 300, extra: { name: 'USD Coin', version: '2' } })
+  t.match(required.resource.url, /\/local\/v1\/x402$/)
+  // a call the relay refuses: 402, its reason, no offer
+  const refused = await post({ call: { to: deployment.usdc, data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [payee, 1n] }) } })
+  t.equal(refused.status, 402)
+  const nothing = decodePaymentRequiredHeader(refused.headers.get('payment-required')!)
+  t.same(nothing.accepts, [])
+  t.match(nothing.error, /^cannot quote: the call fails in simulation from Bruno's Runner contract .*transfer_authorization/)
+})
+
+/** A payment payload as the official client makes it for `required` (optionally changed first), signed by `signer`. */
+async function paymentFor(required: PaymentRequired, signer: ReturnType<typeof privateKeyToAccount>, change?: (offer: PaymentRequired['accepts'][number]) => void): Promise<PaymentPayload> {
+  const offer = structuredClone(required.accepts[0]!)
+  change?.(offer)
+  const x402 = x402Client.fromConfig({ schemes: [{ network: 'eip155:*', client: new ExactEvmScheme(signer) }], spendControls: false })
+  return x402.createPaymentPayload({ ...required, accepts: [offer] })
+}
+
+t.test('each bad payment gets x402\'s error code in PAYMENT-RESPONSE, and nothing is sent', async (t) => {
+  const { account, call } = await giftCall(50_000_000n, 1_000_000n)
+  const nonceBefore = await client.getTransactionCount({ address: bruno.deployment.runner.operator.address })
+  const required = decodePaymentRequiredHeader((await post({ call })).headers.get('payment-required')!)
+  const answer = async (payload: PaymentPayload) => {
+    const response = await post({ call }, { 'payment-signature': encodePaymentSignatureHeader(payload) })
+    return { status: response.status, settled: decodePaymentResponseHeader(response.headers.get('payment-response')!) }
+  }
+  const cases: [string, PaymentPayload, string][] = [
+    ['a value below the price', await paymentFor(required, account, (offer) => (offer.amount = '1')), 'invalid_exact_evm_payload_authorization_value_mismatch'],
+    ['another network', { ...(await paymentFor(required, account)), accepted: { ...required.accepts[0]!, network: 'eip155:8453' } }, 'invalid_network'],
+    ['another payTo', await paymentFor(required, account, (offer) => (offer.payTo = account.address)), 'invalid_exact_evm_payload_recipient_mismatch'],
+    ['too short a validity', await paymentFor(required, account, (offer) => (offer.maxTimeoutSeconds = 20)), 'invalid_exact_evm_payload_authorization_valid_before'],
+    ['another scheme', { ...(await paymentFor(required, account)), accepted: { ...required.accepts[0]!, scheme: 'upto' } }, 'unsupported_scheme'],
+  ]
+  const stranger = privateKeyToAccount(generatePrivateKey())
+  const forged = await paymentFor(required, stranger)
+  const payload = forged.payload as { authorization: { from: string } }
+  cases.push(['signed by another key', { ...forged, payload: { ...forged.payload, authorization: { ...payload.authorization, from: account.address } } }, 'invalid_exact_evm_payload_signature'])
+  const poor = await giftCall(0n, 1_000_000n)
+  cases.push(['a payer without the funds', await paymentFor(required, poor.account), 'insufficient_funds'])
+  for (const [what, payment, reason] of cases) {
+    const { status, settled } = await answer(payment)
+    t.equal(status, 402, `${what}: 402`)
+    t.equal(settled.success, false)
+    t.equal(settled.errorReason, reason, `${what}: ${reason} (${(settled as { errorMessage?: string }).errorMessage})`)
+    t.equal(settled.transaction, '')
+  }
+  // a header that is no payload: 400
+  const malformed = await post({ call }, { 'payment-signature': 'not base64 of json' })
+  t.equal(malformed.status, 400)
+  t.equal(decodePaymentResponseHeader(malformed.headers.get('payment-response')!).errorReason, 'invalid_payload')
+  t.equal(await client.getTransactionCount({ address: bruno.deployment.runner.operator.address }), nonceBefore, 'the runner sent nothing')
+})
+
+t.test('20 concurrent retries of one signed payment: one submission, one transaction, the same answer to each', async (t) => {
+  const { account, call } = await giftCall(50_000_000n, 1_000_000n)
+  const required = decodePaymentRequiredHeader((await post({ call })).headers.get('payment-required')!)
+  const header = encodePaymentSignatureHeader(await paymentFor(required, account))
+  const nonceBefore = await client.getTransactionCount({ address: bruno.deployment.runner.operator.address })
+  const answers = await Promise.all(Array.from({ length: 20 }, () => post({ call }, { 'payment-signature': header })))
+  const settled = answers.map((response) => decodePaymentResponseHeader(response.headers.get('payment-response')!))
+  t.same([...new Set(answers.map((response) => response.status))], [200])
+  t.equal(new Set(settled.map((each) => each.transaction)).size, 1, 'one transaction hash')
+  t.equal(await client.getTransactionCount({ address: bruno.deployment.runner.operator.address }), nonceBefore + 1, 'the runner sent once')
+})
+
+t.test('not mined within x402.holdSec: 202 settlement_pending with the hash, and the submission goes on to done', async (t) => {
+  const held = await startDevnetBruno(t, { groups: ['bruno'], configure: (config) => ({ ...config, x402: { ...config.x402, holdSec: 1 } }) })
+  const chain = createTestClient({ mode: 'anvil', transport: http(held.deployment.rpcUrl) })
+  const key = generatePrivateKey()
+  const account = privateKeyToAccount(key)
+  await mintUsdc(held.deployment.rpcUrl, held.deployment, account.address, 50_000_000n)
+  const friend = privateKeyToAccount(generatePrivateKey()).address
+  const gift = await signTransfer(key, { ...usdcDomain, address: held.deployment.usdc }, friend, 1_000_000n)
+  const { v, r, s } = parseSignature(gift.signature)
+  const call = {
+    to: held.deployment.usdc,
+    data: encodeFunctionData({ abi: eip3009Abi, functionName: 'transferWithAuthorization', args: [account.address, friend, 1_000_000n, 0n, BigInt(gift.message.validBefore), gift.message.nonce, Number(v), r, s] }),
+  }
+  await chain.setAutomine(false)
+  const pay = wrapFetchWithPaymentFromConfig(fetch, { schemes: [{ network: 'eip155:*', client: new ExactEvmScheme(account) }], spendControls: { allowedAssets: [{ network, asset: held.deployment.usdc }] } })
+  const response = await pay(`${held.server.url}/local/v1/x402`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ call }) })
+  const body = await response.json()
+  t.equal(response.status, 202, JSON.stringify(body))
+  const settled = decodePaymentResponseHeader(response.headers.get('payment-response')!)
+  t.equal(settled.success, false)
+  t.equal(settled.errorReason, 'settlement_pending')
+  t.match(settled.transaction, /^0x[0-9a-f]{64}$/, 'the hash of what was sent')
+  t.equal(body.stage, 'sending')
+  await chain.setAutomine(true)
+  await chain.mine({ blocks: 1 })
+  const done = await waitFor(() => fetch(`${held.server.url}/v1/status/${body.id}`).then((reply) => reply.json()), (status) => status.stage === 'done', 'done', 15_000)
+  t.equal(done.transaction.hash, settled.transaction, 'settled by the very transaction it named')
+  const heldChain = createPublicClient({ transport: http(held.deployment.rpcUrl) })
+  t.equal(await heldChain.readContract({ address: held.deployment.usdc, abi: erc20Abi, functionName: 'balanceOf', args: [friend] }), 1_000_000n, 'the friend has the gift')
+})
