@@ -97,6 +97,8 @@ export function devnetConfig(deployment: DevnetDeployment, env: NodeJS.ProcessEn
     {
       server: devnetServer(options),
       store: { path: options.storePath ?? ':memory:' },
+      // One developer's agents on loopback share an address: no per-client bound on held x402 requests to speak of.
+      x402: { maxHeld: 1_000 },
       ...(options.groups ? { groups: options.groups } : {}),
       networks: [network],
     },

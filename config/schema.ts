@@ -316,6 +316,12 @@ export const X402Config = Type.Object(
       default: 120,
       description: 'seconds a paid request is held for its transaction to be mined before it is answered settlement_pending (Node\'s fetch gives up on headers at 300 s)',
     }),
+    maxHeld: Type.Integer({
+      minimum: 1,
+      maximum: 1_000,
+      default: 8,
+      description: 'paid requests one client (by address) may have held at once; one more is refused with 429 before its payment is taken',
+    }),
     maxTimeoutSec: Type.Integer({
       minimum: 61,
       maximum: 3_600,

@@ -150,8 +150,8 @@ t.test('20 concurrent retries of one signed payment: one submission, one transac
   t.equal(await client.getTransactionCount({ address: bruno.deployment.runner.operator.address }), nonceBefore + 1, 'the runner sent once')
 })
 
-t.test('not mined within x402.holdSec: 202 settlement_pending with the hash, and the submission goes on to done', async (t) => {
-  const held = await startDevnetBruno(t, { groups: ['bruno'], configure: (config) => ({ ...config, x402: { ...config.x402, holdSec: 1 } }) })
+t.test('not mined within x402.holdSec: 202 settlement_pending with the hash, and the submission goes on to done; one held request too many is refused untaken', async (t) => {
+  const held = await startDevnetBruno(t, { groups: ['bruno'], configure: (config) => ({ ...config, x402: { ...config.x402, holdSec: 3, maxHeld: 1 } }) })
   const chain = createTestClient({ mode: 'anvil', transport: http(held.deployment.rpcUrl) })
   const key = generatePrivateKey()
   const account = privateKeyToAccount(key)
@@ -164,8 +164,18 @@ t.test('not mined within x402.holdSec: 202 settlement_pending with the hash, and
     data: encodeFunctionData({ abi: eip3009Abi, functionName: 'transferWithAuthorization', args: [account.address, friend, 1_000_000n, 0n, BigInt(gift.message.validBefore), gift.message.nonce, Number(v), r, s] }),
   }
   await chain.setAutomine(false)
+  const heldClient = createPublicClient({ transport: http(held.deployment.rpcUrl) })
+  const operator = held.deployment.runner.operator.address
   const pay = wrapFetchWithPaymentFromConfig(fetch, { schemes: [{ network: 'eip155:*', client: new ExactEvmScheme(account) }], spendControls: { allowedAssets: [{ network, asset: held.deployment.usdc }] } })
-  const response = await pay(`${held.server.url}/local/v1/x402`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ call }) })
+  const url = `${held.server.url}/local/v1/x402`
+  const first = pay(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ call }) })
+  await waitFor(() => heldClient.getTransactionCount({ address: operator, blockTag: 'pending' }), (count) => count > 0, 'the runner\'s transaction in the pool', 15_000)
+  // While it is held, a second paid request of the same client (x402.maxHeld 1) is refused before its payment is taken.
+  const required = decodePaymentRequiredHeader((await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ call }) })).headers.get('payment-required')!)
+  const second = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'payment-signature': encodePaymentSignatureHeader(await paymentFor(required, account)) }, body: JSON.stringify({ call }) })
+  t.equal(second.status, 429, 'one held request per client here')
+  t.match((await second.json()).error.message, /already held \(x402\.maxHeld 1\): send this one again when one is answered; nothing was taken$/)
+  const response = await first
   const body = await response.json()
   t.equal(response.status, 202, JSON.stringify(body))
   const settled = decodePaymentResponseHeader(response.headers.get('payment-response')!)
@@ -179,4 +189,45 @@ t.test('not mined within x402.holdSec: 202 settlement_pending with the hash, and
   t.equal(done.transaction.hash, settled.transaction, 'settled by the very transaction it named')
   const heldChain = createPublicClient({ transport: http(held.deployment.rpcUrl) })
   t.equal(await heldChain.readContract({ address: held.deployment.usdc, abi: erc20Abi, functionName: 'balanceOf', args: [friend] }), 1_000_000n, 'the friend has the gift')
+})
+
+t.test('a call that fails on chain after the payment: 200, the payment settled, the body saying the call failed and why', async (t) => {
+  const chain = createTestClient({ mode: 'anvil', transport: http(deployment.rpcUrl) })
+  const { account, friend, call } = await giftCall(50_000_000n, 2_000_000n)
+  // Someone else runs the very gift first (it acts by signature: anyone may send it), outbidding the runner in the same block.
+  const sponsor = privateKeyToAccount(generatePrivateKey())
+  await chain.setBalance({ address: sponsor.address, value: 10n ** 18n })
+  const operator = bruno.deployment.runner.operator.address
+  const sentBefore = await client.getTransactionCount({ address: operator, blockTag: 'pending' })
+  await chain.setAutomine(false)
+  try {
+    const answer = payingFetch(account)(endpoint, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ call }) })
+    await waitFor(() => client.getTransactionCount({ address: operator, blockTag: 'pending' }), (count) => count > sentBefore, 'the runner\'s transaction in the pool', 15_000)
+    const raw = await sponsor.signTransaction({
+      chainId: deployment.chainId,
+      to: call.to,
+      data: call.data,
+      gas: 150_000n,
+      nonce: 0,
+      maxFeePerGas: 200_000_000_000n,
+      maxPriorityFeePerGas: 50_000_000_000n,
+      type: 'eip1559',
+    })
+    const front = await client.sendRawTransaction({ serializedTransaction: raw })
+    await chain.mine({ blocks: 1 })
+    const response = await answer
+    const body = await response.json()
+    t.equal(response.status, 200, 'the payment settled: 200')
+    const settled = decodePaymentResponseHeader(response.headers.get('payment-response')!)
+    t.equal(settled.success, true)
+    const [relayed, fronted] = await Promise.all([settled.transaction, front].map((hash) => client.getTransactionReceipt({ hash: hash as Hex })))
+    t.equal(relayed!.blockNumber, fronted!.blockNumber, 'both in one block, the other first')
+    t.equal(body.stage, 'done')
+    t.equal(body.outcome.callSucceeded, false, 'the call failed on chain')
+    t.match(body.outcome.callReason, /authorization is used/, `and says why: ${body.outcome.callReason}`)
+    t.ok(BigInt(body.outcome.paidBaseUnits) > 0n, 'the payee was paid all the same')
+    t.equal(await usdcOf(friend), 2_000_000n, 'the gift arrived once, by the other sender')
+  } finally {
+    await chain.setAutomine(true)
+  }
 })

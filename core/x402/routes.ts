@@ -30,6 +30,8 @@ const requestCheck = TypeCompiler.Compile(X402Request)
  */
 export const x402Binding: FastifyPluginAsync = async (app) => {
   const { networks, relay, config } = app.bruno
+  // Paid requests held now, by client address (x402.maxHeld).
+  const heldBy = new Map<string, number>()
   // A token's EIP-712 domain is fixed at its deployment: read once per token, not per request.
   const domains = new Map<string, Promise<{ name: string; version: string }>>()
   const domainOf = (chain: string, token: `0x${string}`) => {
@@ -110,16 +112,31 @@ export const x402Binding: FastifyPluginAsync = async (app) => {
     const token = tokens.find((candidate) => isAddressEqual(getAddress(candidate.address), accepted.asset as `0x${string}`))
     if (!token) return failed(402, 'invalid_payment_requirements', `asset ${accepted.asset} is not one Bruno offers on ${chain} (${tokens.map((candidate) => candidate.symbol).join(', ')})`)
 
-    let submitted: SubmissionView
-    try {
-      submitted = await relay.submit(chain, { ...body, payment: { token: getAddress(token.address), authorization: payload.authorization, signature: payload.signature } }, request.ip)
-    } catch (error) {
-      if (error instanceof PaymentRefusal) return failed(402, X402_ERROR_REASONS[error.problem], error.message)
-      if (error instanceof ToolError) return failed(402, 'invalid_payload', error.message)
-      throw error
+    // Held requests are open connections: bounded per client before its payment is taken.
+    const held = heldBy.get(request.ip) ?? 0
+    if (held >= config.x402.maxHeld) {
+      return reply
+        .code(429)
+        .header('retry-after', 1)
+        .send({ error: { code: 'rate_limited', message: `${held} paid requests of this client are already held (x402.maxHeld ${config.x402.maxHeld}): send this one again when one is answered; nothing was taken` } })
     }
-    const view = await relay.settled(submitted.id, config.x402.holdSec * 1000)
-    return answerSettled(reply, view, caip, getAddress(payload.authorization.from))
+    heldBy.set(request.ip, held + 1)
+    try {
+      let submitted: SubmissionView
+      try {
+        submitted = await relay.submit(chain, { ...body, payment: { token: getAddress(token.address), authorization: payload.authorization, signature: payload.signature } }, request.ip)
+      } catch (error) {
+        if (error instanceof PaymentRefusal) return failed(402, X402_ERROR_REASONS[error.problem], error.message)
+        if (error instanceof ToolError) return failed(402, 'invalid_payload', error.message)
+        throw error
+      }
+      const view = await relay.settled(submitted.id, config.x402.holdSec * 1000)
+      return answerSettled(reply, view, caip, getAddress(payload.authorization.from))
+    } finally {
+      const left = (heldBy.get(request.ip) ?? 1) - 1
+      if (left === 0) heldBy.delete(request.ip)
+      else heldBy.set(request.ip, left)
+    }
   })
 }
 
