@@ -36,7 +36,7 @@ export interface RelayService {
   /** `undefined` for an id the store does not have. */
   status(id: string): Promise<SubmissionView | undefined>
   /** The submission once `done` or `failed`, or as it stands after `timeoutMs` (one shared read of the store per tick: `SettledWait`). */
-  settled(id: string, timeoutMs: number): Promise<SubmissionView>
+  settled(accepted: SubmissionView, timeoutMs: number): Promise<SubmissionView>
   /** Whether the store answers (the health check). */
   ping(): Promise<boolean>
   /** Each chain's runner EOA ETH balance; a chain that does not answer is left out. */
@@ -87,7 +87,7 @@ export function openRelay(config: BrunoConfig, networks: Networks, env: NodeJS.P
     quote: (chain, request, client) => quoteCall(context(chain), request, client),
     submit: (chain, request, client) => submitCall(context(chain), request, client),
     status: (id) => submissionStatus(store, id),
-    settled: (id, timeoutMs) => waits.settled(id, timeoutMs),
+    settled: (accepted, timeoutMs) => waits.settled(accepted, timeoutMs),
     ping: () => store.ping().catch(() => false),
     async runnerBalances() {
       const balances = await Promise.all(

@@ -8,6 +8,8 @@ const READ_EVERY_MS = 250
 interface Waiter {
   readonly deadline: number
   readonly resolve: (view: SubmissionView) => void
+  /** The submission as last read (as accepted, at first): what a waiter whose time is up gets, the store answering or not. */
+  latest: SubmissionView
 }
 
 /**
@@ -18,7 +20,7 @@ interface Waiter {
  * the store says so.
  *
  * @example
- * const view = await waits.settled(id, 120_000) // its final view, or the latest one after 120 s
+ * const view = await waits.settled(accepted, 120_000) // its final view, or the latest one after 120 s
  */
 export class SettledWait {
   readonly #store: Pick<SubmissionStore, 'get'>
@@ -29,12 +31,12 @@ export class SettledWait {
     this.#store = store
   }
 
-  /** The submission's view once it is `done` or `failed`, or as it stands after `timeoutMs`. */
-  settled(id: string, timeoutMs: number): Promise<SubmissionView> {
+  /** The submission's view once it is `done` or `failed`, or as it stands after `timeoutMs` (as last read, `accepted` if never). */
+  settled(accepted: SubmissionView, timeoutMs: number): Promise<SubmissionView> {
     return new Promise((resolve) => {
-      const waiters = this.#waiting.get(id) ?? []
-      waiters.push({ deadline: Date.now() + timeoutMs, resolve })
-      this.#waiting.set(id, waiters)
+      const waiters = this.#waiting.get(accepted.id) ?? []
+      waiters.push({ deadline: Date.now() + timeoutMs, resolve, latest: accepted })
+      this.#waiting.set(accepted.id, waiters)
       this.#timer ??= setInterval(() => void this.#tick(), READ_EVERY_MS)
     })
   }
@@ -48,12 +50,11 @@ export class SettledWait {
     await Promise.all(
       [...this.#waiting].map(async ([id, waiters]) => {
         const submission = await this.#store.get(id).catch(() => undefined)
-        if (!submission) return
-        const final = submission.stage === 'done' || submission.stage === 'failed'
+        const final = submission !== undefined && (submission.stage === 'done' || submission.stage === 'failed')
+        if (submission) for (const waiter of waiters) waiter.latest = submissionView(submission)
         const answered = waiters.filter((waiter) => final || waiter.deadline <= now)
         if (answered.length === 0) return
-        const view = submissionView(submission)
-        for (const waiter of answered) waiter.resolve(view)
+        for (const waiter of answered) waiter.resolve(waiter.latest)
         const left = (this.#waiting.get(id) ?? []).filter((waiter) => !answered.includes(waiter))
         if (left.length === 0) this.#waiting.delete(id)
         else this.#waiting.set(id, left)

@@ -130,7 +130,7 @@ export const x402Binding: FastifyPluginAsync = async (app) => {
         if (error instanceof ToolError) return failed(402, 'invalid_payload', error.message)
         throw error
       }
-      const view = await relay.settled(submitted.id, config.x402.holdSec * 1000)
+      const view = await relay.settled(submitted, config.x402.holdSec * 1000)
       return answerSettled(reply, view, caip, getAddress(payload.authorization.from))
     } finally {
       const left = (heldBy.get(request.ip) ?? 1) - 1
