@@ -1,7 +1,6 @@
-import { execFileSync } from 'node:child_process'
 import { mkdirSync, writeFileSync } from 'node:fs'
-import { cpus, loadavg, totalmem, platform, release } from 'node:os'
 import { fileURLToPath } from 'node:url'
+import { loadAverageNow, machine } from './machine.ts'
 import { profileServersInto } from './processes.ts'
 import { LIST_GROUPS, runCallMemory, runListVsCall, runMcpCases, type CaseResult, type ListVsCallResult, type McpResults, type MemoryResult } from './mcp.ts'
 import { runRelayBench, storedSample, withRelayDevnet, type RelayResults } from './relay.ts'
@@ -39,25 +38,6 @@ const soakOptions = smoke
   ? { accounts: 5, submissions: 25, held: 7, poison: 3, arrivalMs: 50, blockTimeSec: 1, idleSec: 2, warmup: 2 }
   : { accounts: 200, submissions: 1_000, held: 300, poison: 100, arrivalMs: 25, blockTimeSec: 2, idleSec: 180, warmup: 10 }
 if (soakIdleSec !== undefined) soakOptions.idleSec = soakIdleSec
-
-function machine() {
-  const cores = cpus()
-  let commit = 'unknown'
-  try {
-    const git = (...gitArgs: string[]) => execFileSync('git', gitArgs, { cwd: fileURLToPath(new URL('..', import.meta.url)), encoding: 'utf8' }).trim()
-    commit = git('rev-parse', '--short', 'HEAD') + (git('status', '--porcelain', '--untracked-files=no') ? '-dirty' : '')
-  } catch {}
-  return {
-    cpu: cores[0]?.model ?? 'unknown',
-    cores: cores.length,
-    memoryGb: Math.round(totalmem() / 2 ** 30),
-    os: `${platform()} ${release()}`,
-    node: process.version,
-    commit,
-    /** The 1-minute load average when the run started: other work on the machine skews every figure. */
-    loadAverage: Math.round(loadavg()[0]! * 100) / 100,
-  }
-}
 
 function pad(text: string, width: number, right = false): string {
   return right ? text.padStart(width) : text.padEnd(width)
@@ -177,7 +157,7 @@ if (only === 'soak') {
   soak = relay.soak
 }
 const seconds = Math.round((performance.now() - started) / 1000)
-const loadAverageAtEnd = Math.round(loadavg()[0]! * 100) / 100
+const loadAverageAtEnd = loadAverageNow()
 
 const targets = {
   ...(mcp

@@ -14,7 +14,8 @@ import { serveBenchIpc } from '../child.ts'
 // - offline (default): the chain-free config of the tests; erc20 encoders of configured tokens need no chain;
 //   BENCH_GROUPS (comma-separated) serves other groups than its erc20 and uniswap, e.g. all five for the full tools/list;
 // - devnet: BENCH_DEVNET holds the deployment (JSON) and BENCH_RPC_URL the RPC URL to use for it
-//   (the bench's counting proxy in front of anvil); BENCH_NETWORK, when set, holds settings of the
+//   (the bench's counting proxy in front of anvil); BENCH_GROUPS, when set, the groups served instead of
+//   all five (the x402 bench serves `bruno` alone, as the x402 tests do); BENCH_NETWORK, when set, holds settings of the
 //   network's `relay` and `runner` sections (JSON) laid over the devnet's, checked as a config file
 //   is (the soak's admission limits and deadlines: bench/soak.ts).
 
@@ -25,7 +26,8 @@ let secrets: string[] = []
 if (env.BENCH_DEVNET) {
   const deployment = JSON.parse(env.BENCH_DEVNET) as DevnetDeployment
   const rpcUrl = env.BENCH_RPC_URL ?? deployment.rpcUrl
-  config = devnetConfig({ ...deployment, rpcUrl }, env, { port: 0, pollMs: 200, groups: ['bruno', 'calibur', '3009', 'erc20', 'uniswap'] })
+  const groups = env.BENCH_GROUPS ? env.BENCH_GROUPS.split(',') : ['bruno', 'calibur', '3009', 'erc20', 'uniswap']
+  config = devnetConfig({ ...deployment, rpcUrl }, env, { port: 0, pollMs: 200, groups })
   if (env.BENCH_NETWORK) config = parseConfig({ ...config, networks: config.networks.map((network) => overlay(network, JSON.parse(env.BENCH_NETWORK!))) }, env)
   secrets = configuredSecrets(config, env)
 } else {
