@@ -23,6 +23,8 @@ export interface DevnetConfigOptions {
   readonly stuckAfterMs?: number
   /** `GET /readyz`'s block-age limit; 0 (the default) checks only that the chain answers. */
   readonly maxBlockAgeSec?: number
+  /** How long a paid x402 request is held (`x402.holdSec`); tests that pause mining set it short. */
+  readonly x402HoldSec?: number
 }
 
 /**
@@ -98,7 +100,7 @@ export function devnetConfig(deployment: DevnetDeployment, env: NodeJS.ProcessEn
       server: devnetServer(options),
       store: { path: options.storePath ?? ':memory:' },
       // One developer's agents on loopback share an address: no per-client bound on held x402 requests to speak of.
-      x402: { maxHeld: 1_000 },
+      x402: { maxHeld: 1_000, ...(options.x402HoldSec === undefined ? {} : { holdSec: options.x402HoldSec }) },
       ...(options.groups ? { groups: options.groups } : {}),
       networks: [network],
     },

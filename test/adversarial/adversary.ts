@@ -25,6 +25,7 @@ import { mintUsdc } from '../../core/devnet/fund.ts'
 import { calldataGas } from '../../core/relay/runnerTransaction.ts'
 import type { DevnetBruno } from '../fixtures/devnetBruno.ts'
 import type { LedgerEntry } from '../fixtures/runnerLedger.ts'
+import { encodePaymentSignatureHeader } from '@x402/core/http'
 import { postRaw, RawMcpClient } from '../fixtures/mcpHttp.ts'
 import { signTransfer } from '../fixtures/signedTransfer.ts'
 import { waitFor } from '../fixtures/waitFor.ts'
@@ -190,16 +191,38 @@ export type AdversaryChain = ReturnType<typeof adversaryChain>
 /** How a submission was answered: accepted with an id, or refused with a message. */
 export type Submitted = { accepted: true; id: string } | { accepted: false; message: string }
 
-export type Binding = 'mcp' | 'rest' | 'rpc'
+export type Binding = 'mcp' | 'rest' | 'rpc' | 'x402'
 
 /**
- * Bruno's three bindings of submit and status (DESIGN §3: one semantics, three transports): MCP tools,
- * REST (`POST /local/v1/submit`) and JSON-RPC (`POST /rpc`, `bruno_sendTransaction`).
+ * Bruno's four bindings of submit and status (one semantics, four transports): MCP tools, REST
+ * (`POST /local/v1/submit`), JSON-RPC (`POST /rpc`, `bruno_sendTransaction`) and x402 (`POST
+ * /local/v1/x402`, a signed transfer only: its payment sent as the `PAYMENT-SIGNATURE` the official
+ * codec encodes, its status REST's). An x402 submit is held until settled or `x402.holdSec`: a test
+ * that pauses mining serves Bruno with a short hold (`x402HoldSec`).
  */
 export function bindings(bruno: DevnetBruno, mcp: RawMcpClient) {
   const base = bruno.server.url
   let rpcId = 0
   async function submit(binding: Binding, request: Record<string, unknown>): Promise<Submitted> {
+    if (binding === 'x402') {
+      const { payment, ...body } = request as { payment: { token: Hex; authorization: { value: string }; signature: Hex } }
+      const { deployment } = bruno
+      const offer = {
+        scheme: 'exact',
+        network: `eip155:${deployment.chainId}`,
+        amount: payment.authorization.value,
+        asset: payment.token,
+        payTo: getAddress(bruno.config.networks[0]!.payee),
+        maxTimeoutSeconds: 300,
+        extra: { name: 'USD Coin', version: '2' },
+      }
+      const header = encodePaymentSignatureHeader({ x402Version: 2, accepted: offer, payload: { signature: payment.signature, authorization: payment.authorization } } as never)
+      const reply = await postRaw(`${base}/local/v1/x402`, body, { 'payment-signature': header })
+      // 200 settled, 202 still pending, 402 after acceptance (it failed to settle): each answers the submission.
+      if (reply.json?.id) return { accepted: true, id: reply.json.id }
+      if (reply.status !== 402) throw new Error(`x402 answered ${reply.status}: ${reply.text}`)
+      return { accepted: false, message: reply.json.error.message }
+    }
     if (binding === 'mcp') {
       const result = await mcp.callTool('submit', { chain: 'local', ...request })
       return result.isError ? { accepted: false, message: result.content[0].text } : { accepted: true, id: result.structuredContent.id }
@@ -217,7 +240,7 @@ export function bindings(bruno: DevnetBruno, mcp: RawMcpClient) {
   }
   async function status(binding: Binding, id: string): Promise<any> {
     if (binding === 'mcp') return mcp.call('status', { id })
-    if (binding === 'rest') {
+    if (binding === 'rest' || binding === 'x402') {
       const response = await fetch(`${base}/local/v1/status/${id}`)
       return response.json()
     }

@@ -10,7 +10,7 @@ import { adversaryChain, ATTACK_FEES, bindings, fundedPayer, ledgerEntry, ledger
 // voided with one 33-64k-gas front-run. Bruno now refuses, at submit, a transaction whose revert would cost more
 // than relay.maxRevertGas (default 300,000), calldata included; what it accepts can lose at most that.
 
-const bruno = await startDevnetBruno(t, { groups: ['bruno'], pollMs: 100 })
+const bruno = await startDevnetBruno(t, { groups: ['bruno'], pollMs: 100, x402HoldSec: 1 })
 const { deployment } = bruno
 const chain = adversaryChain(bruno)
 const mcp = new RawMcpClient(`${bruno.mcpUrl}/bruno`)
@@ -26,7 +26,7 @@ t.test('129 KB of calldata: refused at submit, naming what a revert would cost; 
   const call = callWith(129_000)
   const quote = await mcp.call('quote', { chain: 'local', call, token: 'USDC', payment: 'authorization' })
   const runnerNonce = await chain.client.getTransactionCount({ address: chain.runner })
-  for (const binding of ['mcp', 'rest', 'rpc'] as const) {
+  for (const binding of ['mcp', 'rest', 'rpc', 'x402'] as const) {
     const submitted = await api.submit(binding, { call, payment: await transferPayment(bruno, key, BigInt(quote.amountBaseUnits)) })
     t.equal(submitted.accepted, false, `${binding}: refused`)
     if (submitted.accepted) continue

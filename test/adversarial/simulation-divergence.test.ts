@@ -87,7 +87,7 @@ const divergences: Divergence[] = [
 
 const tally = { refused: 0, paid: 0 }
 const transports: Binding[] = ['mcp', 'rest', 'rpc']
-const names: Record<Binding, string> = { mcp: 'MCP submit', rest: 'REST POST /local/v1/submit', rpc: 'JSON-RPC bruno_sendTransaction' }
+const names: Record<Binding, string> = { mcp: 'MCP submit', rest: 'REST POST /local/v1/submit', rpc: 'JSON-RPC bruno_sendTransaction', x402: 'x402 POST /local/v1/x402' }
 
 /** Refused at submit: the exact simulation (fee fields, latest block, the sized stipend) saw the call fail. */
 function expectRefusedInSimulation(t: Test, submitted: Submitted, label: string) {
