@@ -25,20 +25,20 @@ const endpoint = `${bruno.server.url}/local/v1/x402`
 const payee = getAddress(bruno.config.networks[0]!.payee)
 const usdcOf = (address: Hex) => client.readContract({ address: deployment.usdc, abi: erc20Abi, functionName: 'balanceOf', args: [address] })
 
-/** A fresh account with `usdc` base units and no ETH, and a gift of `value` to a fresh friend signed by it: the call. */
-async function giftCall(usdc: bigint, value: bigint) {
+/** A fresh account with `usdc` base units and no ETH, and a gift of `value` to a fresh friend signed by it: the call (on `on`, the file's devnet by default). */
+async function giftCall(usdc: bigint, value: bigint, on = deployment) {
   const key = generatePrivateKey()
   const account = privateKeyToAccount(key)
-  if (usdc > 0n) await mintUsdc(deployment.rpcUrl, deployment, account.address, usdc)
+  if (usdc > 0n) await mintUsdc(on.rpcUrl, on, account.address, usdc)
   const friend = privateKeyToAccount(generatePrivateKey()).address
-  const gift = await signTransfer(key, usdcDomain, friend, value)
+  const gift = await signTransfer(key, { ...usdcDomain, address: on.usdc }, friend, value)
   const { v, r, s } = parseSignature(gift.signature)
   const data = encodeFunctionData({
     abi: eip3009Abi,
     functionName: 'transferWithAuthorization',
     args: [account.address, friend, value, 0n, BigInt(gift.message.validBefore), gift.message.nonce, Number(v), r, s],
   })
-  return { key, account, friend, call: { to: deployment.usdc, data } }
+  return { key, account, friend, call: { to: on.usdc, data } }
 }
 
 /** The official client, allowed the devnet's USDC (it pays only a short built-in list of tokens by default). */
@@ -153,16 +153,7 @@ t.test('20 concurrent retries of one signed payment: one submission, one transac
 t.test('not mined within x402.holdSec: 202 settlement_pending with the hash, and the submission goes on to done; one held request too many is refused untaken', async (t) => {
   const held = await startDevnetBruno(t, { groups: ['bruno'], configure: (config) => ({ ...config, x402: { ...config.x402, holdSec: 3, maxHeld: 1 } }) })
   const chain = createTestClient({ mode: 'anvil', transport: http(held.deployment.rpcUrl) })
-  const key = generatePrivateKey()
-  const account = privateKeyToAccount(key)
-  await mintUsdc(held.deployment.rpcUrl, held.deployment, account.address, 50_000_000n)
-  const friend = privateKeyToAccount(generatePrivateKey()).address
-  const gift = await signTransfer(key, { ...usdcDomain, address: held.deployment.usdc }, friend, 1_000_000n)
-  const { v, r, s } = parseSignature(gift.signature)
-  const call = {
-    to: held.deployment.usdc,
-    data: encodeFunctionData({ abi: eip3009Abi, functionName: 'transferWithAuthorization', args: [account.address, friend, 1_000_000n, 0n, BigInt(gift.message.validBefore), gift.message.nonce, Number(v), r, s] }),
-  }
+  const { account, friend, call } = await giftCall(50_000_000n, 1_000_000n, held.deployment)
   await chain.setAutomine(false)
   const heldClient = createPublicClient({ transport: http(held.deployment.rpcUrl) })
   const operator = held.deployment.runner.operator.address

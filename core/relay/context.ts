@@ -22,4 +22,6 @@ export interface RelayContext {
   readonly simulations?: SimulationGate
   /** Submissions being checked, by payment identity and client: the same payment submitted meanwhile by the same client shares the answer. */
   readonly checking?: Map<string, Promise<SubmissionView>>
+  /** Tokens seen to take signed transfers (EIP-3009): a quote asks each once, not every time. */
+  readonly signedTransferTokens?: Set<Address>
 }

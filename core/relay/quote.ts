@@ -80,7 +80,15 @@ async function measureAuthorizationRelay(context: RelayContext, request: QuoteRe
   const target = getAddress(request.call.to)
   const authorizations = viemAuthorizations(request.authorizationList)
   const blockRead = client.getBlock({ blockTag: 'latest' })
-  const [callGasUsed, fees, weiPerBaseUnit, block] = await Promise.all([
+  // A price for a signed transfer the token cannot take would only be refused later, in its words:
+  // asked in the same JSON-RPC batch as the rest (once per token that takes them), and said first.
+  const tokenRefusal = context.signedTransferTokens?.has(token.address)
+    ? undefined
+    : requireSignedTransfers(network, token).then(
+        () => void context.signedTransferTokens?.add(token.address),
+        (error: unknown) => error,
+      )
+  const measured = Promise.all([
     target === zeroAddress
       ? 0n
       : client
@@ -99,9 +107,13 @@ async function measureAuthorizationRelay(context: RelayContext, request: QuoteRe
     readWeiPerBaseUnit(network, token.address),
     blockRead,
     expectChainId(network),
-    // A price for a signed transfer the token cannot take would only be refused later, in its words.
-    requireSignedTransfers(network, token),
   ])
+  const refused = await tokenRefusal
+  if (refused !== undefined) {
+    measured.catch(() => undefined)
+    throw refused
+  }
+  const [callGasUsed, fees, weiPerBaseUnit, block] = await measured
   const callGas = target === zeroAddress ? 0n : stipendFor(callGasUsed)
   const payee = getAddress(config.payee)
   const placeholder = {

@@ -71,6 +71,7 @@ export function openRelay(config: BrunoConfig, networks: Networks, env: NodeJS.P
       refused,
       simulations: new SimulationGate({ atOnce, refusedGasPerWindow: BigInt(refusedGasPerMinute), windowMs: 60_000 }, refused),
       checking: new Map(),
+      signedTransferTokens: new Set(),
       wake: () => runners.get(network.name)?.wake(),
     }
     contexts.set(network.name, context)
