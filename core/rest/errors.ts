@@ -1,6 +1,6 @@
 import type { TSchema } from '@sinclair/typebox'
 import type { TypeCheck } from '@sinclair/typebox/compiler'
-import type { FastifyBaseLogger } from 'fastify'
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify'
 import { UnsafeJsonError } from '../boundedJson.ts'
 import { blameOf, reportFault } from '../faults.ts'
 import { RateLimitedError } from '../rateLimit.ts'
@@ -105,4 +105,17 @@ export function requireValid<T extends TSchema>(check: TypeCheck<T>, value: unkn
 function describe(problem: SchemaProblem, where: string): string {
   const field = `${where}${problem.path.replaceAll('/', '.')}`.replace(/^\./, '') || 'body'
   return `${field}: ${problem.message}`
+}
+
+/**
+ * A REST-shaped failure answer (`{"error": {code, message, correlationId?}}` with the kind's status):
+ * the error handler of REST and of x402, which answers its own failures the same way.
+ *
+ * @example
+ * app.setErrorHandler(answerRestFailure)
+ */
+export function answerRestFailure(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const failure = failureOf(error, request.log)
+  const correlation = failure.correlationId === undefined ? {} : { correlationId: failure.correlationId }
+  return reply.code(failure.status).send({ error: { code: failure.kind, message: failure.message, ...correlation } })
 }

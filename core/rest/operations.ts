@@ -41,11 +41,7 @@ export interface BoundOperations {
  * await ops.quote('local', request.body, 'body') // Quote, or throws BindingError / ToolError
  */
 export function boundOperations({ networks, relay }: { networks: Networks; relay: RelayService }): BoundOperations {
-  const requireChain = (chain: unknown, where: string): string => {
-    if (typeof chain !== 'string') throw new BindingError('invalid_request', `${where}.chain: Expected required property (one of ${networks.names.join(', ')})`)
-    if (!networks.names.includes(chain)) throw new BindingError('unknown_chain', `unknown chain "${chain}": this deployment serves ${networks.names.join(', ')}`)
-    return chain
-  }
+  const requireChain = (chain: unknown, where: string) => requireChainName(networks.names, chain, where)
   return {
     async account(chain, request, where) {
       const name = requireChain(chain, where)
@@ -73,4 +69,17 @@ export function boundOperations({ networks, relay }: { networks: Networks; relay
       return found
     },
   }
+}
+
+/**
+ * A chain as a binding was given it (a path segment, a field): one of the configured names, else
+ * `invalid_request` (missing) or `unknown_chain`, naming the ones served. `where` names the input.
+ *
+ * @example
+ * requireChainName(networks.names, request.params.chain, 'path') // 'base', or throws BindingError
+ */
+export function requireChainName(names: readonly string[], chain: unknown, where: string): string {
+  if (typeof chain !== 'string') throw new BindingError('invalid_request', `${where}.chain: Expected required property (one of ${names.join(', ')})`)
+  if (!names.includes(chain)) throw new BindingError('unknown_chain', `unknown chain "${chain}": this deployment serves ${names.join(', ')}`)
+  return chain
 }

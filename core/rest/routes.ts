@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import { ErrorCode, type RequestId } from '../mcp/jsonrpc.ts'
 import { batchLimiter, type RateLimitedError } from '../rateLimit.ts'
-import { failureOf, type Failure } from './errors.ts'
+import { answerRestFailure, failureOf, type Failure } from './errors.ts'
 import { boundOperations, type BoundOperations } from './operations.ts'
 
 /**
@@ -28,11 +28,7 @@ type Options = { operations: BoundOperations }
  */
 const restRoutes: FastifyPluginAsync<Options> = async (app, { operations }) => {
   app.removeContentTypeParser('text/plain')
-  app.setErrorHandler((error, request, reply) => {
-    const failure = failureOf(error, request.log)
-    const correlation = failure.correlationId === undefined ? {} : { correlationId: failure.correlationId }
-    return reply.code(failure.status).send({ error: { code: failure.kind, message: failure.message, ...correlation } })
-  })
+  app.setErrorHandler(answerRestFailure)
 
   type Chain = { Params: { chain: string } }
   app.get<{ Params: { chain: string; address: string } }>('/:chain/v1/account/:address', (request) =>

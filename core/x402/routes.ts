@@ -4,7 +4,8 @@ import { getAddress, isAddressEqual } from 'viem'
 import { readTokenDomain } from '../chain/tokenDomain.ts'
 import { PaymentRefusal } from '../relay/paymentRefusal.ts'
 import type { Quote, SubmissionView } from '../relay/schemas.ts'
-import { BindingError, failureOf, requireValid } from '../rest/errors.ts'
+import { answerRestFailure, requireValid } from '../rest/errors.ts'
+import { requireChainName } from '../rest/operations.ts'
 import { ToolError } from '../tool.ts'
 import { X402_ERROR_REASONS } from './errorReason.ts'
 import { decodePaymentSignature, encodeHeader, X402Request, type PaymentRequirements, type SettleResponse } from './wire.ts'
@@ -46,19 +47,14 @@ export const x402Binding: FastifyPluginAsync = async (app) => {
     return known
   }
   app.removeContentTypeParser('text/plain')
-  app.setErrorHandler((error, request, reply) => {
-    const failure = failureOf(error, request.log)
-    const correlation = failure.correlationId === undefined ? {} : { correlationId: failure.correlationId }
-    return reply.code(failure.status).send({ error: { code: failure.kind, message: failure.message, ...correlation } })
-  })
+  app.setErrorHandler(answerRestFailure)
   // x402 lives in headers: a browser client may read them only if exposed.
   app.addHook('onSend', async (_request, reply) => {
     reply.header('access-control-expose-headers', 'PAYMENT-REQUIRED, PAYMENT-RESPONSE')
   })
 
   app.post<{ Params: { chain: string } }>('/:chain/v1/x402', async (request, reply) => {
-    const { chain } = request.params
-    if (!networks.names.includes(chain)) throw new BindingError('unknown_chain', `unknown chain "${chain}": this deployment serves ${networks.names.join(', ')}`)
+    const chain = requireChainName(networks.names, request.params.chain, 'path')
     requireValid(requestCheck, request.body, 'body')
     const body = request.body as X402Request
     const network = networks.get(chain)
