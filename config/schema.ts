@@ -320,7 +320,7 @@ export const X402Config = Type.Object(
       minimum: 1,
       maximum: 1_000,
       default: 8,
-      description: 'paid requests one client (by address) may have held at once; one more is refused with 429 before its payment is taken',
+      description: 'payments one client (by address) may have held at once (a retry of a held payment does not count again); one more is refused with 429 before its payment is taken',
     }),
     maxTimeoutSec: Type.Integer({
       minimum: 61,

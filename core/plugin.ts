@@ -90,6 +90,7 @@ export type { BatchPaymentReader, BatchTerms } from './relay/batchPayment.ts'
 export { encodeApprove, encodeTransfer } from './erc20Calls.ts'
 export { revertReason, type ErrorVocabulary } from './relay/revertReason.ts'
 export { leastPaymentValiditySec } from './relay/paymentValidity.ts'
+export { transferWithAuthorizationTypes } from './relay/transferWithAuthorizationTypes.ts'
 
 /** What a group's `setup` returns: its group definition, less the name and order the plugin declares. */
 export type GroupContribution = Omit<GroupDefinition, 'name' | 'order'>

@@ -2,14 +2,13 @@ import { x402Client } from '@x402/core/client'
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader, encodePaymentSignatureHeader } from '@x402/core/http'
 import type { PaymentPayload, PaymentRequired } from '@x402/core/types'
 import { ExactEvmScheme } from '@x402/evm/exact/client'
-import { wrapFetchWithPaymentFromConfig } from '@x402/fetch'
+import { wrapFetchWithPayment, wrapFetchWithPaymentFromConfig } from '@x402/fetch'
+import { appendPaymentIdentifierToExtensions, declarePaymentIdentifierExtension, generatePaymentId, PAYMENT_IDENTIFIER } from '@x402/extensions/payment-identifier'
 import t from 'tap'
-import { createPublicClient, createTestClient, encodeFunctionData, erc20Abi, getAddress, http, parseSignature, type Hex } from 'viem'
+import { createPublicClient, createTestClient, encodeFunctionData, erc20Abi, getAddress, http, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import { mintUsdc } from '../core/devnet/fund.ts'
-import { eip3009Abi } from '../plugins/3009/abi.ts'
 import { startDevnetBruno } from './fixtures/devnetBruno.ts'
-import { signTransfer } from './fixtures/signedTransfer.ts'
+import { giftCall } from './fixtures/giftCall.ts'
 import { waitFor } from './fixtures/waitFor.ts'
 
 // x402 (issue 30) with the official client, unmodified: @x402/fetch's wrapFetchWithPaymentFromConfig and @x402/evm's
@@ -19,27 +18,10 @@ import { waitFor } from './fixtures/waitFor.ts'
 const bruno = await startDevnetBruno(t, { groups: ['bruno'] })
 const { deployment } = bruno
 const client = createPublicClient({ transport: http(deployment.rpcUrl) })
-const usdcDomain = { address: deployment.usdc, name: 'USD Coin', version: '2', chainId: deployment.chainId }
 const network = `eip155:${deployment.chainId}` as const
 const endpoint = `${bruno.server.url}/local/v1/x402`
 const payee = getAddress(bruno.config.networks[0]!.payee)
 const usdcOf = (address: Hex) => client.readContract({ address: deployment.usdc, abi: erc20Abi, functionName: 'balanceOf', args: [address] })
-
-/** A fresh account with `usdc` base units and no ETH, and a gift of `value` to a fresh friend signed by it: the call (on `on`, the file's devnet by default). */
-async function giftCall(usdc: bigint, value: bigint, on = deployment) {
-  const key = generatePrivateKey()
-  const account = privateKeyToAccount(key)
-  if (usdc > 0n) await mintUsdc(on.rpcUrl, on, account.address, usdc)
-  const friend = privateKeyToAccount(generatePrivateKey()).address
-  const gift = await signTransfer(key, { ...usdcDomain, address: on.usdc }, friend, value)
-  const { v, r, s } = parseSignature(gift.signature)
-  const data = encodeFunctionData({
-    abi: eip3009Abi,
-    functionName: 'transferWithAuthorization',
-    args: [account.address, friend, value, 0n, BigInt(gift.message.validBefore), gift.message.nonce, Number(v), r, s],
-  })
-  return { key, account, friend, call: { to: on.usdc, data } }
-}
 
 /** The official client, allowed the devnet's USDC (it pays only a short built-in list of tokens by default). */
 const payingFetch = (account: ReturnType<typeof privateKeyToAccount>) =>
@@ -52,7 +34,7 @@ const post = (body: unknown, headers: Record<string, string> = {}) =>
   fetch(endpoint, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) })
 
 t.test('a USDC-only account with no ETH pays a friend by one fetch of the official client', async (t) => {
-  const { account, friend, call } = await giftCall(50_000_000n, 10_000_000n)
+  const { account, friend, call } = await giftCall(deployment, 50_000_000n, 10_000_000n)
   t.equal(await client.getBalance({ address: account.address }), 0n, 'no ETH')
   const payeeBefore = await usdcOf(payee)
   const response = await payingFetch(account)(endpoint, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ call }) })
@@ -75,7 +57,7 @@ t.test('a USDC-only account with no ETH pays a friend by one fetch of the offici
 })
 
 t.test('the first answer: 402 with PAYMENT-REQUIRED (x402 v2, one exact offer in USDC, its EIP-712 domain) and the quote', async (t) => {
-  const { call } = await giftCall(50_000_000n, 1_000_000n)
+  const { call } = await giftCall(deployment, 50_000_000n, 1_000_000n)
   const response = await post({ call })
   t.equal(response.status, 402)
   t.equal(response.headers.get('cache-control'), 'no-store')
@@ -84,15 +66,19 @@ t.test('the first answer: 402 with PAYMENT-REQUIRED (x402 v2, one exact offer in
   t.equal(required.x402Version, 2)
   t.equal(required.accepts.length, 1)
   const [offer] = required.accepts
-  const [quote] = await response.json()
+  const body = await response.json()
+  const [quote] = body.quotes
   t.same(offer, { scheme: 'exact', network, amount: quote.amountBaseUnits, asset: deployment.usdc, payTo: payee, maxTimeoutSeconds: 300, extra: { name: 'USD Coin', version: '2' } })
+  t.notOk('accepts' in body, 'x402 v1 names no chain 31337: the body offers it nothing')
   t.match(required.resource.url, /\/local\/v1\/x402$/)
+  t.same(required.extensions, { [PAYMENT_IDENTIFIER]: declarePaymentIdentifierExtension() }, 'the payment-identifier extension, declared as the official package declares it')
   // a call the relay refuses: 402, its reason, no offer
   const refused = await post({ call: { to: deployment.usdc, data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [payee, 1n] }) } })
   t.equal(refused.status, 402)
   const nothing = decodePaymentRequiredHeader(refused.headers.get('payment-required')!)
   t.same(nothing.accepts, [])
   t.match(nothing.error, /^cannot quote: the call fails in simulation from Bruno's Runner contract .*transfer_authorization/)
+  t.same(await refused.json(), { error: nothing.error, quotes: [] }, 'the body says it too')
 })
 
 /** A payment payload as the official client makes it for `required` (optionally changed first), signed by `signer`. */
@@ -104,7 +90,7 @@ async function paymentFor(required: PaymentRequired, signer: ReturnType<typeof p
 }
 
 t.test('each bad payment gets x402\'s error code in PAYMENT-RESPONSE, and nothing is sent', async (t) => {
-  const { account, call } = await giftCall(50_000_000n, 1_000_000n)
+  const { account, call } = await giftCall(deployment, 50_000_000n, 1_000_000n)
   const nonceBefore = await client.getTransactionCount({ address: bruno.deployment.runner.operator.address })
   const required = decodePaymentRequiredHeader((await post({ call })).headers.get('payment-required')!)
   const answer = async (payload: PaymentPayload) => {
@@ -122,7 +108,7 @@ t.test('each bad payment gets x402\'s error code in PAYMENT-RESPONSE, and nothin
   const forged = await paymentFor(required, stranger)
   const payload = forged.payload as { authorization: { from: string } }
   cases.push(['signed by another key', { ...forged, payload: { ...forged.payload, authorization: { ...payload.authorization, from: account.address } } }, 'invalid_exact_evm_payload_signature'])
-  const poor = await giftCall(0n, 1_000_000n)
+  const poor = await giftCall(deployment, 0n, 1_000_000n)
   cases.push(['a payer without the funds', await paymentFor(required, poor.account), 'insufficient_funds'])
   for (const [what, payment, reason] of cases) {
     const { status, settled } = await answer(payment)
@@ -139,7 +125,7 @@ t.test('each bad payment gets x402\'s error code in PAYMENT-RESPONSE, and nothin
 })
 
 t.test('20 concurrent retries of one signed payment: one submission, one transaction, the same answer to each', async (t) => {
-  const { account, call } = await giftCall(50_000_000n, 1_000_000n)
+  const { account, call } = await giftCall(deployment, 50_000_000n, 1_000_000n)
   const required = decodePaymentRequiredHeader((await post({ call })).headers.get('payment-required')!)
   const header = encodePaymentSignatureHeader(await paymentFor(required, account))
   const nonceBefore = await client.getTransactionCount({ address: bruno.deployment.runner.operator.address })
@@ -148,19 +134,76 @@ t.test('20 concurrent retries of one signed payment: one submission, one transac
   t.same([...new Set(answers.map((response) => response.status))], [200])
   t.equal(new Set(settled.map((each) => each.transaction)).size, 1, 'one transaction hash')
   t.equal(await client.getTransactionCount({ address: bruno.deployment.runner.operator.address }), nonceBefore + 1, 'the runner sent once')
+  // Sent again once it is done (its authorization spent): the same submission answers, nothing is sent.
+  const late = await post({ call }, { 'payment-signature': header })
+  t.equal(late.status, 200)
+  t.equal(decodePaymentResponseHeader(late.headers.get('payment-response')!).transaction, settled[0]!.transaction, 'a retry after the settlement gets the settlement')
+  t.equal(await client.getTransactionCount({ address: bruno.deployment.runner.operator.address }), nonceBefore + 1, 'still once')
+})
+
+t.test('payment-identifier: the same payload under its id is answered by its submission; another payload under that id is 409, untaken', async (t) => {
+  const { account, call } = await giftCall(deployment, 50_000_000n, 1_000_000n)
+  const operator = bruno.deployment.runner.operator.address
+  const nonceBefore = await client.getTransactionCount({ address: operator })
+  const required = decodePaymentRequiredHeader((await post({ call })).headers.get('payment-required')!)
+  // The official client, adding an id through its hook as the extension's own helpers do; every payment header it sends is kept.
+  const id = generatePaymentId()
+  const sent: string[] = []
+  const recording: typeof fetch = (input, init) => {
+    const request = new Request(input, init)
+    const header = request.headers.get('payment-signature')
+    if (header) sent.push(header)
+    return fetch(request)
+  }
+  const x402 = x402Client.fromConfig({ schemes: [{ network: 'eip155:*', client: new ExactEvmScheme(account) }], spendControls: { allowedAssets: [{ network, asset: deployment.usdc }] } })
+  x402.onBeforePaymentCreation(async ({ paymentRequired }) => {
+    appendPaymentIdentifierToExtensions((paymentRequired.extensions ??= {}), id)
+  })
+  const first = await wrapFetchWithPayment(recording, x402)(endpoint, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ call }) })
+  t.equal(first.status, 200)
+  const settled = decodePaymentResponseHeader(first.headers.get('payment-response')!)
+  t.equal(sent.length, 1)
+  const payload = JSON.parse(Buffer.from(sent[0]!, 'base64').toString('utf8')) as PaymentPayload
+  t.equal((payload.extensions?.[PAYMENT_IDENTIFIER] as { info: { id: string } }).info.id, id, 'the client sent its id')
+  const balance = await usdcOf(account.address)
+
+  const again = await post({ call }, { 'payment-signature': sent[0]! })
+  t.equal(again.status, 200, 'the same payload, again: its answer')
+  t.equal(decodePaymentResponseHeader(again.headers.get('payment-response')!).transaction, settled.transaction)
+  t.equal((await again.json()).id, (await first.json()).id, 'the same submission')
+
+  appendPaymentIdentifierToExtensions(required.extensions!, id)
+  const other = await post({ call }, { 'payment-signature': encodePaymentSignatureHeader(await paymentFor(required, account)) })
+  t.equal(other.status, 409, 'another payment under the same id')
+  t.match((await other.json()).error.message, new RegExp(`^the payment id ${id} was given with another payment: send that payment again as it was, or give this one a new id; nothing was taken$`))
+
+  const badId = await paymentFor(required, account)
+  const malformed = await post({ call }, { 'payment-signature': encodePaymentSignatureHeader({ ...badId, extensions: { [PAYMENT_IDENTIFIER]: { info: { required: false, id: 'short' } } } }) })
+  t.equal(malformed.status, 400)
+  t.match(decodePaymentResponseHeader(malformed.headers.get('payment-response')!).errorMessage, /payment-identifier.*16 to 128/)
+  t.equal(await client.getTransactionCount({ address: operator }), nonceBefore + 1, 'one transaction in all')
+  t.equal(await usdcOf(account.address), balance, 'nothing more taken')
 })
 
 t.test('not mined within x402.holdSec: 202 settlement_pending with the hash, and the submission goes on to done; one held request too many is refused untaken', async (t) => {
   const held = await startDevnetBruno(t, { groups: ['bruno'], configure: (config) => ({ ...config, x402: { ...config.x402, holdSec: 3, maxHeld: 1 } }) })
   const chain = createTestClient({ mode: 'anvil', transport: http(held.deployment.rpcUrl) })
-  const { account, friend, call } = await giftCall(50_000_000n, 1_000_000n, held.deployment)
+  const { account, friend, call } = await giftCall(held.deployment, 50_000_000n, 1_000_000n)
   await chain.setAutomine(false)
   const heldClient = createPublicClient({ transport: http(held.deployment.rpcUrl) })
   const operator = held.deployment.runner.operator.address
-  const pay = wrapFetchWithPaymentFromConfig(fetch, { schemes: [{ network: 'eip155:*', client: new ExactEvmScheme(account) }], spendControls: { allowedAssets: [{ network, asset: held.deployment.usdc }] } })
+  let paidHeader = ''
+  const recording: typeof fetch = (input, init) => {
+    const request = new Request(input, init)
+    paidHeader ||= request.headers.get('payment-signature') ?? ''
+    return fetch(request)
+  }
+  const pay = wrapFetchWithPaymentFromConfig(recording, { schemes: [{ network: 'eip155:*', client: new ExactEvmScheme(account) }], spendControls: { allowedAssets: [{ network, asset: held.deployment.usdc }] } })
   const url = `${held.server.url}/local/v1/x402`
   const first = pay(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ call }) })
   await waitFor(() => heldClient.getTransactionCount({ address: operator, blockTag: 'pending' }), (count) => count > 0, 'the runner\'s transaction in the pool', 15_000)
+  // A retry of the held payment is held beside it (it is no second payment), and answered alike.
+  const retry = fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'payment-signature': paidHeader }, body: JSON.stringify({ call }) })
   // While it is held, a second paid request of the same client (x402.maxHeld 1) is refused before its payment is taken.
   const required = decodePaymentRequiredHeader((await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ call }) })).headers.get('payment-required')!)
   const second = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'payment-signature': encodePaymentSignatureHeader(await paymentFor(required, account)) }, body: JSON.stringify({ call }) })
@@ -174,6 +217,9 @@ t.test('not mined within x402.holdSec: 202 settlement_pending with the hash, and
   t.equal(settled.errorReason, 'settlement_pending')
   t.match(settled.transaction, /^0x[0-9a-f]{64}$/, 'the hash of what was sent')
   t.equal(body.stage, 'sending')
+  const retried = await retry
+  t.equal(retried.status, 202, 'the retry was held too, not refused')
+  t.equal(decodePaymentResponseHeader(retried.headers.get('payment-response')!).transaction, settled.transaction, 'naming the same transaction')
   await chain.setAutomine(true)
   await chain.mine({ blocks: 1 })
   const done = await waitFor(() => fetch(`${held.server.url}/v1/status/${body.id}`).then((reply) => reply.json()), (status) => status.stage === 'done', 'done', 15_000)
@@ -184,7 +230,7 @@ t.test('not mined within x402.holdSec: 202 settlement_pending with the hash, and
 
 t.test('a call that fails on chain after the payment: 200, the payment settled, the body saying the call failed and why', async (t) => {
   const chain = createTestClient({ mode: 'anvil', transport: http(deployment.rpcUrl) })
-  const { account, friend, call } = await giftCall(50_000_000n, 2_000_000n)
+  const { account, friend, call } = await giftCall(deployment, 50_000_000n, 2_000_000n)
   // Someone else runs the very gift first (it acts by signature: anyone may send it), outbidding the runner in the same block.
   const sponsor = privateKeyToAccount(generatePrivateKey())
   await chain.setBalance({ address: sponsor.address, value: 10n ** 18n })

@@ -47,6 +47,8 @@ export function observedStore(store: SubmissionStore, log: FastifyBaseLogger, me
     active: (chain) => store.active(chain),
     highestNonce: (chain) => store.highestNonce(chain),
     activeByIdentity: (identity) => store.activeByIdentity(identity),
+    doneByIdentity: (identity) => store.doneByIdentity(identity),
+    byPaymentId: (chain, paymentId) => store.byPaymentId(chain, paymentId),
     standing: (payer, client, since) => store.standing(payer, client, since),
     async prune(before, fence) {
       const count = await store.prune(before, fence)

@@ -1,5 +1,5 @@
 import pg from 'pg'
-import { ActiveCapReached, StaleEpochError, type ActiveCaps, type PartyStanding, type RunnerFence, type Standing, type Submission, type SubmissionPatch, type SubmissionStore } from './store.ts'
+import { ActiveCapReached, PaymentIdTaken, StaleEpochError, type ActiveCaps, type PartyStanding, type RunnerFence, type Standing, type Submission, type SubmissionPatch, type SubmissionStore } from './store.ts'
 import { fromRow, patchColumns, type SubmissionRow } from './storeRow.ts'
 import { advisoryLockKey, SUBMISSION_CHANNEL } from './postgresRunnerLock.ts'
 
@@ -25,12 +25,15 @@ ALTER TABLE submissions ADD COLUMN IF NOT EXISTS identity TEXT;
 ALTER TABLE submissions ADD COLUMN IF NOT EXISTS payer TEXT;
 ALTER TABLE submissions ADD COLUMN IF NOT EXISTS client TEXT;
 ALTER TABLE submissions ADD COLUMN IF NOT EXISTS fault TEXT;
+ALTER TABLE submissions ADD COLUMN IF NOT EXISTS payment_id TEXT;
 CREATE INDEX IF NOT EXISTS submissions_payer ON submissions (payer, stage);
 CREATE INDEX IF NOT EXISTS submissions_client ON submissions (client, stage);
 CREATE INDEX IF NOT EXISTS submissions_active ON submissions (chain, stage, created_at);
 CREATE UNIQUE INDEX IF NOT EXISTS submissions_active_identity ON submissions (identity)
   WHERE identity IS NOT NULL AND stage IN ('waiting', 'sending', 'confirming');
 CREATE INDEX IF NOT EXISTS submissions_settled ON submissions (updated_at) WHERE stage IN ('done', 'failed');
+CREATE INDEX IF NOT EXISTS submissions_done_identity ON submissions (identity) WHERE stage = 'done';
+CREATE UNIQUE INDEX IF NOT EXISTS submissions_payment_id ON submissions (chain, payment_id) WHERE payment_id IS NOT NULL;
 CREATE TABLE IF NOT EXISTS runner_epochs (
   key TEXT PRIMARY KEY,
   epoch BIGINT NOT NULL
@@ -81,10 +84,12 @@ export class PostgresSubmissionStore implements SubmissionStore {
       client.release()
       if (stored) return stored
     } catch (error) {
-      if (error instanceof ActiveCapReached) {
+      if (error instanceof ActiveCapReached || error instanceof PaymentIdTaken) {
         await client.query('ROLLBACK')
         client.release()
       } else client.release(true) // destroyed rather than returned to the pool: closing the connection also rolls back
+      // Another replica stored the same payment id first (the unique index).
+      if (submission.paymentId !== undefined && (error as { constraint?: string }).constraint === 'submissions_payment_id') throw new PaymentIdTaken(submission.paymentId)
       throw error
     }
     const existing = submission.identity === undefined ? undefined : await this.activeByIdentity(submission.identity)
@@ -107,6 +112,11 @@ export class PostgresSubmissionStore implements SubmissionStore {
       const repeated = (await client.query<SubmissionRow>(`SELECT * FROM submissions WHERE identity = $1 AND stage IN ('waiting', 'sending', 'confirming')`, [submission.identity])).rows[0]
       if (repeated) return fromRow(repeated)
     }
+    if (submission.paymentId !== undefined) {
+      // Held by the same payment, it is that payment's (the insert below answers it); by another, taken.
+      const taken = await client.query<{ identity: string | null }>(`SELECT identity FROM submissions WHERE chain = $1 AND payment_id = $2`, [submission.chain, submission.paymentId])
+      if (taken.rows.some((row) => row.identity !== (submission.identity ?? null))) throw new PaymentIdTaken(submission.paymentId)
+    }
     for (const [party, value, cap] of parties) {
       if (value === undefined || cap === undefined) continue
       const { rows } = await client.query<{ active: string }>(`SELECT COUNT(*) AS active FROM submissions WHERE ${party} = $1 AND stage IN ('waiting', 'sending', 'confirming')`, [value])
@@ -117,7 +127,7 @@ export class PostgresSubmissionStore implements SubmissionStore {
     // is a conflict; the primary key still refuses a second insert of one id.
     const { rows } = await client.query<{ chain: string }>(
       `WITH inserted AS (
-         INSERT INTO submissions (id, chain, stage, created_at, updated_at, deadline, request, call_gas, identity, payer, client) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+         INSERT INTO submissions (id, chain, stage, created_at, updated_at, deadline, request, call_gas, identity, payer, client, payment_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
          ON CONFLICT (identity) WHERE identity IS NOT NULL AND stage IN ('waiting', 'sending', 'confirming') DO NOTHING
          RETURNING chain
        )
@@ -134,6 +144,7 @@ export class PostgresSubmissionStore implements SubmissionStore {
         submission.identity ?? null,
         submission.payer ?? null,
         submission.client ?? null,
+        submission.paymentId ?? null,
       ],
     )
     return rows.length === 1 ? submission : undefined
@@ -141,6 +152,16 @@ export class PostgresSubmissionStore implements SubmissionStore {
 
   async activeByIdentity(identity: string): Promise<Submission | undefined> {
     const row = (await this.#query<SubmissionRow>(`SELECT * FROM submissions WHERE identity = $1 AND stage IN ('waiting', 'sending', 'confirming')`, [identity]))[0]
+    return row && fromRow(row)
+  }
+
+  async doneByIdentity(identity: string): Promise<Submission | undefined> {
+    const row = (await this.#query<SubmissionRow>(`SELECT * FROM submissions WHERE identity = $1 AND stage = 'done' ORDER BY updated_at DESC LIMIT 1`, [identity]))[0]
+    return row && fromRow(row)
+  }
+
+  async byPaymentId(chain: string, paymentId: string): Promise<Submission | undefined> {
+    const row = (await this.#query<SubmissionRow>(`SELECT * FROM submissions WHERE chain = $1 AND payment_id = $2`, [chain, paymentId]))[0]
     return row && fromRow(row)
   }
 

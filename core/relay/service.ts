@@ -14,7 +14,7 @@ import { SettledWait } from './settledWait.ts'
 import { RunnerLoop } from './runner.ts'
 import type { BatchPaymentReader } from './batchPayment.ts'
 import type { AccountView, Quote, QuoteRequest, SubmissionView, SubmitRequest } from './schemas.ts'
-import { submissionStatus } from './status.ts'
+import { submissionStatus, submissionView } from './status.ts'
 import { openStore } from './openStore.ts'
 import type { SubmissionStore } from './store.ts'
 import { submitCall } from './submit.ts'
@@ -31,8 +31,10 @@ export interface RelayService {
   account(chain: string, address: Address): Promise<AccountView>
   /** `client`: who asked, as for submit: its simulations are bounded per client. */
   quote(chain: string, request: QuoteRequest, client?: string): Promise<Quote>
-  /** `client`: who asked (an address as the transport sees it), for per-client admission. */
-  submit(chain: string, request: SubmitRequest, client?: string): Promise<SubmissionView>
+  /** `client`: who asked (an address as the transport sees it), for per-client admission; `paymentId`: x402's payment-identifier, kept with it (`PaymentIdTaken` if another submission holds it). */
+  submit(chain: string, request: SubmitRequest, client?: string, paymentId?: string): Promise<SubmissionView>
+  /** The submission stored on `chain` with x402's `paymentId`, and the request it was accepted for. */
+  byPaymentId(chain: string, paymentId: string): Promise<{ view: SubmissionView; request: SubmitRequest } | undefined>
   /** `undefined` for an id the store does not have. */
   status(id: string): Promise<SubmissionView | undefined>
   /** The submission once `done` or `failed`, or as it stands after `timeoutMs` (one shared read of the store per tick: `SettledWait`). */
@@ -86,7 +88,11 @@ export function openRelay(config: BrunoConfig, networks: Networks, env: NodeJS.P
   return {
     account: (chain, address) => readAccount(context(chain).network, address),
     quote: (chain, request, client) => quoteCall(context(chain), request, client),
-    submit: (chain, request, client) => submitCall(context(chain), request, client),
+    submit: (chain, request, client, paymentId) => submitCall(context(chain), request, client, paymentId),
+    async byPaymentId(chain, paymentId) {
+      const submission = await store.byPaymentId(chain, paymentId)
+      return submission && { view: submissionView(submission), request: submission.request }
+    },
     status: (id) => submissionStatus(store, id),
     settled: (accepted, timeoutMs) => waits.settled(accepted, timeoutMs),
     ping: () => store.ping().catch(() => false),

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
 import type { StoreLock } from './sqliteLock.ts'
-import { ActiveCapReached, StaleEpochError, type ActiveCaps, type PartyStanding, type RunnerFence, type Standing, type Submission, type SubmissionPatch, type SubmissionStore } from './store.ts'
+import { ActiveCapReached, PaymentIdTaken, StaleEpochError, type ActiveCaps, type PartyStanding, type RunnerFence, type Standing, type Submission, type SubmissionPatch, type SubmissionStore } from './store.ts'
 import { fromRow, patchColumns, type SubmissionRow } from './storeRow.ts'
 
 const SCHEMA = `
@@ -25,7 +25,8 @@ CREATE TABLE IF NOT EXISTS submissions (
   identity TEXT,
   payer TEXT,
   client TEXT,
-  fault TEXT
+  fault TEXT,
+  payment_id TEXT
 );
 CREATE INDEX IF NOT EXISTS submissions_active ON submissions (chain, stage, created_at);
 CREATE TABLE IF NOT EXISTS runner_epochs (
@@ -34,13 +35,15 @@ CREATE TABLE IF NOT EXISTS runner_epochs (
 );
 `
 
-// After the columns a file made before them gains: one active submission per payment identity.
+// After the columns a file made before them gains: one active submission per payment identity, one submission per payment id.
 const IDENTITY_INDEX = `
 CREATE UNIQUE INDEX IF NOT EXISTS submissions_active_identity ON submissions (identity)
   WHERE identity IS NOT NULL AND stage IN ('waiting', 'sending', 'confirming');
 CREATE INDEX IF NOT EXISTS submissions_settled ON submissions (updated_at) WHERE stage IN ('done', 'failed');
 CREATE INDEX IF NOT EXISTS submissions_payer ON submissions (payer, stage);
 CREATE INDEX IF NOT EXISTS submissions_client ON submissions (client, stage);
+CREATE INDEX IF NOT EXISTS submissions_done_identity ON submissions (identity) WHERE stage = 'done';
+CREATE UNIQUE INDEX IF NOT EXISTS submissions_payment_id ON submissions (chain, payment_id) WHERE payment_id IS NOT NULL;
 `
 
 /**
@@ -61,6 +64,8 @@ export class SqliteSubmissionStore implements SubmissionStore {
   readonly #active: Database.Statement<[string], SubmissionRow>
   readonly #highestNonce: Database.Statement<[string], { nonce: number | null }>
   readonly #byIdentity: Database.Statement<[string], SubmissionRow>
+  readonly #doneByIdentity: Database.Statement<[string], SubmissionRow>
+  readonly #byPaymentId: Database.Statement<[string, string], SubmissionRow>
   readonly #prune: Database.Statement<[number]>
   readonly #takeRunnerKey: Database.Statement<[string], { epoch: number }>
   readonly #runnerEpoch: Database.Statement<[string], { epoch: number }>
@@ -77,16 +82,18 @@ export class SqliteSubmissionStore implements SubmissionStore {
     this.#db.exec(SCHEMA)
     // A file made before payment-first relays gains their columns.
     const columns = this.#db.prepare<[], { name: string }>('PRAGMA table_info(submissions)').all()
-    for (const name of ['outcome', 'call_gas', 'identity', 'payer', 'client', 'fault']) {
+    for (const name of ['outcome', 'call_gas', 'identity', 'payer', 'client', 'fault', 'payment_id']) {
       if (!columns.some((column) => column.name === name)) this.#db.exec(`ALTER TABLE submissions ADD COLUMN ${name} TEXT`)
     }
     this.#db.exec(IDENTITY_INDEX)
     // OR IGNORE: a used id is answered by the caller's own words (the identity is read first, in the same transaction).
     this.#insert = this.#db.prepare(
-      `INSERT OR IGNORE INTO submissions (id, chain, stage, created_at, updated_at, deadline, request, call_gas, identity, payer, client)
-       VALUES (@id, @chain, @stage, @createdAt, @updatedAt, @deadline, @request, @callGas, @identity, @payer, @client)`,
+      `INSERT OR IGNORE INTO submissions (id, chain, stage, created_at, updated_at, deadline, request, call_gas, identity, payer, client, payment_id)
+       VALUES (@id, @chain, @stage, @createdAt, @updatedAt, @deadline, @request, @callGas, @identity, @payer, @client, @paymentId)`,
     )
     this.#byIdentity = this.#db.prepare("SELECT * FROM submissions WHERE identity = ? AND stage IN ('waiting', 'sending', 'confirming')")
+    this.#doneByIdentity = this.#db.prepare("SELECT * FROM submissions WHERE identity = ? AND stage = 'done' ORDER BY updated_at DESC LIMIT 1")
+    this.#byPaymentId = this.#db.prepare('SELECT * FROM submissions WHERE chain = ? AND payment_id = ?')
     this.#activeOf = {
       payer: this.#db.prepare("SELECT COUNT(*) AS active FROM submissions WHERE payer = ? AND stage IN ('waiting', 'sending', 'confirming')"),
       client: this.#db.prepare("SELECT COUNT(*) AS active FROM submissions WHERE client = ? AND stage IN ('waiting', 'sending', 'confirming')"),
@@ -102,6 +109,7 @@ export class SqliteSubmissionStore implements SubmissionStore {
       }
       capped('payer', submission.payer, caps?.payer)
       capped('client', submission.client, caps?.client)
+      if (submission.paymentId !== undefined && this.#byPaymentId.get(submission.chain, submission.paymentId)) throw new PaymentIdTaken(submission.paymentId)
       const row = {
         ...submission,
         request: JSON.stringify(submission.request),
@@ -109,6 +117,7 @@ export class SqliteSubmissionStore implements SubmissionStore {
         identity: submission.identity ?? null,
         payer: submission.payer ?? null,
         client: submission.client ?? null,
+        paymentId: submission.paymentId ?? null,
       }
       // The primary key still refuses a second insert of one id.
       if (this.#insert.run(row).changes === 1) return submission
@@ -137,6 +146,16 @@ export class SqliteSubmissionStore implements SubmissionStore {
 
   async activeByIdentity(identity: string): Promise<Submission | undefined> {
     const row = this.#byIdentity.get(identity)
+    return row && fromRow(row)
+  }
+
+  async doneByIdentity(identity: string): Promise<Submission | undefined> {
+    const row = this.#doneByIdentity.get(identity)
+    return row && fromRow(row)
+  }
+
+  async byPaymentId(chain: string, paymentId: string): Promise<Submission | undefined> {
+    const row = this.#byPaymentId.get(chain, paymentId)
     return row && fromRow(row)
   }
 

@@ -41,6 +41,8 @@ export interface Submission {
   readonly payer?: string
   /** Who submitted it (the caller's address as the transport saw it), for admission. */
   readonly client?: string
+  /** The client's own key for this payment (x402's `payment-identifier`): one submission per chain each. */
+  readonly paymentId?: string
   /**
    * Set when it failed by its payer's doing, counted against the payer and the client: `payer` (its
    * payment or call stopped working after it was accepted), `revert` (its payment reverted on chain:
@@ -108,6 +110,14 @@ export class ActiveCapReached extends Error {
   }
 }
 
+/** An insert refused: another submission of the chain was stored with its `paymentId`. */
+export class PaymentIdTaken extends Error {
+  override readonly name = 'PaymentIdTaken'
+  constructor(readonly paymentId: string) {
+    super(`the payment id ${paymentId} names another submission`)
+  }
+}
+
 /** How many active submissions a party has, and how many of its submissions failed by its doing lately. */
 export interface PartyStanding {
   readonly active: number
@@ -140,9 +150,14 @@ export interface SubmissionStore {
    * processes sharing the store (a unique index), so concurrent identical submits store one.
    * With `caps`, a new submission whose payer (or client) already has its cap of active ones is
    * not stored (`ActiveCapReached`); the count and the insert are one transaction, serialized per
-   * payer and per client across processes.
+   * payer and per client across processes. A submission whose `paymentId` another submission of
+   * its chain holds is not stored either (`PaymentIdTaken`).
    */
   insert(submission: Submission, caps?: ActiveCaps): Promise<Submission>
+  /** The submission done with this payment identity, if any: its payment is spent, so a repeat of it can only be answered by it. */
+  doneByIdentity(identity: string): Promise<Submission | undefined>
+  /** The submission stored on `chain` with this `paymentId`, if any (until it is pruned). */
+  byPaymentId(chain: string, paymentId: string): Promise<Submission | undefined>
   /** The active submission whose payment is `identity`, if any. */
   activeByIdentity(identity: string): Promise<Submission | undefined>
   get(id: string): Promise<Submission | undefined>

@@ -18,6 +18,7 @@ export interface SubmissionRow {
   call_gas: string | null
   payer: string | null
   client: string | null
+  payment_id: string | null
   fault: string | null
   tx: string | null
   block_number: string | null
@@ -58,6 +59,7 @@ export function fromRow(row: SubmissionRow): Submission {
     request: requestOf(row.request),
     ...(row.identity ? { identity: row.identity } : {}),
     ...(row.call_gas ? { callGas: row.call_gas } : {}),
+    ...(row.payment_id ? { paymentId: row.payment_id } : {}),
     ...(row.payer ? { payer: row.payer } : {}),
     ...(row.client ? { client: row.client } : {}),
     ...(row.fault === 'payer' || row.fault === 'revert' ? { fault: row.fault } : {}),

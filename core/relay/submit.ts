@@ -24,9 +24,10 @@ import { submissionView } from './status.ts'
  *    EIP-3009 transfer to the payee, or a delegate's signed payment-only batch paying the payee,
  *    run by the Runner in a call of its own before the account's batch of calls (both read by the
  *    delegate's group; a payment hidden anywhere else is refused);
- * 2. the same payment (its identity: token, payer and nonce) is not already active: if it is, that
- *    submission answers, and nothing new is stored (so a client's retry is free; one its client
- *    submits again while the first is checked waits for the first's answer, simulating nothing); then the payer's
+ * 2. the same payment (its identity: token, payer and nonce) is not already active, nor done (its
+ *    payment spent): if it is, that submission answers, and nothing new is stored (so a client's
+ *    retry is free, before and after; one its client submits again while the first is checked
+ *    waits for the first's answer, simulating nothing); then the payer's
  *    and the client's standing (`admit`: caps on active submissions, throttling and bans for
  *    submissions that failed by their doing), the caps counted again in the transaction that
  *    stores it (so concurrent submits cannot all pass one count);
@@ -45,28 +46,31 @@ import { submissionView } from './status.ts'
  * 5. the payment covers the worst case the runner would sign now: gas limit × max fee per gas,
  *    plus the L1 data fee where the chain charges one, at the pool's price.
  *
+ * A `paymentId` (x402's payment-identifier) is stored with it: one another submission of the chain
+ * holds already is refused (`PaymentIdTaken`).
+ *
  * @example
  * const { id } = await submitCall(context, { call, payment: { token: usdc, authorization, signature } })
  */
-export async function submitCall(context: RelayContext, submitted: SubmitRequest, client?: string): Promise<SubmissionView> {
+export async function submitCall(context: RelayContext, submitted: SubmitRequest, client?: string, paymentId?: string): Promise<SubmissionView> {
   const token = paymentToken(context.network, submitted.payment.token)
   // A token named by its symbol is kept by its address: the Runner, the store and the runner loop read that.
   const request: SubmitRequest = { ...submitted, payment: { ...submitted.payment, token: token.address } }
   const requested = relayOfRequest(context, request.call, request.payment, token)
-  const repeated = await context.store.activeByIdentity(requested.identity)
+  const repeated = (await context.store.activeByIdentity(requested.identity)) ?? (await context.store.doneByIdentity(requested.identity))
   if (repeated) return submissionView(repeated)
   // The same payment submitted again by the same client while it is checked is answered with the
   // first's answer: one simulation. (Another client's answer may name that client: it is not shared.)
   const key = `${requested.identity} ${client ?? ''}`
   const checking = context.checking?.get(key)
   if (checking) return checking
-  const answer = acceptCall(context, request, requested, token, client)
+  const answer = acceptCall(context, request, requested, token, client, paymentId)
   context.checking?.set(key, answer)
   return answer.finally(() => context.checking?.delete(key))
 }
 
 /** submitCall's checks from 2 on (its payment read), and the store. */
-async function acceptCall(context: RelayContext, request: SubmitRequest, requested: RequestedRelay, token: PaymentToken, client: string | undefined): Promise<SubmissionView> {
+async function acceptCall(context: RelayContext, request: SubmitRequest, requested: RequestedRelay, token: PaymentToken, client: string | undefined, paymentId: string | undefined): Promise<SubmissionView> {
   const { network, store } = context
   const { config } = network
   const admitted = await admit(context, requested.payer, client)
@@ -96,6 +100,7 @@ async function acceptCall(context: RelayContext, request: SubmitRequest, request
     callGas: prepared.callGas.toString(),
     payer: requested.payer,
     ...(client === undefined ? {} : { client }),
+    ...(paymentId === undefined ? {} : { paymentId }),
   }
   // A concurrent submit of the same payment may have stored it first: then that one answers. The
   // caps are counted again as it is stored: concurrent submits all passed `admit` before any was.

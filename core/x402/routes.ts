@@ -1,147 +1,162 @@
+import { isDeepStrictEqual } from 'node:util'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import type { FastifyPluginAsync, FastifyReply } from 'fastify'
-import { getAddress, isAddressEqual } from 'viem'
+import { getAddress, type Address } from 'viem'
 import { readTokenDomain } from '../chain/tokenDomain.ts'
 import { PaymentRefusal } from '../relay/paymentRefusal.ts'
-import type { Quote, SubmissionView } from '../relay/schemas.ts'
+import type { SubmissionView, SubmitRequest } from '../relay/schemas.ts'
+import { PaymentIdTaken } from '../relay/store.ts'
 import { answerRestFailure, requireValid } from '../rest/errors.ts'
 import { requireChainName } from '../rest/operations.ts'
 import { ToolError } from '../tool.ts'
 import { X402_ERROR_REASONS } from './errorReason.ts'
-import { decodePaymentSignature, encodeHeader, X402Request, type PaymentRequirements, type SettleResponse } from './wire.ts'
+import { readPaidRequest, type PaidRequest, type X402Market } from './paidRequest.ts'
+import { paymentRequired } from './paymentRequired.ts'
+import { x402V1Network } from './v1Networks.ts'
+import { encodeHeader, X402Request, type SettleResponse } from './wire.ts'
 
 const requestCheck = TypeCompiler.Compile(X402Request)
 
 /**
- * x402 (v2, scheme "exact" by EIP-3009) at `POST /<chain>/v1/x402`: one more binding of `quote` and
- * `submit`, for any x402 client, unmodified. The body names the call (`{call, authorizationList?}`).
- * - Without `PAYMENT-SIGNATURE`: the call is quoted in each priced token and answered **402** with
- *   `PAYMENT-REQUIRED` (base64 JSON: `x402Version: 2`, `accepts` one offer per token, its EIP-712
- *   name and version in `extra`); a call the relay refuses is 402 with its reason and no offer.
- * - With it: the payload is checked against the offers (scheme, network, asset, payTo), then run by
- *   `submit` itself (the same checks, admission, identity and runner), and the request is held until
- *   the submission settles or `x402.holdSec` passes: **200** with `PAYMENT-RESPONSE {success: true,
- *   transaction, network, payer}` once done (the body: the submission, its `outcome` saying whether
- *   the call succeeded); **402** with `{success: false, errorReason}` (x402's codes) for a refused or
- *   failed payment; **202** with `settlement_pending` and the hash when the hold ends first (the
- *   submission goes on: `status` by its id). A malformed header is **400**.
+ * x402 ("exact" by EIP-3009; version 2, and version 1 where it names the chain) at
+ * `POST /<chain>/v1/x402`: one more binding of `quote` and `submit`, for any x402 client,
+ * unmodified. The body names the call (`{call, authorizationList?}`).
+ * - Without a payment: the call is quoted in each priced token and answered **402**: v2's
+ *   `PAYMENT-REQUIRED` header (one offer per token, its EIP-712 name and version in `extra`, the
+ *   `payment-identifier` extension declared), and a body of the quotes with, where v1 names the
+ *   chain, v1's `x402Version` and `accepts`. A call the relay refuses is 402 with its reason, no offer.
+ * - With `PAYMENT-SIGNATURE` (v2) or `X-PAYMENT` (v1): the payload is checked against the offers
+ *   (`readPaidRequest`), then run by `submit` itself (the same checks, admission, identity and
+ *   runner), and the request is held until the submission settles or `x402.holdSec` passes: **200**
+ *   with `PAYMENT-RESPONSE` (v1: `X-PAYMENT-RESPONSE`) `{success: true, transaction, network, payer}`
+ *   once done (the body: the submission, its `outcome` saying whether the call succeeded); **402**
+ *   with `{success: false, errorReason}` (x402's codes) for a refused or failed payment; **202** with
+ *   `settlement_pending` and the hash when the hold ends first (the submission goes on: `status` by
+ *   its id). A malformed header is **400**; a payment id already given with another payload, **409**.
  *
  * @example
  * await app.register(x402Binding)
  */
 export const x402Binding: FastifyPluginAsync = async (app) => {
   const { networks, relay, config } = app.bruno
-  // Paid requests held now, by client address (x402.maxHeld).
-  const heldBy = new Map<string, number>()
+  // Payments held now, by client address (x402.maxHeld): each payment's count of held requests.
+  const heldBy = new Map<string, Map<string, number>>()
   // A token's EIP-712 domain is fixed at its deployment: read once per token, not per request.
   const domains = new Map<string, Promise<{ name: string; version: string }>>()
-  const domainOf = (chain: string, token: `0x${string}`) => {
-    const key = `${chain}:${token}`
-    let known = domains.get(key)
-    if (!known) {
-      known = readTokenDomain(networks.get(chain).client, token)
-      domains.set(key, known)
-      // A read that failed (the chain down) is tried again by the next request.
-      known.catch(() => domains.delete(key))
+  const marketOf = (chain: string): X402Market => {
+    const network = networks.get(chain)
+    const { chainId } = network.config
+    const v1Name = x402V1Network(chainId)
+    return {
+      chainId,
+      caip: `eip155:${chainId}`,
+      ...(v1Name === undefined ? {} : { v1Name }),
+      payee: getAddress(network.config.payee),
+      // The tokens a payment is priced in (a swap path to WETH): those Bruno offers.
+      tokens: network.config.tokens.filter((token) => token.swapPath),
+      domainOf(token: Address) {
+        const key = `${chain}:${token}`
+        let known = domains.get(key)
+        if (!known) {
+          known = readTokenDomain(network.client, token)
+          domains.set(key, known)
+          // A read that failed (the chain down) is tried again by the next request.
+          known.catch(() => domains.delete(key))
+        }
+        return known
+      },
     }
-    return known
   }
   app.removeContentTypeParser('text/plain')
   app.setErrorHandler(answerRestFailure)
   // x402 lives in headers: a browser client may read them only if exposed.
   app.addHook('onSend', async (_request, reply) => {
-    reply.header('access-control-expose-headers', 'PAYMENT-REQUIRED, PAYMENT-RESPONSE')
+    reply.header('access-control-expose-headers', 'PAYMENT-REQUIRED, PAYMENT-RESPONSE, X-PAYMENT-RESPONSE')
   })
 
   app.post<{ Params: { chain: string } }>('/:chain/v1/x402', async (request, reply) => {
     const chain = requireChainName(networks.names, request.params.chain, 'path')
     requireValid(requestCheck, request.body, 'body')
     const body = request.body as X402Request
-    const network = networks.get(chain)
-    const caip = `eip155:${network.config.chainId}`
-    const payee = getAddress(network.config.payee)
-    // The tokens a payment is priced in (a swap path to WETH): those Bruno offers.
-    const tokens = network.config.tokens.filter((token) => token.swapPath)
+    const market = marketOf(chain)
     reply.header('cache-control', 'no-store')
-    const signature = request.headers['payment-signature']
 
-    if (signature === undefined) {
-      const offers = await Promise.all(
-        tokens.map((token) =>
-          relay.quote(chain, { ...body, token: token.symbol, payment: 'authorization' }, request.ip).then(
-            async (quote) => ({ quote, domain: await domainOf(chain, getAddress(token.address)) }),
-            (error: unknown) => {
-              if (error instanceof ToolError) return error
-              throw error
-            },
-          ),
-        ),
-      )
-      const priced = offers.filter((offer): offer is { quote: Quote; domain: { name: string; version: string } } => !(offer instanceof ToolError))
-      const refusal = offers.find((offer): offer is ToolError => offer instanceof ToolError)
-      const accepts: PaymentRequirements[] = priced.map(({ quote, domain }) => ({
-        scheme: 'exact',
-        network: caip,
-        amount: quote.amountBaseUnits,
-        asset: quote.token,
-        payTo: quote.payee,
-        maxTimeoutSeconds: config.x402.maxTimeoutSec,
-        extra: { name: domain.name, version: domain.version },
-      }))
-      const resource = { url: `${request.protocol}://${request.host}${request.url}`, description: `the call to ${body.call.to} on ${chain}, run by Bruno`, mimeType: 'application/json' }
-      const required = { x402Version: 2, ...(priced.length === 0 && refusal ? { error: refusal.message } : {}), resource, accepts }
-      return reply.code(402).header('payment-required', encodeHeader(required)).send(priced.length > 0 ? priced.map(({ quote }) => quote) : { error: { code: 'refused', message: refusal?.message ?? 'no token to pay in' } })
+    if (request.headers['payment-signature'] === undefined && request.headers['x-payment'] === undefined) {
+      const url = `${request.protocol}://${request.host}${request.url}`
+      const required = await paymentRequired(relay, chain, body, market, { url, maxTimeoutSeconds: config.x402.maxTimeoutSec, client: request.ip })
+      return reply.code(402).header('payment-required', encodeHeader(required.header)).send(required.body)
     }
 
-    const failed = (status: number, errorReason: string, errorMessage: string, transaction = '') => {
-      const settled: SettleResponse = { success: false, errorReason, errorMessage, transaction, network: caip }
-      return reply.code(status).header('payment-response', encodeHeader(settled)).send({ error: { code: errorReason, message: errorMessage } })
+    const paid = await readPaidRequest(request.headers, market)
+    const responseHeader = paid.version === 2 ? 'payment-response' : 'x-payment-response'
+    const network = paid.version === 2 ? market.caip : (market.v1Name ?? market.caip)
+    const failed = (status: number, errorReason: string, errorMessage: string) => {
+      const settled: SettleResponse = { success: false, errorReason, errorMessage, transaction: '', network }
+      return reply.code(status).header(responseHeader, encodeHeader(settled)).send({ error: { code: errorReason, message: errorMessage } })
     }
-    if (typeof signature !== 'string') return failed(400, 'invalid_payload', 'send one PAYMENT-SIGNATURE header')
-    const decoded = decodePaymentSignature(signature)
-    if (!decoded.ok) return failed(400, 'invalid_payload', decoded.problem)
-    const { accepted, payload } = decoded.payload
-    if (decoded.payload.x402Version !== 2) return failed(402, 'invalid_x402_version', `x402Version ${decoded.payload.x402Version}: this endpoint speaks x402 version 2`)
-    if (accepted.scheme !== 'exact') return failed(402, 'unsupported_scheme', `scheme "${accepted.scheme}": Bruno takes "exact"`)
-    if (accepted.network !== caip) return failed(402, 'invalid_network', `network "${accepted.network}": ${chain} is ${caip}`)
-    if (!isAddressEqual(accepted.payTo as `0x${string}`, payee)) return failed(402, 'invalid_exact_evm_payload_recipient_mismatch', `payTo ${accepted.payTo} is not the payee ${payee}`)
-    const token = tokens.find((candidate) => isAddressEqual(getAddress(candidate.address), accepted.asset as `0x${string}`))
-    if (!token) return failed(402, 'invalid_payment_requirements', `asset ${accepted.asset} is not one Bruno offers on ${chain} (${tokens.map((candidate) => candidate.symbol).join(', ')})`)
+    if (!('token' in paid)) return failed(paid.status, paid.errorReason, paid.message)
+    const submitted: SubmitRequest = { ...body, payment: { token: getAddress(paid.token.address), authorization: paid.authorization, signature: paid.signature } }
+    const payer = getAddress(paid.authorization.from)
+    const answer = (view: SubmissionView) => answerSettled(reply, view, { header: responseHeader, network, payer })
 
-    // Held requests are open connections: bounded per client before its payment is taken.
-    const held = heldBy.get(request.ip) ?? 0
-    if (held >= config.x402.maxHeld) {
+    // x402's payment-identifier, looked up before the payment is checked (once settled, it no
+    // longer would be): the same payload is answered by its submission, another is a conflict.
+    if (paid.paymentId !== undefined) {
+      const known = await relay.byPaymentId(chain, paid.paymentId)
+      if (known && !samePayment(known.request, submitted)) return conflict(reply, paid)
+      if (known) return answer(await relay.settled(known.view, config.x402.holdSec * 1000))
+    }
+
+    // Held requests are open connections: bounded per client, counted by payment, before one is taken.
+    const key = `${submitted.payment.token}:${payer}:${paid.authorization.nonce}`.toLowerCase()
+    const held = heldBy.get(request.ip) ?? new Map<string, number>()
+    if (!held.has(key) && held.size >= config.x402.maxHeld) {
       return reply
         .code(429)
         .header('retry-after', 1)
-        .send({ error: { code: 'rate_limited', message: `${held} paid requests of this client are already held (x402.maxHeld ${config.x402.maxHeld}): send this one again when one is answered; nothing was taken` } })
+        .send({ error: { code: 'rate_limited', message: `${held.size} payments of this client are already held (x402.maxHeld ${config.x402.maxHeld}): send this one again when one is answered; nothing was taken` } })
     }
-    heldBy.set(request.ip, held + 1)
+    held.set(key, (held.get(key) ?? 0) + 1)
+    heldBy.set(request.ip, held)
     try {
-      let submitted: SubmissionView
+      let accepted: SubmissionView
       try {
-        submitted = await relay.submit(chain, { ...body, payment: { token: getAddress(token.address), authorization: payload.authorization, signature: payload.signature } }, request.ip)
+        accepted = await relay.submit(chain, submitted, request.ip, paid.paymentId)
       } catch (error) {
         if (error instanceof PaymentRefusal) return failed(402, X402_ERROR_REASONS[error.problem], error.message)
+        if (error instanceof PaymentIdTaken) return conflict(reply, paid)
         if (error instanceof ToolError) return failed(402, 'invalid_payload', error.message)
         throw error
       }
-      const view = await relay.settled(submitted, config.x402.holdSec * 1000)
-      return answerSettled(reply, view, caip, getAddress(payload.authorization.from))
+      return answer(await relay.settled(accepted, config.x402.holdSec * 1000))
     } finally {
-      const left = (heldBy.get(request.ip) ?? 1) - 1
-      if (left === 0) heldBy.delete(request.ip)
-      else heldBy.set(request.ip, left)
+      const left = (held.get(key) ?? 1) - 1
+      if (left > 0) held.set(key, left)
+      else held.delete(key)
+      if (held.size === 0) heldBy.delete(request.ip)
     }
   })
 }
 
+/** Whether a stored submission was accepted for this very payload: the call, the authorizations and the signed payment. */
+function samePayment(stored: SubmitRequest, submitted: SubmitRequest): boolean {
+  const shape = (request: SubmitRequest) => ({ call: request.call, authorizationList: request.authorizationList, payment: request.payment })
+  return isDeepStrictEqual(JSON.parse(JSON.stringify(shape(stored))), JSON.parse(JSON.stringify(shape(submitted))))
+}
+
+/** x402's answer to a payment id given again with another payload: 409, nothing run. */
+function conflict(reply: FastifyReply, paid: PaidRequest) {
+  return reply.code(409).send({
+    error: { code: 'conflict', message: `the payment id ${paid.paymentId} was given with another payment: send that payment again as it was, or give this one a new id; nothing was taken` },
+  })
+}
+
 /** A held request's answer: 200 once paid (whatever the call did), 402 when the payment never settled, 202 while it is still pending. */
-function answerSettled(reply: FastifyReply, view: SubmissionView, network: string, payer: string) {
+function answerSettled(reply: FastifyReply, view: SubmissionView, { header, network, payer }: { header: string; network: string; payer: string }) {
   const transaction = view.transaction?.hash ?? ''
   if (view.stage === 'done') {
     const settled: SettleResponse = { success: true, transaction, network, payer }
-    return reply.code(200).header('payment-response', encodeHeader(settled)).send(view)
+    return reply.code(200).header(header, encodeHeader(settled)).send(view)
   }
   const pending = view.stage !== 'failed'
   const settled: SettleResponse = {
@@ -152,5 +167,5 @@ function answerSettled(reply: FastifyReply, view: SubmissionView, network: strin
     network,
     payer,
   }
-  return reply.code(pending ? 202 : 402).header('payment-response', encodeHeader(settled)).send(view)
+  return reply.code(pending ? 202 : 402).header(header, encodeHeader(settled)).send(view)
 }

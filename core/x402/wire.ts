@@ -32,7 +32,33 @@ export const PaymentPayload = Type.Object({
 })
 export type PaymentPayload = Static<typeof PaymentPayload>
 
-const payloadCheck = TypeCompiler.Compile(PaymentPayload)
+/** The client's `X-PAYMENT` (x402 v1 `PaymentPayload`): the scheme and the network's v1 name, and the signed transfer; the asset is the one its signature's domain names. */
+export const PaymentPayloadV1 = Type.Object({
+  x402Version: Type.Integer(),
+  scheme: Type.String(),
+  network: Type.String(),
+  payload: Type.Object({
+    signature: Type.String({ pattern: '^0x[0-9a-fA-F]{130}$' }),
+    authorization: TransferAuthorizationMessage,
+  }),
+})
+export type PaymentPayloadV1 = Static<typeof PaymentPayloadV1>
+
+/** x402 v1's `PaymentRequirements`: v2's, but `maxAmountRequired` for `amount`, and the resource in each. */
+export interface PaymentRequirementsV1 {
+  readonly scheme: string
+  readonly network: string
+  readonly maxAmountRequired: string
+  readonly resource: string
+  readonly description: string
+  readonly mimeType: string
+  readonly payTo: string
+  readonly maxTimeoutSeconds: number
+  readonly asset: string
+  readonly extra: { readonly name: string; readonly version: string }
+}
+
+const payloadChecks = { 'PAYMENT-SIGNATURE': TypeCompiler.Compile(PaymentPayload), 'X-PAYMENT': TypeCompiler.Compile(PaymentPayloadV1) }
 
 /** x402's settlement answer (`PAYMENT-RESPONSE`): `transaction` is the hash, "" when nothing was sent. */
 export interface SettleResponse {
@@ -50,20 +76,24 @@ export function encodeHeader(value: unknown): string {
 }
 
 /**
- * The `PAYMENT-SIGNATURE` header read as a payload, or why it cannot be (not base64 of JSON, or not
- * the shape "exact" on EVM signs): the words name the field.
+ * A payment header read as its payload — `PAYMENT-SIGNATURE` as v2's, `X-PAYMENT` as v1's — or why
+ * it cannot be (not base64 of JSON, or not the shape "exact" on EVM signs): the words name the field.
  *
  * @example
- * decodePaymentSignature(request.headers['payment-signature']) // { ok: true, payload } | { ok: false, problem: 'payload.signature: …' }
+ * decodePaymentHeader('PAYMENT-SIGNATURE', request.headers['payment-signature']) // { ok: true, payload } | { ok: false, problem: 'PAYMENT-SIGNATURE/payload/signature: …' }
  */
-export function decodePaymentSignature(header: string): { ok: true; payload: PaymentPayload } | { ok: false; problem: string } {
+export function decodePaymentHeader<Name extends keyof typeof payloadChecks>(
+  name: Name,
+  header: string,
+): { ok: true; payload: Name extends 'X-PAYMENT' ? PaymentPayloadV1 : PaymentPayload } | { ok: false; problem: string } {
   let parsed: unknown
   try {
     parsed = JSON.parse(Buffer.from(header, 'base64').toString('utf8'))
   } catch {
-    return { ok: false, problem: 'the PAYMENT-SIGNATURE header is not base64 of JSON' }
+    return { ok: false, problem: `the ${name} header is not base64 of JSON` }
   }
-  if (payloadCheck.Check(parsed)) return { ok: true, payload: parsed }
-  const first = payloadCheck.Errors(parsed).First()
-  return { ok: false, problem: `PAYMENT-SIGNATURE${first?.path ?? ''}: ${first?.message ?? 'not an x402 payment payload'}` }
+  const check = payloadChecks[name]
+  if (check.Check(parsed)) return { ok: true, payload: parsed as Name extends 'X-PAYMENT' ? PaymentPayloadV1 : PaymentPayload }
+  const first = check.Errors(parsed).First()
+  return { ok: false, problem: `${name}${first?.path ?? ''}: ${first?.message ?? 'not an x402 payment payload'}` }
 }

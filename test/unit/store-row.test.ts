@@ -31,6 +31,7 @@ const bare: SubmissionRow = {
   call_gas: null,
   payer: null,
   client: null,
+    payment_id: null,
   fault: null,
   tx: null,
   block_number: null,

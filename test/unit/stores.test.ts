@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import t from 'tap'
 import { SqliteSubmissionStore } from '../../core/relay/sqliteStore.ts'
-import { ActiveCapReached, StaleEpochError, type SentTransaction, type Submission, type SubmissionStore } from '../../core/relay/store.ts'
+import { ActiveCapReached, PaymentIdTaken, StaleEpochError, type SentTransaction, type Submission, type SubmissionStore } from '../../core/relay/store.ts'
 import { storeKinds } from '../fixtures/storeKinds.ts'
 
 // Both stores (core/relay/sqliteStore.ts, postgresStore.ts) on what test/store.test.ts leaves
@@ -223,6 +223,26 @@ for (const kind of storeKinds('bruno-unit-stores-')) {
       await t.rejects(store.insert(submission('i-3', { identity: 'pay-other' })), 'the same id with another payment')
       t.strictSame(await store.get('i-3'), next, 'the first kept')
       t.equal(await store.activeByIdentity('pay-other'), undefined)
+      t.equal((await store.doneByIdentity('pay-i'))?.id, 'i-1', 'the one done with it')
+      t.equal(await store.doneByIdentity('pay-other'), undefined)
+      await store.update('i-3', { stage: 'failed' }, fence)
+      t.equal((await store.doneByIdentity('pay-i'))?.id, 'i-1', 'a failed one is no answer')
+    })
+
+    t.test('payment ids: one submission per chain each, found by it; another payment under a taken id is refused, untouched', async (t) => {
+      const first = submission('pid-1', { identity: 'pay-pid-1', paymentId: 'pay_0123456789abcdef' })
+      t.strictSame(await store.insert(first), first)
+      t.strictSame(await store.byPaymentId('base', 'pay_0123456789abcdef'), first)
+      t.equal(await store.byPaymentId('elsewhere', 'pay_0123456789abcdef'), undefined, 'per chain')
+      const taken = await store.insert(submission('pid-2', { identity: 'pay-pid-2', paymentId: 'pay_0123456789abcdef' })).catch((error: unknown) => error)
+      t.ok(taken instanceof PaymentIdTaken && taken.paymentId === 'pay_0123456789abcdef', 'another payment under the id: PaymentIdTaken')
+      t.equal(await store.get('pid-2'), undefined, 'not stored')
+      t.strictSame(await store.insert(submission('pid-1b', { identity: 'pay-pid-1', paymentId: 'pay_0123456789abcdef' })), first, 'the same payment again answers the first')
+      const elsewhere = submission('pid-3', { chain: 'elsewhere', identity: 'pay-pid-3', paymentId: 'pay_0123456789abcdef' })
+      t.strictSame(await store.insert(elsewhere), elsewhere, 'the same id on another chain is another key')
+      const concurrent = await Promise.allSettled(Array.from({ length: 8 }, (_, index) => store.insert(submission(`pid-c-${index}`, { identity: `pay-pid-c-${index}`, paymentId: 'pay_concurrent_0001' }))))
+      t.equal(concurrent.filter((outcome) => outcome.status === 'fulfilled').length, 1, 'eight payments racing for one id: one stored')
+      t.ok(concurrent.every((outcome) => outcome.status === 'fulfilled' || outcome.reason instanceof PaymentIdTaken), 'the others refused as taken')
     })
   })
 }
@@ -263,9 +283,9 @@ t.test('sqlite: a file made before the payment-first columns gains them, and the
   const check = new Database(path, { readonly: true })
   t.teardown(() => check.close())
   const columns = check.prepare<[], { name: string }>('PRAGMA table_info(submissions)').all().map((c) => c.name)
-  t.strictSame(columns.slice(-6), ['outcome', 'call_gas', 'identity', 'payer', 'client', 'fault'])
+  t.strictSame(columns.slice(-7), ['outcome', 'call_gas', 'identity', 'payer', 'client', 'fault', 'payment_id'])
   const indexes = check.prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'submissions_%' ORDER BY name").all().map((i) => i.name)
-  t.strictSame(indexes, ['submissions_active', 'submissions_active_identity', 'submissions_client', 'submissions_payer', 'submissions_settled'])
+  t.strictSame(indexes, ['submissions_active', 'submissions_active_identity', 'submissions_client', 'submissions_done_identity', 'submissions_payer', 'submissions_payment_id', 'submissions_settled'])
 })
 
 t.test('sqlite: a new file in a folder made for it, in WAL mode, reopened as it was', async (t) => {
@@ -284,6 +304,6 @@ t.test('sqlite: a new file in a folder made for it, in WAL mode, reopened as it 
   t.teardown(() => columns.close())
   t.strictSame(
     columns.prepare<[], { name: string }>('PRAGMA table_info(submissions)').all().map((c) => c.name),
-    ['id', 'chain', 'stage', 'created_at', 'updated_at', 'deadline', 'request', 'tx', 'tx_nonce', 'block_number', 'gas_used', 'fee', 'reason', 'outcome', 'call_gas', 'identity', 'payer', 'client', 'fault'],
+    ['id', 'chain', 'stage', 'created_at', 'updated_at', 'deadline', 'request', 'tx', 'tx_nonce', 'block_number', 'gas_used', 'fee', 'reason', 'outcome', 'call_gas', 'identity', 'payer', 'client', 'fault', 'payment_id'],
   )
 })
