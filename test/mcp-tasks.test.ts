@@ -182,7 +182,9 @@ t.test('tasks/get, tasks/update, tasks/cancel refusals and acknowledgements', as
   t.equal(noTaskTool.status, 404, 'a path without submit has no tasks/get')
   t.equal(noTaskTool.json.error.code, -32601)
 
-  const refused = await tasksRequest('tools/call', { name: 'submit', arguments: { chain: 'local', call, payment } }, 'submit')
+  // A payment whose signature no longer matches its transfer (another nonce): refused at submit.
+  const forged = { ...payment, authorization: { ...payment.authorization, nonce: `0x${'42'.repeat(32)}` } }
+  const refused = await tasksRequest('tools/call', { name: 'submit', arguments: { chain: 'local', call, payment: forged } }, 'submit')
   t.equal(refused.json.result.resultType, 'complete', 'a refused submit creates no task')
   t.equal(refused.json.result.isError, true)
 })
