@@ -132,7 +132,7 @@ async function countRoundTrips(deployment: DevnetDeployment, proxy: ProxyChild, 
   const store = new SqliteSubmissionStore(':memory:')
   const operator = privateKeyToAccount(deployment.runner.operator.privateKey)
   // No wake: the runner runs only when the bench runs a pass, so nothing else talks to the node.
-  const context: RelayContext = { network, store, operator: operator.address, batchReaders: [], wake: () => {} }
+  const context: RelayContext = { network, store, operator: operator.address, delegates: [], wake: () => {} }
   const payee = getAddress(config.networks[0]!.payee)
   const batch = payers.length
 

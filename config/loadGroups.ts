@@ -4,7 +4,7 @@ import { dirname, isAbsolute, join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { Value } from '@sinclair/typebox/value'
 import type { ServedGroup } from '../core/groupPlugin.ts'
-import type { PluginDefinition } from '../core/plugin.ts'
+import type { DevnetDeployment, PluginDefinition } from '../core/plugin.ts'
 import { ConfigError, loadConfig, type ConfigOverrides } from './load.ts'
 import { GroupName, type BrunoConfig, type PluginEntry } from './schema.ts'
 import { nearest } from './suggest.ts'
@@ -33,7 +33,7 @@ export async function loadGroups(config: BrunoConfig, builtins: readonly PluginD
   for (const definition of builtins) install({ definition, options: groupOptions(definition, undefined, 'built in'), order: definition.order, source: 'built in' })
   for (const [index, entry] of config.plugins.entries()) {
     const source = `plugins[${index}]`
-    const definition = await importGroup(entry, configDir, source)
+    const definition = await importGroup(entry.from, configDir, { field: `config ${source}.from`, base: 'the config file' })
     install({ definition, options: groupOptions(definition, entry.options, source), order: entry.order ?? definition.order, source })
   }
 
@@ -72,21 +72,27 @@ function groupOptions(definition: PluginDefinition, given: Record<string, unknow
   return options
 }
 
-/** Imports a `plugins` entry's module and checks that its default export is a group. */
-async function importGroup(entry: PluginEntry, configDir: string, source: string): Promise<PluginDefinition> {
-  const entryFile = groupEntryFile(entry.from, configDir, source)
+/** Where a group's `from` was given, for refusals: the field (`config plugins[0].from`, `--plugin`) and what its paths are relative to. */
+interface GivenAt {
+  readonly field: string
+  readonly base: string
+}
+
+/** Imports a group's module (a `plugins` entry's `from`, a `--plugin`) and checks that its default export is a group. */
+async function importGroup(from: string, dir: string, at: GivenAt): Promise<PluginDefinition> {
+  const entryFile = groupEntryFile(from, dir, at)
   allowBrunoPluginImports()
   let loaded: { default?: unknown }
   try {
     loaded = (await import(pathToFileURL(entryFile).href)) as { default?: unknown }
   } catch (error) {
-    throw new ConfigError(`config ${source}.from: "${entry.from}" cannot be loaded: ${(error as Error).message}`)
+    throw new ConfigError(`${at.field}: "${from}" cannot be loaded: ${(error as Error).message}`)
   }
   const definition = loaded.default as Partial<PluginDefinition> | undefined
   if (typeof definition?.name !== 'string' || !Number.isInteger(definition.order) || typeof definition.setup !== 'function') {
-    throw new ConfigError(`config ${source}.from: "${entry.from}" does not default-export a group (export default definePlugin({ name, order, setup }))`)
+    throw new ConfigError(`${at.field}: "${from}" does not default-export a group (export default definePlugin({ name, order, setup }))`)
   }
-  if (!Value.Check(GroupName, definition.name)) throw new ConfigError(`config ${source}.from: "${entry.from}" names its group "${definition.name}", which is not a group name (${GroupName.pattern})`)
+  if (!Value.Check(GroupName, definition.name)) throw new ConfigError(`${at.field}: "${from}" names its group "${definition.name}", which is not a group name (${GroupName.pattern})`)
   return definition as PluginDefinition
 }
 
@@ -95,36 +101,61 @@ async function importGroup(entry: PluginEntry, configDir: string, source: string
  * directory, or a package name looked up in node_modules from the config file's directory up,
  * then from Bruno's.
  */
-function groupEntryFile(from: string, configDir: string, source: string): string {
+function groupEntryFile(from: string, dir: string, at: GivenAt): string {
   if (from.startsWith('.') || isAbsolute(from)) {
-    const path = resolve(configDir, from)
-    if (!existsSync(path)) throw new ConfigError(`config ${source}.from: "${from}" does not exist (paths are relative to the config file)`)
-    return statSync(path).isDirectory() ? packageEntryFile(path, from, source) : path
+    const path = resolve(dir, from)
+    if (!existsSync(path)) throw new ConfigError(`${at.field}: "${from}" does not exist (paths are relative to ${at.base})`)
+    return statSync(path).isDirectory() ? packageEntryFile(path, from, at) : path
   }
-  for (const start of [configDir, BRUNO_ROOT]) {
+  for (const start of [dir, BRUNO_ROOT]) {
     for (let dir = resolve(start); ; dir = dirname(dir)) {
       const candidate = join(dir, 'node_modules', from)
-      if (existsSync(join(candidate, 'package.json'))) return packageEntryFile(candidate, from, source)
+      if (existsSync(join(candidate, 'package.json'))) return packageEntryFile(candidate, from, at)
       if (dirname(dir) === dir) break
     }
   }
-  throw new ConfigError(`config ${source}.from: no package "${from}" is installed beside the config file or beside Bruno`)
+  throw new ConfigError(`${at.field}: no package "${from}" is installed beside ${at.base} or beside Bruno`)
 }
 
 type Exports = string | { readonly [condition: string]: Exports } | undefined
 
 /** A package directory's main module: its `exports` (".", then "import" or "default"), else `main`, else index.js. */
-function packageEntryFile(dir: string, from: string, source: string): string {
+function packageEntryFile(dir: string, from: string, at: GivenAt): string {
   let manifest: { exports?: Exports; main?: string }
   try {
     manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as typeof manifest
   } catch {
-    throw new ConfigError(`config ${source}.from: "${from}" has no readable package.json`)
+    throw new ConfigError(`${at.field}: "${from}" has no readable package.json`)
   }
   const root = typeof manifest.exports === 'object' && '.' in manifest.exports ? manifest.exports['.'] : manifest.exports
   let target = root
   while (typeof target === 'object') target = target.import ?? target.default
   return join(dir, target ?? manifest.main ?? 'index.js')
+}
+
+/**
+ * The devnet's config serving the groups `npm start -- --plugin …` names (paths relative to the
+ * working directory, or package names): each is imported, its `devnet` hook deploys what it needs
+ * on the fresh chain and gives its options there (none: its options' defaults), and it is enabled
+ * after the built-in groups.
+ *
+ * @example
+ * config = await withDevnetPlugins(devnetConfig(deployment, env), ['./my-delegate'], deployment, process.cwd())
+ */
+export async function withDevnetPlugins(config: BrunoConfig, froms: readonly string[], deployment: DevnetDeployment, dir: string): Promise<BrunoConfig> {
+  const plugins: PluginEntry[] = [...config.plugins]
+  const groups = [...config.groups]
+  for (const from of froms) {
+    const definition = await importGroup(from, dir, { field: '--plugin', base: 'the working directory' })
+    const options = definition.devnet ? await definition.devnet(deployment) : undefined
+    if (!definition.devnet && definition.options) {
+      const first = Value.Errors(definition.options, Value.Default(definition.options, {})).First()
+      if (first) throw new ConfigError(`--plugin "${from}" (group "${definition.name}"): options${first.path.replaceAll('/', '.')}: ${first.message}, and the group has no devnet hook to give its options on the devnet: serve it with --config`)
+    }
+    plugins.push({ from: from.startsWith('.') || isAbsolute(from) ? resolve(dir, from) : from, ...(options === undefined ? {} : { options: options as Record<string, unknown> }) })
+    groups.push(definition.name)
+  }
+  return { ...config, plugins, groups }
 }
 
 /**

@@ -3,7 +3,7 @@ import { dirname, resolve as resolvePath } from 'node:path'
 import { parseArgs } from 'node:util'
 import { devnetConfig, devnetServer } from '../config/devnet.ts'
 import { parseServerConfig } from '../config/load.ts'
-import { loadCheckedConfig, loadGroups } from '../config/loadGroups.ts'
+import { loadCheckedConfig, loadGroups, withDevnetPlugins } from '../config/loadGroups.ts'
 import { PRESET_NAMES, PRESETS } from '../config/presets.ts'
 import type { BrunoConfig } from '../config/schema.ts'
 import { builtinGroups } from '../plugins/index.ts'
@@ -39,6 +39,8 @@ Options:
   --config <file>      deployment config (JSON); see DEPLOYMENT.md. Omit for the devnet.
   --as <preset>        the devnet takes a preset's identity: its chain id, and the real contracts
                        at the preset's addresses (${PRESET_NAMES.join(', ')})
+  --plugin <path|package>  also serve this group on the devnet (repeatable); its devnet hook
+                       deploys its contracts and gives its options (PLUGINS.md)
   --host <address>     override server.host
   --port <number>      override server.port (0 = any free port)
   --log-level <level>  ${LOG_LEVELS.join(' | ')} (default: info)
@@ -57,6 +59,7 @@ interface ServeOptions {
   readonly 'log-level'?: string
   readonly 'skip-preflight'?: string[]
   readonly 'no-preflight'?: boolean
+  readonly plugin?: string[]
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -73,6 +76,7 @@ async function main(argv: string[]): Promise<number> {
       'log-level': { type: 'string' },
       'skip-preflight': { type: 'string', multiple: true },
       'no-preflight': { type: 'boolean' },
+      plugin: { type: 'string', multiple: true },
       help: { type: 'boolean', short: 'h' },
     },
   })
@@ -117,7 +121,7 @@ async function serve(options: ServeOptions): Promise<number> {
     stops.push(() => anvil.stop())
     try {
       deployment = await deployDevnet(anvil.rpcUrl, flags.as ? { as: flags.as } : {})
-      config = devnetConfig(deployment, env, flags)
+      config = await withDevnetPlugins(devnetConfig(deployment, env, flags), flags.plugins, deployment, process.cwd())
       await loadGroups(config, builtinGroups, process.cwd())
     } catch (error) {
       await anvil.stop()

@@ -1,7 +1,7 @@
 import { erc20Abi, getAbiItem, maxUint256, toFunctionSelector, type Address } from 'viem'
 import type { Call } from './schemas.ts'
 
-// The ERC-20 calls more than one group makes (the erc20 encoders, a Calibur batch's approvals and
+// The ERC-20 calls more than one group makes (the erc20 encoders, a delegate batch's approvals and
 // payment leg). Both take (address, uint256): two static 32-byte words after the selector, so
 // they are written directly. viem's generic encoder (encodeFunctionData) gives the same bytes
 // (test/erc20-calls.test.ts checks it over random arguments) but cost ~25 µs of a served

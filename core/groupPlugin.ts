@@ -27,7 +27,7 @@ export function groupPlugin(group: ServedGroup): FastifyPluginAsync {
     try {
       const contribution = await definition.setup(services, group.options as never)
       registry.addGroup({ ...contribution, name: definition.name, order: group.order })
-      if (contribution.batchPayments) app.bruno.relay.acceptBatches(contribution.batchPayments)
+      if (contribution.delegate) app.bruno.relay.acceptDelegate(contribution.delegate)
     } catch (error) {
       throw new ConfigError(`config groups: group "${definition.name}" (${source}) cannot be served: ${(error as Error).message}`)
     }

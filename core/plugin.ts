@@ -27,6 +27,7 @@
 import type { Static, TObject } from '@sinclair/typebox'
 import type { BrunoServices } from './services.ts'
 import type { GroupDefinition } from './tool.ts'
+import type { DevnetDeployment } from './devnet/deploy.ts'
 
 // The schema builder, re-exported so a group builds its schemas with the TypeBox Bruno validates them with.
 export { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox'
@@ -86,7 +87,8 @@ export { encodeRunnerCall, RUNNER_SETTLE_GAS, type RunnerRelay } from './relay/r
 export { calldataGas, runnerGasLimit, stipendFor, viemAuthorizations } from './relay/runnerTransaction.ts'
 export { authorizationStateAbi, payerShortfall } from './relay/paymentToken.ts'
 export { readL1DataFee } from './chain/l1DataFee.ts'
-export type { BatchPaymentReader, BatchTerms } from './relay/batchPayment.ts'
+export type { Delegate, BatchTerms, DelegateWords } from './relay/delegate.ts'
+export type { DevnetDeployment } from './devnet/deploy.ts'
 export { encodeApprove, encodeTransfer } from './erc20Calls.ts'
 export { revertReason, type ErrorVocabulary } from './relay/revertReason.ts'
 export { leastPaymentValiditySec } from './relay/paymentValidity.ts'
@@ -107,6 +109,13 @@ export interface PluginDefinition<O extends TObject = TObject> {
   readonly options?: O
   /** Builds the group's tools (and prompts, resources) once, at start, for this deployment. */
   setup(services: BrunoServices, options: Static<O>): GroupContribution | Promise<GroupContribution>
+  /**
+   * On the devnet (`npm start -- --plugin <path|package>`): deploys what the group needs on the
+   * fresh chain (`deployment.deployer` holds ETH and owns USDC; the rest is where it landed) and
+   * returns the group's options there. A group without it is served on the devnet with its
+   * options' defaults.
+   */
+  devnet?(deployment: DevnetDeployment): Static<O> | Promise<Static<O>>
 }
 
 /**

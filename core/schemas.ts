@@ -63,7 +63,7 @@ export const GasUnits = decimalInteger()
 /** A block number, decimal. */
 export const BlockNumber = decimalInteger()
 
-/** A nonce signed as a uint256 (Calibur's key and seq), decimal. */
+/** A nonce signed as a uint256 (a delegate's batch nonce), decimal. */
 export const Nonce = decimalInteger()
 
 /** A time signed as a uint256 (a typed-data deadline, EIP-3009's validAfter and validBefore), decimal. */
@@ -78,7 +78,7 @@ export const TokenAmount = Type.String({ pattern: '^[0-9]{1,40}(\\.[0-9]{1,36})?
 /** A token named by its configured symbol (any case) or by address: the preamble says so once, for every `token`. */
 export const TokenArgument = Type.String({ minLength: 1, maxLength: 42 })
 
-/** One call an account makes: the shape every helper returns and `calibur_batch` takes. */
+/** One call an account makes: the shape every helper returns and a delegate group's batch tool takes. */
 export const Call = Type.Object(
   {
     to: Address,
@@ -103,7 +103,7 @@ export const TokenInfo = Type.Object(
 )
 
 /**
- * An allowance an account's calls need: what a swap helper returns and `calibur_batch` takes. In
+ * An allowance an account's calls need: what a swap helper returns and a delegate group's batch tool takes. In
  * base units, since it is copied from one tool's result into another's arguments, not typed.
  */
 export const Approval = Type.Object(
@@ -117,7 +117,7 @@ export const Approval = Type.Object(
 
 export const Approvals = Type.Array(Approval)
 
-/** An allowance as `calibur_batch` takes it: an `Approval` whose token may be named by its configured symbol too. */
+/** An allowance as a delegate group's batch tool takes it: an `Approval` whose token may be named by its configured symbol too. */
 export const ApprovalRequest = Type.Object(
   {
     token: TokenArgument,

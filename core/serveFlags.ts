@@ -16,16 +16,18 @@ export interface ServeFlags {
   readonly port?: number
   readonly logLevel: (typeof LOG_LEVELS)[number]
   readonly as?: PresetName
+  /** Groups to serve on the devnet beside the built-in ones (`--plugin`, repeatable). */
+  readonly plugins: readonly string[]
 }
 
 /**
  * `bruno serve`'s flags, checked before anything starts (no devnet is deployed for a typo).
  *
  * @example
- * checkServeFlags({ port: '4000', 'log-level': 'debug' }) // { port: 4000, logLevel: 'debug' }
+ * checkServeFlags({ port: '4000', 'log-level': 'debug' }) // { plugins: [], port: 4000, logLevel: 'debug' }
  * checkServeFlags({ port: '70000' })                      // throws FlagError: --port: "70000" is not a port …
  */
-export function checkServeFlags(values: { host?: string; port?: string; 'log-level'?: string; as?: string; config?: string }): ServeFlags {
+export function checkServeFlags(values: { host?: string; port?: string; 'log-level'?: string; as?: string; config?: string; plugin?: string[] }): ServeFlags {
   let port: number | undefined
   if (values.port !== undefined) {
     port = /^\d{1,5}$/.test(values.port) ? Number(values.port) : Number.NaN
@@ -40,7 +42,12 @@ export function checkServeFlags(values: { host?: string; port?: string; 'log-lev
     if (values.config !== undefined) throw new FlagError('--as gives the devnet a preset\'s identity; with --config, name the preset in the config file ("preset" in a networks entry) instead')
     if (!(PRESET_NAMES as string[]).includes(values.as)) throw new FlagError(`--as: no preset is named "${values.as}"; ${suggestion(values.as, PRESET_NAMES, 'the presets are')}`)
   }
+  const plugins = values.plugin ?? []
+  if (plugins.length > 0 && values.config !== undefined) {
+    throw new FlagError('--plugin serves a group on the devnet; with --config, name it in the config file ("plugins" and "groups") instead')
+  }
   return {
+    plugins,
     ...(values.host !== undefined ? { host: values.host } : {}),
     ...(port !== undefined ? { port } : {}),
     logLevel: logLevel as ServeFlags['logLevel'],

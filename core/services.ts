@@ -14,7 +14,7 @@ export interface NetworkDirectory {
 /** The relay's operations, as the `bruno` group's tools and the REST binding use them. */
 export type RelayOperations = Pick<RelayService, 'account' | 'quote' | 'submit' | 'status'>
 
-/** How a group sizes a payment to Bruno it builds itself (a Calibur batch's payment leg). */
+/** How a group sizes a payment to Bruno it builds itself (a delegate batch's payment leg). */
 export interface PaymentServices {
   /** A token the relay accepts as payment on `chain`, or a `ToolError` naming the accepted ones. */
   token(chain: string, token: string): PaymentToken

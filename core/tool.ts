@@ -1,6 +1,6 @@
 import type { Static, TObject } from '@sinclair/typebox'
 import type { PromptDefinition } from './prompt.ts'
-import type { BatchPaymentReader } from './relay/batchPayment.ts'
+import type { Delegate } from './relay/delegate.ts'
 import type { ResourceDefinition, ResourceTemplateDefinition } from './resource.ts'
 import type { BrunoServices } from './services.ts'
 import type { ToolTaskSupport } from './task.ts'
@@ -64,8 +64,8 @@ export interface GroupDefinition {
   readonly prompts?: readonly PromptDefinition[]
   readonly resources?: readonly ResourceDefinition[]
   readonly resourceTemplates?: readonly ResourceTemplateDefinition[]
-  /** A delegate group's reader of its signed batches: with it, the relay accepts them as payment. */
-  readonly batchPayments?: BatchPaymentReader
+  /** A delegate group's delegate: with it, the relay accepts its signed batches as payment, `account` names it, and the relay's texts name its tools. */
+  readonly delegate?: Delegate
 }
 
 /**

@@ -148,7 +148,9 @@ t.test('serve\'s flags: each refusal names the flag and what it takes', async (t
   refuses({ 'log-level': 'verbose' }, '--log-level: "verbose" is not a level; the levels are: "fatal", "error", "warn", "info", "debug", "trace", "silent"')
   refuses({ host: 'bad host' }, '--host: "bad host" is not an IP address or host name (e.g. 127.0.0.1, ::1, 0.0.0.0, localhost)')
   refuses({ as: 'base', config: 'bruno.json' }, '--as gives the devnet a preset\'s identity; with --config, name the preset in the config file ("preset" in a networks entry) instead')
-  t.same(checkServeFlags({ port: '0', host: '::1', 'log-level': 'debug', as: 'base' }), { host: '::1', port: 0, logLevel: 'debug', as: 'base' })
+  refuses({ plugin: ['./my-group'], config: 'bruno.json' }, '--plugin serves a group on the devnet; with --config, name it in the config file ("plugins" and "groups") instead')
+  t.same(checkServeFlags({ port: '0', host: '::1', 'log-level': 'debug', as: 'base' }), { plugins: [], host: '::1', port: 0, logLevel: 'debug', as: 'base' })
+  t.same(checkServeFlags({ plugin: ['./a', 'b-group'] }).plugins, ['./a', 'b-group'], 'each --plugin, in order')
   // --host is checked with the config's rules: off loopback, allowedHosts must name the hosts.
   t.throws(() => parseServerConfig({ host: '0.0.0.0', port: 3030 }), { name: 'ConfigError', message: /^config server\.allowedHosts: required when server\.host is not a loopback address/ })
   const path = await file(JSON.stringify(rawConfig()))

@@ -52,7 +52,8 @@ t.test('flow 1 over SDK v2: calibur_batch → wallet signs → calibur_execute �
   await client.waitForTransactionReceipt({ hash: await sponsor.sendTransaction({ to: sponsor.account.address, authorizationList: [authorization] }) })
 
   const seen = await use('account', { chain: 'local', address: owner.address })
-  t.equal(seen.isCalibur, true)
+  t.equal(seen.delegateName, 'Calibur')
+  t.equal(seen.delegateNonce, '0', 'its first batch nonce')
   const friend = privateKeyToAccount(generatePrivateKey()).address
   // A builder MCP's transactionRequest, as it would hand it over: its gas fields are ignored.
   const builderCall = {

@@ -128,8 +128,8 @@ t.test('admission: a deadline past submissionTtlSec, a payment expiring within p
   t.equal(result.isError, true, 'a 3009 payer with code: refused')
   t.match(
     result.content[0].text,
-    `refused: the payment's payer (payment.authorization.from) cannot pay by signed transfer: the payer ${delegated.address} has code (a contract, or an account delegated by EIP-7702): the token would run it inside the payment. A signed EIP-3009 transfer must come from a plain account; a delegated account pays with a Calibur batch (calibur_batch)`,
-    `with PayerHasCode's reason: ${result.content[0].text}`,
+    `refused: the payment's payer (payment.authorization.from) cannot pay by signed transfer: the payer ${delegated.address} has code (a contract, or an account delegated by EIP-7702): the token would run it inside the payment. A signed EIP-3009 transfer must come from a plain account; a delegated account pays with a delegate batch (no delegate group is enabled on this server)`,
+    `with PayerHasCode's reason, on a server serving only bruno: ${result.content[0].text}`,
   )
 
   t.equal(await runnerNonce(), nonceBefore, 'nothing was sent for any of them')

@@ -28,6 +28,6 @@ export async function describeCallFailure(context: RelayContext, requested: Requ
     })
     return undefined
   } catch (error) {
-    return revertReason(error, token.decimals, token.symbol, context.batchReaders.map((reader) => reader.errors))
+    return revertReason(error, token.decimals, token.symbol, context.delegates)
   }
 }

@@ -1,7 +1,7 @@
 import type { Address } from 'viem'
 import type { Network } from '../chain/networks.ts'
 import type { AdmissionRefusal } from './admission.ts'
-import type { BatchPaymentReader } from './batchPayment.ts'
+import type { Delegate } from './delegate.ts'
 import type { SimulationGate } from './simulationGate.ts'
 import type { SubmissionView } from './schemas.ts'
 import type { SubmissionStore } from './store.ts'
@@ -13,7 +13,7 @@ export interface RelayContext {
   /** The runner EOA's address (the Runner contract's operator). */
   readonly operator: Address
   /** The delegates whose signed batches the relay accepts as payment (added by their groups at start), with their errors' words. */
-  readonly batchReaders: readonly BatchPaymentReader[]
+  readonly delegates: readonly Delegate[]
   /** Tells the runner loop there is work, so it need not wait for its next poll. */
   readonly wake: () => void
   /** Counts a submission refused by admission (`/metrics`). */

@@ -4,6 +4,7 @@ import type { Network } from '../chain/networks.ts'
 import { blameOf } from '../faults.ts'
 import { ToolError } from '../tool.ts'
 import type { PaymentToken } from './gasPricer.ts'
+import type { Delegate } from './delegate.ts'
 
 /**
  * EIP-3009's `authorizationState`: true once `nonce` of `authorizer` was used or cancelled. A token
@@ -51,9 +52,9 @@ export function paymentToken(network: Network, token: string): PaymentToken {
  * forms that can pay. A node that fails the read is the chain's fault, not a refusal.
  *
  * @example
- * await requireSignedTransfers(network, weth) // ToolError: WETH cannot pay by signed transfer on base: …
+ * await requireSignedTransfers(network, weth, context.delegates) // ToolError: WETH cannot pay by signed transfer on base: …
  */
-export async function requireSignedTransfers(network: Network, token: PaymentToken): Promise<void> {
+export async function requireSignedTransfers(network: Network, token: PaymentToken, delegates: readonly Delegate[]): Promise<void> {
   const answered = await network.client
     .readContract({ address: token.address, abi: authorizationStateAbi, functionName: 'authorizationState', args: [getAddress(network.config.payee), zeroHash] })
     .then(
@@ -67,7 +68,7 @@ export async function requireSignedTransfers(network: Network, token: PaymentTok
   const others = network.config.tokens.filter((candidate) => getAddress(candidate.address) !== token.address && (candidate.swapPath || getAddress(candidate.address) === getAddress(network.config.weth)))
   throw new ToolError(
     `${token.symbol} cannot pay by signed transfer on ${network.name}: ${token.address} has no EIP-3009 transferWithAuthorization. ` +
-      `Pay it with payment "batch" (a delegated account's payment batch transfers ${token.symbol}: calibur_batch)` +
+      `Pay it with payment "batch" (a delegated account's payment batch transfers ${token.symbol}: ${delegates.map((delegate) => delegate.tools.batch).join(' or ') || 'no delegate group is enabled on this server'})` +
       (others.length > 0 ? `, or by signed transfer in ${others.map((candidate) => candidate.symbol).join(' or ')} (payment_authorization)` : ''),
   )
 }

@@ -34,7 +34,7 @@ const PLACEHOLDER_SIGNATURE: Hex = `0x${'7f'.repeat(64)}1b`
  *   `AUTHORIZATION_PHASE_GAS`, since it is not signed yet. A token that takes no signed transfers
  *   (WETH9: no EIP-3009) is refused, naming the forms that can pay in it.
  * - `payment: "batch"`: `call` is a delegate's signed batch of the account's calls and
- *   `paymentBatch` its signed payment-only batch (calibur_execute's `call` and `payment.batch`):
+ *   `paymentBatch` its signed payment-only batch (the `call` and `payment.batch` its group's execute tool returned):
  *   the exact runner transaction is simulated with its own, non-zero payment.
  *
  * @example
@@ -84,7 +84,7 @@ async function measureAuthorizationRelay(context: RelayContext, request: QuoteRe
   // asked in the same JSON-RPC batch as the rest (once per token that takes them), and said first.
   const tokenRefusal = context.signedTransferTokens?.has(token.address)
     ? undefined
-    : requireSignedTransfers(network, token).then(
+    : requireSignedTransfers(network, token, context.delegates).then(
         () => void context.signedTransferTokens?.add(token.address),
         (error: unknown) => error,
       )
@@ -99,9 +99,9 @@ async function measureAuthorizationRelay(context: RelayContext, request: QuoteRe
             return used > 0n ? used : 0n
           })
           .catch((error: unknown) => {
-            const reason = revertReason(error, token.decimals, token.symbol, context.batchReaders.map((reader) => reader.errors))
+            const reason = revertReason(error, token.decimals, token.symbol, context.delegates)
             if (!reason) throw error
-            throw new ToolError(`cannot quote: the call fails in simulation from Bruno's Runner contract (${runner}): ${reason}. ${signedCallsOnly(runner)}`)
+            throw new ToolError(`cannot quote: the call fails in simulation from Bruno's Runner contract (${runner}): ${reason}. ${signedCallsOnly(runner, context.delegates)}`)
           }),
     readFees(client, blockRead),
     readWeiPerBaseUnit(network, token.address),

@@ -1,7 +1,7 @@
 import { getAddress, isAddressEqual, type Address, type Hex } from 'viem'
 import { ToolError } from '../tool.ts'
 import { PaymentRefusal } from './paymentRefusal.ts'
-import type { BatchTerms } from './batchPayment.ts'
+import type { BatchTerms, Delegate } from './delegate.ts'
 import type { RelayContext } from './context.ts'
 import type { PaymentToken } from './gasPricer.ts'
 import type { RunnerRelay } from './runnerCall.ts'
@@ -30,17 +30,17 @@ export interface RequestedRelay {
  * @example
  * readBatch(context, { to: account, data: signedExecute }, paymentBatch, usdc) // { form: 'batch', account, token, payee, amount, … }
  */
-export function readBatch(context: RelayContext, call: RelayCall, paymentBatch: Hex | undefined, token: PaymentToken): RunnerRelay & { form: 'batch'; terms: BatchTerms } {
+export function readBatch(context: RelayContext, call: RelayCall, paymentBatch: Hex | undefined, token: PaymentToken): RunnerRelay & { form: 'batch'; terms: BatchTerms; by: Delegate } {
   const { network } = context
   const payee = getAddress(network.config.payee)
-  for (const reader of context.batchReaders) {
-    const terms = reader.read(network, call, paymentBatch)
+  for (const delegate of context.delegates) {
+    const terms = delegate.read(network, call, paymentBatch)
     if (!terms) continue
     if (!isAddressEqual(terms.token, token.address)) {
-      throw new ToolError(`the ${reader.delegate} batch pays in ${terms.token}, not in ${token.address} as the payment says: pass the payment calibur_execute returned`)
+      throw new ToolError(`the ${delegate.name} batch pays in ${terms.token}, not in ${token.address} as the payment says: pass the payment ${delegate.tools.execute} returned`)
     }
-    if (!isAddressEqual(terms.payee, payee)) throw new ToolError(`the ${reader.delegate} batch pays ${terms.payee}, not the payee ${payee}`)
-    if (!isAddressEqual(terms.account, getAddress(call.to))) throw new ToolError(`the ${reader.delegate} batch is signed by ${terms.account}, but the call goes to ${call.to}`)
+    if (!isAddressEqual(terms.payee, payee)) throw new ToolError(`the ${delegate.name} batch pays ${terms.payee}, not the payee ${payee}`)
+    if (!isAddressEqual(terms.account, getAddress(call.to))) throw new ToolError(`the ${delegate.name} batch is signed by ${terms.account}, but the call goes to ${call.to}`)
     return {
       form: 'batch',
       account: terms.account,
@@ -52,14 +52,17 @@ export function readBatch(context: RelayContext, call: RelayCall, paymentBatch: 
       payee,
       amount: terms.amount,
       terms,
+      by: delegate,
     }
   }
-  const delegates = context.batchReaders.map((reader) => reader.delegate)
+  const { delegates } = context
   throw new ToolError(
     'refused: a call that pays somewhere inside is not accepted, since it cannot be made safe. Pay one of two ways: ' +
       '{token, authorization, signature}, a signed EIP-3009 transfer to the payee (payment_authorization prepares it), ' +
       (delegates.length > 0
-        ? `or ${delegates.join(' or ')} batches, one that only pays and one of the account's calls (calibur_batch prepares both; calibur_execute returns the call and payment to submit)`
+        ? `or ${delegates.map((delegate) => delegate.name).join(' or ')} batches, one that only pays and one of the account's calls (${delegates
+            .map((delegate) => `${delegate.tools.batch} prepares both; ${delegate.tools.execute} returns the call and payment to submit`)
+            .join('; ')})`
         : 'or a delegate batch (no delegate group is enabled on this server)'),
   )
 }
@@ -88,8 +91,8 @@ export function relayOfRequest(context: RelayContext, call: RelayCall, payment: 
   }
   const relay = readBatch(context, call, payment.batch as Hex, token)
   if (BigInt(payment.amountBaseUnits) > relay.amount) {
-    throw new ToolError(`the payment says ${payment.amountBaseUnits} base units but its payment batch pays ${relay.amount}: pass the payment calibur_execute returned`)
+    throw new ToolError(`the payment says ${payment.amountBaseUnits} base units but its payment batch pays ${relay.amount}: pass the payment ${relay.by.tools.execute} returned`)
   }
-  const { terms, ...runnerRelay } = relay
+  const { terms, by: _by, ...runnerRelay } = relay
   return { relay: runnerRelay, amount: relay.amount, paymentDeadline: terms.deadline, identity: terms.identity, payer: terms.account, batch: terms }
 }

@@ -1,5 +1,6 @@
 import { BaseError, decodeErrorResult, formatUnits, type Abi, type Hex } from 'viem'
 import { runnerAbi } from '../../contracts/abi.ts'
+import { delegateBatchTools, type DelegateWords } from './delegate.ts'
 import type { PaymentProblem } from './paymentRefusal.ts'
 
 const RUNNER_ERRORS = runnerAbi.filter((item) => item.type === 'error') as Abi
@@ -12,20 +13,31 @@ const RUNNER_ERRORS = runnerAbi.filter((item) => item.type === 'error') as Abi
  * prices through Uniswap's pools; a plugin vocabulary (`ErrorVocabulary`) decodes custom errors of
  * a delegate, which these are not.
  */
-const WELL_KNOWN_REASONS: Readonly<Record<string, string>> = {
-  STF:
-    'Uniswap\'s TransferHelper: safeTransferFrom failed. The router could not take the input token: the account\'s ' +
-    'allowance to the router is missing or short (or its balance is). Approve the router first: calibur_batch\'s ' +
-    '`approvals` ({token, spender: the router, amountBaseUnits}, as uniswap_swap_to_eth returns them) adds the approve where it ' +
-    'is short, or put erc20_approve\'s call before the swap',
-  STE: 'Uniswap\'s TransferHelper: safeTransferETH failed. The ETH could not be sent to the recipient',
-  ST: 'Uniswap\'s TransferHelper: safeTransfer failed. The router holds too little of the token to send',
-  SA: 'Uniswap\'s TransferHelper: safeApprove failed',
+function wellKnownReason(reason: string, delegates: readonly DelegateWords[]): string | undefined {
+  switch (reason) {
+    case 'STF': {
+      const tools = delegates.map((delegate) => delegate.tools.batch).join(' or ') || 'a delegate group\'s batch tool'
+      return (
+        'Uniswap\'s TransferHelper: safeTransferFrom failed. The router could not take the input token: the account\'s ' +
+        `allowance to the router is missing or short (or its balance is). Approve the router first: ${tools}'s ` +
+        '`approvals` ({token, spender: the router, amountBaseUnits}, as uniswap_swap_to_eth returns them) adds the approve where it ' +
+        'is short, or put erc20_approve\'s call before the swap'
+      )
+    }
+    case 'STE':
+      return 'Uniswap\'s TransferHelper: safeTransferETH failed. The ETH could not be sent to the recipient'
+    case 'ST':
+      return 'Uniswap\'s TransferHelper: safeTransfer failed. The router holds too little of the token to send'
+    case 'SA':
+      return 'Uniswap\'s TransferHelper: safeApprove failed'
+    default:
+      return undefined
+  }
 }
 
 /**
  * A contract's errors and how to say them in words: a delegate's group gives the relay its own
- * (`BatchPaymentReader.errors`), so the relay describes them without knowing the delegate.
+ * (`Delegate.errors`), so the relay describes them without knowing the delegate.
  */
 export interface ErrorVocabulary {
   /** The error items of the contract's ABI. */
@@ -42,21 +54,23 @@ export interface ErrorVocabulary {
  * @example
  * revertReason(error, 6, 'USDC') // 'payment short: the payee would receive 0.1 USDC of the 0.15 USDC required'
  */
-export function revertReason(error: unknown, decimals: number, symbol: string, vocabularies: readonly ErrorVocabulary[] = []): string | undefined {
+export function revertReason(error: unknown, decimals: number, symbol: string, delegates: readonly DelegateWords[] = []): string | undefined {
   const data = revertData(error)
   if (data === undefined) return undefined
-  return describeRevertData(data, decimals, symbol, vocabularies)
+  return describeRevertData(data, decimals, symbol, delegates)
 }
 
 /**
- * Says in words what revert data means (the Runner's errors, the vocabularies', `Error(string)`, `Panic`).
+ * Says in words what revert data means (the Runner's errors, the delegates', `Error(string)`, `Panic`);
+ * a text that sends the caller to a batch names the delegates' tools.
  *
  * @example
  * describeRevertData('0x08c379a0…', 6, 'USDC') // 'the call reverted: ERC20: transfer amount exceeds balance'
  */
-export function describeRevertData(data: Hex, decimals: number, symbol: string, vocabularies: readonly ErrorVocabulary[] = []): string {
+export function describeRevertData(data: Hex, decimals: number, symbol: string, delegates: readonly DelegateWords[] = []): string {
   if (data === '0x') return 'the call reverted without a reason'
-  const nested = (inner: Hex) => describeRevertData(inner, decimals, symbol, vocabularies)
+  const nested = (inner: Hex) => describeRevertData(inner, decimals, symbol, delegates)
+  const vocabularies = delegates.map((delegate) => delegate.errors)
   let decoded
   try {
     decoded = decodeErrorResult({ abi: [...RUNNER_ERRORS, ...vocabularies.flatMap((vocabulary) => vocabulary.abi)], data })
@@ -71,7 +85,7 @@ export function describeRevertData(data: Hex, decimals: number, symbol: string, 
   switch (decoded.errorName) {
     case 'Error': {
       const reason = String(args[0])
-      const known = Object.hasOwn(WELL_KNOWN_REASONS, reason) ? WELL_KNOWN_REASONS[reason] : undefined
+      const known = wellKnownReason(reason, delegates)
       return `the call reverted: ${reason}${known ? ` (${known})` : ''}`
     }
     case 'Panic':
@@ -79,7 +93,7 @@ export function describeRevertData(data: Hex, decimals: number, symbol: string, 
     case 'PaymentShort':
       return `payment short: the payee would receive ${formatUnits(args[0] as bigint, decimals)} ${symbol} of the ${formatUnits(args[1] as bigint, decimals)} ${symbol} required`
     case 'PayerHasCode':
-      return `the payer ${String(args[0])} has code (a contract, or an account delegated by EIP-7702): the token would run it inside the payment. A signed EIP-3009 transfer must come from a plain account; a delegated account pays with a Calibur batch (calibur_batch)`
+      return `the payer ${String(args[0])} has code (a contract, or an account delegated by EIP-7702): the token would run it inside the payment. A signed EIP-3009 transfer must come from a plain account; a delegated account pays with ${delegateBatchTools(delegates)}`
     case 'NotDelegated':
       return `the account ${String(args[0])} is not delegated to ${String(args[1])}: the batch can only run there (delegate it first, or pass its signed 7702 authorization in authorizationList)`
     case 'GasShort':
@@ -126,11 +140,11 @@ export function runnerRevertReason(
   form: 'authorization' | 'batch',
   decimals: number,
   symbol: string,
-  vocabularies: readonly ErrorVocabulary[] = [],
+  delegates: readonly DelegateWords[] = [],
 ): { readonly words: string; readonly byPayment: boolean; readonly problem?: PaymentProblem } | undefined {
   const data = revertData(error)
   if (data === undefined) return undefined
-  const reason = describeRevertData(data, decimals, symbol, vocabularies)
+  const reason = describeRevertData(data, decimals, symbol, delegates)
   let name: string | undefined
   let args: readonly unknown[] = []
   try {
@@ -150,7 +164,7 @@ export function runnerRevertReason(
     case 'PayerHasCode':
       return { words: `the payment's payer (payment.authorization.from) cannot pay by signed transfer: ${reason}`, byPayment: true, problem: 'payer' }
     case 'PaymentFailed':
-      return { words: `the payment batch (payment.batch) failed: ${describeRevertData(args[0] as Hex, decimals, symbol, vocabularies)}`, byPayment: true }
+      return { words: `the payment batch (payment.batch) failed: ${describeRevertData(args[0] as Hex, decimals, symbol, delegates)}`, byPayment: true }
   }
   if (form === 'batch') return { words: reason, byPayment: true }
   const tokenWords = reason.replace(/^the call reverted: /, '')

@@ -685,7 +685,7 @@ export class RunnerLoop {
     const requested = relayOfRequest(this.#context, request.call, request.payment, token)
     const callReason =
       relayed.reason !== '0x'
-        ? describeRevertData(relayed.reason, token.decimals, token.symbol, this.#context.batchReaders.map((reader) => reader.errors))
+        ? describeRevertData(relayed.reason, token.decimals, token.symbol, this.#context.delegates)
         : await describeCallFailure(this.#context, requested, token, receipt.blockNumber - 1n).catch(() => undefined)
     return { paidBaseUnits: relayed.received.toString(), callSucceeded: false, ...(callReason ? { callReason } : {}) }
   }

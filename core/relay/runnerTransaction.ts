@@ -2,11 +2,11 @@ import { BaseError, concat, getAddress, InsufficientFundsError, zeroAddress, typ
 import { expectChainId } from '../chain/expectChainId.ts'
 import { readFees, type Fees } from '../chain/fees.ts'
 import { readL1DataFee } from '../chain/l1DataFee.ts'
-import type { Network } from '../chain/networks.ts'
 import { readWeiPerBaseUnit, type Fraction } from '../chain/tokenPrice.ts'
 import { BrunoFault } from '../faults.ts'
 import { ToolError } from '../tool.ts'
 import type { RelayContext } from './context.ts'
+import { delegateBatchTools, type Delegate } from './delegate.ts'
 import type { PaymentToken } from './gasPricer.ts'
 import { PaymentRefusal, type PaymentProblem } from './paymentRefusal.ts'
 import { payerShortfall, requireSignedTransfers } from './paymentToken.ts'
@@ -104,7 +104,6 @@ export async function prepareRunnerTransaction(
   const authorizations = viemAuthorizations(authorizationList)
   const refusal = options.refusal ?? 'refused'
   const { token } = options
-  const vocabularies = context.batchReaders.map((reader) => reader.errors)
   // The data the transaction carries beside the Runner's own arguments: a batch's two signed batches.
   const callData = relay.form === 'batch' ? concat([relay.paymentData, relay.data]) : relay.call.data
   const hasCall = relay.form === 'batch' || getAddress(relay.call.to) !== zeroAddress
@@ -125,9 +124,9 @@ export async function prepareRunnerTransaction(
   // fault, never the caller's (a node says "insufficient funds", or "gas required exceeds
   // allowance" where the operator's balance, not the transaction cap, bounds the allowance).
   const refuseOrFault = async (error: unknown, withFees: Fees | undefined): Promise<unknown> => {
-    const reverted = runnerRevertReason(error, relay.form, token.decimals, token.symbol, vocabularies)
+    const reverted = runnerRevertReason(error, relay.form, token.decimals, token.symbol, context.delegates)
     if (reverted) {
-      const diagnosis = reverted.byPayment ? await paymentDiagnosis(network, relay, token) : undefined
+      const diagnosis = reverted.byPayment ? await paymentDiagnosis(context, relay, token) : undefined
       if (diagnosis) return new PaymentRefusal(`${refusal}: ${diagnosis.words}`, diagnosis.problem)
       return reverted.problem ? new PaymentRefusal(`${refusal}: ${reverted.words}`, reverted.problem) : new ToolError(`${refusal}: ${reverted.words}`)
     }
@@ -158,10 +157,10 @@ export async function prepareRunnerTransaction(
   const callCap = min(probeCap, transactionCap - PAYMENT_PHASE_ROOM - calldataGas(callData))
   if (callCap <= 0n) throw new ToolError(`${refusal}: the call's data is too large for one transaction on ${config.name}`)
   const callFails = async (outcome: CallOutcome, what: string) => {
-    const why = outcome.reason !== '0x' ? describeRevertData(outcome.reason, token.decimals, token.symbol, vocabularies) : await options.explainCallFailure?.()
+    const why = outcome.reason !== '0x' ? describeRevertData(outcome.reason, token.decimals, token.symbol, context.delegates) : await options.explainCallFailure?.()
     // A signed transfer pays first, then the Runner makes the call itself: whatever the call takes
     // from msg.sender (a token's balance or allowance) it takes from the Runner, not the payer.
-    const sender = relay.form === 'authorization' ? `. ${signedCallsOnly(to)}` : ''
+    const sender = relay.form === 'authorization' ? `. ${signedCallsOnly(to, context.delegates)}` : ''
     return new ToolError(
       `${refusal}: the call fails ${what}${why ? `: ${why}` : ''}${sender}. Nothing was sent. A call that fails on chain still pays, so Bruno only sends calls that succeed in simulation`,
     )
@@ -195,13 +194,13 @@ export async function prepareRunnerTransaction(
  * `submit` alike.
  *
  * @example
- * throw new ToolError(`cannot quote: the call fails …. ${signedCallsOnly(runner)}`)
+ * throw new ToolError(`cannot quote: the call fails …. ${signedCallsOnly(runner, context.delegates)}`)
  */
-export function signedCallsOnly(runner: Address): string {
+export function signedCallsOnly(runner: Address, delegates: readonly Delegate[]): string {
   return (
     `The call runs with Bruno's Runner contract (${runner}) as msg.sender, so only calls that act by signature belong there: ` +
     "a transfer of the account's own tokens is transfer_authorization's call (the account signs it, no ETH); " +
-    'anything else the account does itself (an approve, a swap of its tokens) goes in a Calibur batch (calibur_batch)'
+    `anything else the account does itself (an approve, a swap of its tokens) goes in ${delegateBatchTools(delegates)}`
   )
 }
 
@@ -210,10 +209,11 @@ export function signedCallsOnly(runner: Address): string {
  * than the token's words: a token that takes no signed transfers, or a payer holding less than it
  * transfers. Read only after the refusal, so a good payment costs no extra read.
  */
-async function paymentDiagnosis(network: Network, relay: RunnerRelay, token: PaymentToken): Promise<{ words: string; problem: PaymentProblem } | undefined> {
+async function paymentDiagnosis(context: RelayContext, relay: RunnerRelay, token: PaymentToken): Promise<{ words: string; problem: PaymentProblem } | undefined> {
+  const { network } = context
   const funds = (words: string | undefined) => (words === undefined ? undefined : { words, problem: 'funds' as const })
   if (relay.form === 'batch') return funds(await payerShortfall(network, token, relay.account, relay.amount, 'the transfer payment.batch makes'))
-  const refused = await requireSignedTransfers(network, token).then(
+  const refused = await requireSignedTransfers(network, token, context.delegates).then(
     () => undefined,
     (error: unknown) => {
       if (error instanceof ToolError) return { words: error.message, problem: 'token' as const }

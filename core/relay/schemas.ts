@@ -77,7 +77,7 @@ export const AuthorizationList = Type.Array(SignedAuthorization, {
  * A delegate's signed payment-only batch pays: `batch`, calldata to the account (`call.to`) that
  * transfers `amountBaseUnits` of `token` to the payee and nothing else. The Runner runs it in a call
  * of its own before the account's batch of its own calls (`call`), so nothing those calls do can
- * undo it. Copied from calibur_execute's result.
+ * undo it. Copied from the result of the delegate group's execute tool.
  */
 export const CallPayment = Type.Object(
   {
@@ -89,7 +89,7 @@ export const CallPayment = Type.Object(
   {
     additionalProperties: false,
     title: 'a batch payment',
-    description: 'calibur_execute\'s payment',
+    description: 'a delegate execute tool\'s payment',
   },
 )
 
@@ -130,7 +130,7 @@ export const QuoteRequest = Type.Object(
     payment: Type.Optional(
       Type.Union([Type.Literal('authorization'), Type.Literal('batch')], { description: 'default "authorization"' }),
     ),
-    paymentBatch: Type.Optional(described(HexData, 'with "batch": calibur_execute\'s payment.batch')),
+    paymentBatch: Type.Optional(described(HexData, 'with "batch": a delegate execute tool\'s payment.batch')),
   },
   { additionalProperties: false },
 )
@@ -209,8 +209,8 @@ export const AccountView = Type.Object(
     address: Address,
     delegated: Type.Boolean(),
     delegate: Type.Optional(Address),
-    isCalibur: Type.Boolean(),
-    caliburNonce: Type.Optional(Type.String({ description: 'next Calibur batch nonce (key 0)' })),
+    delegateName: Type.Optional(Type.String()),
+    delegateNonce: Type.Optional(Type.String({ description: 'its next batch nonce' })),
     nonce: Type.Integer({ description: 'EOA nonce' }),
     ethBalance: described(TokenAmount, 'whole ETH'),
     ethBalanceWei: BaseUnits,

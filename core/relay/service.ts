@@ -12,7 +12,7 @@ import { quoteCall } from './quote.ts'
 import { observedStore } from './observedStore.ts'
 import { SettledWait } from './settledWait.ts'
 import { RunnerLoop } from './runner.ts'
-import type { BatchPaymentReader } from './batchPayment.ts'
+import type { Delegate } from './delegate.ts'
 import type { AccountView, Quote, QuoteRequest, SubmissionView, SubmitRequest } from './schemas.ts'
 import { submissionStatus, submissionView } from './status.ts'
 import { openStore } from './openStore.ts'
@@ -43,8 +43,8 @@ export interface RelayService {
   ping(): Promise<boolean>
   /** Each chain's runner EOA ETH balance; a chain that does not answer is left out. */
   runnerBalances(): Promise<{ chain: string; wei: bigint }[]>
-  /** Accepts a delegate's signed batches as payment on every chain (its group's reader). */
-  acceptBatches(reader: BatchPaymentReader): void
+  /** Serves a delegate on every chain (its group's `Delegate`): its signed batches pay, `account` names it. */
+  acceptDelegate(delegate: Delegate): void
   /** Starts every chain's runner loop. */
   startRunners(): void
   close(): Promise<void>
@@ -56,7 +56,7 @@ export function openRelay(config: BrunoConfig, networks: Networks, env: NodeJS.P
   const store: SubmissionStore = observedStore(storage.store, log.child({ component: 'relay' }), metrics)
   const runners = new Map<string, RunnerLoop>()
   const contexts = new Map<string, RelayContext>()
-  const batchReaders: BatchPaymentReader[] = []
+  const delegates: Delegate[] = []
   for (const network of config.networks) {
     const key = env[network.runner.key.env]
     if (!key || !isHex(key) || key.length !== 66) {
@@ -69,7 +69,7 @@ export function openRelay(config: BrunoConfig, networks: Networks, env: NodeJS.P
       network: networks.get(network.name),
       store,
       operator: getAddress(account.address),
-      batchReaders,
+      delegates,
       refused,
       simulations: new SimulationGate({ atOnce, refusedGasPerWindow: BigInt(refusedGasPerMinute), windowMs: 60_000 }, refused),
       checking: new Map(),
@@ -86,7 +86,7 @@ export function openRelay(config: BrunoConfig, networks: Networks, env: NodeJS.P
   const waits = new SettledWait(store)
   let started = false
   return {
-    account: (chain, address) => readAccount(context(chain).network, address),
+    account: (chain, address) => readAccount(context(chain).network, address, delegates),
     quote: (chain, request, client) => quoteCall(context(chain), request, client),
     submit: (chain, request, client, paymentId) => submitCall(context(chain), request, client, paymentId),
     async byPaymentId(chain, paymentId) {
@@ -107,8 +107,8 @@ export function openRelay(config: BrunoConfig, networks: Networks, env: NodeJS.P
       )
       return balances.filter((balance) => balance !== undefined)
     },
-    acceptBatches(reader) {
-      batchReaders.push(reader)
+    acceptDelegate(delegate) {
+      delegates.push(delegate)
     },
     startRunners() {
       if (started) return

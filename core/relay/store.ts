@@ -33,7 +33,7 @@ export interface Submission {
   /** unix seconds */
   readonly deadline: number
   readonly request: SubmitRequest
-  /** What makes its payment unique (`3009:…` token, from and nonce; `calibur:…` account and nonce): one active submission each. */
+  /** What makes its payment unique (`3009:…` token, from and nonce; a delegate's, e.g. its account and batch nonce): one active submission each. */
   readonly identity?: string
   /** The call's stipend measured at submit (decimal gas): each send re-simulates with it, raising it only if the call now needs more. */
   readonly callGas?: string

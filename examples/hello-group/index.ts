@@ -1,5 +1,6 @@
 import { Address, definePlugin, Type } from 'bruno/plugin'
 import { greet } from './greet.ts'
+import { deployGuestbook } from './guestbook.ts'
 import { signGuestbook } from './signGuestbook.ts'
 
 /** The options an operator gives in the config's `plugins` entry; checked (and defaulted) at start. */
@@ -32,4 +33,6 @@ export default definePlugin({
     instructions,
     tools: [greet(services, options.greeting), signGuestbook(services.chainArgument, options.guestbook)],
   }),
+  // `npm start -- --plugin ./examples/hello-group`: a guestbook of its own on the devnet.
+  devnet: async (deployment) => ({ greeting: 'Hello', ...(await deployGuestbook(deployment)) }),
 })

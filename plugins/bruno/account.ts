@@ -12,7 +12,7 @@ export const account = (chain: TSchema) =>
     name: 'account',
     title: 'Read an account',
     description:
-      'Reads an account: delegated to what (isCalibur: to Calibur, so calibur_batch works for it), its nonces, its ETH ' +
+      'Reads an account: delegated to what (delegateName, e.g. "Calibur", where a group here serves it), its nonces, its ETH ' +
       'and token balances. An undelegated account pays with a signed USDC transfer (payment_authorization) or ' +
       'delegates in the same transaction (authorizationList).',
     input: Type.Object({ chain, address: Address }, { additionalProperties: false }),

@@ -37,7 +37,7 @@ import {
   type SignedAuthorization,
 } from '../../core/plugin.ts'
 import { caliburAbi } from './abi.ts'
-import { caliburErrors } from './errors.ts'
+import { caliburWords } from './errors.ts'
 import { encodeOwnerExecute, encodeSignedExecute } from './executeCalldata.ts'
 import { caliburNonce } from './nonce.ts'
 import { CALIBUR_PAYMENT_GAS, ownCallsBatch, paymentBatch } from './paymentFirstBatch.ts'
@@ -284,7 +284,7 @@ export async function measureSignedBatches(
   const ownerData = encodeOwnerExecute({ calls: [flat.leg, ...flat.ownCalls], revertOnFailure: true })
   const estimate = (data: Hex) =>
     network.client.estimateGas({ account, to: account, data, blockTag: 'latest', ...(stateOverride ? { stateOverride } : {}) }).catch(async (error: unknown) => {
-      const reason = revertReason(error, token.decimals, token.symbol, [caliburErrors])
+      const reason = revertReason(error, token.decimals, token.symbol, [caliburWords])
       if (!reason) throw error
       // A payment the account cannot make fails first: say so, not what the token said (WETH9 says nothing).
       const short = await payerShortfall(network, token, account, amount)

@@ -1,5 +1,5 @@
 import type { Abi, Hex } from 'viem'
-import type { ErrorVocabulary } from '../../core/plugin.ts'
+import type { DelegateWords, ErrorVocabulary } from '../../core/plugin.ts'
 import { caliburAbi } from './abi.ts'
 
 /**
@@ -7,7 +7,7 @@ import { caliburAbi } from './abi.ts'
  * what a signed batch did wrong, and what a failing call inside it said.
  *
  * @example
- * revertReason(error, 6, 'USDC', [caliburErrors]) // 'the batch's deadline has passed (SignatureExpired)'
+ * describeRevertData(data, 6, 'USDC', [caliburWords]) // 'the batch's deadline has passed (SignatureExpired)'
  */
 export const caliburErrors: ErrorVocabulary = {
   abi: caliburAbi.filter((item) => item.type === 'error') as Abi,
@@ -27,4 +27,16 @@ export const caliburErrors: ErrorVocabulary = {
         return undefined
     }
   },
+}
+
+/**
+ * Calibur as the relay's texts name it: its name, this group's tools and its errors' words.
+ *
+ * @example
+ * revertReason(error, 6, 'USDC', [caliburWords]) // the relay's words, Calibur's errors and tools included
+ */
+export const caliburWords: DelegateWords = {
+  name: 'Calibur',
+  tools: { batch: 'calibur_batch', execute: 'calibur_execute' },
+  errors: caliburErrors,
 }

@@ -1,10 +1,10 @@
 import { definePlugin } from '../../core/plugin.ts'
 import { caliburBatch } from './batch.ts'
 import { caliburExecute } from './execute.ts'
-import { caliburBatchReader } from './paymentFirstBatch.ts'
+import { caliburDelegate } from './paymentFirstBatch.ts'
 
 const instructions =
-  'calibur — batches for an account delegated to Calibur (EIP-7702; `account` says isCalibur). Put the account\'s ' +
+  'calibur — batches for an account delegated to Calibur (EIP-7702; `account` says delegateName "Calibur"). Put the account\'s ' +
   'calls (helpers\' `calls`, builders\' transactions made with the account as fromAddress and recipient, never Bruno) ' +
   'and their `approvals` into calibur_batch: it adds the approvals that are short and a batch of its own that pays Bruno in ' +
   'a token (e.g. USDC), measured and priced (`gas`: the estimated limit, the owner path measured, the max fee per ' +
@@ -32,6 +32,6 @@ export const caliburGroup = definePlugin({
   setup: ({ chainArgument, payment }) => ({
     instructions,
     tools: [caliburBatch(chainArgument), caliburExecute(chainArgument)],
-    batchPayments: caliburBatchReader(payment),
+    delegate: caliburDelegate(payment),
   }),
 })

@@ -1,7 +1,7 @@
 import { decodeFunctionData, erc20Abi, getAddress, isAddressEqual, zeroAddress, zeroHash, type Address, type Hex } from 'viem'
-import { ToolError, type BatchPaymentReader, type Network, type PaymentServices, type RelayCall } from '../../core/plugin.ts'
+import { ToolError, type Delegate, type Network, type PaymentServices, type RelayCall } from '../../core/plugin.ts'
 import { caliburAbi } from './abi.ts'
-import { caliburErrors } from './errors.ts'
+import { caliburWords } from './errors.ts'
 import { encodeOwnerExecute } from './executeCalldata.ts'
 import { splitCaliburNonce } from './nonce.ts'
 import type { CaliburBatch, CaliburCall } from './typedData.ts'
@@ -133,17 +133,19 @@ const batchOf = (signed: SignedBatchedCallArgument): CaliburBatch => ({
 })
 
 /**
- * The relay's reader of Calibur batches: a call to an account whose data is Calibur's signed
- * `execute` of the account's own calls, and a payment batch that is Calibur's signed `execute` of a
- * payment-only batch at the nonce before, both by the root key for any executor or the Runner.
+ * Calibur as the relay knows it: the contract at the network's `calibur` address, an account's next
+ * nonce on sequence 0 (`getSeq(0)`), and its batches read back — a call to an account whose data is
+ * Calibur's signed `execute` of the account's own calls, and a payment batch that is Calibur's signed
+ * `execute` of a payment-only batch at the nonce before, both by the root key for any executor or the Runner.
  *
  * @example
- * caliburBatchReader(services.payment).read(network, { to: account, data: signedExecute }, paymentBatch) // { account, token, payee, amount, … }
+ * caliburDelegate(services.payment).read(network, { to: account, data: signedExecute }, paymentBatch) // { account, token, payee, amount, … }
  */
-export function caliburBatchReader(payments: PaymentServices): BatchPaymentReader {
+export function caliburDelegate(payments: PaymentServices): Delegate {
   return {
-    delegate: 'Calibur',
-    errors: caliburErrors,
+    ...caliburWords,
+    address: (network) => getAddress(network.config.calibur),
+    nextNonce: (network, account) => network.client.readContract({ address: account, abi: caliburAbi, functionName: 'getSeq', args: [0n] }),
     read(network, call: RelayCall, paymentData) {
       const calls = decodeSignedExecute(call.data as Hex)
       if (!calls) return undefined

@@ -2,14 +2,14 @@ import t from 'tap'
 import { concat, encodeFunctionData, erc20Abi, getAddress, parseAbi, toHex, type Address, type Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { encodeTransfer } from '../../core/plugin.ts'
-import type { BatchPaymentReader } from '../../core/relay/batchPayment.ts'
+import type { Delegate } from '../../core/relay/delegate.ts'
 import type { SignedAuthorization } from '../../core/relay/schemas.ts'
 import { paymentToken } from '../../core/relay/paymentToken.ts'
 import { describeCallFailure } from '../../core/relay/callFailure.ts'
 import { relayOfRequest } from '../../core/relay/relayOfRequest.ts'
 import { submitCall } from '../../core/relay/submit.ts'
 import { encodeSignedExecute } from '../../plugins/calibur/executeCalldata.ts'
-import { caliburBatchReader, ownCallsBatch, paymentBatch } from '../../plugins/calibur/paymentFirstBatch.ts'
+import { caliburDelegate, ownCallsBatch, paymentBatch } from '../../plugins/calibur/paymentFirstBatch.ts'
 import { caliburTypedData, type CaliburTypedDataParameters } from '../../plugins/calibur/typedData.ts'
 import { currentFees, dropTransaction, paymentValue, startRunnerDevnet, type RunnerDevnet } from './runnerDevnet.ts'
 
@@ -42,8 +42,8 @@ async function funded(devnet: RunnerDevnet, key: Hex) {
  * context as the app registers it: its errors join the relay's words.
  */
 async function caliburAccount(devnet: RunnerDevnet, inTheSameTransaction = false) {
-  const reader = caliburBatchReader({ token: (_chain, token) => paymentToken(devnet.context.network, token), pricer: () => Promise.reject(new Error('not priced here')) })
-  ;(devnet.context.batchReaders as BatchPaymentReader[]).push(reader)
+  const reader = caliburDelegate({ token: (_chain, token) => paymentToken(devnet.context.network, token), pricer: () => Promise.reject(new Error('not priced here')) })
+  ;(devnet.context.delegates as Delegate[]).push(reader)
   const account = privateKeyToAccount((await devnet.payer()).key)
   let authorizationList: SignedAuthorization[] | undefined
   if (inTheSameTransaction) {

@@ -20,11 +20,11 @@ import type { Submission } from '../../core/relay/store.ts'
 import { submitCall } from '../../core/relay/submit.ts'
 import { randomAuthorizationNonce, transferWithAuthorizationTypedData } from '../../plugins/3009/typedData.ts'
 import { encodeTransfer } from '../../core/plugin.ts'
-import type { BatchPaymentReader } from '../../core/relay/batchPayment.ts'
+import type { Delegate } from '../../core/relay/delegate.ts'
 import { paymentToken } from '../../core/relay/paymentToken.ts'
 import type { SubmitRequest } from '../../core/relay/schemas.ts'
 import { encodeSignedExecute } from '../../plugins/calibur/executeCalldata.ts'
-import { caliburBatchReader, ownCallsBatch, paymentBatch } from '../../plugins/calibur/paymentFirstBatch.ts'
+import { caliburDelegate, ownCallsBatch, paymentBatch } from '../../plugins/calibur/paymentFirstBatch.ts'
 import { caliburTypedData } from '../../plugins/calibur/typedData.ts'
 import { startParityProxy, type ParityProxy } from '../fixtures/parityProxy.ts'
 import { devnetPricing, ledgerViolations, runnerLedger, type LedgerEntry } from '../fixtures/runnerLedger.ts'
@@ -210,7 +210,7 @@ export async function startRunnerDevnet(t: Test, options: RunnerDevnetOptions = 
   const operator = deployment.runner.operator.address
   const runnerKey = runnerKeyName(network.chainId, operator)
   const wakes: number[] = []
-  const context: RelayContext = { network: networks.get(network.name), store, operator, batchReaders: [], wake: () => void wakes.push(Date.now()) }
+  const context: RelayContext = { network: networks.get(network.name), store, operator, delegates: [], wake: () => void wakes.push(Date.now()) }
   const runnerContext: RelayContext = { ...context, network: { ...context.network, client: context.network.runnerClient } }
   const account = privateKeyToAccount(deployment.runner.operator.privateKey)
   const newRunner = (ownership: RunnerOwnership) => new RunnerLoop(runnerContext, account, log, ownership)
@@ -309,9 +309,9 @@ export async function startRunnerDevnet(t: Test, options: RunnerDevnetOptions = 
  */
 export async function caliburBatchRequest(devnet: RunnerDevnet, deadline: bigint, amount = 10_000_000n): Promise<SubmitRequest> {
   const { network, deployment, context } = devnet
-  const readers = context.batchReaders as BatchPaymentReader[]
-  if (!readers.some((reader) => reader.delegate === 'Calibur')) {
-    readers.push(caliburBatchReader({ token: (_chain, token) => paymentToken(context.network, token), pricer: () => Promise.reject(new Error('not priced here')) }))
+  const readers = context.delegates as Delegate[]
+  if (!readers.some((reader) => reader.name === 'Calibur')) {
+    readers.push(caliburDelegate({ token: (_chain, token) => paymentToken(context.network, token), pricer: () => Promise.reject(new Error('not priced here')) }))
   }
   const account = privateKeyToAccount((await devnet.payer()).key)
   await devnet.testClient.setCode({ address: account.address, bytecode: concat(['0xef0100', deployment.calibur]) })

@@ -4,11 +4,13 @@ import { ChainUnavailableError } from '../../core/chain/guardedTransport.ts'
 import { readAccount } from '../../core/relay/account.ts'
 import { paymentToken } from '../../core/relay/paymentToken.ts'
 import { ToolError } from '../../core/tool.ts'
+import { caliburDelegate } from '../../plugins/calibur/paymentFirstBatch.ts'
 import { ethCall, fakeClient, fakeNetwork, networkConfig } from './fakeChain.ts'
 
 // The account view (core/relay/account.ts) and the payment tokens (paymentToken.ts) against a node
 // the test answers: an ERC-20's balanceOf and Calibur's getSeq(uint256) written from their
-// Solidity signatures, balances formatted by hand.
+// Solidity signatures, balances formatted by hand. The view names a delegate through the calibur
+// group's Delegate, as the relay is given it.
 
 const config = networkConfig()
 const usdc = getAddress(config.tokens[0]!.address)
@@ -53,11 +55,12 @@ const tokens = [
   { symbol: 'USDC', address: usdc, balance: '12.345678', balanceBaseUnits: '12345678' },
   { symbol: 'WETH', address: weth, balance: '0.000000000000000001', balanceBaseUnits: '1' },
 ]
-const plain = { address: account, delegated: false, isCalibur: false, nonce: 5, ethBalance: '1.5', ethBalanceWei: '1500000000000000000', tokens }
+const delegates = [caliburDelegate({ token: () => Promise.reject(new Error('not priced here')) as never, pricer: () => Promise.reject(new Error('not priced here')) })]
+const plain = { address: account, delegated: false, nonce: 5, ethBalance: '1.5', ethBalanceWei: '1500000000000000000', tokens }
 
 t.test('a plain account: not delegated, its nonce, ETH and token balances, read at latest', async (t) => {
   const { network, seen, seqAsked, balanceAsked } = node('0x')
-  t.strictSame(await readAccount(network, account), plain)
+  t.strictSame(await readAccount(network, account, delegates), plain)
   t.strictSame(seqAsked, [], 'no Calibur nonce read')
   t.strictSame(balanceAsked, [account, account])
   for (const method of ['eth_getCode', 'eth_getTransactionCount', 'eth_getBalance']) {
@@ -67,35 +70,39 @@ t.test('a plain account: not delegated, its nonce, ETH and token balances, read 
   t.ok(seen.some((request) => request.method === 'eth_chainId'))
 })
 
-t.test('delegated to Calibur: the delegate and its batch nonce (key 0), 0 included', async (t) => {
+t.test('delegated to Calibur: the delegate, named, and its batch nonce (key 0), 0 included', async (t) => {
   const delegation = `0xef0100${calibur.slice(2).toLowerCase()}` as Hex
   const { network, seqAsked } = node(delegation)
-  t.strictSame(await readAccount(network, account), { ...plain, delegated: true, delegate: calibur, isCalibur: true, caliburNonce: '3' })
+  t.strictSame(await readAccount(network, account, delegates), { ...plain, delegated: true, delegate: calibur, delegateName: 'Calibur', delegateNonce: '3' })
   t.strictSame(seqAsked, [0n])
-  t.strictSame(await readAccount(node(delegation, { seq: 0n }).network, account), { ...plain, delegated: true, delegate: calibur, isCalibur: true, caliburNonce: '0' })
+  t.strictSame(await readAccount(node(delegation, { seq: 0n }).network, account, delegates), { ...plain, delegated: true, delegate: calibur, delegateName: 'Calibur', delegateNonce: '0' })
   // the designator in capitals is the same designator
-  t.strictSame(await readAccount(node(`0xEF0100${calibur.slice(2).toUpperCase()}` as Hex).network, account), {
+  t.strictSame(await readAccount(node(`0xEF0100${calibur.slice(2).toUpperCase()}` as Hex).network, account, delegates), {
     ...plain,
     delegated: true,
     delegate: calibur,
-    isCalibur: true,
-    caliburNonce: '3',
+    delegateName: 'Calibur',
+    delegateNonce: '3',
   })
+  // Where no delegate group is served, the delegate is an address, unnamed, and no nonce is read.
+  const unserved = node(delegation)
+  t.strictSame(await readAccount(unserved.network, account, []), { ...plain, delegated: true, delegate: calibur })
+  t.strictSame(unserved.seqAsked, [])
 })
 
 t.test('delegated elsewhere, or code that is no delegation designator', async (t) => {
   const other = getAddress('0x5FbDB2315678afecb367f032d93F642f64180aa3')
   const elsewhere = node(`0xef0100${other.slice(2).toLowerCase()}` as Hex)
-  t.strictSame(await readAccount(elsewhere.network, account), { ...plain, delegated: true, delegate: other, isCalibur: false })
+  t.strictSame(await readAccount(elsewhere.network, account, delegates), { ...plain, delegated: true, delegate: other })
   t.strictSame(elsewhere.seqAsked, [])
   // 23 bytes that do not start with 0xef0100; a designator with a byte more; a contract's code
   for (const code of [`0xef0200${other.slice(2)}`, `0xef0100${other.slice(2)}00`, `0x6080604052${'00'.repeat(18)}`, '0x6080604052'] as Hex[]) {
-    t.strictSame(await readAccount(node(code).network, account), plain, code)
+    t.strictSame(await readAccount(node(code).network, account, delegates), plain, code)
   }
 })
 
 t.test('a node on another chain is refused', async (t) => {
-  const error = await readAccount(node('0x', { chainId: 1 }).network, account).catch((error: unknown) => error)
+  const error = await readAccount(node('0x', { chainId: 1 }).network, account, delegates).catch((error: unknown) => error)
   t.type(error, ChainUnavailableError)
 })
 

@@ -192,11 +192,11 @@ t.test('the calibur group as the plugin declares it', async (t) => {
   const node = caliburNode()
   const group = await caliburGroup.setup(node.services, {})
   t.same(group.tools.map((tool) => tool.name), ['calibur_batch', 'calibur_execute'])
-  t.equal(typeof group.batchPayments, 'object')
-  t.ok(group.batchPayments, 'reads its signed batches as payment')
+  t.equal(typeof group.delegate, 'object')
+  t.ok(group.delegate, 'reads its signed batches as payment')
   t.equal(
     group.instructions,
-    'calibur — batches for an account delegated to Calibur (EIP-7702; `account` says isCalibur). Put the account\'s ' +
+    'calibur — batches for an account delegated to Calibur (EIP-7702; `account` says delegateName "Calibur"). Put the account\'s ' +
       'calls (helpers\' `calls`, builders\' transactions made with the account as fromAddress and recipient, never Bruno) ' +
       'and their `approvals` into calibur_batch: it adds the approvals that are short and a batch of its own that pays Bruno in ' +
       'a token (e.g. USDC), measured and priced (`gas`: the estimated limit, the owner path measured, the max fee per ' +

@@ -4,7 +4,7 @@ import { paymentToken } from '../../core/relay/paymentToken.ts'
 import type { PaymentServices } from '../../core/services.ts'
 import { ToolError } from '../../core/tool.ts'
 import { encodeOwnerExecute, encodeSignedExecute } from '../../plugins/calibur/executeCalldata.ts'
-import { caliburBatchReader, paymentBatch, readPaymentBatch } from '../../plugins/calibur/paymentFirstBatch.ts'
+import { caliburDelegate, paymentBatch, readPaymentBatch } from '../../plugins/calibur/paymentFirstBatch.ts'
 import { caliburTypedData, type SignedBatchedCallMessage } from '../../plugins/calibur/typedData.ts'
 import { fakeClient, fakeNetwork, networkConfig } from './fakeChain.ts'
 
@@ -48,7 +48,7 @@ t.test('a payment batch that is another Calibur function, or only starts like a 
   const account = getAddress('0x70997970C51812dc3A010C7d01b50e0d17dc79C8')
   const leg = { to: getAddress(config.tokens[0]!.address), value: '0', data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [payee, 1n] }) }
   const signedAt = (nonce: string, batch = paymentBatch(leg)) => encodeSignedExecute({ message: { ...message, batchedCall: batch, nonce }, signature })
-  const reader = caliburBatchReader(payments)
+  const reader = caliburDelegate(payments)
   const calls = signedAt('1', { calls: [message.batchedCall.calls[0]!], revertOnFailure: true })
   t.equal(reader.read(network, { to: account, data: calls } as never, signedAt('0'))?.amount, 1n, 'the pair as calibur_batch builds it')
   const getSeq = encodeFunctionData({ abi: parseAbi(['function getSeq(uint256 key) view returns (uint256)']), functionName: 'getSeq', args: [5n] })

@@ -2,7 +2,7 @@ import t, { type Test } from 'tap'
 import { getAddress, zeroHash, type Address, type Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { ToolError } from '../../core/tool.ts'
-import { caliburBatchReader } from '../../plugins/calibur/paymentFirstBatch.ts'
+import { caliburDelegate } from '../../plugins/calibur/paymentFirstBatch.ts'
 import { readCaliburDomain } from '../../plugins/calibur/readDomain.ts'
 import { account, caliburNode, delegatedTo, reverted, salt, signedExecute, signer, type NodeOptions } from './caliburNode.ts'
 import { fakeClient } from './fakeChain.ts'
@@ -89,7 +89,7 @@ t.test('two signed batches: the account’s signed execute of its calls for subm
     ['getSeq', [0n], undefined],
   ])
   // what it returns is what the relay's reader takes: the payment batch, the calls after it, from the Runner
-  const terms = caliburBatchReader(node.services.payment).read(node.services.networks.get('local'), result.call as never, (result.payment as { batch: Hex }).batch)
+  const terms = caliburDelegate(node.services.payment).read(node.services.networks.get('local'), result.call as never, (result.payment as { batch: Hex }).batch)
   t.match(terms, { account, token: usdc, payee, amount: BigInt(amount), paymentData: (result.payment as { batch: Hex }).batch, paymentGas: 150_000n, identity: `calibur:local:${account}:0` })
 })
 

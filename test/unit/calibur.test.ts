@@ -7,7 +7,7 @@ import { ToolError } from '../../core/tool.ts'
 import type { PaymentServices } from '../../core/services.ts'
 import { encodeOwnerExecute, encodeSignedExecute, recoverCaliburSigner, wrapCaliburSignature } from '../../plugins/calibur/executeCalldata.ts'
 import { caliburNonce, splitCaliburNonce } from '../../plugins/calibur/nonce.ts'
-import { CALIBUR_PAYMENT_GAS, caliburBatchReader, ownCallsBatch, paymentBatch, readPaymentBatch, requireInOrder } from '../../plugins/calibur/paymentFirstBatch.ts'
+import { CALIBUR_PAYMENT_GAS, caliburDelegate, ownCallsBatch, paymentBatch, readPaymentBatch, requireInOrder } from '../../plugins/calibur/paymentFirstBatch.ts'
 import {
   caliburDomainFromEip712Domain,
   caliburTypedData,
@@ -248,9 +248,10 @@ t.test('requireInOrder: the calls at the seq right after the payment’s, on the
   t.throws(() => requireInOrder(caliburNonce(7n, maxSeq), caliburNonce(8n, 0n)), order(8n, 0n, maxSeq + 1n, 7n), 'the next key’s seq 0')
 })
 
-t.test('caliburBatchReader: a signed execute of the account’s calls, paid by a signed payment-only batch at the nonce before', async (t) => {
-  const reader = caliburBatchReader(payments)
-  t.equal(reader.delegate, 'Calibur')
+t.test('caliburDelegate: a signed execute of the account’s calls, paid by a signed payment-only batch at the nonce before', async (t) => {
+  const reader = caliburDelegate(payments)
+  t.equal(reader.name, 'Calibur')
+  t.same(reader.tools, { batch: 'calibur_batch', execute: 'calibur_execute' })
   t.ok(reader.errors.abi.some((item) => item.type === 'error' && item.name === 'InvalidNonce'))
   const nonce = 129127208515966861315n // key 7, seq 3
   type Overrides = Partial<{ keyHash: Hex; executor: Address; nonce: bigint; deadline: bigint; batch: CaliburBatch }>

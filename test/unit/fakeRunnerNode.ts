@@ -1,9 +1,10 @@
 import { decodeFunctionData, encodeErrorResult, encodeFunctionData, encodeFunctionResult, getAddress, hexToBigInt, parseAbi, toFunctionSelector, toHex, type Address, type Hex } from 'viem'
 import type { NetworkConfig } from '../../config/schema.ts'
 import type { RelayContext } from '../../core/relay/context.ts'
-import type { BatchPaymentReader } from '../../core/relay/batchPayment.ts'
+import type { Delegate } from '../../core/relay/delegate.ts'
 import { SqliteSubmissionStore } from '../../core/relay/sqliteStore.ts'
 import { fakeClient, fakeNetwork, networkConfig, type NodeAnswer, type SeenRequest } from './fakeChain.ts'
+import { fakeDelegate } from '../fixtures/fakeDelegate.ts'
 
 // A node for the relay's operations (quote, submit, prepareRunnerTransaction, the account view):
 // the latest block, the fee tip, the chain id, the Runner contract's `relayWithAuthorization` /
@@ -163,11 +164,15 @@ export function runnerNode(options: RunnerNodeOptions = {}) {
 /** The methods the node was asked, in order. */
 export const methods = (seen: readonly SeenRequest[]) => seen.map((request) => request.method)
 
-/** A relay context on `node`, with a store of its own (SQLite in memory) and a count of the runner's wake-ups. */
-export function relayContext(node: ReturnType<typeof runnerNode>, operator: Address, batchReaders: BatchPaymentReader[] = []) {
+/**
+ * A relay context on `node`, with a store of its own (SQLite in memory) and a count of the runner's
+ * wake-ups. Its delegates default to one named as the calibur group's that reads no call, as a
+ * deployment serving calibur has: the relay's texts name its tools.
+ */
+export function relayContext(node: ReturnType<typeof runnerNode>, operator: Address, delegates: Delegate[] = [fakeDelegate({ errors: { abi: [], describe: () => undefined }, read: () => undefined })]) {
   const store = new SqliteSubmissionStore(':memory:')
   let wakes = 0
-  const context: RelayContext = { network: node.network, store, operator, batchReaders, wake: () => void wakes++ }
+  const context: RelayContext = { network: node.network, store, operator, delegates, wake: () => void wakes++ }
   return { context, store, wakes: () => wakes }
 }
 

@@ -2,7 +2,7 @@ import { setImmediate as yieldOnce } from 'node:timers/promises'
 import t, { type Test } from 'tap'
 import { encodeErrorResult, encodeFunctionData, getAddress, parseAbi, zeroAddress, type Hex } from 'viem'
 import { serializeAsSigned } from '../../core/chain/l1DataFee.ts'
-import type { BatchPaymentReader } from '../../core/relay/batchPayment.ts'
+import type { Delegate } from '../../core/relay/delegate.ts'
 import { ChainUnavailableError } from '../../core/chain/guardedTransport.ts'
 import { BrunoFault } from '../../core/faults.ts'
 import type { RunnerRelay } from '../../core/relay/runnerCall.ts'
@@ -10,6 +10,7 @@ import { prepareRunnerTransaction } from '../../core/relay/runnerTransaction.ts'
 import { ToolError } from '../../core/tool.ts'
 import { networkConfig } from './fakeChain.ts'
 import { a, errorString, methods, relayContext, relayWithAuthorizationData, revert, runnerErrors, runnerFunctions, runnerNode, SIGNATURE, type RunnerNodeOptions } from './fakeRunnerNode.ts'
+import { fakeDelegate } from '../fixtures/fakeDelegate.ts'
 
 // prepareRunnerTransaction (core/relay/runnerTransaction.ts) against a node the test answers: the
 // probe, the stipend, the estimate, the raises, the refusals and faults, and the exact requests
@@ -240,11 +241,10 @@ t.test('a delegate batch: relayBatch, its own refusal word, no note on msg.sende
 
 t.test('a delegate batch whose payment batch reverts: refused, PaymentFailed said with the nested reason in the delegate’s words', async (t) => {
   const abi = parseAbi(['error CallFailed(bytes reason)'])
-  const reader: BatchPaymentReader = {
-    delegate: 'Calibur',
+  const reader: Delegate = fakeDelegate({
     errors: { abi, describe: (name, args, nested) => (name === 'CallFailed' ? nested(args[0] as Hex) : undefined) },
     read: () => undefined,
-  }
+  })
   const failed = encodeErrorResult({
     abi: runnerErrors,
     errorName: 'PaymentFailed',
@@ -501,11 +501,10 @@ t.test('OP-stack with an authorization list: the L1 data fee of the EIP-7702 tra
 
 t.test('a delegate’s errors are said in its group’s words, at the probe and in the payment phase', async (t) => {
   const abi = parseAbi(['error TooLittle(uint256 got)'])
-  const reader: BatchPaymentReader = {
-    delegate: 'Calibur',
+  const reader: Delegate = fakeDelegate({
     errors: { abi, describe: (name, args) => (name === 'TooLittle' ? `too little: ${String(args[0])}` : undefined) },
     read: () => undefined,
-  }
+  })
   const data = encodeErrorResult({ abi, errorName: 'TooLittle', args: [5n] })
   const withReader = (options: RunnerNodeOptions) => {
     const node = runnerNode(options)

@@ -2,11 +2,12 @@ import t, { type Test } from 'tap'
 import { encodeErrorResult, encodeFunctionData, formatUnits, getAddress, parseAbi, zeroAddress, type Address, type Hex } from 'viem'
 import { serializeAsSigned } from '../../core/chain/l1DataFee.ts'
 import { ChainUnavailableError } from '../../core/chain/guardedTransport.ts'
-import type { BatchPaymentReader, BatchTerms } from '../../core/relay/batchPayment.ts'
+import type { Delegate, BatchTerms } from '../../core/relay/delegate.ts'
 import { AUTHORIZATION_PHASE_GAS, quoteCall } from '../../core/relay/quote.ts'
 import { ToolError } from '../../core/tool.ts'
 import { ethCall, networkConfig } from './fakeChain.ts'
 import { a, errorString, intrinsicDataGas, methods, relayContext, revert, runnerFunctions, runnerNode, type RunnerNodeOptions } from './fakeRunnerNode.ts'
+import { fakeDelegate } from '../fixtures/fakeDelegate.ts'
 
 // quoteCall (core/relay/quote.ts) against a node the test answers. The gas limit is counted here
 // from the Runner's spending as SPEC describes it (intrinsic gas, the transfer's 110,000, the copy,
@@ -53,7 +54,7 @@ async function refusal(t: Test, promise: Promise<unknown>, message: string) {
   t.equal((error as Error | undefined)?.message, message)
 }
 
-function quoting(options: RunnerNodeOptions = {}, readers: BatchPaymentReader[] = []) {
+function quoting(options: RunnerNodeOptions = {}, readers?: Delegate[]) {
   const node = runnerNode(options)
   return { node, context: relayContext(node, operator, readers).context }
 }
@@ -221,8 +222,7 @@ t.test('a delegate batch: the exact runner transaction simulated with its own pa
     ownCalls: { from: account, to: account, data: '0x' },
   })
   const given: (Hex | undefined)[] = []
-  const reader: BatchPaymentReader = {
-    delegate: 'Calibur',
+  const reader: Delegate = fakeDelegate({
     errors: { abi: [], describe: () => undefined },
     read: (_network, call, payment) => {
       given.push(payment)
@@ -230,7 +230,7 @@ t.test('a delegate batch: the exact runner transaction simulated with its own pa
       if (payment === undefined) throw new ToolError('the payment has no `batch`')
       return terms(payment)
     },
-  }
+  })
   const { node, context } = quoting({ config: networkConfig({ l1DataFee: 'op-stack' }), relay: () => ({ callSucceeded: true, callGasUsed: 16_000n }), estimate: () => 100_000n, l1Fee: 800n }, [reader])
   const quote = await quoteCall(context, { call: { to: account, data }, token: 'WETH', payment: 'batch', paymentBatch })
   t.strictSame(given, [paymentBatch], 'the reader is given the request\'s payment batch')
@@ -269,11 +269,10 @@ t.test('a node on another chain is refused', async (t) => {
 
 t.test('a delegate’s error met by a signed-transfer quote is said in its group’s words', async (t) => {
   const abi = parseAbi(['error TooLittle(uint256 got)'])
-  const reader: BatchPaymentReader = {
-    delegate: 'Calibur',
+  const reader: Delegate = fakeDelegate({
     errors: { abi, describe: (name, args) => (name === 'TooLittle' ? `too little: ${String(args[0])}` : undefined) },
     read: () => undefined,
-  }
+  })
   await refusal(
     t,
     quoteCall(quoting({ estimateOther: () => revert(encodeErrorResult({ abi, errorName: 'TooLittle', args: [5n] })) }, [reader]).context, { call: { to: target, data: '0xabcd' }, token: 'WETH' }),

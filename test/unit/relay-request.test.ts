@@ -7,7 +7,7 @@ import { yParityOf } from '../../core/relay/schemas.ts'
 import type { PaymentServices } from '../../core/services.ts'
 import { ToolError } from '../../core/tool.ts'
 import { encodeOwnerExecute, wrapCaliburSignature } from '../../plugins/calibur/executeCalldata.ts'
-import { CALIBUR_PAYMENT_GAS, caliburBatchReader, ownCallsBatch, paymentBatch } from '../../plugins/calibur/paymentFirstBatch.ts'
+import { CALIBUR_PAYMENT_GAS, caliburDelegate, ownCallsBatch, paymentBatch } from '../../plugins/calibur/paymentFirstBatch.ts'
 import type { CaliburBatch } from '../../plugins/calibur/typedData.ts'
 import { fakeClient, fakeNetwork, networkConfig } from './fakeChain.ts'
 
@@ -18,8 +18,8 @@ import { fakeClient, fakeNetwork, networkConfig } from './fakeChain.ts'
 const config = networkConfig()
 const network = fakeNetwork(fakeClient({}).client, config)
 const payments: PaymentServices = { token: (_chain, token) => paymentToken(network, token), pricer: () => Promise.reject(new Error('no pricing here')) }
-const context = { network, batchReaders: [caliburBatchReader(payments)] } as unknown as RelayContext
-const noReaders = { network, batchReaders: [] } as unknown as RelayContext
+const context = { network, delegates: [caliburDelegate(payments)] } as unknown as RelayContext
+const noReaders = { network, delegates: [] } as unknown as RelayContext
 const usdc = paymentToken(network, 'USDC')
 const weth = paymentToken(network, 'WETH')
 const payee = getAddress(config.payee)
@@ -134,9 +134,9 @@ t.test('readBatch: the batches must match the payment, the payee and the account
   const given: (Hex | undefined)[] = []
   const loose = {
     network,
-    batchReaders: [
+    delegates: [
       {
-        delegate: 'Loose',
+        name: 'Loose',
         errors: { abi: [], describe: () => undefined },
         read: (_network: unknown, _call: unknown, paymentBatch: Hex | undefined) => {
           given.push(paymentBatch)
@@ -147,10 +147,10 @@ t.test('readBatch: the batches must match the payment, the payee and the account
   } as unknown as RelayContext
   t.throws(() => readBatch(loose, batchCall('0x'), '0xbeef', usdc), new ToolError(`the Loose batch pays ${elsewhere}, not the payee ${payee}`))
   t.strictSame(given, ['0xbeef'], 'the reader is given the payment batch')
-  const otherAccount = { network, batchReaders: [{ ...(loose.batchReaders[0] as object), read: () => ({ ...loose.batchReaders[0]!.read(network, {} as never, undefined)!, payee, account: elsewhere }) }] } as unknown as RelayContext
+  const otherAccount = { network, delegates: [{ ...(loose.delegates[0] as object), read: () => ({ ...loose.delegates[0]!.read(network, {} as never, undefined)!, payee, account: elsewhere }) }] } as unknown as RelayContext
   t.throws(() => readBatch(otherAccount, batchCall('0x'), '0x', usdc), new ToolError(`the Loose batch is signed by ${elsewhere}, but the call goes to ${account}`))
   // the reader's payment batch and its gas are the relay's
-  const exact = { network, batchReaders: [{ ...(loose.batchReaders[0] as object), read: () => ({ ...loose.batchReaders[0]!.read(network, {} as never, undefined)!, payee }) }] } as unknown as RelayContext
+  const exact = { network, delegates: [{ ...(loose.delegates[0] as object), read: () => ({ ...loose.delegates[0]!.read(network, {} as never, undefined)!, payee }) }] } as unknown as RelayContext
   t.match(readBatch(exact, batchCall('0x'), '0x', usdc), { form: 'batch', paymentData: '0x01', paymentGas: 1n, data: '0x' })
   // no reader recognises the call
   const refusal =
@@ -159,15 +159,19 @@ t.test('readBatch: the batches must match the payment, the payee and the account
   const both = "batches, one that only pays and one of the account's calls (calibur_batch prepares both; calibur_execute returns the call and payment to submit)"
   t.throws(() => readBatch(context, batchCall('0x1234'), signedPayment(usdc.address, 5n), usdc), new ToolError(`${refusal}or Calibur ${both}`))
   t.throws(() => readBatch(noReaders, batchCall('0x1234'), undefined, usdc), new ToolError(`${refusal}or a delegate batch (no delegate group is enabled on this server)`))
-  const twoReaders = { network, batchReaders: [...(context.batchReaders as never[]), { ...(context.batchReaders[0] as object), delegate: 'Other', read: () => undefined }] } as unknown as RelayContext
-  t.throws(() => readBatch(twoReaders, batchCall('0x1234'), undefined, usdc), new ToolError(`${refusal}or Calibur or Other ${both}`))
+  const twoReaders = { network, delegates: [...(context.delegates as never[]), { ...(context.delegates[0] as object), name: 'Other', tools: { batch: 'other_batch', execute: 'other_execute' }, read: () => undefined }] } as unknown as RelayContext
+  t.throws(
+    () => readBatch(twoReaders, batchCall('0x1234'), undefined, usdc),
+    new ToolError(`${refusal}or Calibur or Other ${both.slice(0, -1)}; other_batch prepares both; other_execute returns the call and payment to submit)`),
+    'each served delegate named by its own tools',
+  )
   // the payment batch given as the call is not read as one: it is a signed execute, refused as out of order
   t.throws(
     () => readBatch(context, batchCall(signedPayment(usdc.address, 5n)), signedCalls, usdc),
     new ToolError("the batch of the account's calls has nonce key 0 seq 9; it must be signed at key 0, seq 11, right after the payment batch's, so that it runs only after the payment: build both with calibur_batch"),
   )
   // the first reader that recognises it answers; the others are passed over until then
-  const passing = { network, batchReaders: [{ ...(context.batchReaders[0] as object), delegate: 'Other', read: () => undefined }, ...(context.batchReaders as never[])] } as unknown as RelayContext
+  const passing = { network, delegates: [{ ...(context.delegates[0] as object), name: 'Other', read: () => undefined }, ...(context.delegates as never[])] } as unknown as RelayContext
   t.equal(readBatch(passing, batchCall(signedCalls), signedPayment(usdc.address, 6n), usdc).amount, 6n)
 })
 

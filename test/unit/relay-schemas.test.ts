@@ -133,7 +133,7 @@ t.test('CallPayment and SignedTransferPayment, each one form of Payment', async 
   t.equal(CallPayment.properties.batch.description, 'the signed payment-only batch')
   t.equal(CallPayment.additionalProperties, false)
   t.equal(CallPayment.title, 'a batch payment')
-  t.equal(CallPayment.description, "calibur_execute's payment")
+  t.equal(CallPayment.description, "a delegate execute tool's payment")
 
   pinFields(t, TransferAuthorizationMessage, message, ['from', 'to', 'value', 'validAfter', 'validBefore', 'nonce'])
   refuses(t, TransferAuthorizationMessage, { ...message, nonce: hex(63) }, 'a 63-hex nonce')
@@ -176,7 +176,7 @@ t.test('QuoteRequest: a call, a token of 1 to 42 characters, payment authorizati
   t.equal(QuoteRequest.additionalProperties, false)
   t.equal(QuoteRequest.properties.token.description, 'the token to pay in')
   t.equal(QuoteRequest.properties.payment.description, 'default "authorization"')
-  t.equal(QuoteRequest.properties.paymentBatch.description, 'with "batch": calibur_execute\'s payment.batch')
+  t.equal(QuoteRequest.properties.paymentBatch.description, 'with "batch": a delegate execute tool\'s payment.batch')
 })
 
 t.test('Quote: every field required, closed', async (t) => {
@@ -246,21 +246,22 @@ t.test('AccountView: its required fields, closed, its tokens closed too', async 
     address,
     delegated: true,
     delegate: address,
-    isCalibur: true,
-    caliburNonce: '0',
+    delegateName: 'Calibur',
+    delegateNonce: '0',
     nonce: 3,
     ethBalance: '1.5',
     ethBalanceWei: '1500000000000000000',
     tokens: [token],
   }
-  pinFields(t, AccountView, view, ['address', 'delegated', 'isCalibur', 'nonce', 'ethBalance', 'ethBalanceWei', 'tokens'])
+  pinFields(t, AccountView, view, ['address', 'delegated', 'nonce', 'ethBalance', 'ethBalanceWei', 'tokens'])
   accepts(t, AccountView, { ...view, tokens: [] }, 'no tokens')
   for (const key of Object.keys(token)) refuses(t, AccountView, { ...view, tokens: [without(token, key)] }, `a token without ${key}`)
   refuses(t, AccountView, { ...view, tokens: [{ ...token, extra: 1 }] }, 'a token with an extra property')
-  refuses(t, AccountView, { ...view, caliburNonce: 0 }, 'caliburNonce as a number')
+  refuses(t, AccountView, { ...view, delegateNonce: 0 }, 'delegateNonce as a number')
+  refuses(t, AccountView, { ...view, isCalibur: true }, 'a field it no longer has')
   t.equal(AccountView.additionalProperties, false)
   t.equal(AccountView.properties.tokens.items.additionalProperties, false)
-  t.equal(AccountView.properties.caliburNonce.description, 'next Calibur batch nonce (key 0)')
+  t.equal(AccountView.properties.delegateNonce.description, 'its next batch nonce')
   t.equal(AccountView.properties.nonce.description, 'EOA nonce')
   t.equal(AccountView.properties.ethBalance.description, 'whole ETH')
   t.equal(AccountView.properties.tokens.items.properties.balance.description, 'whole token units')

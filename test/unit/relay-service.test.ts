@@ -6,13 +6,14 @@ import { privateKeyToAccount } from 'viem/accounts'
 import type { Networks } from '../../core/chain/networks.ts'
 import { createLogger } from '../../core/logger.ts'
 import { Metrics } from '../../core/metrics.ts'
-import type { BatchPaymentReader } from '../../core/relay/batchPayment.ts'
+import type { Delegate } from '../../core/relay/delegate.ts'
 import { openRelay } from '../../core/relay/service.ts'
 import { ToolError } from '../../core/tool.ts'
 import { OFFLINE_RUNNER_KEY, offlineConfig } from '../fixtures/bruno.ts'
 import { postgresDatabase, postgresSkip } from '../fixtures/postgres.ts'
 import { waitFor } from '../fixtures/waitFor.ts'
 import { a, runnerNode, SIGNATURE, type RunnerNodeOptions } from './fakeRunnerNode.ts'
+import { fakeDelegate } from '../fixtures/fakeDelegate.ts'
 
 // openRelay (core/relay/service.ts): the runner key from the environment, one context per chain
 // (its operator the key's address), the operations by chain name, the store's health, the runner
@@ -96,8 +97,7 @@ t.test('batch readers are accepted for every chain', async (t) => {
       'or a delegate batch (no delegate group is enabled on this server)',
   ))
   const given: (Hex | undefined)[] = []
-  const reader: BatchPaymentReader = {
-    delegate: 'Calibur',
+  const reader: Delegate = fakeDelegate({
     errors: { abi: [], describe: () => undefined },
     read: (_network, _call, paymentBatch) => {
       given.push(paymentBatch)
@@ -114,8 +114,8 @@ t.test('batch readers are accepted for every chain', async (t) => {
         ownCalls: { from: account, to: account, data: '0x' },
       }
     },
-  }
-  relay.acceptBatches(reader)
+  })
+  relay.acceptDelegate(reader)
   t.equal((await relay.submit('local', { call, payment })).stage, 'waiting')
   t.ok(given.length > 0 && given.every((paymentBatch) => paymentBatch === payment.batch), 'the reader is given the payment\'s batch')
 })

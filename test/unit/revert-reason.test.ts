@@ -1,7 +1,7 @@
 import t from 'tap'
 import { BaseError, CallExecutionError, encodeErrorResult, getAddress, parseAbi, type Hex } from 'viem'
 import { describeRevertData, revertReason, runnerRevertReason, type ErrorVocabulary } from '../../core/relay/revertReason.ts'
-import { caliburErrors } from '../../plugins/calibur/errors.ts'
+import { caliburWords } from '../../plugins/calibur/errors.ts'
 
 // Revert data in words (core/relay/revertReason.ts, and Calibur's vocabulary): each error encoded
 // here from its Solidity signature (contracts/Runner.sol, CaliburCompatible.sol), not from Bruno's ABI.
@@ -19,6 +19,8 @@ const retired = parseAbi(['error NotInBatchRelay()'])
 const caliburErrorAbi = parseAbi(['error CallFailed(bytes reason)', 'error InvalidSignature()', 'error InvalidNonce()', 'error SignatureExpired()', 'error Unauthorized()', 'error KeyDoesNotExist()'])
 const standard = parseAbi(['error Error(string reason)', 'error Panic(uint256 code)'])
 
+/** A delegate's words around a vocabulary of the test's. */
+const wordsOf = (errors: ErrorVocabulary) => ({ name: 'Other', tools: { batch: 'other_batch', execute: 'other_execute' }, errors })
 const account = getAddress('0x1111111111111111111111111111111111111111')
 const delegate = getAddress('0x2222222222222222222222222222222222222222')
 const stringError = (reason: string) => encodeErrorResult({ abi: standard, errorName: 'Error', args: [reason] })
@@ -28,10 +30,9 @@ const calibur = (errorName: (typeof caliburErrorAbi)[number]['name'], args?: rea
 t.test("the Runner's errors", async (t) => {
   t.equal(describeRevertData(runner('PaymentShort', [100_000n, 150_000n]), 6, 'USDC'), 'payment short: the payee would receive 0.1 USDC of the 0.15 USDC required')
   t.equal(describeRevertData(runner('PaymentShort', [1n, 2_000_000_000_000_000_000n]), 18, 'WETH'), 'payment short: the payee would receive 0.000000000000000001 WETH of the 2 WETH required')
-  t.equal(
-    describeRevertData(runner('PayerHasCode', [account]), 6, 'USDC'),
-    `the payer ${account} has code (a contract, or an account delegated by EIP-7702): the token would run it inside the payment. A signed EIP-3009 transfer must come from a plain account; a delegated account pays with a Calibur batch (calibur_batch)`,
-  )
+  const payerHasCode = `the payer ${account} has code (a contract, or an account delegated by EIP-7702): the token would run it inside the payment. A signed EIP-3009 transfer must come from a plain account; a delegated account pays with`
+  t.equal(describeRevertData(runner('PayerHasCode', [account]), 6, 'USDC', [caliburWords]), `${payerHasCode} a Calibur batch (calibur_batch)`, 'naming the served delegate\'s tool')
+  t.equal(describeRevertData(runner('PayerHasCode', [account]), 6, 'USDC'), `${payerHasCode} a delegate batch (no delegate group is enabled on this server)`, 'or that none is served')
   t.equal(
     describeRevertData(runner('NotDelegated', [account, delegate]), 6, 'USDC'),
     `the account ${account} is not delegated to ${delegate}: the batch can only run there (delegate it first, or pass its signed 7702 authorization in authorizationList)`,
@@ -58,10 +59,10 @@ t.test('Error(string), Panic, nothing, and what nothing decodes', async (t) => {
 })
 
 t.test("Uniswap's TransferHelper reasons are explained", async (t) => {
-  t.equal(
-    describeRevertData(stringError('STF'), 6, 'USDC'),
-    "the call reverted: STF (Uniswap's TransferHelper: safeTransferFrom failed. The router could not take the input token: the account's allowance to the router is missing or short (or its balance is). Approve the router first: calibur_batch's `approvals` ({token, spender: the router, amountBaseUnits}, as uniswap_swap_to_eth returns them) adds the approve where it is short, or put erc20_approve's call before the swap)",
-  )
+  const stf = (tools: string) =>
+    `the call reverted: STF (Uniswap's TransferHelper: safeTransferFrom failed. The router could not take the input token: the account's allowance to the router is missing or short (or its balance is). Approve the router first: ${tools}'s \`approvals\` ({token, spender: the router, amountBaseUnits}, as uniswap_swap_to_eth returns them) adds the approve where it is short, or put erc20_approve's call before the swap)`
+  t.equal(describeRevertData(stringError('STF'), 6, 'USDC', [caliburWords]), stf('calibur_batch'), 'naming the served delegate\'s batch tool')
+  t.equal(describeRevertData(stringError('STF'), 6, 'USDC'), stf("a delegate group's batch tool"), 'or none')
   t.equal(describeRevertData(stringError('STE'), 6, 'USDC'), "the call reverted: STE (Uniswap's TransferHelper: safeTransferETH failed. The ETH could not be sent to the recipient)")
   t.equal(describeRevertData(stringError('ST'), 6, 'USDC'), "the call reverted: ST (Uniswap's TransferHelper: safeTransfer failed. The router holds too little of the token to send)")
   t.equal(describeRevertData(stringError('SA'), 6, 'USDC'), "the call reverted: SA (Uniswap's TransferHelper: safeApprove failed)")
@@ -71,7 +72,7 @@ t.test("Uniswap's TransferHelper reasons are explained", async (t) => {
 })
 
 t.test("a vocabulary's errors: its words first, nested reasons unwrapped, the generic form otherwise", async (t) => {
-  const vocabularies = [caliburErrors]
+  const vocabularies = [caliburWords]
   t.equal(describeRevertData(calibur('CallFailed', [stringError('Too little received')]), 6, 'USDC', vocabularies), 'the call reverted: Too little received')
   t.equal(
     describeRevertData(calibur('CallFailed', [calibur('CallFailed', [runner('PaymentShort', [1n, 2n])])]), 6, 'USDC', vocabularies),
@@ -96,12 +97,12 @@ t.test("a vocabulary's errors: its words first, nested reasons unwrapped, the ge
   t.equal(describeRevertData(calibur('KeyDoesNotExist'), 6, 'USDC', vocabularies), 'the call reverted with KeyDoesNotExist()')
   // the generic form lists the arguments
   const custom: ErrorVocabulary = { abi: parseAbi(['error Custom(uint256 a, address b)']), describe: () => undefined }
-  t.equal(describeRevertData(encodeErrorResult({ abi: custom.abi, errorName: 'Custom', args: [5n, account] }), 6, 'USDC', [custom]), `the call reverted with Custom(5, ${account})`)
+  t.equal(describeRevertData(encodeErrorResult({ abi: custom.abi, errorName: 'Custom', args: [5n, account] }), 6, 'USDC', [wordsOf(custom)]), `the call reverted with Custom(5, ${account})`)
   // without the vocabulary, Calibur's errors are unrecognised
   t.equal(describeRevertData(calibur('InvalidNonce'), 6, 'USDC'), `the call reverted with unrecognised data ${calibur('InvalidNonce').slice(0, 10)}`)
   // a vocabulary's words win over the Runner's own (vocabularies are asked first), and the next is asked when one has none
   const loud: ErrorVocabulary = { abi: [], describe: (name, args) => (name === 'GasShort' ? `loud ${String(args[1])}` : undefined) }
-  t.equal(describeRevertData(runner('GasShort', [1n, 2n]), 6, 'USDC', [caliburErrors, loud]), 'loud 2')
+  t.equal(describeRevertData(runner('GasShort', [1n, 2n]), 6, 'USDC', [caliburWords, wordsOf(loud)]), 'loud 2')
 })
 
 t.test('revertReason: the revert data viem found, wherever it nests it', async (t) => {
@@ -109,7 +110,7 @@ t.test('revertReason: the revert data viem found, wherever it nests it', async (
   const nested = new CallExecutionError(new BaseError('execution reverted', { cause: Object.assign(new BaseError('inner'), { data }) }), { account: undefined } as never)
   t.equal(revertReason(nested, 6, 'USDC'), 'payment short: the payee would receive 0.1 USDC of the 0.15 USDC required')
   t.equal(revertReason(Object.assign(new BaseError('top'), { data: stringError('nope') }), 6, 'USDC'), 'the call reverted: nope')
-  t.equal(revertReason(Object.assign(new BaseError('calibur'), { data: calibur('InvalidNonce') }), 6, 'USDC', [caliburErrors]), "the batch nonce is not the account's current one: it was used already or skips ahead (InvalidNonce)")
+  t.equal(revertReason(Object.assign(new BaseError('calibur'), { data: calibur('InvalidNonce') }), 6, 'USDC', [caliburWords]), "the batch nonce is not the account's current one: it was used already or skips ahead (InvalidNonce)")
   // no revert data: nothing to say
   t.equal(revertReason(new Error('plain'), 6, 'USDC'), undefined, 'not a viem error')
   t.equal(revertReason(new BaseError('no data'), 6, 'USDC'), undefined)
@@ -143,7 +144,7 @@ t.test('runnerRevertReason: a runner transaction reverted by its payment names t
   t.equal(signed(runner('PaymentShort', [100_000n, 150_000n])), 'the payment is short (payment.authorization.value): payment short: the payee would receive 0.1 USDC of the 0.15 USDC required')
   t.match(signed(runner('PayerHasCode', [account])), `the payment's payer (payment.authorization.from) cannot pay by signed transfer: the payer ${account} has code`)
   // a batch payment: its batch, and its amount
-  const batch = (data: Hex) => runnerRevertReason(reverted(data), 'batch', 6, 'USDC', [caliburErrors])?.words
+  const batch = (data: Hex) => runnerRevertReason(reverted(data), 'batch', 6, 'USDC', [caliburWords])?.words
   t.equal(batch(runner('PaymentFailed', [calibur('InvalidSignature')])), 'the payment batch (payment.batch) failed: the signature does not recover to the account (InvalidSignature)')
   t.match(batch(runner('PaymentShort', [1n, 2n])), /^the payment is short \(payment\.amountBaseUnits, as payment\.batch transfers it\): payment short: /)
   // what is not the payment's stays as it was: the account's delegation, the gas, the operator
@@ -151,7 +152,7 @@ t.test('runnerRevertReason: a runner transaction reverted by its payment names t
   t.equal(signed(runner('GasShort', [1n, 2n])), 'the gas limit cannot give the call its whole stipend (GasShort)')
   t.equal(runnerRevertReason(new BaseError('no data'), 'authorization', 6, 'USDC'), undefined, 'no revert data: nothing to say')
   // which of them the payment caused (what the relay then checks further: the token, the payer's balance)
-  const byPayment = (data: Hex, form: 'authorization' | 'batch' = 'authorization') => runnerRevertReason(reverted(data), form, 6, 'USDC', [caliburErrors])?.byPayment
+  const byPayment = (data: Hex, form: 'authorization' | 'batch' = 'authorization') => runnerRevertReason(reverted(data), form, 6, 'USDC', [caliburWords])?.byPayment
   t.same(
     [stringError('x'), runner('PaymentShort', [1n, 2n]), runner('PayerHasCode', [account]), runner('GasShort', [1n, 2n]), runner('NotOperator')].map((data) => byPayment(data)),
     [true, true, true, false, false],

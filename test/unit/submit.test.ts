@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
 import { encodeErrorResult, formatUnits, getAddress, parseAbi, serializeTransaction, type Hex } from 'viem'
-import type { BatchPaymentReader, BatchTerms } from '../../core/relay/batchPayment.ts'
+import type { Delegate, BatchTerms } from '../../core/relay/delegate.ts'
 import { describeCallFailure } from '../../core/relay/callFailure.ts'
 import { relayOfRequest } from '../../core/relay/relayOfRequest.ts'
 import type { SubmitRequest } from '../../core/relay/schemas.ts'
@@ -8,6 +8,7 @@ import { submitCall } from '../../core/relay/submit.ts'
 import { ToolError } from '../../core/tool.ts'
 import { networkConfig } from './fakeChain.ts'
 import { a, errorString, methods, relayContext, relayWithAuthorizationData, revert, runnerNode, SIGNATURE, type RunnerNodeOptions } from './fakeRunnerNode.ts'
+import { fakeDelegate } from '../fixtures/fakeDelegate.ts'
 
 // submitCall (core/relay/submit.ts) and describeCallFailure (callFailure.ts) against a node the
 // test answers and a SQLite store in memory: the checks in their order, the exact refusals, what
@@ -46,7 +47,7 @@ function request(overrides: { value?: bigint; validBefore?: string; deadline?: n
   }
 }
 
-function submitting(options: RunnerNodeOptions = {}, readers: BatchPaymentReader[] = []) {
+function submitting(options: RunnerNodeOptions = {}, readers?: Delegate[]) {
   const node = runnerNode({ relay: () => ({ callSucceeded: true, callGasUsed: 160_000n }), estimate: () => 300_000n, ...options })
   const relay = relayContext(node, operator, readers)
   t.teardown(() => relay.store.close())
@@ -289,11 +290,10 @@ const terms: BatchTerms = {
   identity: 'calibur:local:acc:1',
   ownCalls: { from: account, to: account, data: '0x12345678' },
 }
-const reader: BatchPaymentReader = {
-  delegate: 'Calibur',
+const reader: Delegate = fakeDelegate({
   errors: { abi: [], describe: () => undefined },
   read: (_network, call, payment) => (call.data.startsWith('0xc3c16ee4') && payment === paymentBatch ? terms : undefined),
-}
+})
 const batchRequest: SubmitRequest = { call: { to: account, data: batchData }, payment: { token: weth, amountBaseUnits: WORST.toString(), batch: paymentBatch } }
 
 t.test('a batch whose call fails without data: refused with the replay of its own calls at latest', async (t) => {
@@ -326,7 +326,7 @@ t.test('a batch whose call fails without data: refused with the replay of its ow
   t.ok(accepted.node.runnerRequests.length > 0)
   t.ok(accepted.node.runnerRequests.every((request) => request.functionName === 'relayBatch' && request.args[2] === paymentBatch && request.args[3] === 150_000n && request.args[4] === batchData))
   const soon = { ...terms, deadline: BigInt(nowSec() + 5) }
-  const soonReader: BatchPaymentReader = { ...reader, read: () => soon }
+  const soonReader: Delegate = { ...reader, read: () => soon }
   const error = await submitCall(submitting({}, [soonReader]).context, batchRequest).then(() => new Error('accepted'), (error: unknown) => error as Error)
   t.match(error.message, new RegExp(`^the payment expires at ${soon.deadline} \\(now \\d+\\), too soon to send it safely`))
 })
@@ -341,7 +341,7 @@ t.test('describeCallFailure: the replay at latest or at a block, its reason, or 
     },
   })
   const token = { address: weth, symbol: 'WETH', decimals: 18 }
-  const requested = relayOfRequest({ ...context, batchReaders: [reader] }, batchRequest.call, batchRequest.payment, token)
+  const requested = relayOfRequest({ ...context, delegates: [reader] }, batchRequest.call, batchRequest.payment, token)
   t.match(requested.relay, { form: 'batch', paymentData: paymentBatch, paymentGas: 150_000n, data: batchData }, 'the payment\'s batch is the relay\'s payment phase')
   t.equal(await describeCallFailure(context, requested, token), 'the call reverted: Too little received')
   t.equal(replays.at(-1)![1], 'latest')
@@ -351,7 +351,7 @@ t.test('describeCallFailure: the replay at latest or at a block, its reason, or 
   const abi = parseAbi(['error TooLittle(uint256 got)'])
   const worded = { ...reader, errors: { abi, describe: (name: string, args: readonly unknown[]) => (name === 'TooLittle' ? `too little: ${String(args[0])}` : undefined) } }
   answer = () => revert(encodeErrorResult({ abi, errorName: 'TooLittle', args: [5n] }))
-  t.equal(await describeCallFailure({ ...context, batchReaders: [worded] }, requested, token), 'too little: 5')
+  t.equal(await describeCallFailure({ ...context, delegates: [worded] }, requested, token), 'too little: 5')
   answer = () => '0x'
   t.equal(await describeCallFailure(context, requested, token), undefined, 'the replay passes: nothing to say')
   answer = () => {

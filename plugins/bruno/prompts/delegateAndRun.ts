@@ -35,7 +35,7 @@ export const delegateAndRun = definePrompt({
       args.calls ? `The batch's calls: ${args.calls}.` : 'First ask me what the batch should do; its calls are [{to, value, data}], in order (helpers\' `calls`, or a builder\'s transactionRequest).',
       '',
       ...numbered(1, [
-        `\`account\` with {chain: "${chain}", address: "${account}"}. If \`isCalibur\` is already true, skip step 2 and leave authorizationList out below. Note \`nonce\`: the account's EOA nonce.`,
+        `\`account\` with {chain: "${chain}", address: "${account}"}. If \`delegateName\` is already "Calibur", skip step 2 and leave authorizationList out below. Note \`nonce\`: the account's EOA nonce.`,
         `Have the account's wallet sign an EIP-7702 authorization {chainId: ${network.chainId}, address: "${calibur}", nonce: the EOA nonce from step 1, as it is (not plus one: Bruno's runner sends the transaction, not the account)}. Bruno does not prepare it; the account's own key signs it. Its signed form is {chainId, address, nonce, r, s, yParity}.`,
         `\`calibur_batch\` with {chain: "${chain}", account: "${account}", calls, token: "${symbol}", authorizationList: [the signed authorization]}. It reads and measures the batch as if the account were delegated and returns \`paymentTypedData\` and \`typedData\`.`,
       ]),

@@ -31,7 +31,7 @@ export const runBuilderCall = definePrompt({
       `Run a builder's transaction on ${chain} (chain id ${network.chainId}) from the account ${account}, paying the gas in ${symbol} inside the same Calibur batch.`,
       '',
       ...numbered(1, [
-        `\`account\` with {chain: "${chain}", address: "${account}"}. \`isCalibur\` must be true; if it is not, stop and tell me the account must be delegated to Calibur first (the delegate_and_run prompt).`,
+        `\`account\` with {chain: "${chain}", address: "${account}"}. \`delegateName\` must be "Calibur"; if it is not, stop and tell me the account must be delegated to Calibur first (the delegate_and_run prompt).`,
         `Ask the builder MCP server for: ${args.request}. Give it ${account} as the fromAddress AND as the recipient (the calls run from the account; never give it Bruno's addresses). Keep its transactionRequest(s), in order, and any approvals it says are needed.`,
         `\`calibur_batch\` with {chain: "${chain}", account: "${account}", calls: the builder's transactionRequest(s) as they are (gas fields and from are ignored; a chainId other than ${network.chainId} is refused), approvals: the needed approvals as {token, spender, amountBaseUnits} (base units: the builder's figures), token: "${symbol}"}. It returns \`paymentTypedData\` and \`typedData\`.`,
       ]),

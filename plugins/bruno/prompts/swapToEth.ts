@@ -34,7 +34,7 @@ export const swapToEth = definePrompt({
       `Swap ${args.amount} ${symbol} to ETH on ${chain} for the account ${account}, which needs no ETH: the swap, its approval and Bruno's payment in ${symbol} run in one Calibur batch that Bruno's runner sends.`,
       '',
       ...numbered(1, [
-        `\`account\` with {chain: "${chain}", address: "${account}"}. \`isCalibur\` must be true; if it is not, stop and tell me the account must be delegated to Calibur first (the delegate_and_run prompt). Check its ${symbol} balance covers ${args.amount} plus the gas.`,
+        `\`account\` with {chain: "${chain}", address: "${account}"}. \`delegateName\` must be "Calibur"; if it is not, stop and tell me the account must be delegated to Calibur first (the delegate_and_run prompt). Check its ${symbol} balance covers ${args.amount} plus the gas.`,
         `\`uniswap_swap_to_eth\` with {chain: "${chain}", token: "${symbol}", amount: "${args.amount}", recipient: "${account}"}. Keep its \`calls\`, \`approvals\` and \`minimumOut\`.`,
         `\`calibur_batch\` with {chain: "${chain}", account: "${account}", calls: the swap's \`calls\`, approvals: the swap's \`approvals\`, token: "${symbol}"}. It adds the approval where the allowance is short and the payment leg, measures the batch and returns \`paymentTypedData\` and \`typedData\`.`,
       ]),

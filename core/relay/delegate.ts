@@ -1,0 +1,73 @@
+import type { Address, Hex } from 'viem'
+import type { Network } from '../chain/networks.ts'
+import type { ErrorVocabulary } from './revertReason.ts'
+import type { RelayCall } from './schemas.ts'
+
+/**
+ * A delegate's signed batch, as far as the relay needs to know it: what `Delegate.read` finds in it.
+ */
+export interface BatchTerms {
+  /** The delegated account that signed the batch (and the call's `to`). */
+  readonly account: Address
+  /** The delegate the batch is for: the account must be delegated to it when the relay runs. */
+  readonly delegate: Address
+  /** The signed payment-only batch, calldata to the account: it pays `amount` of `token` to `payee`, nothing else. */
+  readonly paymentData: Hex
+  /**
+   * The most the payment batch may spend, given it by the Runner: the delegate's own code and the
+   * token's transfer, which the delegate's group knows, with room.
+   */
+  readonly paymentGas: bigint
+  /** What the payment batch pays: `token.transfer(payee, amount)`. */
+  readonly token: Address
+  readonly payee: Address
+  readonly amount: bigint
+  /** unix seconds after which the delegate refuses the payment batch; 0 for none. */
+  readonly deadline: bigint
+  /** What makes the payment unique: the delegate, the account and the signed nonce. */
+  readonly identity: string
+  /** The account's own calls as it would run them alone, after its payment (as they ran): replayed to say why they fail. */
+  readonly ownCalls: { readonly from: Address; readonly to: Address; readonly data: Hex }
+}
+
+/**
+ * An EIP-7702 delegate the relay serves, as its group describes it to core: how to recognise an
+ * account delegated to it, its next nonce (the `account` view), its signed batches read back to
+ * their payment terms, its errors in words, and its tools, named in the relay's texts. Core never
+ * decodes a delegate's calldata: another delegate is one more `Delegate`, not a change to the relay.
+ */
+export interface Delegate {
+  /** Its name in texts and the `account` view: `Calibur`. */
+  readonly name: string
+  /** Its group's tools, named in the relay's texts: `batch` builds the payment-first batches to sign, `execute` turns them signed into submit's `{call, payment}`. */
+  readonly tools: { readonly batch: string; readonly execute: string }
+  /** Its errors, in words: how the relay explains a batch its simulation refuses. */
+  readonly errors: ErrorVocabulary
+  /** Its contract on `network` (an account whose EIP-7702 code is `0xef0100 ‖ address` is delegated to it), if it runs there. */
+  address(network: Network): Address | undefined
+  /** The nonce an account delegated to it spends with its next signed batch. */
+  nextNonce(network: Network, account: Address): Promise<bigint>
+  /**
+   * Reads a call and its payment batch as this delegate's two signed batches — a payment-only
+   * batch, then the account's own calls — `undefined` when the call is not this delegate's batch at
+   * all; a `ToolError` naming what is wrong when it is one but breaks the rules (the payment batch
+   * does more than pay the payee, the batches are for different accounts or out of order, a non-root key…).
+   */
+  read(network: Network, call: RelayCall, paymentBatch: Hex | undefined): BatchTerms | undefined
+}
+
+/** What the relay's texts need of a delegate: its name, its tools and its errors' words. */
+export type DelegateWords = Pick<Delegate, 'name' | 'tools' | 'errors'>
+
+/**
+ * How the relay's texts name the delegate batches it takes: the groups' batch tools, or that none is
+ * served here.
+ *
+ * @example
+ * delegateBatchTools([calibur]) // 'a Calibur batch (calibur_batch)'
+ * delegateBatchTools([]) // 'a delegate batch (no delegate group is enabled on this server)'
+ */
+export function delegateBatchTools(delegates: readonly Pick<Delegate, 'name' | 'tools'>[]): string {
+  if (delegates.length === 0) return 'a delegate batch (no delegate group is enabled on this server)'
+  return delegates.map((delegate) => `a ${delegate.name} batch (${delegate.tools.batch})`).join(' or ')
+}
