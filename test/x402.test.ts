@@ -121,6 +121,20 @@ t.test('each bad payment gets x402\'s error code in PAYMENT-RESPONSE, and nothin
   const malformed = await post({ call }, { 'payment-signature': 'not base64 of json' })
   t.equal(malformed.status, 400)
   t.equal(decodePaymentResponseHeader(malformed.headers.get('payment-response')!).errorReason, 'invalid_payload')
+  // a v1 payment (X-PAYMENT) on a chain x402 v1 has no name for: 402 invalid_network, in v1's header
+  const v2 = await paymentFor(required, account)
+  const v1 = { x402Version: 1, scheme: 'exact', network: 'base', payload: v2.payload }
+  const unnamed = await post({ call }, { 'x-payment': Buffer.from(JSON.stringify(v1)).toString('base64') })
+  t.equal(unnamed.status, 402)
+  t.equal(unnamed.headers.get('payment-response'), null, 'answered in v1\'s header only')
+  const v1Answer = JSON.parse(Buffer.from(unnamed.headers.get('x-payment-response')!, 'base64').toString('utf8'))
+  t.same(v1Answer, {
+    success: false,
+    errorReason: 'invalid_network',
+    errorMessage: `x402 version 1 has no name for chain id ${deployment.chainId}: pay with version 2 (network ${network})`,
+    transaction: '',
+    network,
+  })
   t.equal(await client.getTransactionCount({ address: bruno.deployment.runner.operator.address }), nonceBefore, 'the runner sent nothing')
 })
 

@@ -48,6 +48,13 @@ export interface Delegate {
   /** The nonce an account delegated to it spends with its next signed batch. */
   nextNonce(network: Network, account: Address): Promise<bigint>
   /**
+   * What the call spends if it is a signed batch of this delegate's, however it is paid (a batch
+   * any executor may run can be the call of a signed-transfer payment): the account and the nonce,
+   * as a string unique to them (`calibur:<chain>:<account>:<nonce>`); `undefined` when the call is
+   * not one. No two active submissions may spend the same one, so one signed batch is never paid twice.
+   */
+  callSpends(network: Network, call: RelayCall): string | undefined
+  /**
    * Reads a call and its payment batch as this delegate's two signed batches — a payment-only
    * batch, then the account's own calls — `undefined` when the call is not this delegate's batch at
    * all; a `ToolError` naming what is wrong when it is one but breaks the rules (the payment batch

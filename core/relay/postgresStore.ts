@@ -1,5 +1,5 @@
 import pg from 'pg'
-import { ActiveCapReached, PaymentIdTaken, StaleEpochError, type ActiveCaps, type PartyStanding, type RunnerFence, type Standing, type Submission, type SubmissionPatch, type SubmissionStore } from './store.ts'
+import { ActiveCapReached, AlreadySpent, PaymentIdTaken, StaleEpochError, type ActiveCaps, type PartyStanding, type RunnerFence, type Standing, type Submission, type SubmissionPatch, type SubmissionStore } from './store.ts'
 import { fromRow, patchColumns, type SubmissionRow } from './storeRow.ts'
 import { advisoryLockKey, SUBMISSION_CHANNEL } from './postgresRunnerLock.ts'
 
@@ -26,6 +26,7 @@ ALTER TABLE submissions ADD COLUMN IF NOT EXISTS payer TEXT;
 ALTER TABLE submissions ADD COLUMN IF NOT EXISTS client TEXT;
 ALTER TABLE submissions ADD COLUMN IF NOT EXISTS fault TEXT;
 ALTER TABLE submissions ADD COLUMN IF NOT EXISTS payment_id TEXT;
+ALTER TABLE submissions ADD COLUMN IF NOT EXISTS call_spends TEXT;
 CREATE INDEX IF NOT EXISTS submissions_payer ON submissions (payer, stage);
 CREATE INDEX IF NOT EXISTS submissions_client ON submissions (client, stage);
 CREATE INDEX IF NOT EXISTS submissions_active ON submissions (chain, stage, created_at);
@@ -34,6 +35,8 @@ CREATE UNIQUE INDEX IF NOT EXISTS submissions_active_identity ON submissions (id
 CREATE INDEX IF NOT EXISTS submissions_settled ON submissions (updated_at) WHERE stage IN ('done', 'failed');
 CREATE INDEX IF NOT EXISTS submissions_done_identity ON submissions (identity) WHERE stage = 'done';
 CREATE UNIQUE INDEX IF NOT EXISTS submissions_payment_id ON submissions (chain, payment_id) WHERE payment_id IS NOT NULL;
+CREATE UNIQUE INDEX IF NOT EXISTS submissions_active_call_spends ON submissions (call_spends)
+  WHERE call_spends IS NOT NULL AND stage IN ('waiting', 'sending', 'confirming');
 CREATE TABLE IF NOT EXISTS runner_epochs (
   key TEXT PRIMARY KEY,
   epoch BIGINT NOT NULL
@@ -84,12 +87,15 @@ export class PostgresSubmissionStore implements SubmissionStore {
       client.release()
       if (stored) return stored
     } catch (error) {
-      if (error instanceof ActiveCapReached || error instanceof PaymentIdTaken) {
+      if (error instanceof ActiveCapReached || error instanceof PaymentIdTaken || error instanceof AlreadySpent) {
         await client.query('ROLLBACK')
         client.release()
       } else client.release(true) // destroyed rather than returned to the pool: closing the connection also rolls back
       // Another replica stored the same payment id first (the unique index).
-      if (submission.paymentId !== undefined && (error as { constraint?: string }).constraint === 'submissions_payment_id') throw new PaymentIdTaken(submission.paymentId)
+      const constraint = (error as { constraint?: string }).constraint
+      if (submission.paymentId !== undefined && constraint === 'submissions_payment_id') throw new PaymentIdTaken(submission.paymentId)
+      // Another replica's submission spending the same call was stored first.
+      if (submission.callSpends !== undefined && constraint === 'submissions_active_call_spends') throw new AlreadySpent(submission.callSpends, 'stored by another replica')
       throw error
     }
     const existing = submission.identity === undefined ? undefined : await this.activeByIdentity(submission.identity)
@@ -117,6 +123,13 @@ export class PostgresSubmissionStore implements SubmissionStore {
       const taken = await client.query<{ identity: string | null }>(`SELECT identity FROM submissions WHERE chain = $1 AND payment_id = $2`, [submission.chain, submission.paymentId])
       if (taken.rows.some((row) => row.identity !== (submission.identity ?? null))) throw new PaymentIdTaken(submission.paymentId)
     }
+    const spent = await client.query<{ id: string }>(
+      // Not the same payment's own (the insert below answers that one with itself).
+      `SELECT id FROM submissions WHERE stage IN ('waiting', 'sending', 'confirming') AND identity IS DISTINCT FROM $1
+         AND ((call_spends IS NOT NULL AND call_spends IN ($1, $2)) OR identity = $2) LIMIT 1`,
+      [submission.identity ?? null, submission.callSpends ?? null],
+    )
+    if (spent.rows[0]) throw new AlreadySpent(submission.callSpends ?? submission.identity ?? '', spent.rows[0].id)
     for (const [party, value, cap] of parties) {
       if (value === undefined || cap === undefined) continue
       const { rows } = await client.query<{ active: string }>(`SELECT COUNT(*) AS active FROM submissions WHERE ${party} = $1 AND stage IN ('waiting', 'sending', 'confirming')`, [value])
@@ -127,7 +140,7 @@ export class PostgresSubmissionStore implements SubmissionStore {
     // is a conflict; the primary key still refuses a second insert of one id.
     const { rows } = await client.query<{ chain: string }>(
       `WITH inserted AS (
-         INSERT INTO submissions (id, chain, stage, created_at, updated_at, deadline, request, call_gas, identity, payer, client, payment_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+         INSERT INTO submissions (id, chain, stage, created_at, updated_at, deadline, request, call_gas, identity, payer, client, payment_id, call_spends) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
          ON CONFLICT (identity) WHERE identity IS NOT NULL AND stage IN ('waiting', 'sending', 'confirming') DO NOTHING
          RETURNING chain
        )
@@ -145,6 +158,7 @@ export class PostgresSubmissionStore implements SubmissionStore {
         submission.payer ?? null,
         submission.client ?? null,
         submission.paymentId ?? null,
+        submission.callSpends ?? null,
       ],
     )
     return rows.length === 1 ? submission : undefined

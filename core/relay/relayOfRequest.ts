@@ -16,6 +16,8 @@ export interface RequestedRelay {
   readonly paymentDeadline: bigint
   /** The payment's identity: no two active submissions may spend the same one. */
   readonly identity: string
+  /** What the call spends, when a delegate recognises it as a signed batch of its (`Delegate.callSpends`): one active submission each, whatever pays. */
+  readonly callSpends?: string
   /** The account that pays: the signed transfer's `from`, or the batch's account. */
   readonly payer: Address
   /** The batch's terms, for a delegate batch. */
@@ -76,6 +78,7 @@ export function readBatch(context: RelayContext, call: RelayCall, paymentBatch: 
  */
 export function relayOfRequest(context: RelayContext, call: RelayCall, payment: Payment, token: PaymentToken): RequestedRelay {
   const payee = getAddress(context.network.config.payee)
+  const spends = callSpends(context, call)
   if ('authorization' in payment) {
     const { authorization } = payment
     if (!isAddressEqual(getAddress(authorization.to), payee)) {
@@ -87,6 +90,7 @@ export function relayOfRequest(context: RelayContext, call: RelayCall, payment: 
       paymentDeadline: BigInt(authorization.validBefore),
       identity: `3009:${context.network.name}:${getAddress(payment.token)}:${getAddress(authorization.from)}:${authorization.nonce.toLowerCase()}`,
       payer: getAddress(authorization.from),
+      ...spends,
     }
   }
   const relay = readBatch(context, call, payment.batch as Hex, token)
@@ -94,5 +98,14 @@ export function relayOfRequest(context: RelayContext, call: RelayCall, payment: 
     throw new ToolError(`the payment says ${payment.amountBaseUnits} base units but its payment batch pays ${relay.amount}: pass the payment ${relay.by.tools.execute} returned`)
   }
   const { terms, by: _by, ...runnerRelay } = relay
-  return { relay: runnerRelay, amount: relay.amount, paymentDeadline: terms.deadline, identity: terms.identity, payer: terms.account, batch: terms }
+  return { relay: runnerRelay, amount: relay.amount, paymentDeadline: terms.deadline, identity: terms.identity, payer: terms.account, batch: terms, ...spends }
+}
+
+/** What the call spends, as the first delegate that recognises it says (`{}` for a call none does). */
+function callSpends(context: RelayContext, call: RelayCall): { callSpends?: string } {
+  for (const delegate of context.delegates) {
+    const spent = delegate.callSpends(context.network, call)
+    if (spent !== undefined) return { callSpends: spent }
+  }
+  return {}
 }

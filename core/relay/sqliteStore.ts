@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
 import type { StoreLock } from './sqliteLock.ts'
-import { ActiveCapReached, PaymentIdTaken, StaleEpochError, type ActiveCaps, type PartyStanding, type RunnerFence, type Standing, type Submission, type SubmissionPatch, type SubmissionStore } from './store.ts'
+import { ActiveCapReached, AlreadySpent, PaymentIdTaken, StaleEpochError, type ActiveCaps, type PartyStanding, type RunnerFence, type Standing, type Submission, type SubmissionPatch, type SubmissionStore } from './store.ts'
 import { fromRow, patchColumns, type SubmissionRow } from './storeRow.ts'
 
 const SCHEMA = `
@@ -26,7 +26,8 @@ CREATE TABLE IF NOT EXISTS submissions (
   payer TEXT,
   client TEXT,
   fault TEXT,
-  payment_id TEXT
+  payment_id TEXT,
+  call_spends TEXT
 );
 CREATE INDEX IF NOT EXISTS submissions_active ON submissions (chain, stage, created_at);
 CREATE TABLE IF NOT EXISTS runner_epochs (
@@ -44,6 +45,8 @@ CREATE INDEX IF NOT EXISTS submissions_payer ON submissions (payer, stage);
 CREATE INDEX IF NOT EXISTS submissions_client ON submissions (client, stage);
 CREATE INDEX IF NOT EXISTS submissions_done_identity ON submissions (identity) WHERE stage = 'done';
 CREATE UNIQUE INDEX IF NOT EXISTS submissions_payment_id ON submissions (chain, payment_id) WHERE payment_id IS NOT NULL;
+CREATE UNIQUE INDEX IF NOT EXISTS submissions_active_call_spends ON submissions (call_spends)
+  WHERE call_spends IS NOT NULL AND stage IN ('waiting', 'sending', 'confirming');
 `
 
 /**
@@ -66,6 +69,7 @@ export class SqliteSubmissionStore implements SubmissionStore {
   readonly #byIdentity: Database.Statement<[string], SubmissionRow>
   readonly #doneByIdentity: Database.Statement<[string], SubmissionRow>
   readonly #byPaymentId: Database.Statement<[string, string], SubmissionRow>
+  readonly #spentBy: Database.Statement<[{ identity: string | null; callSpends: string | null }], { id: string }>
   readonly #prune: Database.Statement<[number]>
   readonly #takeRunnerKey: Database.Statement<[string], { epoch: number }>
   readonly #runnerEpoch: Database.Statement<[string], { epoch: number }>
@@ -82,18 +86,21 @@ export class SqliteSubmissionStore implements SubmissionStore {
     this.#db.exec(SCHEMA)
     // A file made before payment-first relays gains their columns.
     const columns = this.#db.prepare<[], { name: string }>('PRAGMA table_info(submissions)').all()
-    for (const name of ['outcome', 'call_gas', 'identity', 'payer', 'client', 'fault', 'payment_id']) {
+    for (const name of ['outcome', 'call_gas', 'identity', 'payer', 'client', 'fault', 'payment_id', 'call_spends']) {
       if (!columns.some((column) => column.name === name)) this.#db.exec(`ALTER TABLE submissions ADD COLUMN ${name} TEXT`)
     }
     this.#db.exec(IDENTITY_INDEX)
     // OR IGNORE: a used id is answered by the caller's own words (the identity is read first, in the same transaction).
     this.#insert = this.#db.prepare(
-      `INSERT OR IGNORE INTO submissions (id, chain, stage, created_at, updated_at, deadline, request, call_gas, identity, payer, client, payment_id)
-       VALUES (@id, @chain, @stage, @createdAt, @updatedAt, @deadline, @request, @callGas, @identity, @payer, @client, @paymentId)`,
+      `INSERT OR IGNORE INTO submissions (id, chain, stage, created_at, updated_at, deadline, request, call_gas, identity, payer, client, payment_id, call_spends)
+       VALUES (@id, @chain, @stage, @createdAt, @updatedAt, @deadline, @request, @callGas, @identity, @payer, @client, @paymentId, @callSpends)`,
     )
     this.#byIdentity = this.#db.prepare("SELECT * FROM submissions WHERE identity = ? AND stage IN ('waiting', 'sending', 'confirming')")
     this.#doneByIdentity = this.#db.prepare("SELECT * FROM submissions WHERE identity = ? AND stage = 'done' ORDER BY updated_at DESC LIMIT 1")
     this.#byPaymentId = this.#db.prepare('SELECT * FROM submissions WHERE chain = ? AND payment_id = ?')
+    this.#spentBy = this.#db.prepare(
+      "SELECT id FROM submissions WHERE stage IN ('waiting', 'sending', 'confirming') AND identity IS NOT @identity AND ((call_spends IS NOT NULL AND call_spends IN (@identity, @callSpends)) OR identity = @callSpends) LIMIT 1",
+    )
     this.#activeOf = {
       payer: this.#db.prepare("SELECT COUNT(*) AS active FROM submissions WHERE payer = ? AND stage IN ('waiting', 'sending', 'confirming')"),
       client: this.#db.prepare("SELECT COUNT(*) AS active FROM submissions WHERE client = ? AND stage IN ('waiting', 'sending', 'confirming')"),
@@ -110,6 +117,8 @@ export class SqliteSubmissionStore implements SubmissionStore {
       capped('payer', submission.payer, caps?.payer)
       capped('client', submission.client, caps?.client)
       if (submission.paymentId !== undefined && this.#byPaymentId.get(submission.chain, submission.paymentId)) throw new PaymentIdTaken(submission.paymentId)
+      const spent = this.#spentBy.get({ identity: submission.identity ?? null, callSpends: submission.callSpends ?? null })
+      if (spent) throw new AlreadySpent(submission.callSpends ?? submission.identity ?? '', spent.id)
       const row = {
         ...submission,
         request: JSON.stringify(submission.request),
@@ -118,6 +127,7 @@ export class SqliteSubmissionStore implements SubmissionStore {
         payer: submission.payer ?? null,
         client: submission.client ?? null,
         paymentId: submission.paymentId ?? null,
+        callSpends: submission.callSpends ?? null,
       }
       // The primary key still refuses a second insert of one id.
       if (this.#insert.run(row).changes === 1) return submission

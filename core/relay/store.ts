@@ -43,6 +43,8 @@ export interface Submission {
   readonly client?: string
   /** The client's own key for this payment (x402's `payment-identifier`): one submission per chain each. */
   readonly paymentId?: string
+  /** What its call spends (a delegate's signed batch: its account and nonce), whatever pays: one active submission each. */
+  readonly callSpends?: string
   /**
    * Set when it failed by its payer's doing, counted against the payer and the client: `payer` (its
    * payment or call stopped working after it was accepted), `revert` (its payment reverted on chain:
@@ -118,6 +120,17 @@ export class PaymentIdTaken extends Error {
   }
 }
 
+/** An insert refused: an active submission (`holder`) already spends what its call spends, or what its payment does. */
+export class AlreadySpent extends Error {
+  override readonly name = 'AlreadySpent'
+  constructor(
+    readonly spent: string,
+    readonly holder: string,
+  ) {
+    super(`${spent} is spent by the active submission ${holder}`)
+  }
+}
+
 /** How many active submissions a party has, and how many of its submissions failed by its doing lately. */
 export interface PartyStanding {
   readonly active: number
@@ -151,7 +164,9 @@ export interface SubmissionStore {
    * With `caps`, a new submission whose payer (or client) already has its cap of active ones is
    * not stored (`ActiveCapReached`); the count and the insert are one transaction, serialized per
    * payer and per client across processes. A submission whose `paymentId` another submission of
-   * its chain holds is not stored either (`PaymentIdTaken`).
+   * its chain holds is not stored either (`PaymentIdTaken`), nor one whose call spends what an active
+   * submission's call or payment spends, or whose payment spends what an active one's call does
+   * (`AlreadySpent`).
    */
   insert(submission: Submission, caps?: ActiveCaps): Promise<Submission>
   /** The submission done with this payment identity, if any: its payment is spent, so a repeat of it can only be answered by it. */

@@ -19,6 +19,7 @@ export interface SubmissionRow {
   payer: string | null
   client: string | null
   payment_id: string | null
+  call_spends: string | null
   fault: string | null
   tx: string | null
   block_number: string | null
@@ -60,6 +61,7 @@ export function fromRow(row: SubmissionRow): Submission {
     ...(row.identity ? { identity: row.identity } : {}),
     ...(row.call_gas ? { callGas: row.call_gas } : {}),
     ...(row.payment_id ? { paymentId: row.payment_id } : {}),
+    ...(row.call_spends ? { callSpends: row.call_spends } : {}),
     ...(row.payer ? { payer: row.payer } : {}),
     ...(row.client ? { client: row.client } : {}),
     ...(row.fault === 'payer' || row.fault === 'revert' ? { fault: row.fault } : {}),

@@ -10,7 +10,7 @@ import type { PaymentToken } from './gasPricer.ts'
 import { admit } from './admission.ts'
 import { leastPaymentValiditySec } from './paymentValidity.ts'
 import { simulateAs } from './simulationGate.ts'
-import { ActiveCapReached } from './store.ts'
+import { ActiveCapReached, AlreadySpent } from './store.ts'
 import { revertCostGas } from './revertCost.ts'
 import { describeCallFailure } from './callFailure.ts'
 import { prepareRunnerTransaction, type PreparedRelay } from './runnerTransaction.ts'
@@ -27,7 +27,9 @@ import { submissionView } from './status.ts'
  * 2. the same payment (its identity: token, payer and nonce) is not already active, nor done (its
  *    payment spent): if it is, that submission answers, and nothing new is stored (so a client's
  *    retry is free, before and after; one its client submits again while the first is checked
- *    waits for the first's answer, simulating nothing); then the payer's
+ *    waits for the first's answer, simulating nothing); a call that is a delegate's signed batch
+ *    (`Delegate.callSpends`) already spent by another active submission, however paid, is refused
+ *    as it is stored (one signed batch is paid for once); then the payer's
  *    and the client's standing (`admit`: caps on active submissions, throttling and bans for
  *    submissions that failed by their doing), the caps counted again in the transaction that
  *    stores it (so concurrent submits cannot all pass one count);
@@ -101,11 +103,19 @@ async function acceptCall(context: RelayContext, request: SubmitRequest, request
     payer: requested.payer,
     ...(client === undefined ? {} : { client }),
     ...(paymentId === undefined ? {} : { paymentId }),
+    ...(requested.callSpends === undefined ? {} : { callSpends: requested.callSpends }),
   }
   // A concurrent submit of the same payment may have stored it first: then that one answers. The
   // caps are counted again as it is stored: concurrent submits all passed `admit` before any was.
   const stored = await store.insert(submission, admitted.caps).catch((error: unknown) => {
-    throw error instanceof ActiveCapReached ? admitted.busy(error) : error
+    if (error instanceof ActiveCapReached) throw admitted.busy(error)
+    if (error instanceof AlreadySpent) {
+      throw new ToolError(
+        `refused: the signed batch this submission spends (${error.spent}) is already being relayed by the submission ${error.holder}: ` +
+          'a signed batch is relayed, and paid for, once. Ask status with that id; nothing was taken',
+      )
+    }
+    throw error
   })
   if (stored.id === submission.id) context.wake()
   return submissionView(stored)

@@ -146,6 +146,10 @@ export function caliburDelegate(payments: PaymentServices): Delegate {
     ...caliburWords,
     address: (network) => getAddress(network.config.calibur),
     nextNonce: (network, account) => network.client.readContract({ address: account, abi: caliburAbi, functionName: 'getSeq', args: [0n] }),
+    callSpends(network, call) {
+      const signed = decodeSignedExecute(call.data as Hex)
+      return signed && `calibur:${network.name}:${getAddress(call.to)}:${signed.nonce}`
+    },
     read(network, call: RelayCall, paymentData) {
       const calls = decodeSignedExecute(call.data as Hex)
       if (!calls) return undefined

@@ -287,6 +287,10 @@ t.test('caliburDelegate: a signed execute of the account’s calls, paid by a si
     // replayed after the payment, as the Runner runs them (issue 29, point 5)
     ownCalls: { from: account, to: account, data: ownerExecute([{ to: leg.to, value: 0n, data: leg.data }, { to: ownCall.to, value: 5n, data: '0xabcd' }]) },
   })
+  // what a call spends, however it is paid: its account and its own nonce; nothing for a call that is no signed execute
+  t.equal(reader.callSpends(network, { to: account.toLowerCase(), data: calls() } as never), `calibur:local:${account}:${nonce + 1n}`)
+  t.equal(reader.callSpends(network, { to: account, data: payment() } as never), terms?.identity, 'a payment batch as a call spends what the payment does')
+  t.equal(reader.callSpends(network, { to: account, data: '0xa9059cbb' } as never), undefined)
   // any executor (0) is fine too, for either batch
   t.equal(read(calls({ executor: zeroAddress }), payment({ executor: zeroAddress }))?.amount, 150_000n)
   // the deadline is the earlier of the two; 0 is none

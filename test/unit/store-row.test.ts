@@ -32,6 +32,7 @@ const bare: SubmissionRow = {
   payer: null,
   client: null,
     payment_id: null,
+    call_spends: null,
   fault: null,
   tx: null,
   block_number: null,

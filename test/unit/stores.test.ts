@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import t from 'tap'
 import { SqliteSubmissionStore } from '../../core/relay/sqliteStore.ts'
-import { ActiveCapReached, PaymentIdTaken, StaleEpochError, type SentTransaction, type Submission, type SubmissionStore } from '../../core/relay/store.ts'
+import { ActiveCapReached, AlreadySpent, PaymentIdTaken, StaleEpochError, type SentTransaction, type Submission, type SubmissionStore } from '../../core/relay/store.ts'
 import { storeKinds } from '../fixtures/storeKinds.ts'
 
 // Both stores (core/relay/sqliteStore.ts, postgresStore.ts) on what test/store.test.ts leaves
@@ -229,6 +229,26 @@ for (const kind of storeKinds('bruno-unit-stores-')) {
       t.equal((await store.doneByIdentity('pay-i'))?.id, 'i-1', 'a failed one is no answer')
     })
 
+    t.test('what a call spends: one active submission each, whatever pays; the same payment again still answers itself', async (t) => {
+      const fence = await store.takeRunnerKey('bruno-runner:1:0xspends')
+      const first = submission('sp-1', { identity: '3009:pay-a', callSpends: 'calibur:base:0xacc:7' })
+      t.strictSame(await store.insert(first), first)
+      const other = await store.insert(submission('sp-2', { identity: '3009:pay-b', callSpends: 'calibur:base:0xacc:7' })).catch((error: unknown) => error)
+      t.ok(other instanceof AlreadySpent && other.spent === 'calibur:base:0xacc:7' && other.holder === 'sp-1', 'another payment for the same batch: AlreadySpent, naming the holder')
+      t.equal(await store.get('sp-2'), undefined, 'not stored')
+      t.strictSame(await store.insert(submission('sp-1b', { identity: '3009:pay-a', callSpends: 'calibur:base:0xacc:7' })), first, 'the same payment again answers the first')
+      const asPayment = await store.insert(submission('sp-3', { identity: 'calibur:base:0xacc:7' })).catch((error: unknown) => error)
+      t.ok(asPayment instanceof AlreadySpent && asPayment.holder === 'sp-1', 'a payment that spends what an active call spends')
+      const callOfPayment = await store.insert(submission('sp-4', { identity: '3009:pay-c', callSpends: '3009:pay-a' })).catch((error: unknown) => error)
+      t.ok(callOfPayment instanceof AlreadySpent && callOfPayment.holder === 'sp-1', 'a call that spends what an active payment spends')
+      await store.update('sp-1', { stage: 'done' }, fence)
+      const after = submission('sp-5', { identity: '3009:pay-d', callSpends: 'calibur:base:0xacc:7' })
+      t.strictSame(await store.insert(after), after, 'once the holder settled, the store no longer stands in the way (the chain does)')
+      const concurrent = await Promise.allSettled(Array.from({ length: 6 }, (_, index) => store.insert(submission(`sp-c-${index}`, { identity: `3009:pay-c-${index}`, callSpends: 'calibur:base:0xacc:9' }))))
+      t.equal(concurrent.filter((outcome) => outcome.status === 'fulfilled').length, 1, 'six payments racing for one batch: one stored')
+      t.ok(concurrent.every((outcome) => outcome.status === 'fulfilled' || outcome.reason instanceof AlreadySpent), 'the others refused as spent')
+    })
+
     t.test('payment ids: one submission per chain each, found by it; another payment under a taken id is refused, untouched', async (t) => {
       const first = submission('pid-1', { identity: 'pay-pid-1', paymentId: 'pay_0123456789abcdef' })
       t.strictSame(await store.insert(first), first)
@@ -283,9 +303,9 @@ t.test('sqlite: a file made before the payment-first columns gains them, and the
   const check = new Database(path, { readonly: true })
   t.teardown(() => check.close())
   const columns = check.prepare<[], { name: string }>('PRAGMA table_info(submissions)').all().map((c) => c.name)
-  t.strictSame(columns.slice(-7), ['outcome', 'call_gas', 'identity', 'payer', 'client', 'fault', 'payment_id'])
+  t.strictSame(columns.slice(-8), ['outcome', 'call_gas', 'identity', 'payer', 'client', 'fault', 'payment_id', 'call_spends'])
   const indexes = check.prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'submissions_%' ORDER BY name").all().map((i) => i.name)
-  t.strictSame(indexes, ['submissions_active', 'submissions_active_identity', 'submissions_client', 'submissions_done_identity', 'submissions_payer', 'submissions_payment_id', 'submissions_settled'])
+  t.strictSame(indexes, ['submissions_active', 'submissions_active_call_spends', 'submissions_active_identity', 'submissions_client', 'submissions_done_identity', 'submissions_payer', 'submissions_payment_id', 'submissions_settled'])
 })
 
 t.test('sqlite: a new file in a folder made for it, in WAL mode, reopened as it was', async (t) => {
@@ -304,6 +324,6 @@ t.test('sqlite: a new file in a folder made for it, in WAL mode, reopened as it 
   t.teardown(() => columns.close())
   t.strictSame(
     columns.prepare<[], { name: string }>('PRAGMA table_info(submissions)').all().map((c) => c.name),
-    ['id', 'chain', 'stage', 'created_at', 'updated_at', 'deadline', 'request', 'tx', 'tx_nonce', 'block_number', 'gas_used', 'fee', 'reason', 'outcome', 'call_gas', 'identity', 'payer', 'client', 'fault', 'payment_id'],
+    ['id', 'chain', 'stage', 'created_at', 'updated_at', 'deadline', 'request', 'tx', 'tx_nonce', 'block_number', 'gas_used', 'fee', 'reason', 'outcome', 'call_gas', 'identity', 'payer', 'client', 'fault', 'payment_id', 'call_spends'],
   )
 })

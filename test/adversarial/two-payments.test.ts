@@ -1,0 +1,80 @@
+import t from 'tap'
+import { createPublicClient, createTestClient, encodeFunctionData, erc20Abi, getAddress, http, type Hex } from 'viem'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { eip712DomainAbi } from '../../core/chain/tokenDomain.ts'
+import { mintUsdc } from '../../core/devnet/fund.ts'
+import { caliburDomainFromEip712Domain, caliburTypedData } from '../../plugins/calibur/typedData.ts'
+import { encodeSignedExecute } from '../../plugins/calibur/executeCalldata.ts'
+import { startDevnetBruno } from '../fixtures/devnetBruno.ts'
+import { signTransfer } from '../fixtures/signedTransfer.ts'
+import { waitFor } from '../fixtures/waitFor.ts'
+
+// Two payments for one signed batch (issue 31): a Calibur batch any executor may run is a call a
+// signed transfer can pay for, and a second payment for the same batch, accepted while the first is
+// in flight, would be charged for a call that can only fail (its nonce spent). The relay keeps one
+// active submission per signed batch whatever pays (Delegate.callSpends): the second is refused as
+// it is stored, and nothing is taken from it.
+
+const bruno = await startDevnetBruno(t, { groups: ['bruno', 'calibur', '3009'] })
+const { deployment } = bruno
+const client = createPublicClient({ transport: http(deployment.rpcUrl) })
+const chain = createTestClient({ mode: 'anvil', transport: http(deployment.rpcUrl) })
+const usdc = deployment.usdc
+const usdcDomain = { address: usdc, name: 'USD Coin', version: '2', chainId: deployment.chainId }
+const payee = getAddress(bruno.config.networks[0]!.payee)
+const usdcOf = (address: Hex) => client.readContract({ address: usdc, abi: erc20Abi, functionName: 'balanceOf', args: [address] })
+const rest = async (path: string, body: unknown) => {
+  const reply = await fetch(`${bruno.server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+  return { status: reply.status, body: await reply.json() }
+}
+
+t.test('a signed Calibur batch paid twice by signed transfers: the second payment is refused untaken, the batch runs once', async (t) => {
+  // The account: delegated to Calibur, holding USDC; its batch gives a friend 1 USDC, for any executor.
+  const key = generatePrivateKey()
+  const account = privateKeyToAccount(key)
+  await mintUsdc(deployment.rpcUrl, deployment, account.address, 10_000_000n)
+  await chain.setCode({ address: account.address, bytecode: `0xef0100${deployment.calibur.slice(2)}` })
+  const friend = privateKeyToAccount(generatePrivateKey()).address
+  const domain = caliburDomainFromEip712Domain(await client.readContract({ address: account.address, abi: eip712DomainAbi, functionName: 'eip712Domain' }))
+  const typedData = caliburTypedData({
+    domain,
+    batch: { calls: [{ to: usdc, value: '0', data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [friend, 1_000_000n] }) }], revertOnFailure: true },
+    nonce: 0n,
+    deadline: 0n,
+  })
+  const call = { to: account.address, data: encodeSignedExecute({ message: typedData.message, signature: await account.signTypedData(typedData as never) }) }
+
+  // Its payer: a plain account with USDC, signing two transfers to the payee at the quoted price.
+  const payerKey = generatePrivateKey()
+  const payer = privateKeyToAccount(payerKey).address
+  await mintUsdc(deployment.rpcUrl, deployment, payer, 10_000_000n)
+  const quote = await rest('/local/v1/quote', { call, token: 'USDC', payment: 'authorization' })
+  t.equal(quote.status, 200, JSON.stringify(quote.body))
+  const amount = BigInt(quote.body.amountBaseUnits)
+  const paying = async () => {
+    const signed = await signTransfer(payerKey, usdcDomain, payee, amount)
+    return { token: usdc, authorization: signed.message, signature: signed.signature }
+  }
+
+  await chain.setAutomine(false)
+  try {
+    const first = await rest('/local/v1/submit', { call, payment: await paying() })
+    t.equal(first.status, 202, JSON.stringify(first.body))
+    const operator = deployment.runner.operator.address
+    await waitFor(() => client.getTransactionCount({ address: operator, blockTag: 'pending' }), (count) => count > 0, 'the first in the pool', 15_000)
+    const second = await rest('/local/v1/submit', { call, payment: await paying() })
+    t.equal(second.status, 422, 'the second payment for the same batch is refused')
+    t.equal(second.body.error.code, 'refused')
+    t.equal(
+      second.body.error.message,
+      `refused: the signed batch this submission spends (calibur:local:${account.address}:0) is already being relayed by the submission ${first.body.id}: a signed batch is relayed, and paid for, once. Ask status with that id; nothing was taken`,
+    )
+  } finally {
+    await chain.setAutomine(true)
+  }
+  await chain.mine({ blocks: 1 })
+  const payerBefore = 10_000_000n
+  await waitFor(() => usdcOf(friend), (balance) => balance === 1_000_000n, 'the batch ran', 15_000)
+  t.equal(await usdcOf(friend), 1_000_000n, 'the batch ran once')
+  t.equal(await usdcOf(payer), payerBefore - amount, 'its payer paid once')
+})
