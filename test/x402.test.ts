@@ -9,6 +9,7 @@ import { createPublicClient, createTestClient, encodeFunctionData, erc20Abi, get
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { startDevnetBruno } from './fixtures/devnetBruno.ts'
 import { giftCall } from './fixtures/giftCall.ts'
+import { transferWithAuthorizationTypedData } from '../plugins/3009/typedData.ts'
 import { waitFor } from './fixtures/waitFor.ts'
 
 // x402 (issue 30) with the official client, unmodified: @x402/fetch's wrapFetchWithPaymentFromConfig and @x402/evm's
@@ -104,19 +105,55 @@ t.test('each bad payment gets x402\'s error code in PAYMENT-RESPONSE, and nothin
     ['too short a validity', await paymentFor(required, account, (offer) => (offer.maxTimeoutSeconds = 20)), 'invalid_exact_evm_payload_authorization_valid_before'],
     ['another scheme', { ...(await paymentFor(required, account)), accepted: { ...required.accepts[0]!, scheme: 'upto' } }, 'unsupported_scheme'],
   ]
+  const plain = await paymentFor(required, account)
+  cases.push(['x402Version 1 in PAYMENT-SIGNATURE', { ...plain, x402Version: 1 }, 'invalid_x402_version'])
+  cases.push(['an asset Bruno does not offer', { ...plain, accepted: { ...plain.accepted, asset: deployment.weth } }, 'invalid_payment_requirements'])
+  // Signed as the client signs, but valid only from an hour on: the token refuses it until then.
+  const early = (plain.payload as { authorization: Record<string, string> }).authorization
+  const validAfter = BigInt(Math.floor(Date.now() / 1000) + 3600)
+  const typedData = transferWithAuthorizationTypedData({
+    token: { address: deployment.usdc, name: 'USD Coin', version: '2', chainId: deployment.chainId },
+    from: account.address,
+    to: payee,
+    value: BigInt(early.value!),
+    validAfter,
+    validBefore: validAfter + 600n,
+    nonce: early.nonce as Hex,
+  })
+  const notYet = { ...plain, payload: { authorization: typedData.message, signature: await account.signTypedData(typedData as never) } }
+  cases.push(['a transfer valid only later', notYet, 'invalid_exact_evm_payload_authorization_valid_after'])
   const stranger = privateKeyToAccount(generatePrivateKey())
   const forged = await paymentFor(required, stranger)
   const payload = forged.payload as { authorization: { from: string } }
   cases.push(['signed by another key', { ...forged, payload: { ...forged.payload, authorization: { ...payload.authorization, from: account.address } } }, 'invalid_exact_evm_payload_signature'])
   const poor = await giftCall(deployment, 0n, 1_000_000n)
   cases.push(['a payer without the funds', await paymentFor(required, poor.account), 'insufficient_funds'])
+  // Where the binding refuses before submit, its own words: the field and what Bruno takes.
+  const words: Record<string, RegExp> = {
+    'another payTo': new RegExp(`^payTo ${account.address} is not the payee ${payee}$`),
+    'another network': /^network "eip155:8453": this chain is eip155:31337$/,
+    'another scheme': /^scheme "upto": Bruno takes "exact"$/,
+    'x402Version 1 in PAYMENT-SIGNATURE': /^x402Version 1 in PAYMENT-SIGNATURE: that header is version 2's \(version 1 sends X-PAYMENT\)$/,
+    'an asset Bruno does not offer': new RegExp(`^asset ${deployment.weth} is not one Bruno offers here \\(USDC ${deployment.usdc}\\)$`),
+  }
   for (const [what, payment, reason] of cases) {
     const { status, settled } = await answer(payment)
+    const message = (settled as { errorMessage?: string }).errorMessage ?? ''
     t.equal(status, 402, `${what}: 402`)
     t.equal(settled.success, false)
-    t.equal(settled.errorReason, reason, `${what}: ${reason} (${(settled as { errorMessage?: string }).errorMessage})`)
+    t.equal(settled.errorReason, reason, `${what}: ${reason} (${message})`)
+    if (words[what]) t.match(message, words[what], `${what}: said by the binding`)
     t.equal(settled.transaction, '')
   }
+  // a payload missing a field of the offer it took: 400, naming the field
+  const { asset: _asset, ...withoutAsset } = plain.accepted
+  const incomplete = await post({ call }, { 'payment-signature': encodePaymentSignatureHeader({ ...plain, accepted: withoutAsset } as never) })
+  t.equal(incomplete.status, 400)
+  t.match(decodePaymentResponseHeader(incomplete.headers.get('payment-response')!).errorMessage, /^PAYMENT-SIGNATURE\/accepted\/asset: /)
+  // a body with more than the call: 400, nothing paid for
+  const extra = await post({ call, memo: 'hi' })
+  t.equal(extra.status, 400)
+  t.equal((await extra.json()).error.code, 'invalid_request')
   // a header that is no payload: 400
   const malformed = await post({ call }, { 'payment-signature': 'not base64 of json' })
   t.equal(malformed.status, 400)
@@ -153,6 +190,13 @@ t.test('20 concurrent retries of one signed payment: one submission, one transac
   t.equal(late.status, 200)
   t.equal(decodePaymentResponseHeader(late.headers.get('payment-response')!).transaction, settled[0]!.transaction, 'a retry after the settlement gets the settlement')
   t.equal(await client.getTransactionCount({ address: bruno.deployment.runner.operator.address }), nonceBefore + 1, 'still once')
+  // A new payment for the same call, now spent: the relay refuses it in simulation, untaken (402 invalid_payload, its words).
+  const spent = await post({ call }, { 'payment-signature': encodePaymentSignatureHeader(await paymentFor(required, account)) })
+  const refused = decodePaymentResponseHeader(spent.headers.get('payment-response')!)
+  t.equal(spent.status, 402)
+  t.equal(refused.errorReason, 'invalid_payload')
+  t.match(refused.errorMessage, /the call fails in simulation.*authorization is used/)
+  t.equal(await client.getTransactionCount({ address: bruno.deployment.runner.operator.address }), nonceBefore + 1, 'nothing sent for it')
 })
 
 t.test('payment-identifier: the same payload under its id is answered by its submission; another payload under that id is 409, untaken', async (t) => {
@@ -189,6 +233,7 @@ t.test('payment-identifier: the same payload under its id is answered by its sub
   appendPaymentIdentifierToExtensions(required.extensions!, id)
   const other = await post({ call }, { 'payment-signature': encodePaymentSignatureHeader(await paymentFor(required, account)) })
   t.equal(other.status, 409, 'another payment under the same id')
+  t.equal((await other.clone().json()).error.code, 'conflict')
   t.match((await other.json()).error.message, new RegExp(`^the payment id ${id} was given with another payment: send that payment again as it was, or give this one a new id; nothing was taken$`))
 
   const badId = await paymentFor(required, account)
@@ -222,6 +267,7 @@ t.test('not mined within x402.holdSec: 202 settlement_pending with the hash, and
   const required = decodePaymentRequiredHeader((await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ call }) })).headers.get('payment-required')!)
   const second = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'payment-signature': encodePaymentSignatureHeader(await paymentFor(required, account)) }, body: JSON.stringify({ call }) })
   t.equal(second.status, 429, 'one held request per client here')
+  t.equal((await second.clone().json()).error.code, 'rate_limited')
   t.match((await second.json()).error.message, /already held \(x402\.maxHeld 1\): send this one again when one is answered; nothing was taken$/)
   const response = await first
   const body = await response.json()
@@ -240,6 +286,11 @@ t.test('not mined within x402.holdSec: 202 settlement_pending with the hash, and
   t.equal(done.transaction.hash, settled.transaction, 'settled by the very transaction it named')
   const heldChain = createPublicClient({ transport: http(held.deployment.rpcUrl) })
   t.equal(await heldChain.readContract({ address: held.deployment.usdc, abi: erc20Abi, functionName: 'balanceOf', args: [friend] }), 1_000_000n, 'the friend has the gift')
+  // Both held requests answered, the client holds nothing: its next payment is taken and answered (200), not refused.
+  const next = await giftCall(held.deployment, 50_000_000n, 1_000_000n)
+  const nextPay = wrapFetchWithPaymentFromConfig(fetch, { schemes: [{ network: 'eip155:*', client: new ExactEvmScheme(next.account) }], spendControls: { allowedAssets: [{ network, asset: held.deployment.usdc }] } })
+  const after = await nextPay(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ call: next.call }) })
+  t.equal(after.status, 200, 'a held slot is given back once its requests are answered')
 })
 
 t.test('a call that fails on chain after the payment: 200, the payment settled, the body saying the call failed and why', async (t) => {

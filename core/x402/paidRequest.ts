@@ -54,8 +54,8 @@ export async function readPaidRequest(headers: IncomingHttpHeaders, market: X402
   const version = v2 === undefined ? 1 : 2
   const fault = (status: 400 | 402, errorReason: string, message: string): PaymentHeaderFault => ({ version, status, errorReason, message })
   if (v2 !== undefined && v1 !== undefined) return fault(400, 'invalid_payload', 'send PAYMENT-SIGNATURE (x402 v2) or X-PAYMENT (v1), not both')
-  const header = v2 ?? v1
-  if (typeof header !== 'string') return fault(400, 'invalid_payload', `send one ${version === 2 ? 'PAYMENT-SIGNATURE' : 'X-PAYMENT'} header`)
+  // Node joins a repeated header with ", ": two payments in one request decode as none (400).
+  const header = String(v2 ?? v1)
 
   if (version === 2) {
     const decoded = decodePaymentHeader('PAYMENT-SIGNATURE', header)
