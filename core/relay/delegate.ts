@@ -78,3 +78,15 @@ export function delegateBatchTools(delegates: readonly Pick<Delegate, 'name' | '
   if (delegates.length === 0) return 'a delegate batch (no delegate group is enabled on this server)'
   return delegates.map((delegate) => `a ${delegate.name} batch (${delegate.tools.batch})`).join(' or ')
 }
+
+/**
+ * The served delegates' batch tools, for texts that send the caller to one; `undefined` when no
+ * delegate group is served (the text then says what stands in for them).
+ *
+ * @example
+ * batchToolNames([calibur]) // 'calibur_batch'
+ * batchToolNames([]) // undefined
+ */
+export function batchToolNames(delegates: readonly Pick<Delegate, 'tools'>[]): string | undefined {
+  return delegates.map((delegate) => delegate.tools.batch).join(' or ') || undefined
+}

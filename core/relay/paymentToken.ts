@@ -4,7 +4,7 @@ import type { Network } from '../chain/networks.ts'
 import { blameOf } from '../faults.ts'
 import { ToolError } from '../tool.ts'
 import type { PaymentToken } from './gasPricer.ts'
-import type { Delegate } from './delegate.ts'
+import { batchToolNames, type Delegate } from './delegate.ts'
 
 /**
  * EIP-3009's `authorizationState`: true once `nonce` of `authorizer` was used or cancelled. A token
@@ -68,7 +68,7 @@ export async function requireSignedTransfers(network: Network, token: PaymentTok
   const others = network.config.tokens.filter((candidate) => getAddress(candidate.address) !== token.address && (candidate.swapPath || getAddress(candidate.address) === getAddress(network.config.weth)))
   throw new ToolError(
     `${token.symbol} cannot pay by signed transfer on ${network.name}: ${token.address} has no EIP-3009 transferWithAuthorization. ` +
-      `Pay it with payment "batch" (a delegated account's payment batch transfers ${token.symbol}: ${delegates.map((delegate) => delegate.tools.batch).join(' or ') || 'no delegate group is enabled on this server'})` +
+      `Pay it with payment "batch" (a delegated account's payment batch transfers ${token.symbol}: ${batchToolNames(delegates) ?? 'no delegate group is enabled on this server'})` +
       (others.length > 0 ? `, or by signed transfer in ${others.map((candidate) => candidate.symbol).join(' or ')} (payment_authorization)` : ''),
   )
 }

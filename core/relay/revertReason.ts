@@ -1,6 +1,6 @@
 import { BaseError, decodeErrorResult, formatUnits, type Abi, type Hex } from 'viem'
 import { runnerAbi } from '../../contracts/abi.ts'
-import { delegateBatchTools, type DelegateWords } from './delegate.ts'
+import { batchToolNames, delegateBatchTools, type DelegateWords } from './delegate.ts'
 import type { PaymentProblem } from './paymentRefusal.ts'
 
 const RUNNER_ERRORS = runnerAbi.filter((item) => item.type === 'error') as Abi
@@ -16,7 +16,7 @@ const RUNNER_ERRORS = runnerAbi.filter((item) => item.type === 'error') as Abi
 function wellKnownReason(reason: string, delegates: readonly DelegateWords[]): string | undefined {
   switch (reason) {
     case 'STF': {
-      const tools = delegates.map((delegate) => delegate.tools.batch).join(' or ') || 'a delegate group\'s batch tool'
+      const tools = batchToolNames(delegates) ?? 'a delegate group\'s batch tool'
       return (
         'Uniswap\'s TransferHelper: safeTransferFrom failed. The router could not take the input token: the account\'s ' +
         `allowance to the router is missing or short (or its balance is). Approve the router first: ${tools}'s ` +

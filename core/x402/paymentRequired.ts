@@ -3,8 +3,7 @@ import type { RelayService } from '../relay/service.ts'
 import type { Quote } from '../relay/schemas.ts'
 import { ToolError } from '../tool.ts'
 import type { X402Market } from './paidRequest.ts'
-import type { PaymentRequirements, PaymentRequirementsV1 } from './wire.ts'
-import type { X402Request } from './wire.ts'
+import type { PaymentRequirements, PaymentRequirementsV1, X402Request } from './wire.ts'
 
 /** x402's `payment-identifier` extension as Bruno declares it: optional, 16 to 128 letters, digits, `-` or `_`. */
 export const PAYMENT_IDENTIFIER_EXTENSION = {
