@@ -45,6 +45,18 @@ contract Runner {
         bytes32 s;
     }
 
+    /// @notice An account's two signed batches, both sent to `target`: the account itself (Calibur), or a contract
+    /// that makes the account run them (MetaMask's DelegationManager, an ERC-4337 EntryPoint).
+    struct Batches {
+        address target;
+        /// @dev the signed payment-only batch, e.g. Calibur's signed `execute` of one `token.transfer(payee, amount)`
+        bytes payment;
+        /// @dev the most the payment phase may spend: a bound on what a payment that fails can cost
+        uint256 paymentGas;
+        /// @dev the signed batch of the account's own calls, e.g. Calibur's `execute(SignedBatchedCall, bytes)`
+        bytes data;
+    }
+
     /// @notice The runner EOA, the only caller of the relay entry points.
     address public immutable operator;
 
@@ -118,11 +130,10 @@ contract Runner {
         emit Relayed(target, payee, received, callSucceeded, reason);
     }
 
-    /// @notice Payment phase: the account's signed payment-only batch (`payment`, e.g. Calibur's signed `execute` of
-    /// one `token.transfer(payee, amount)`), run in a call of the Runner's own with at most `paymentGas`; it must raise
-    /// the payee's balance by at least `amount`, else the transaction reverts (`PaymentFailed` with the head of the
-    /// batch's revert data, or `PaymentShort`). Call phase: the account's signed batch of its own calls (`data`),
-    /// with exactly `callGas`.
+    /// @notice Payment phase: the account's signed payment-only batch (`batches.payment`), sent to `batches.target` in a
+    /// call of the Runner's own with at most `batches.paymentGas`; it must raise the payee's balance by at least `amount`,
+    /// else the transaction reverts (`PaymentFailed` with the head of the batch's revert data, or `PaymentShort`). Call
+    /// phase: the account's signed batch of its own calls (`batches.data`), sent to `batches.target` with exactly `callGas`.
     /// @dev Two calls, never one: the payment is final before any of the account's own code runs, in a frame those
     /// calls cannot undo. A batch that paid and then ran the calls in the same call would share a frame with them,
     /// and a call reverting with revert data sized to its gas would make that frame run out of gas copying it back,
@@ -130,20 +141,15 @@ contract Runner {
     /// either call's return data, and nothing after the payment check can revert the transaction.
     /// The account must be delegated to `delegate` when the relay starts (its 7702 code checked): the code that
     /// runs the payment phase is the delegate's, which the operator simulated, not whatever the account delegated
-    /// to since.
+    /// to since — whichever contract `target` is.
     /// @param delegate the delegate both batches were signed for, e.g. Calibur.
-    /// @param payment the account's signed payment-only batch.
-    /// @param paymentGas the most the payment phase may spend: a bound on what a payment that fails can cost.
-    /// @param data the account's signed batch of its own calls, e.g. Calibur's `execute(SignedBatchedCall, bytes)`.
     /// @return callSucceeded whether the account's batch of its own calls returned without reverting.
     /// @return callGasUsed the gas the call phase spent.
     /// @return reason the head of the call phase's revert data, when it reverted.
     function relayBatch(
         address account,
         address delegate,
-        bytes calldata payment,
-        uint256 paymentGas,
-        bytes calldata data,
+        Batches calldata batches,
         uint256 callGas,
         address token,
         address payee,
@@ -151,8 +157,8 @@ contract Runner {
     ) external returns (bool callSucceeded, uint256 callGasUsed, bytes memory reason) {
         if (msg.sender != operator) revert NotOperator();
         if (account.codehash != keccak256(abi.encodePacked(hex"ef0100", delegate))) revert NotDelegated(account, delegate);
-        uint256 received = _payByBatch(account, payment, paymentGas, token, payee, amount);
-        (callSucceeded, callGasUsed, reason) = _callWithStipend(account, data, callGas);
+        uint256 received = _payByBatch(batches.target, batches.payment, batches.paymentGas, token, payee, amount);
+        (callSucceeded, callGasUsed, reason) = _callWithStipend(batches.target, batches.data, callGas);
         emit Relayed(account, payee, received, callSucceeded, reason);
     }
 
@@ -170,13 +176,13 @@ contract Runner {
         emit Swept(token, to, amount);
     }
 
-    // Runs the payment-only batch on `account` with at most `paymentGas`; reverts unless it paid `payee` `amount`.
-    function _payByBatch(address account, bytes calldata payment, uint256 paymentGas, address token, address payee, uint256 amount)
+    // Sends the payment-only batch to `target` with at most `paymentGas`; reverts unless it paid `payee` `amount`.
+    function _payByBatch(address target, bytes calldata payment, uint256 paymentGas, address token, address payee, uint256 amount)
         private
         returns (uint256 received)
     {
         uint256 balanceBefore = IPaymentToken(token).balanceOf(payee);
-        (bool paid,, bytes memory paymentReason) = _call(account, payment, paymentGas);
+        (bool paid,, bytes memory paymentReason) = _call(target, payment, paymentGas);
         if (!paid) revert PaymentFailed(paymentReason);
         received = _received(token, payee, balanceBefore, amount);
     }

@@ -353,7 +353,7 @@ export const caliburCompatibleAbi = [
  * Runner's ABI, as solc emitted it.
  *
  * @example
- * encodeFunctionData({ abi: runnerAbi, functionName: 'relayBatch', args: [account, calibur, signedExecute, callGas, usdc, payee, amount] })
+ * encodeFunctionData({ abi: runnerAbi, functionName: 'relayBatch', args: [account, calibur, { target: account, payment: paymentExecute, paymentGas, data: signedExecute }, callGas, usdc, payee, amount] })
  */
 export const runnerAbi = [
   {
@@ -567,19 +567,31 @@ export const runnerAbi = [
         "type": "address"
       },
       {
-        "internalType": "bytes",
-        "name": "payment",
-        "type": "bytes"
-      },
-      {
-        "internalType": "uint256",
-        "name": "paymentGas",
-        "type": "uint256"
-      },
-      {
-        "internalType": "bytes",
-        "name": "data",
-        "type": "bytes"
+        "components": [
+          {
+            "internalType": "address",
+            "name": "target",
+            "type": "address"
+          },
+          {
+            "internalType": "bytes",
+            "name": "payment",
+            "type": "bytes"
+          },
+          {
+            "internalType": "uint256",
+            "name": "paymentGas",
+            "type": "uint256"
+          },
+          {
+            "internalType": "bytes",
+            "name": "data",
+            "type": "bytes"
+          }
+        ],
+        "internalType": "struct Runner.Batches",
+        "name": "batches",
+        "type": "tuple"
       },
       {
         "internalType": "uint256",

@@ -100,7 +100,7 @@ export function renderArtifacts(): Record<string, string> {
 
 const abiExamples: Record<ContractName, string> = {
   CaliburCompatible: "client.readContract({ address: account, abi: caliburCompatibleAbi, functionName: 'getSeq', args: [0n] })",
-  Runner: "encodeFunctionData({ abi: runnerAbi, functionName: 'relayBatch', args: [account, calibur, signedExecute, callGas, usdc, payee, amount] })",
+  Runner: "encodeFunctionData({ abi: runnerAbi, functionName: 'relayBatch', args: [account, calibur, { target: account, payment: paymentExecute, paymentGas, data: signedExecute }, callGas, usdc, payee, amount] })",
 }
 
 function renderAbiModule(artifacts: Record<ContractName, ContractArtifact>): string {

@@ -57,8 +57,8 @@ const callLines = `        callSucceeded = true;
 const paymentThenCall = transferLines + callLines
 const callThenPayment = callLines + transferLines
 // relayBatch's two calls, and the same with the account's calls first.
-const payByBatch = '        uint256 received = _payByBatch(account, payment, paymentGas, token, payee, amount);\n'
-const callBatch = '        (callSucceeded, callGasUsed, reason) = _callWithStipend(account, data, callGas);\n'
+const payByBatch = '        uint256 received = _payByBatch(batches.target, batches.payment, batches.paymentGas, token, payee, amount);\n'
+const callBatch = '        (callSucceeded, callGasUsed, reason) = _callWithStipend(batches.target, batches.data, callGas);\n'
 const paymentThenCallBatch = payByBatch + callBatch
 const callThenPaymentBatch = callBatch + payByBatch
 
@@ -120,8 +120,19 @@ export const mutants: Mutant[] = [
   { name: 'payment-failure-ignored-batch', file: R, find: '        if (!paid) revert PaymentFailed(paymentReason);\n', replace: '' },
   { name: 'payment-failure-inverted-batch', file: R, find: 'if (!paid) revert PaymentFailed', replace: 'if (paid) revert PaymentFailed' },
   { name: 'payment-after-call-batch', file: R, find: paymentThenCallBatch, replace: callThenPaymentBatch },
-  { name: 'payment-gas-unbounded', file: R, find: '_call(account, payment, paymentGas);', replace: '_call(account, payment, gasleft());' },
-  { name: 'payment-gas-halved', file: R, find: '_call(account, payment, paymentGas);', replace: '_call(account, payment, paymentGas / 2);' },
+  { name: 'payment-gas-unbounded', file: R, find: '_call(target, payment, paymentGas);', replace: '_call(target, payment, gasleft());' },
+  { name: 'payment-gas-halved', file: R, find: '_call(target, payment, paymentGas);', replace: '_call(target, payment, paymentGas / 2);' },
+  // ─── Runner: the batch's target, where both batches go (the account, or the delegate's entry point) ───
+  { name: 'payment-to-account', file: R, find: '_payByBatch(batches.target,', replace: '_payByBatch(account,' },
+  { name: 'payment-to-delegate', file: R, find: '_payByBatch(batches.target,', replace: '_payByBatch(delegate,' },
+  { name: 'call-to-account', file: R, find: '_callWithStipend(batches.target,', replace: '_callWithStipend(account,' },
+  { name: 'call-gets-payment', file: R, find: '_callWithStipend(batches.target, batches.data,', replace: '_callWithStipend(batches.target, batches.payment,' },
+  {
+    name: 'target-checked-as-account',
+    file: R,
+    find: 'if (account.codehash != keccak256(abi.encodePacked(hex"ef0100", delegate)))',
+    replace: 'if (batches.target.codehash != keccak256(abi.encodePacked(hex"ef0100", delegate)))',
+  },
   {
     name: 'payment-batch-not-judged',
     file: R,

@@ -283,6 +283,7 @@ const relayWithAuthorizationData = (args: {
 const relayBatchData = (args: {
   account?: Address
   delegate?: Address
+  target?: Address
   payment: Hex
   paymentGas?: bigint
   data: Hex
@@ -296,9 +297,7 @@ const relayBatchData = (args: {
     args: [
       args.account ?? delegated.address,
       args.delegate ?? devnet.calibur,
-      args.payment,
-      args.paymentGas ?? 150_000n,
-      args.data,
+      { target: args.target ?? args.account ?? delegated.address, payment: args.payment, paymentGas: args.paymentGas ?? 150_000n, data: args.data },
       args.callGas ?? 1_000_000n,
       usdc,
       args.payee ?? payee,
@@ -546,6 +545,24 @@ t.test('relayBatch: the payment batch runs first, in a call of its own, and the 
   t.same(relayedOf(receipt), { target: delegated.address, payee, received: fee, callSucceeded: true, reason: '0x' })
   t.equal(await usdcBalance(payee), payeeBefore + fee)
   t.equal(await usdcBalance(sink), sinkBefore + 1n)
+})
+
+t.test('relayBatch: both batches go to the target, which need not be the account; the account is still the one checked', async (t) => {
+  // The probe stands in for a contract that makes the account run its batches (a delegation manager, an
+  // EntryPoint): the account is Calibur's, the batches are the probe's own.
+  const data = relayBatchData({ account: delegated.address, target: probeAccount, payment: probePays, data: probeData })
+  const trace = await traceCall(data)
+  const called = (trace.calls ?? []).filter((frame) => frame.to !== undefined && !isAddressEqual(frame.to as Address, usdc)).map((frame) => getAddress(frame.to!))
+  t.same(called, [probeAccount, probeAccount], 'the Runner sends the payment batch, then the batch of calls, to the target; never to the account or the delegate')
+  const payeeBefore = await usdcBalance(payee)
+  const receipt = await send(data)
+  const [paying, probed] = probedOf(receipt)
+  t.equal(paying?.payeeBalance, payeeBefore + fee, 'the payment phase paid')
+  t.equal(probed?.payeeBalance, payeeBefore + fee, 'the call phase ran the batch of calls, which pays nothing more')
+  t.equal(await usdcBalance(payee), payeeBefore + fee)
+  t.same(relayedOf(receipt), { target: delegated.address, payee, received: fee, callSucceeded: true, reason: '0x' }, 'Relayed names the account')
+  const undelegated = runnerError(await revertData({ data: relayBatchData({ account: usdcOnly.address, target: probeAccount, payment: probePays, data: probeData }) }))
+  t.same(undelegated, { errorName: 'NotDelegated', args: [usdcOnly.address, devnet.calibur] }, 'the 7702 check is on the account, whatever the target')
 })
 
 t.test('relayBatch: a payment batch that fails reverts the whole transaction with PaymentFailed, and no agent call runs', async (t) => {

@@ -7,11 +7,16 @@ import type { RelayCall } from './schemas.ts'
  * A delegate's signed batch, as far as the relay needs to know it: what `Delegate.read` finds in it.
  */
 export interface BatchTerms {
-  /** The delegated account that signed the batch (and the call's `to`). */
+  /** The delegated account that signed the batch. */
   readonly account: Address
   /** The delegate the batch is for: the account must be delegated to it when the relay runs. */
   readonly delegate: Address
-  /** The signed payment-only batch, calldata to the account: it pays `amount` of `token` to `payee`, nothing else. */
+  /**
+   * Where both batches go (the call's `to`): the account itself when its delegate checks the
+   * signature (Calibur), or the contract that makes the account run them (a delegation manager, an EntryPoint).
+   */
+  readonly target: Address
+  /** The signed payment-only batch, calldata to `target`: it pays `amount` of `token` to `payee`, nothing else. */
   readonly paymentData: Hex
   /**
    * The most the payment batch may spend, given it by the Runner: the delegate's own code and the

@@ -42,11 +42,12 @@ export function readBatch(context: RelayContext, call: RelayCall, paymentBatch: 
       throw new ToolError(`the ${delegate.name} batch pays in ${terms.token}, not in ${token.address} as the payment says: pass the payment ${delegate.tools.execute} returned`)
     }
     if (!isAddressEqual(terms.payee, payee)) throw new ToolError(`the ${delegate.name} batch pays ${terms.payee}, not the payee ${payee}`)
-    if (!isAddressEqual(terms.account, getAddress(call.to))) throw new ToolError(`the ${delegate.name} batch is signed by ${terms.account}, but the call goes to ${call.to}`)
+    if (!isAddressEqual(terms.target, getAddress(call.to))) throw new ToolError(`the ${delegate.name} batch for ${terms.account} goes to ${terms.target}, but the call goes to ${call.to}: pass the call ${delegate.tools.execute} returned`)
     return {
       form: 'batch',
       account: terms.account,
       delegate: terms.delegate,
+      target: terms.target,
       paymentData: terms.paymentData,
       paymentGas: terms.paymentGas,
       data: call.data as Hex,

@@ -12,11 +12,13 @@ export type RunnerRelay =
       readonly payee: Address
     }
   | {
-      /** A delegate's two signed batches on `account`: the payment-only one, then the account's own calls. */
+      /** A delegate's two signed batches for `account`, both sent to `target`: the payment-only one, then the account's own calls. */
       readonly form: 'batch'
       readonly account: Address
       /** The delegate the account must be delegated to when the relay starts. */
       readonly delegate: Address
+      /** The account itself, or the contract that makes it run its delegate's batches (a delegation manager, an EntryPoint). */
+      readonly target: Address
       readonly paymentData: Hex
       /** The most the payment batch may spend. */
       readonly paymentGas: bigint
@@ -31,11 +33,12 @@ export type RunnerRelay =
  * `relayWithAuthorization` or `relayBatch`.
  *
  * @example
- * encodeRunnerCall({ form: 'batch', account, delegate: calibur, paymentData, paymentGas: 150_000n, data: signedExecute, token: usdc, payee, amount: 150_000n }, 180_000n)
+ * encodeRunnerCall({ form: 'batch', account, delegate: calibur, target: account, paymentData, paymentGas: 150_000n, data: signedExecute, token: usdc, payee, amount: 150_000n }, 180_000n)
  */
 export function encodeRunnerCall(relay: RunnerRelay, callGas: bigint): Hex {
   if (relay.form === 'batch') {
-    return encodeFunctionData({ abi: runnerAbi, functionName: 'relayBatch', args: [relay.account, relay.delegate, relay.paymentData, relay.paymentGas, relay.data, callGas, relay.token, relay.payee, relay.amount] })
+    const batches = { target: relay.target, payment: relay.paymentData, paymentGas: relay.paymentGas, data: relay.data }
+    return encodeFunctionData({ abi: runnerAbi, functionName: 'relayBatch', args: [relay.account, relay.delegate, batches, callGas, relay.token, relay.payee, relay.amount] })
   }
   const { authorization } = relay.payment
   const { r, s, v, yParity } = parseSignature(relay.payment.signature as Hex)

@@ -310,6 +310,7 @@ export async function measureSignedBatches(
       form: 'batch',
       account,
       delegate: getAddress(network.config.calibur),
+      target: account,
       paymentData,
       paymentGas: CALIBUR_PAYMENT_GAS,
       data: callsData,

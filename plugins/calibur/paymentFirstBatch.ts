@@ -167,6 +167,7 @@ export function caliburDelegate(payments: PaymentServices): Delegate {
       return {
         account,
         delegate: getAddress(network.config.calibur),
+        target: account,
         paymentData,
         paymentGas: CALIBUR_PAYMENT_GAS,
         token: terms.token,

@@ -291,7 +291,7 @@ export async function runnerCallGas(chain: AdversaryChain, hash: Hex): Promise<{
   const transaction = await chain.client.getTransaction({ hash })
   const decoded = decodeFunctionData({ abi: runnerAbi, data: transaction.input })
   if (decoded.functionName !== 'relayWithAuthorization' && decoded.functionName !== 'relayBatch') throw new Error(`${hash} calls the Runner's ${decoded.functionName}`)
-  const callGas = decoded.functionName === 'relayBatch' ? decoded.args[5] : decoded.args[2]
+  const callGas = decoded.functionName === 'relayBatch' ? decoded.args[3] : decoded.args[2]
   return { form: decoded.functionName, callGas, calldataGas: calldataGas(transaction.input) }
 }
 

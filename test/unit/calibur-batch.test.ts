@@ -68,7 +68,7 @@ function expectedMeasure(
   const runnerData = encodeFunctionData({
     abi: runnerSolidity,
     functionName: 'relayBatch',
-    args: [account, getAddress(config.calibur), paymentData, 150_000n, callsData, callGas, usdc, getAddress(config.payee), amount],
+    args: [account, getAddress(config.calibur), { target: account, payment: paymentData, paymentGas: 150_000n, data: callsData }, callGas, usdc, getAddress(config.payee), amount],
   })
   const calldata = intrinsicOf(runnerData)
   // the Runner copies both signed batches into memory

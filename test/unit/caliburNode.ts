@@ -51,7 +51,7 @@ export const erc20Solidity = parseAbi([
   'function approve(address spender, uint256 amount) returns (bool)',
 ])
 export const runnerSolidity = parseAbi([
-  'function relayBatch(address account, address delegate, bytes payment, uint256 paymentGas, bytes data, uint256 callGas, address token, address payee, uint256 amount) returns (bool callSucceeded, uint256 callGasUsed, bytes reason)',
+  'function relayBatch(address account, address delegate, (address target, bytes payment, uint256 paymentGas, bytes data) batches, uint256 callGas, address token, address payee, uint256 amount) returns (bool callSucceeded, uint256 callGasUsed, bytes reason)',
 ])
 const poolSolidity = parseAbi([
   'function slot0() view returns (uint160 sqrtPriceX96, int24 tick, uint16 observationIndex, uint16 observationCardinality, uint16 observationCardinalityNext, uint8 feeProtocol, bool unlocked)',

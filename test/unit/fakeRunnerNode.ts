@@ -14,7 +14,7 @@ import { fakeDelegate } from '../fixtures/fakeDelegate.ts'
 export const runnerFunctions = parseAbi([
   'struct Authorization { address from; uint256 value; uint256 validAfter; uint256 validBefore; bytes32 nonce; uint8 v; bytes32 r; bytes32 s; }',
   'function relayWithAuthorization(address target, bytes data, uint256 callGas, address token, address payee, uint256 amount, Authorization authorization) returns (bool callSucceeded, uint256 callGasUsed, bytes reason)',
-  'function relayBatch(address account, address delegate, bytes payment, uint256 paymentGas, bytes data, uint256 callGas, address token, address payee, uint256 amount) returns (bool callSucceeded, uint256 callGasUsed, bytes reason)',
+  'function relayBatch(address account, address delegate, (address target, bytes payment, uint256 paymentGas, bytes data) batches, uint256 callGas, address token, address payee, uint256 amount) returns (bool callSucceeded, uint256 callGasUsed, bytes reason)',
 ])
 
 export const runnerErrors = parseAbi([
@@ -101,7 +101,7 @@ export function runnerNode(options: RunnerNodeOptions = {}) {
       method,
       functionName,
       args,
-      callGas: (functionName === 'relayBatch' ? args[5] : args[2]) as bigint,
+      callGas: (functionName === 'relayBatch' ? args[3] : args[2]) as bigint,
       from: getAddress(transaction.from!),
       ...(transaction.gas ? { gas: hexToBigInt(transaction.gas as Hex) } : {}),
       ...(transaction.maxFeePerGas ? { maxFeePerGas: hexToBigInt(transaction.maxFeePerGas as Hex) } : {}),

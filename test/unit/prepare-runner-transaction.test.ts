@@ -39,6 +39,7 @@ const batch: RunnerRelay = {
   form: 'batch',
   account: a(0xacc),
   delegate: a(0xde1e),
+  target: a(0xacc),
   paymentData: '0xc3c16ee40101',
   paymentGas: 150_000n,
   data: '0xc3c16ee400ff',
@@ -47,7 +48,7 @@ const batch: RunnerRelay = {
   amount: 777n,
 }
 const batchData = (callGas: bigint) =>
-  encodeFunctionData({ abi: runnerFunctions, functionName: 'relayBatch', args: [a(0xacc), a(0xde1e), '0xc3c16ee40101', 150_000n, '0xc3c16ee400ff', callGas, weth.address, payee, 777n] })
+  encodeFunctionData({ abi: runnerFunctions, functionName: 'relayBatch', args: [a(0xacc), a(0xde1e), { target: a(0xacc), payment: '0xc3c16ee40101', paymentGas: 150_000n, data: '0xc3c16ee400ff' }, callGas, weth.address, payee, 777n] })
 
 function setup(options: RunnerNodeOptions = {}) {
   const node = runnerNode(options)
@@ -229,7 +230,7 @@ t.test('a delegate batch: relayBatch, its own refusal word, no note on msg.sende
   t.equal(prepared.gas, 105_000n)
   t.equal(prepared.data, batchData(27_000n))
   t.strictSame(
-    passing.node.runnerRequests.map((request) => [request.method, request.args[3], request.callGas]),
+    passing.node.runnerRequests.map((request) => [request.method, (request.args[2] as { paymentGas: bigint }).paymentGas, request.callGas]),
     [
       ['eth_call', 150_000n, 15_000_000n],
       ['eth_estimateGas', 150_000n, 27_000n],

@@ -212,6 +212,7 @@ t.test('a delegate batch: the exact runner transaction simulated with its own pa
   const terms = (paymentData: Hex): BatchTerms => ({
     account,
     delegate: a(0xde1e),
+    target: account,
     paymentData,
     paymentGas: 150_000n,
     token: weth,
@@ -241,7 +242,7 @@ t.test('a delegate batch: the exact runner transaction simulated with its own pa
   t.equal(quote.amountBaseUnits, ceil(cost * 12_000n, 10_000n).toString())
   // simulated with the batch's own payment (4,242) by its payment batch, capped at its paymentGas, at nonce 0 for the L1 fee
   const exact = node.runnerRequests.at(-1)!
-  t.equal(exact.data, encodeFunctionData({ abi: runnerFunctions, functionName: 'relayBatch', args: [account, a(0xde1e), paymentBatch, 150_000n, data, 27_000n, weth, payee, 4_242n] }))
+  t.equal(exact.data, encodeFunctionData({ abi: runnerFunctions, functionName: 'relayBatch', args: [account, a(0xde1e), { target: account, payment: paymentBatch, paymentGas: 150_000n, data }, 27_000n, weth, payee, 4_242n] }))
   t.equal(node.oracleAsked.length, 1)
   t.equal(node.oracleAsked[0], serializeAsSigned(31337, { to: runner, data: exact.data, gas: 105_000n, nonce: 0, ...FEES }))
   t.notOk(methods(node.seen).includes('eth_estimateGas') && node.seen.some((request) => request.method === 'eth_estimateGas' && getAddress((request.params[0] as { to: string }).to) !== runner), 'the call alone is not estimated')

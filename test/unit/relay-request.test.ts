@@ -140,15 +140,21 @@ t.test('readBatch: the batches must match the payment, the payee and the account
         errors: { abi: [], describe: () => undefined },
         read: (_network: unknown, _call: unknown, paymentBatch: Hex | undefined) => {
           given.push(paymentBatch)
-          return { account, delegate: account, paymentData: '0x01' as Hex, paymentGas: 1n, token: usdc.address, payee: elsewhere, amount: 1n, deadline: 0n, identity: 'x', ownCalls: { from: account, to: account, data: '0x' as Hex } }
+          return { account, delegate: account, target: account, paymentData: '0x01' as Hex, paymentGas: 1n, token: usdc.address, payee: elsewhere, amount: 1n, deadline: 0n, identity: 'x', ownCalls: { from: account, to: account, data: '0x' as Hex } }
         },
       },
     ],
   } as unknown as RelayContext
   t.throws(() => readBatch(loose, batchCall('0x'), '0xbeef', usdc), new ToolError(`the Loose batch pays ${elsewhere}, not the payee ${payee}`))
   t.strictSame(given, ['0xbeef'], 'the reader is given the payment batch')
-  const otherAccount = { network, delegates: [{ ...(loose.delegates[0] as object), read: () => ({ ...loose.delegates[0]!.read(network, {} as never, undefined)!, payee, account: elsewhere }) }] } as unknown as RelayContext
-  t.throws(() => readBatch(otherAccount, batchCall('0x'), '0x', usdc), new ToolError(`the Loose batch is signed by ${elsewhere}, but the call goes to ${account}`))
+  const otherTarget = { network, delegates: [{ ...(loose.delegates[0] as object), tools: { batch: 'loose_batch', execute: 'loose_execute' }, read: () => ({ ...loose.delegates[0]!.read(network, {} as never, undefined)!, payee, target: elsewhere }) }] } as unknown as RelayContext
+  t.throws(
+    () => readBatch(otherTarget, batchCall('0x'), '0x', usdc),
+    new ToolError(`the Loose batch for ${account} goes to ${elsewhere}, but the call goes to ${account}: pass the call loose_execute returned`),
+  )
+  // the batch's target, not its account, is where the call must go (a delegation manager, an EntryPoint)
+  const viaEntryPoint = { network, delegates: [{ ...(loose.delegates[0] as object), read: () => ({ ...loose.delegates[0]!.read(network, {} as never, undefined)!, payee, account: elsewhere }) }] } as unknown as RelayContext
+  t.match(readBatch(viaEntryPoint, batchCall('0x'), '0x', usdc), { form: 'batch', account: elsewhere, target: account })
   // the reader's payment batch and its gas are the relay's
   const exact = { network, delegates: [{ ...(loose.delegates[0] as object), read: () => ({ ...loose.delegates[0]!.read(network, {} as never, undefined)!, payee }) }] } as unknown as RelayContext
   t.match(readBatch(exact, batchCall('0x'), '0x', usdc), { form: 'batch', paymentData: '0x01', paymentGas: 1n, data: '0x' })

@@ -104,6 +104,7 @@ t.test('batch readers are accepted for every chain', async (t) => {
       return {
         account,
         delegate: a(0xde1e),
+        target: account,
         paymentData: paymentBatch!,
         paymentGas: 150_000n,
         token: weth,

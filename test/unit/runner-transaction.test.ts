@@ -11,7 +11,7 @@ import { calldataGas, MAX_TRANSACTION_GAS, runnerGasLimit, stipendFor, viemAutho
 const runnerFunctions = parseAbi([
   'struct Authorization { address from; uint256 value; uint256 validAfter; uint256 validBefore; bytes32 nonce; uint8 v; bytes32 r; bytes32 s; }',
   'function relayWithAuthorization(address target, bytes data, uint256 callGas, address token, address payee, uint256 amount, Authorization authorization) returns (bool callSucceeded, uint256 callGasUsed, bytes reason)',
-  'function relayBatch(address account, address delegate, bytes payment, uint256 paymentGas, bytes data, uint256 callGas, address token, address payee, uint256 amount) returns (bool callSucceeded, uint256 callGasUsed, bytes reason)',
+  'function relayBatch(address account, address delegate, (address target, bytes payment, uint256 paymentGas, bytes data) batches, uint256 callGas, address token, address payee, uint256 amount) returns (bool callSucceeded, uint256 callGasUsed, bytes reason)',
   'event Relayed(address indexed target, address indexed payee, uint256 received, bool callSucceeded, bytes reason)',
 ])
 
@@ -76,16 +76,18 @@ t.test('viemAuthorizations: checksummed, yParity kept or derived from v, v dropp
 })
 
 t.test('encodeRunnerCall: relayBatch and relayWithAuthorization, as the contract declares them', async (t) => {
-  const batch: RunnerRelay = { form: 'batch', account: a(1), delegate: a(2), paymentData: '0xc3c16ee401', paymentGas: 150_000n, data: '0xc3c16ee4', token: a(3), payee: a(4), amount: 150_000n }
+  const batch: RunnerRelay = { form: 'batch', account: a(1), delegate: a(2), target: a(5), paymentData: '0xc3c16ee401', paymentGas: 150_000n, data: '0xc3c16ee4', token: a(3), payee: a(4), amount: 150_000n }
   t.equal(
     encodeRunnerCall(batch, 180_000n),
-    encodeFunctionData({ abi: runnerFunctions, functionName: 'relayBatch', args: [a(1), a(2), '0xc3c16ee401', 150_000n, '0xc3c16ee4', 180_000n, a(3), a(4), 150_000n] }),
+    encodeFunctionData({ abi: runnerFunctions, functionName: 'relayBatch', args: [a(1), a(2), { target: a(5), payment: '0xc3c16ee401', paymentGas: 150_000n, data: '0xc3c16ee4' }, 180_000n, a(3), a(4), 150_000n] }),
   )
   // the payment batch and its gas cap are their own arguments, not swapped with the calls' batch and stipend
   t.not(
     encodeRunnerCall(batch, 180_000n),
     encodeRunnerCall({ ...batch, paymentData: batch.data, data: batch.paymentData, paymentGas: 180_000n }, 150_000n),
   )
+  // the target is its own argument, not the account
+  t.not(encodeRunnerCall(batch, 180_000n), encodeRunnerCall({ ...batch, target: batch.account }, 180_000n))
 
   const signer = privateKeyToAccount('0x0000000000000000000000000000000000000000000000000000000000000002')
   const nonce = `0x${'ab'.repeat(32)}` as Hex
@@ -150,7 +152,7 @@ t.test('decodeRelayResult and relayedEvent', async (t) => {
   t.strictSame(relayedEvent([log(a(0xbad), 1n), log(runner, 9n)], runner), { received: 9n, callSucceeded: true, reason: '0xbeef' })
 })
 
-t.test("the Runner's ABI: relayBatch takes the payment batch and its gas; no payment guard", async (t) => {
+t.test("the Runner's ABI: relayBatch takes the batches' target, the payment batch and its gas; no payment guard", async (t) => {
   const names: string[] = runnerAbi.map((item) => ('name' in item ? item.name : item.type))
   t.notOk(names.includes('paymentGuard'), 'no paymentGuard function')
   t.notOk(names.includes('NotInBatchRelay'), 'no NotInBatchRelay error')
@@ -158,6 +160,11 @@ t.test("the Runner's ABI: relayBatch takes the payment batch and its gas; no pay
   const relayBatch = runnerAbi.find((item) => item.type === 'function' && item.name === 'relayBatch')
   t.strictSame(
     relayBatch && 'inputs' in relayBatch ? relayBatch.inputs.map((input) => `${input.type} ${input.name}`) : [],
-    ['address account', 'address delegate', 'bytes payment', 'uint256 paymentGas', 'bytes data', 'uint256 callGas', 'address token', 'address payee', 'uint256 amount'],
+    ['address account', 'address delegate', 'tuple batches', 'uint256 callGas', 'address token', 'address payee', 'uint256 amount'],
+  )
+  const batches = relayBatch && 'inputs' in relayBatch ? relayBatch.inputs[2] : undefined
+  t.strictSame(
+    batches && 'components' in batches ? batches.components.map((input) => `${input.type} ${input.name}`) : [],
+    ['address target', 'bytes payment', 'uint256 paymentGas', 'bytes data'],
   )
 })

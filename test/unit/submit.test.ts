@@ -281,6 +281,7 @@ const paymentBatch = '0xc3c16ee4f00d' as Hex
 const terms: BatchTerms = {
   account,
   delegate: a(0xde1e),
+  target: account,
   paymentData: paymentBatch,
   paymentGas: 150_000n,
   token: weth,
@@ -324,7 +325,8 @@ t.test('a batch whose call fails without data: refused with the replay of its ow
   t.equal((await submitCall(accepted.context, batchRequest)).stage, 'waiting')
   // the runner's simulations ran the payment batch (capped at its paymentGas) before the calls' batch
   t.ok(accepted.node.runnerRequests.length > 0)
-  t.ok(accepted.node.runnerRequests.every((request) => request.functionName === 'relayBatch' && request.args[2] === paymentBatch && request.args[3] === 150_000n && request.args[4] === batchData))
+  const batches = { target: account, payment: paymentBatch, paymentGas: 150_000n, data: batchData }
+  for (const request of accepted.node.runnerRequests) t.match(request, { functionName: 'relayBatch', args: [account, a(0xde1e), batches] })
   const soon = { ...terms, deadline: BigInt(nowSec() + 5) }
   const soonReader: Delegate = { ...reader, read: () => soon }
   const error = await submitCall(submitting({}, [soonReader]).context, batchRequest).then(() => new Error('accepted'), (error: unknown) => error as Error)
