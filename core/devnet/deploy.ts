@@ -19,6 +19,7 @@ import { foundry } from 'viem/chains'
 import { PRESETS, type NetworkPreset, type PresetName } from '../../config/presets.ts'
 import { caliburCompatibleArtifact, runnerArtifact } from '../../contracts/artifacts.ts'
 import { GAS_PRICE_ORACLE } from '../chain/l1DataFee.ts'
+import { deployCodeTo } from './deployCodeTo.ts'
 import { PRICE_WINDOW_SEC, uniswapV3PoolAbi } from '../chain/tokenPrice.ts'
 import {
   fiatTokenV2_2Artifact,
@@ -148,25 +149,9 @@ export async function deployDevnet(rpcUrl: string, options: DeployDevnetOptions 
     // Receipts carry lowercase addresses; checksum them like every other address we return.
     return getAddress(contractAddress)
   }
-  // A contract built at a given address (a preset's), as foundry's deployCodeTo does: the creation
-  // code (with its constructor arguments) is set as the address's code and called, so the
-  // constructor runs with address(this) = that address, writes its storage there and returns the
-  // runtime code, immutables filled in; then the runtime code replaces the creation code. Runtime
-  // code copied from elsewhere would lose the constructor's storage and carry the wrong
-  // address(this) (Uniswap's NoDelegateCall compares it with an immutable).
-  const build = async (step: string, artifact: { abi: Abi; bytecode: Hex }, args: readonly unknown[], at: Address | undefined) => {
-    if (!at) return deploy(step, artifact, args)
-    const address = getAddress(at)
-    const existing = await client.getCode({ address })
-    if (existing && existing !== '0x') throw new Error(`deployDevnet: ${step}: ${address} already holds code`)
-    await testClient.setCode({ address, bytecode: encodeDeployData({ ...artifact, args } as Parameters<typeof encodeDeployData>[0]) })
-    const { data: runtime } = await client.call({ account: deployer, to: address })
-    if (!runtime || runtime === '0x') throw new Error(`deployDevnet: ${step}'s constructor returned no code at ${address}`)
-    const gas = ((await client.estimateGas({ account: deployer, to: address })) * 5n) / 4n
-    await confirm(step, await wallet.sendTransaction({ to: address, gas }))
-    await testClient.setCode({ address, bytecode: runtime })
-    return address
-  }
+  // A contract built at a preset's address (deployCodeTo), or deployed where it lands.
+  const build = async (step: string, artifact: { abi: Abi; bytecode: Hex }, args: readonly unknown[], at: Address | undefined) =>
+    at ? deployCodeTo(rpcUrl, deployerKey, { ...artifact, args }, at) : deploy(step, artifact, args)
   // A call's gas is estimated against the pending block, whose timestamp may be a second older than
   // the block that mines it; Uniswap's oracle writes an observation only in a new second, so a
   // bare estimate can fall short (the position mint reverted now and then). A quarter more covers it.

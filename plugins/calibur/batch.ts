@@ -1,10 +1,16 @@
 import { Type, type TSchema } from '@sinclair/typebox'
-import { concat, erc20Abi, formatUnits, getAddress, isAddress, isAddressEqual, type Address, type Client, type Hex, type StateOverride } from 'viem'
+import { concat, formatUnits, getAddress, type Address, type Client, type Hex, type StateOverride } from 'viem'
 import { readContract } from 'viem/actions'
-import { recoverAuthorizationAddress } from 'viem/utils'
 import {
   Address as AddressSchema,
   ApprovalRequest,
+  approvalsToAdd,
+  BatchCall,
+  describeApprovals,
+  readBatchCalls,
+  shortAddress,
+  AUTHORIZATION_GAS,
+  authorizationOverride,
   Approvals,
   AuthorizationList,
   BaseUnits,
@@ -13,16 +19,14 @@ import {
   calldataGas,
   defineTool,
   described,
-  encodeApprove,
   encodeRunnerCall,
   encodeTransfer,
   GasUnits,
-  HexData,
   Nonce,
   payerShortfall,
   readL1DataFee,
   requireAddress,
-  requireToken,
+  requireDelegatedTo,
   sameShapeAs,
   revertReason,
   runnerGasLimit,
@@ -32,7 +36,7 @@ import {
   UnixSeconds,
   UnixSecondsDecimal,
   viemAuthorizations,
-  type Approval,
+  type DelegateAt,
   type Network,
   type SignedAuthorization,
 } from '../../core/plugin.ts'
@@ -96,29 +100,6 @@ export const CaliburTypedDataSchema = Type.Object(
   },
 )
 
-// Fields of a builder's transactionRequest that mean nothing inside a batch: the account's own
-// call carries no gas, fee, nonce or sender of its own. Accepted as they come (the body limit
-// bounds them), so a builder's output can be passed as it is, and ignored.
-const Ignored = Type.Optional(Type.Unknown())
-
-const BatchCall = Type.Object(
-  {
-    to: AddressSchema,
-    value: Type.Optional(Type.String({ pattern: '^(0x[0-9a-fA-F]{1,64}|[0-9]{1,78})$', description: 'wei, decimal or 0x-hex (default 0)' })),
-    data: Type.Optional(HexData),
-    chainId: Type.Optional(Type.Union([Type.Integer({ minimum: 0 }), Type.String({ pattern: '^(0x[0-9a-fA-F]{1,16}|[0-9]{1,20})$' })])),
-    gas: Ignored,
-    gasLimit: Ignored,
-    gasPrice: Ignored,
-    maxFeePerGas: Ignored,
-    maxPriorityFeePerGas: Ignored,
-    from: Ignored,
-    nonce: Ignored,
-    type: Ignored,
-  },
-  { additionalProperties: false },
-)
-
 /**
  * What one signed execution costs beyond its calls run by the owner path (measured from the account
  * itself): Calibur's signature check, nonce write and domain read, and the Runner's cold call to the
@@ -138,78 +119,21 @@ export const PER_DATA_BYTE_GAS = 8n
 const RUNNER_BATCH_GAS = 20_000n
 /** Stands in for the signature when encoding the runner's calldata to count it: 65 nonzero bytes, the most it can cost. */
 const PLACEHOLDER_SIGNATURE: Hex = `0x${'ff'.repeat(65)}`
-/**
- * Intrinsic gas of one EIP-7702 authorization in the runner's transaction (PER_EMPTY_ACCOUNT_COST;
- * 12,500 of it is refunded when the account exists, which the estimate does not count on).
- */
-export const AUTHORIZATION_GAS = 25_000n
-const DELEGATION_PREFIX = '0xef0100'
+/** Calibur on `network`, as the authorization checks name it. */
+function caliburAt(network: Network): DelegateAt {
+  return { ...caliburWords, address: getAddress(network.config.calibur) }
+}
 
 /**
- * For a batch whose account is delegated to Calibur by an EIP-7702 authorization sent in the same
- * runner transaction (submit's authorizationList): checks that the list is the account's one
- * authorization to the network's Calibur, for this chain (or any), signed by the account, at the
- * account's current EOA nonce (the runner, not the account, sends the transaction), and returns
- * the state override that shows the account delegated, to read its domain and nonce and measure
- * the batch as they will be. No list: `undefined`.
+ * The state override showing the account delegated to Calibur by its authorization in
+ * authorizationList (`authorizationOverride`); `undefined` without one.
  *
  * @example
  * await delegationOverride(network, account, [signedAuthorization])
  * // [{ address: account, code: '0xef0100000000005c84f8fd50b21cac312528a64437030e' }]
  */
-export async function delegationOverride(
-  network: Network,
-  account: Address,
-  authorizationList: readonly SignedAuthorization[] | undefined,
-): Promise<StateOverride | undefined> {
-  if (!authorizationList || authorizationList.length === 0) return undefined
-  const { config } = network
-  const calibur = getAddress(config.calibur)
-  const [item] = authorizationList
-  if (authorizationList.length > 1 || !item) throw new ToolError('authorizationList: give only the account\'s own authorization to Calibur')
-  if (!isAddressEqual(getAddress(item.address), calibur)) {
-    throw new ToolError(`authorizationList[0] delegates to ${item.address}, not to Calibur (${calibur})`)
-  }
-  if (item.chainId !== 0 && item.chainId !== config.chainId) {
-    throw new ToolError(`authorizationList[0] is for chain ${item.chainId}, not ${config.name} (${config.chainId})`)
-  }
-  let signer: Address
-  try {
-    signer = await recoverAuthorizationAddress({ authorization: viemAuthorizations([item])![0]! })
-  } catch {
-    throw new ToolError('authorizationList[0] has a bad signature: it recovers to no address')
-  }
-  if (!isAddressEqual(signer, account)) throw new ToolError(`authorizationList[0] is signed by ${signer}, not by the account ${account}`)
-  const [nonce, code] = await Promise.all([network.client.getTransactionCount({ address: account }), network.client.getCode({ address: account })])
-  if (item.nonce !== nonce) {
-    throw new ToolError(
-      `authorizationList[0] carries nonce ${item.nonce}; the account's EOA nonce is ${nonce}. Bruno's runner sends the ` +
-        'transaction, not the account, so the authorization must carry the account\'s current nonce',
-    )
-  }
-  if (code && code !== '0x' && !code.toLowerCase().startsWith(DELEGATION_PREFIX)) throw new ToolError(`${account} is a contract: it cannot be delegated`)
-  return [{ address: account, code: `${DELEGATION_PREFIX}${calibur.slice(2).toLowerCase()}` as Hex }]
-}
-
-/**
- * Refuses an account not delegated to the network's Calibur (no authorizationList given), naming
- * the fix: its signed 7702 authorization in authorizationList, or a signed transfer instead. Read
- * before the account's domain and nonce, which an undelegated account cannot answer (viem would
- * say only `getSeq returned no data`).
- *
- * @example
- * await requireDelegated(network, '0x7099…79C8') // throws ToolError('0x7099…79C8 has no code: it is not delegated to Calibur (0x…). Delegate it first: …')
- */
-export async function requireDelegated(network: Network, account: Address): Promise<void> {
-  const calibur = getAddress(network.config.calibur)
-  const code = await network.client.getCode({ address: account })
-  if (code && code.toLowerCase() === `${DELEGATION_PREFIX}${calibur.slice(2)}`.toLowerCase()) return
-  const what = !code || code === '0x' ? 'has no code' : code.toLowerCase().startsWith(DELEGATION_PREFIX) ? `is delegated to 0x${code.slice(8)}` : 'is a contract'
-  throw new ToolError(
-    `${account} ${what}: it is not delegated to Calibur (${calibur}). Delegate it first: have its wallet sign an EIP-7702 ` +
-      'authorization to Calibur (nonce = its current EOA nonce) and pass it as authorizationList to calibur_batch, ' +
-      'calibur_execute and submit (the runner sends it in the same transaction), or pay with a signed USDC transfer (payment_authorization)',
-  )
+export function delegationOverride(network: Network, account: Address, authorizationList: readonly SignedAuthorization[] | undefined): Promise<StateOverride | undefined> {
+  return authorizationOverride(network, account, authorizationList, caliburAt(network))
 }
 
 /**
@@ -226,7 +150,7 @@ export async function readCaliburState(
   stateOverride: StateOverride | undefined,
 ): Promise<{ domain: CaliburDomain; seq: bigint }> {
   const { client } = network
-  if (!stateOverride) await requireDelegated(network, account)
+  if (!stateOverride) await requireDelegatedTo(network, account, caliburAt(network))
   const [domain, seq] = await Promise.all([
     stateOverride
       ? readContract(client as Client, { address: account, abi: caliburAbi, functionName: 'eip712Domain', stateOverride }).then(caliburDomainFromEip712Domain)
@@ -340,27 +264,6 @@ export async function measureSignedBatches(
   return { ownerGas, paymentGas, accountGas, gas, l1FeeWei }
 }
 
-/** A call's value as a decimal string, from decimal or 0x-hex. */
-function valueOf(value: string | undefined): string {
-  if (value === undefined) return '0'
-  return BigInt(value).toString()
-}
-
-function chainIdOf(value: number | string): number {
-  return typeof value === 'number' ? value : Number(BigInt(value))
-}
-
-// An approval's amount in whole units for a configured token, else in base units of the address.
-function describeAmount(network: Network, approval: Approval): string {
-  const configured = network.config.tokens.find((token) => isAddressEqual(getAddress(token.address), getAddress(approval.token)))
-  if (!configured) return `${approval.amountBaseUnits} base units of ${approval.token}`
-  return `${formatUnits(BigInt(approval.amountBaseUnits), configured.decimals)} ${configured.symbol}`
-}
-
-function short(address: Address): string {
-  return `${address.slice(0, 6)}…${address.slice(-4)}`
-}
-
 /**
  * `calibur_batch`: wraps an account's calls (any helper's `calls`, a builder's transactionRequest)
  * into two Calibur signed batches — one that only pays Bruno (`paymentBatch`), and the calls after it
@@ -428,17 +331,12 @@ export const caliburBatch = (chain: TSchema) =>
     handler: async (args, { networks, payment }) => {
       // The schema admits only configured network names.
       const network = networks.get(args.chain as string)
-      const { client, config } = network
+      const { config } = network
       const account = requireAddress(args.account, 'account')
       const token = payment.token(network.name, args.token)
       const payee = getAddress(config.payee)
 
-      const calls: CaliburCall[] = args.calls.map((call, index) => {
-        if (call.chainId !== undefined && chainIdOf(call.chainId) !== config.chainId) {
-          throw new ToolError(`calls[${index}] is for chain ${chainIdOf(call.chainId)}, not ${config.name} (${config.chainId}): ask the builder for this chain`)
-        }
-        return { to: requireAddress(call.to, `calls[${index}].to`), value: valueOf(call.value), data: (call.data ?? '0x') as Hex }
-      })
+      const calls = readBatchCalls(network, args.calls) as CaliburCall[]
 
       // Without an authorization list, readCaliburState refuses an account not delegated to Calibur.
       const stateOverride = await delegationOverride(network, account, args.authorizationList)
@@ -447,37 +345,19 @@ export const caliburBatch = (chain: TSchema) =>
       const deadline = args.deadline ?? now + config.relay.submissionTtlSec
       if (deadline <= now) throw new ToolError(`the deadline ${deadline} has passed (now ${now})`)
 
-      const approvals = (args.approvals ?? []).map((approval, index) => ({
-        // An address keeps its checksum check; a symbol is the configured token's.
-        token: isAddress(approval.token, { strict: false }) ? requireAddress(approval.token, `approvals[${index}].token`) : requireToken(network.config, approval.token).address,
-        spender: requireAddress(approval.spender, `approvals[${index}].spender`),
-        amount: BigInt(approval.amountBaseUnits),
-      }))
-      const [{ domain, seq }, allowances, pricer] = await Promise.all([
+      const [{ domain, seq }, { added, calls: approveCalls }, pricer] = await Promise.all([
         readCaliburState(network, account, key, stateOverride),
-        Promise.all(
-          approvals.map((approval) =>
-            client.readContract({ address: approval.token, abi: erc20Abi, functionName: 'allowance', args: [account, approval.spender] }),
-          ),
-        ),
+        approvalsToAdd(network, account, args.approvals),
         payment.pricer(network.name, token.address),
       ])
       const nonce = caliburNonce(key, seq)
       const callsNonce = caliburNonce(key, seq + 1n)
-      const added: Approval[] = []
-      const approveCalls: CaliburCall[] = []
-      approvals.forEach((approval, index) => {
-        if (allowances[index]! >= approval.amount) return
-        added.push({ token: approval.token, spender: approval.spender, amountBaseUnits: approval.amount.toString() })
-        approveCalls.push(encodeApprove(approval) as CaliburCall)
-      })
-
       const { feePerGas, marginBps } = pricer
       const priced = ({ gas, l1FeeWei }: BatchMeasurement) => {
         const amount = pricer.amountFor(gas, l1FeeWei)
         return amount > 0n ? amount : 1n
       }
-      const ownCalls = [...approveCalls, ...calls]
+      const ownCalls = [...approveCalls, ...calls] as CaliburCall[]
       // Both batches only through the Runner: the payment is taken in its own call, then the calls run.
       const executor = getAddress(config.runner.contract)
       const legFor = (amount: bigint) => encodeTransfer({ token: token.address, to: payee, amount }) as CaliburCall
@@ -506,13 +386,11 @@ export const caliburBatch = (chain: TSchema) =>
       const paymentTypedData = paymentTypedDataFor(amount)
 
       const amountFormatted = formatUnits(amount, token.decimals)
-      const approvalWords = added.length
-        ? added.map((approval) => `approve ${short(approval.spender as Address)} for ${describeAmount(network, approval)}`).join('; ')
-        : 'none needed'
+      const approvalWords = describeApprovals(network, added)
       const summary =
         `First, a batch of its own: ${amountFormatted} ${token.symbol} from ${account} to Bruno's payee ${payee} for the gas; it is paid ` +
         `even if the calls then fail. Then, all or nothing: approvals added: ${approvalWords}; ` +
-        `your ${calls.length} call${calls.length === 1 ? '' : 's'} (to ${calls.map((call) => short(call.to)).join(', ')}). ` +
+        `your ${calls.length} call${calls.length === 1 ? '' : 's'} (to ${calls.map((call) => shortAddress(call.to)).join(', ')}). ` +
         `Valid until ${new Date(deadline * 1000).toISOString()} (unix ${deadline}); nonce key ${key}, seq ${seq} (payment) and ${seq + 1n} (calls).` +
         (stateOverride ? ' The account is delegated to Calibur in the same transaction (authorizationList).' : '')
       return {

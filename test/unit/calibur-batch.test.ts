@@ -3,7 +3,8 @@ import { decodeFunctionData, encodeErrorResult, encodeFunctionData, getAddress, 
 import { serializeAsSigned } from '../../core/chain/l1DataFee.ts'
 import { privateKeyToAccount } from 'viem/accounts'
 import { ToolError } from '../../core/tool.ts'
-import { AUTHORIZATION_GAS, delegationOverride, FIRST_USE_OF_KEY_GAS, SIGNED_PATH_GAS } from '../../plugins/calibur/batch.ts'
+import { AUTHORIZATION_GAS } from '../../core/relay/delegation7702.ts'
+import { delegationOverride, FIRST_USE_OF_KEY_GAS, SIGNED_PATH_GAS } from '../../plugins/calibur/batch.ts'
 import { caliburGroup } from '../../plugins/calibur/index.ts'
 import {
   account,

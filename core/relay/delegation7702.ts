@@ -1,0 +1,84 @@
+import { getAddress, isAddressEqual, type Address, type Hex, type StateOverride } from 'viem'
+import { recoverAuthorizationAddress } from 'viem/utils'
+import type { Network } from '../chain/networks.ts'
+import { ToolError } from '../tool.ts'
+import { viemAuthorizations } from './runnerTransaction.ts'
+import type { SignedAuthorization } from './schemas.ts'
+import type { DelegateWords } from './delegate.ts'
+
+/** An account's EIP-7702 code is this prefix and its delegate's address. */
+export const DELEGATION_PREFIX = '0xef0100'
+
+/**
+ * Intrinsic gas of one EIP-7702 authorization in the runner's transaction (PER_EMPTY_ACCOUNT_COST;
+ * 12,500 of it is refunded when the account exists, which the estimate does not count on).
+ */
+export const AUTHORIZATION_GAS = 25_000n
+
+/** The delegate a batch tool prepares for: its words and its contract on the network. */
+export type DelegateAt = Pick<DelegateWords, 'name' | 'tools'> & { readonly address: Address }
+
+/**
+ * For a batch whose account is delegated by an EIP-7702 authorization sent in the same runner
+ * transaction (submit's authorizationList): checks that the list is the account's one
+ * authorization to `delegate`, for this chain (or any), signed by the account, at the account's
+ * current EOA nonce (the runner, not the account, sends the transaction), and returns the state
+ * override that shows the account delegated, to read and measure the batch as it will run. No list:
+ * `undefined`.
+ *
+ * @example
+ * await authorizationOverride(network, account, [signedAuthorization], { name: 'Calibur', tools, address: calibur })
+ * // [{ address: account, code: '0xef0100000000005c84f8fd50b21cac312528a64437030e' }]
+ */
+export async function authorizationOverride(
+  network: Network,
+  account: Address,
+  authorizationList: readonly SignedAuthorization[] | undefined,
+  delegate: DelegateAt,
+): Promise<StateOverride | undefined> {
+  if (!authorizationList || authorizationList.length === 0) return undefined
+  const { config } = network
+  const [item] = authorizationList
+  if (authorizationList.length > 1 || !item) throw new ToolError(`authorizationList: give only the account's own authorization to ${delegate.name}`)
+  if (!isAddressEqual(getAddress(item.address), delegate.address)) {
+    throw new ToolError(`authorizationList[0] delegates to ${item.address}, not to ${delegate.name} (${delegate.address})`)
+  }
+  if (item.chainId !== 0 && item.chainId !== config.chainId) {
+    throw new ToolError(`authorizationList[0] is for chain ${item.chainId}, not ${config.name} (${config.chainId})`)
+  }
+  let signer: Address
+  try {
+    signer = await recoverAuthorizationAddress({ authorization: viemAuthorizations([item])![0]! })
+  } catch {
+    throw new ToolError('authorizationList[0] has a bad signature: it recovers to no address')
+  }
+  if (!isAddressEqual(signer, account)) throw new ToolError(`authorizationList[0] is signed by ${signer}, not by the account ${account}`)
+  const [nonce, code] = await Promise.all([network.client.getTransactionCount({ address: account }), network.client.getCode({ address: account })])
+  if (item.nonce !== nonce) {
+    throw new ToolError(
+      `authorizationList[0] carries nonce ${item.nonce}; the account's EOA nonce is ${nonce}. Bruno's runner sends the ` +
+        'transaction, not the account, so the authorization must carry the account\'s current nonce',
+    )
+  }
+  if (code && code !== '0x' && !code.toLowerCase().startsWith(DELEGATION_PREFIX)) throw new ToolError(`${account} is a contract: it cannot be delegated`)
+  return [{ address: account, code: `${DELEGATION_PREFIX}${delegate.address.slice(2).toLowerCase()}` as Hex }]
+}
+
+/**
+ * Refuses an account not delegated to `delegate` (no authorizationList given), naming the fix: its
+ * signed 7702 authorization in authorizationList, or a signed transfer instead. Read before anything
+ * is asked of the account's delegate, which an undelegated account cannot answer.
+ *
+ * @example
+ * await requireDelegatedTo(network, '0x7099…79C8', calibur) // throws ToolError('0x7099…79C8 has no code: it is not delegated to Calibur (0x…). Delegate it first: …')
+ */
+export async function requireDelegatedTo(network: Network, account: Address, delegate: DelegateAt): Promise<void> {
+  const code = await network.client.getCode({ address: account })
+  if (code && code.toLowerCase() === `${DELEGATION_PREFIX}${delegate.address.slice(2)}`.toLowerCase()) return
+  const what = !code || code === '0x' ? 'has no code' : code.toLowerCase().startsWith(DELEGATION_PREFIX) ? `is delegated to 0x${code.slice(8)}` : 'is a contract'
+  throw new ToolError(
+    `${account} ${what}: it is not delegated to ${delegate.name} (${delegate.address}). Delegate it first: have its wallet sign an EIP-7702 ` +
+      `authorization to ${delegate.name} (nonce = its current EOA nonce) and pass it as authorizationList to ${delegate.tools.batch}, ` +
+      `${delegate.tools.execute} and submit (the runner sends it in the same transaction), or pay with a signed USDC transfer (payment_authorization)`,
+  )
+}
