@@ -8,10 +8,14 @@ import type { BrunoConfig, GroupName } from './schema.ts'
 export const DEVNET_RPC_ENV = 'BRUNO_DEVNET_RPC_URL'
 export const DEVNET_RUNNER_KEY_ENV = 'BRUNO_DEVNET_RUNNER_KEY'
 
+/** The devnet serves every built-in group, metamask too (a config file enables it: it is not in `groups`' default). */
+export const DEVNET_GROUPS: readonly GroupName[] = ['bruno', 'calibur', 'metamask', '3009', 'erc20', 'uniswap']
+
 export interface DevnetConfigOptions {
   readonly port?: number
   /** The bind address; default 127.0.0.1. */
   readonly host?: string
+  /** The groups it serves: every built-in one unless given. */
   readonly groups?: readonly GroupName[]
   /** Receives the payments; defaults to anvil's account #9, which nothing else uses. */
   readonly payee?: `0x${string}`
@@ -60,6 +64,9 @@ export function devnetConfig(deployment: DevnetDeployment, env: NodeJS.ProcessEn
     // One developer, many agents and scripts on loopback: no per-client admission or simulation
     // bound to speak of (test/admission.test.ts and test/adversarial/refused-simulations.test.ts set their own).
     relay: {
+      // MetaMask's smallest relay risks ≈ 360,000–430,000 gas if its payer voids the payment in the
+      // block before (two redemptions of one delegation: SPEC §6, metamask), over the 300,000 default.
+      maxRevertGas: 600_000,
       admission: {
         client: { maxActive: 1_000_000, throttleAfter: 1_000_000, banAfter: 1_000_000 },
         simulations: { atOnce: 1_000, refusedGasPerMinute: 1_000_000_000_000 },
@@ -101,7 +108,7 @@ export function devnetConfig(deployment: DevnetDeployment, env: NodeJS.ProcessEn
       store: { path: options.storePath ?? ':memory:' },
       // One developer's agents on loopback share an address: no per-client bound on held x402 requests to speak of.
       x402: { maxHeld: 1_000, ...(options.x402HoldSec === undefined ? {} : { holdSec: options.x402HoldSec }) },
-      ...(options.groups ? { groups: options.groups } : {}),
+      groups: options.groups ?? DEVNET_GROUPS,
       networks: [network],
     },
     env,

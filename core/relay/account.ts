@@ -28,12 +28,13 @@ export async function readAccount(network: Network, address: Address, delegates:
     const at = candidate.address(network)
     return at !== undefined && isAddressEqual(at, delegate)
   })
-  const delegateNonce = known ? await known.nextNonce(network, address) : undefined
+  const delegateNonce = known?.nextNonce ? await known.nextNonce(network, address) : undefined
   return {
     address,
     delegated: delegate !== undefined,
     ...(delegate ? { delegate } : {}),
-    ...(known && delegateNonce !== undefined ? { delegateName: known.name, delegateNonce: delegateNonce.toString() } : {}),
+    ...(known ? { delegateName: known.name } : {}),
+    ...(delegateNonce !== undefined ? { delegateNonce: delegateNonce.toString() } : {}),
     nonce,
     ethBalance: formatEther(eth),
     ethBalanceWei: eth.toString(),

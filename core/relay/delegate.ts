@@ -50,8 +50,12 @@ export interface Delegate {
   readonly errors: ErrorVocabulary
   /** Its contract on `network` (an account whose EIP-7702 code is `0xef0100 ‖ address` is delegated to it), if it runs there. */
   address(network: Network): Address | undefined
-  /** The nonce an account delegated to it spends with its next signed batch. */
-  nextNonce(network: Network, account: Address): Promise<bigint>
+  /**
+   * The nonce an account delegated to it spends with its next signed batch (the `account` view's
+   * `delegateNonce`). A delegate whose batches carry no sequential nonce leaves it out: MetaMask's
+   * delegations are each single-use by their own salt.
+   */
+  nextNonce?(network: Network, account: Address): Promise<bigint>
   /**
    * What the call spends if it is a signed batch of this delegate's, however it is paid (a batch
    * any executor may run can be the call of a signed-transfer payment): the account and the nonce,

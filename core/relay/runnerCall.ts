@@ -96,3 +96,7 @@ export function relayedEvent(logs: readonly Log[], runner: Address): { received:
 
 /** The Runner's fixed costs the relay prices with, mirrored from `contracts/Runner.sol`. */
 export const RUNNER_SETTLE_GAS = 25_000n
+/** The Runner's own work in `relayBatch` besides its two calls: the operator and delegation checks, two cold balance reads. */
+export const RUNNER_BATCH_GAS = 20_000n
+/** Stands in for a 65-byte signature when encoding calldata to count it: all nonzero bytes, the most it can cost. */
+export const PLACEHOLDER_SIGNATURE: Hex = `0x${'ff'.repeat(65)}`

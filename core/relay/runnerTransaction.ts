@@ -20,8 +20,14 @@ export type { Fees }
 /** EIP-7825 (Osaka): no transaction may carry a gas limit above 2²⁴, whatever the block's limit. */
 export const MAX_TRANSACTION_GAS = 16_777_216n
 
-/** Room in a transaction beside the call's stipend: the intrinsic gas, the payment phase, the Runner's own work. */
+/**
+ * Room in a transaction beside the call's stipend: the intrinsic gas, the payment phase, the
+ * Runner's own work — for a batch, this beside its payment phase, which its `paymentGas` caps (a
+ * delegate's can cost more than a signed transfer's: MetaMask's redemption ≈ 260,000).
+ */
 const PAYMENT_PHASE_ROOM = 500_000n
+const BESIDE_BATCH_PAYMENT_ROOM = 350_000n
+const roomBesideCall = (relay: RunnerRelay) => (relay.form === 'batch' ? BESIDE_BATCH_PAYMENT_ROOM + relay.paymentGas : PAYMENT_PHASE_ROOM)
 
 /** The runner transaction for a relay, exactly as it will be signed, and what it may cost. */
 export interface PreparedRelay {
@@ -149,12 +155,12 @@ export async function prepareRunnerTransaction(
     options.fees ?? readFees(client, blockRead),
     blockRead,
     readWeiPerBaseUnit(network, token.address),
-    probing ? run(probeCap, probeCap + PAYMENT_PHASE_ROOM + calldataGas(callData), undefined) : undefined,
+    probing ? run(probeCap, probeCap + roomBesideCall(relay) + calldataGas(callData), undefined) : undefined,
     options.callGas !== undefined && options.fees ? estimateFor(options.callGas, options.fees) : undefined,
     expectChainId(network),
   ])
   const transactionCap = block.gasLimit < MAX_TRANSACTION_GAS ? block.gasLimit : MAX_TRANSACTION_GAS
-  const callCap = min(probeCap, transactionCap - PAYMENT_PHASE_ROOM - calldataGas(callData))
+  const callCap = min(probeCap, transactionCap - roomBesideCall(relay) - calldataGas(callData))
   if (callCap <= 0n) throw new ToolError(`${refusal}: the call's data is too large for one transaction on ${config.name}`)
   const callFails = async (outcome: CallOutcome, what: string) => {
     const why = outcome.reason !== '0x' ? describeRevertData(outcome.reason, token.decimals, token.symbol, context.delegates) : await options.explainCallFailure?.()

@@ -20,6 +20,8 @@ import {
   defineTool,
   described,
   encodeRunnerCall,
+  PLACEHOLDER_SIGNATURE,
+  RUNNER_BATCH_GAS,
   encodeTransfer,
   GasUnits,
   Nonce,
@@ -115,10 +117,6 @@ export const FIRST_USE_OF_KEY_GAS = 17_500n
  */
 export const PER_CALL_GAS = 1_200n
 export const PER_DATA_BYTE_GAS = 8n
-/** The Runner's own work besides the two calls (operator and delegation checks, two cold balance reads). */
-const RUNNER_BATCH_GAS = 20_000n
-/** Stands in for the signature when encoding the runner's calldata to count it: 65 nonzero bytes, the most it can cost. */
-const PLACEHOLDER_SIGNATURE: Hex = `0x${'ff'.repeat(65)}`
 /** Calibur on `network`, as the authorization checks name it. */
 function caliburAt(network: Network): DelegateAt {
   return { ...caliburWords, address: getAddress(network.config.calibur) }

@@ -1,5 +1,5 @@
-import { decodeFunctionData, erc20Abi, getAddress, isAddressEqual, zeroAddress, zeroHash, type Address, type Hex } from 'viem'
-import { ToolError, type Delegate, type Network, type PaymentServices, type RelayCall } from '../../core/plugin.ts'
+import { decodeFunctionData, getAddress, isAddressEqual, zeroAddress, zeroHash, type Address, type Hex } from 'viem'
+import { readPaymentLeg, ToolError, type Delegate, type Network, type PaymentServices, type PaymentTerms, type RelayCall } from '../../core/plugin.ts'
 import { caliburAbi } from './abi.ts'
 import { caliburWords } from './errors.ts'
 import { encodeOwnerExecute } from './executeCalldata.ts'
@@ -36,14 +36,6 @@ export function ownCallsBatch(calls: readonly CaliburCall[]): CaliburBatch {
  */
 export const CALIBUR_PAYMENT_GAS = 150_000n
 
-/** What a payment batch pays. */
-export interface PaymentTerms {
-  readonly token: Address
-  readonly symbol: string
-  readonly decimals: number
-  readonly amount: bigint
-}
-
 /**
  * Checks a signed batch is a payment-only batch, as `paymentBatch` builds it, and reads what it pays:
  * one call, paying the payee in an accepted token, sending no ETH, all or nothing. Each refusal says
@@ -62,19 +54,9 @@ export function readPaymentBatch(network: Network, payments: PaymentServices, ba
   const [leg, ...rest] = batch.calls
   if (!leg || rest.length > 0) throw refuse(`it has ${batch.calls.length} calls, not 1`)
   if (!batch.revertOnFailure) throw refuse('it does not revert on failure (revertOnFailure must be true)')
-  let token
-  try {
-    token = payments.token(network.name, getAddress(leg.to))
-  } catch {
-    throw refuse(`its call goes to ${leg.to}, not an accepted payment token`)
-  }
-  if (BigInt(leg.value) !== 0n) throw refuse('its call sends ETH')
-  const transfer = decodeOrUndefined(() => decodeFunctionData({ abi: erc20Abi, data: leg.data }))
-  if (!transfer || transfer.functionName !== 'transfer') throw refuse('its call is not token.transfer(payee, amount)')
-  const [to, amount] = transfer.args
-  if (!isAddressEqual(to, payee)) throw refuse(`it pays ${to}, not the payee`)
-  if (amount === 0n) throw refuse('it pays nothing')
-  return { token: token.address, symbol: token.symbol, decimals: token.decimals, amount }
+  const terms = readPaymentLeg(network, payments, leg)
+  if (typeof terms === 'string') throw refuse(terms)
+  return terms
 }
 
 /**

@@ -1,0 +1,241 @@
+import { Type, type TSchema } from '@sinclair/typebox'
+import { concat, formatUnits, getAddress, type Address, type Hex, type StateOverride } from 'viem'
+import { randomBytes } from 'node:crypto'
+import {
+  Address as AddressSchema,
+  ApprovalRequest,
+  Approvals,
+  approvalsToAdd,
+  AUTHORIZATION_GAS,
+  AuthorizationList,
+  authorizationOverride,
+  BaseUnits,
+  BatchCall,
+  calldataGas,
+  Calls,
+  defineTool,
+  described,
+  describeApprovals,
+  encodeRunnerCall,
+  encodeTransfer,
+  GasUnits,
+  payerShortfall,
+  PLACEHOLDER_SIGNATURE,
+  readBatchCalls,
+  readL1DataFee,
+  requireAddress,
+  requireDelegatedTo,
+  revertReason,
+  RUNNER_BATCH_GAS,
+  runnerGasLimit,
+  shortAddress,
+  stipendFor,
+  TokenAmount,
+  ToolError,
+  UnixSeconds,
+  viemAuthorizations,
+  type Call,
+  type DelegateAt,
+  type Network,
+} from '../../core/plugin.ts'
+import { metaMaskContracts } from './contracts.ts'
+import { ownExecute } from './delegate.ts'
+import { CALLS_GROUP, delegationTypedData, encodeRedemption, PAYMENT_GROUP, paymentFirstDelegation, type Delegation, type Execution } from './delegation.ts'
+import { metaMaskWords } from './errors.ts'
+import { callsRedemptionOverhead, paymentRedemptionGas } from './gas.ts'
+import { DelegationTypedDataSchema } from './typedDataSchema.ts'
+
+/** MetaMask's delegator, as the authorization checks name it. */
+export const metaMaskAt: DelegateAt = { ...metaMaskWords, address: metaMaskContracts.delegator }
+
+/** An `Execution` of a helper's or builder's call. */
+export const executionOf = (call: Call): Execution => ({ target: getAddress(call.to), value: BigInt(call.value), callData: call.data as Hex })
+
+/** What a delegation costs the runner, as metamask_batch measures it before it is signed. */
+export interface DelegationMeasurement {
+  /** The account's own execute of the payment leg and its calls (eth_estimateGas). */
+  readonly ownerGas: bigint
+  /** The runner transaction's estimated gas limit, headroom included. */
+  readonly gas: bigint
+  /** The L1 data fee it will pay, where the chain charges one (wei; else 0). */
+  readonly l1FeeWei: bigint
+}
+
+/**
+ * Estimates, before the delegation is signed, the gas limit submit will price for it. Its
+ * redemptions cannot be simulated without the signature, so the account's own `execute` of the
+ * same batch is — the leg alone, then the leg and the calls — and what each redemption adds is
+ * counted on top (`paymentRedemptionGas`, `callsRedemptionOverhead`, measured on the devnet). The
+ * limit is the intrinsic gas of the exact `relayBatch` calldata (a placeholder signature), the
+ * Runner's work, the payment redemption's cap, the calls' stipend with the 1/64 a call keeps back
+ * and the settlement, with the configured headroom.
+ *
+ * @example
+ * await measureDelegation(network, delegation, leg, ownCalls, usdc, 1234n, feePerGas)
+ * // { ownerGas: 44119n, gas: 571000n, l1FeeWei: 0n }
+ */
+export async function measureDelegation(
+  network: Network,
+  delegation: Delegation,
+  leg: Execution,
+  ownCalls: readonly Execution[],
+  token: { address: Address; symbol: string; decimals: number },
+  amount: bigint,
+  feePerGas: bigint,
+  stateOverride?: StateOverride,
+  authorizations?: ReturnType<typeof viemAuthorizations>,
+): Promise<DelegationMeasurement> {
+  const account = delegation.delegator
+  const estimate = (data: Hex) =>
+    network.client.estimateGas({ account, to: account, data, blockTag: 'latest', ...(stateOverride ? { stateOverride } : {}) }).catch(async (error: unknown) => {
+      const reason = revertReason(error, token.decimals, token.symbol, [metaMaskWords])
+      if (!reason) throw error
+      // A payment the account cannot make fails first: say so, not what the token said.
+      const short = await payerShortfall(network, token, account, amount)
+      throw new ToolError(`the batch would fail: ${short ?? reason}`)
+    })
+  const legData = ownExecute([leg])
+  const ownerData = ownExecute([leg, ...ownCalls])
+  const [legGas, ownerGas] = await Promise.all([estimate(legData), estimate(ownerData)])
+  const executed = (gas: bigint, data: Hex) => (gas - 21_000n - calldataGas(data) > 0n ? gas - 21_000n - calldataGas(data) : 0n)
+  const callsExecuted = executed(ownerGas, ownerData) - executed(legGas, legData)
+  const paymentGas = paymentRedemptionGas(delegation)
+  const callGas = stipendFor((callsExecuted > 0n ? callsExecuted : 0n) + callsRedemptionOverhead(delegation, ownCalls.length))
+  const signed = { ...delegation, signature: PLACEHOLDER_SIGNATURE }
+  const paymentData = encodeRedemption(signed, PAYMENT_GROUP, [leg])
+  const callsData = encodeRedemption(signed, CALLS_GROUP, ownCalls)
+  const runnerData = encodeRunnerCall(
+    {
+      form: 'batch',
+      account,
+      delegate: metaMaskContracts.delegator,
+      target: metaMaskContracts.delegationManager,
+      paymentData,
+      paymentGas,
+      data: callsData,
+      token: token.address,
+      payee: getAddress(network.config.payee),
+      amount,
+    },
+    callGas,
+  )
+  const gas = runnerGasLimit({
+    runnerData,
+    copiedData: concat([paymentData, callsData]),
+    beforeCall: RUNNER_BATCH_GAS + paymentGas,
+    callGas,
+    authorizationGas: stateOverride ? AUTHORIZATION_GAS : 0n,
+    gasLimitBps: network.config.runner.gasLimitBps,
+  })
+  const l1FeeWei = await readL1DataFee(network, {
+    to: getAddress(network.config.runner.contract),
+    data: runnerData,
+    gas,
+    nonce: 0,
+    maxFeePerGas: feePerGas,
+    maxPriorityFeePerGas: feePerGas,
+    ...(authorizations ? { authorizationList: authorizations } : {}),
+  })
+  return { ownerGas, gas, l1FeeWei }
+}
+
+/**
+ * `metamask_batch`: wraps an account's calls (any helper's `calls`, a builder's transactionRequest)
+ * into one payment-first delegation to Bruno's Runner — the payment, then the calls, each pinned —
+ * measured and priced, as typed data for the account's wallet to sign once.
+ *
+ * @example
+ * registry.addGroup({ name: 'metamask', order: 25, instructions, tools: [metaMaskBatch(app.bruno.chainArgument), …] })
+ */
+export const metaMaskBatch = (chain: TSchema) =>
+  defineTool({
+    name: 'metamask_batch',
+    title: 'Prepare a MetaMask delegation',
+    description:
+      'Wraps the account\'s calls (MetaMask EIP-7702 delegator) as one Delegation to Bruno\'s Runner to sign: it pays Bruno in ' +
+      '`token` first, then runs the calls all or nothing (paid even if they fail on chain). `calls` and `approvals` as for ' +
+      'calibur_batch. Not delegated: pass its EIP-7702 authorization as authorizationList.',
+    input: Type.Object(
+      {
+        chain,
+        account: { ...AddressSchema, description: 'makes the calls and signs' },
+        calls: Type.Array(BatchCall, { minItems: 1, maxItems: 64, description: 'in order' }),
+        approvals: Type.Optional(Type.Array(ApprovalRequest, { maxItems: 16 })),
+        token: Type.String({ minLength: 1, maxLength: 42, description: 'the token to pay in' }),
+        deadline: Type.Optional(Type.Integer({ minimum: 1, description: 'unix seconds (default: now + the submission ttl)' })),
+        authorizationList: Type.Optional({ ...AuthorizationList, maxItems: 1, description: 'the account\'s, to MetaMask\'s delegator, if not yet delegated' }),
+      },
+      { additionalProperties: false },
+    ),
+    output: Type.Object(
+      {
+        typedData: DelegationTypedDataSchema,
+        summary: Type.String(),
+        payment: Type.Object(
+          { token: AddressSchema, symbol: Type.String(), amount: described(TokenAmount, 'whole token units'), amountBaseUnits: BaseUnits, payee: AddressSchema },
+          { additionalProperties: false },
+        ),
+        calls: { ...Calls, description: 'as pinned: approvals added, then the given calls' },
+        approvalsAdded: Approvals,
+        authorizationList: Type.Optional({ ...AuthorizationList, description: 'pass on to metamask_execute and submit' }),
+        deadline: UnixSeconds,
+        gas: Type.Object(
+          { estimated: GasUnits, ownerPath: GasUnits, feePerGasWei: BaseUnits, marginBps: Type.Integer() },
+          { additionalProperties: false },
+        ),
+      },
+      { additionalProperties: false },
+    ),
+    annotations: { readOnlyHint: true, openWorldHint: true },
+    handler: async (args, { networks, payment }) => {
+      // The schema admits only configured network names.
+      const network = networks.get(args.chain as string)
+      const { config } = network
+      const account = requireAddress(args.account, 'account')
+      const token = payment.token(network.name, args.token)
+      const payee = getAddress(config.payee)
+      const calls = readBatchCalls(network, args.calls)
+      const stateOverride = await authorizationOverride(network, account, args.authorizationList, metaMaskAt)
+      if (!stateOverride) await requireDelegatedTo(network, account, metaMaskAt)
+      const now = Math.floor(Date.now() / 1000)
+      const deadline = args.deadline ?? now + config.relay.submissionTtlSec
+      if (deadline <= now) throw new ToolError(`the deadline ${deadline} has passed (now ${now})`)
+      const [{ added, calls: approveCalls }, pricer] = await Promise.all([approvalsToAdd(network, account, args.approvals), payment.pricer(network.name, token.address)])
+
+      const ownCalls = [...approveCalls, ...calls]
+      const executions = ownCalls.map(executionOf)
+      const salt = BigInt(`0x${randomBytes(16).toString('hex')}`)
+      const legFor = (amount: bigint) => executionOf(encodeTransfer({ token: token.address, to: payee, amount }))
+      const delegationFor = (amount: bigint) =>
+        paymentFirstDelegation({ account, runner: getAddress(config.runner.contract), leg: legFor(amount), calls: executions, deadline: BigInt(deadline), salt })
+      const priced = ({ gas, l1FeeWei }: DelegationMeasurement) => {
+        const amount = pricer.amountFor(gas, l1FeeWei)
+        return amount > 0n ? amount : 1n
+      }
+      // Measured twice: with a provisional leg of one base unit, then with the leg it priced (which
+      // also checks the account can pay it). The larger price is kept.
+      const measure = (amount: bigint) =>
+        measureDelegation(network, delegationFor(amount), legFor(amount), executions, token, amount, pricer.feePerGas, stateOverride, viemAuthorizations(args.authorizationList))
+      let amount = priced(await measure(1n))
+      const measured = await measure(amount)
+      if (priced(measured) > amount) amount = priced(measured)
+
+      const amountFormatted = formatUnits(amount, token.decimals)
+      const summary =
+        `One delegation to Bruno's Runner, redeemed twice. First: ${amountFormatted} ${token.symbol} from ${account} to Bruno's payee ${payee} for the gas; ` +
+        `it is paid even if the calls then fail. Then, all or nothing: approvals added: ${describeApprovals(network, added)}; ` +
+        `your ${calls.length} call${calls.length === 1 ? '' : 's'} (to ${calls.map((call) => shortAddress(call.to as Address)).join(', ')}). ` +
+        `Valid until ${new Date(deadline * 1000).toISOString()} (unix ${deadline}).` +
+        (stateOverride ? ' The account is delegated to MetaMask\'s delegator in the same transaction (authorizationList).' : '')
+      return {
+        typedData: delegationTypedData(config.chainId, delegationFor(amount)) as never,
+        summary,
+        payment: { token: token.address, symbol: token.symbol, amount: amountFormatted, amountBaseUnits: amount.toString(), payee },
+        calls: ownCalls,
+        approvalsAdded: added,
+        ...(stateOverride ? { authorizationList: args.authorizationList } : {}),
+        deadline,
+        gas: { estimated: measured.gas.toString(), ownerPath: measured.ownerGas.toString(), feePerGasWei: pricer.feePerGas.toString(), marginBps: pricer.marginBps },
+      }
+    },
+  })

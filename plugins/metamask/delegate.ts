@@ -1,0 +1,93 @@
+import { EIP7702StatelessDeleGator } from '@metamask/delegation-abis'
+import { encodeFunctionData, getAddress, isAddressEqual, type Hex } from 'viem'
+import { readPaymentLeg, ToolError, type BatchTerms, type Delegate, type Network, type PaymentServices, type RelayCall } from '../../core/plugin.ts'
+import { metaMaskContracts } from './contracts.ts'
+import { BATCH_MODE, CALLS_GROUP, delegationHash, encodeExecutions, PAYMENT_GROUP, readPaymentFirstDelegation, readRedemption, type Delegation, type Execution } from './delegation.ts'
+import { metaMaskWords } from './errors.ts'
+import { paymentRedemptionGas } from './gas.ts'
+
+const rebuild = 'build it with metamask_batch and pass what metamask_execute returned'
+
+/**
+ * What makes a delegation's redemptions unique: the account and the delegation's hash.
+ *
+ * @example
+ * delegationIdentity(network, delegation) // 'metamask:base:0x7099…79C8:0x5f1c…'
+ */
+export function delegationIdentity(network: Network, delegation: Delegation): string {
+  return `metamask:${network.name}:${getAddress(delegation.delegator)}:${delegationHash(delegation)}`
+}
+
+/**
+ * The calldata of the account's own `execute` of a batch (ERC-7579 batch mode): its calls as the
+ * account alone would run them, to measure them or to say why they fail.
+ *
+ * @example
+ * ownExecute([leg, ...calls]) // '0xe9ae5c53…'
+ */
+export function ownExecute(executions: readonly Execution[]): Hex {
+  return encodeFunctionData({ abi: EIP7702StatelessDeleGator, functionName: 'execute', args: [BATCH_MODE, encodeExecutions(executions)] })
+}
+
+const sameExecutions = (a: readonly Execution[], b: readonly Execution[]) => encodeExecutions(a) === encodeExecutions(b)
+
+/**
+ * MetaMask's EIP-7702 delegator as the relay knows it: an account delegated to
+ * `EIP7702StatelessDeleGator` v1.3.0, whose payment-first delegation to Bruno's Runner is redeemed
+ * through the DelegationManager twice — the payment (the submit's `payment.batch`), then the calls
+ * (its `call`). Both redemptions must carry the same signed delegation, each the batch its caveat
+ * group pins.
+ *
+ * @example
+ * metaMaskDelegate(services.payment).read(network, { to: delegationManager, data: callsRedemption }, paymentRedemption) // { account, target: delegationManager, … }
+ */
+export function metaMaskDelegate(payments: PaymentServices): Delegate {
+  return {
+    ...metaMaskWords,
+    address: () => metaMaskContracts.delegator,
+    callSpends(network, call) {
+      if (!isAddressEqual(getAddress(call.to), metaMaskContracts.delegationManager)) return undefined
+      const redemption = readRedemption(call.data as Hex)
+      return typeof redemption === 'object' ? delegationIdentity(network, redemption.delegation) : undefined
+    },
+    read(network, call: RelayCall, paymentData): BatchTerms | undefined {
+      if (!isAddressEqual(getAddress(call.to), metaMaskContracts.delegationManager)) return undefined
+      const calls = readRedemption(call.data as Hex)
+      if (calls === undefined) return undefined
+      if (typeof calls === 'string') throw new ToolError(`the call is not a payment-first MetaMask redemption: ${calls}: ${rebuild}`)
+      if (calls.group !== CALLS_GROUP) throw new ToolError(`the call redeems caveat group ${calls.group}, not the calls' (${CALLS_GROUP}): ${rebuild}`)
+      if (paymentData === undefined) {
+        throw new ToolError('the payment has no `batch`: a MetaMask call is paid by the redemption of its payment group, metamask_execute\'s payment.batch: pass the payment it returned')
+      }
+      const payment = readRedemption(paymentData)
+      if (typeof payment !== 'object' || payment.group !== PAYMENT_GROUP) {
+        throw new ToolError(`the payment's \`batch\` is not the redemption of a delegation's payment group${typeof payment === 'string' ? ` (${payment})` : ''}: ${rebuild}`)
+      }
+      const hash = delegationHash(calls.delegation)
+      if (delegationHash(payment.delegation) !== hash || payment.delegation.signature.toLowerCase() !== calls.delegation.signature.toLowerCase()) {
+        throw new ToolError(`the payment and the call redeem different delegations: ${rebuild}`)
+      }
+      const pinned = readPaymentFirstDelegation(calls.delegation, getAddress(network.config.runner.contract))
+      if (typeof pinned === 'string') throw new ToolError(`the delegation is not a payment-first delegation to Bruno: ${pinned}: ${rebuild}`)
+      if (!sameExecutions(payment.executions, [pinned.leg])) throw new ToolError(`the payment redemption runs another batch than the payment its delegation pins: ${rebuild}`)
+      if (!sameExecutions(calls.executions, pinned.calls)) throw new ToolError(`the call runs another batch than the calls its delegation pins: ${rebuild}`)
+      const terms = readPaymentLeg(network, payments, { to: pinned.leg.target, value: pinned.leg.value, data: pinned.leg.callData })
+      if (typeof terms === 'string') throw new ToolError(`the delegation's payment group is not payment-only: ${terms}: ${rebuild}`)
+      const account = getAddress(calls.delegation.delegator)
+      return {
+        account,
+        delegate: metaMaskContracts.delegator,
+        target: metaMaskContracts.delegationManager,
+        paymentData,
+        paymentGas: paymentRedemptionGas(calls.delegation),
+        token: terms.token,
+        payee: getAddress(network.config.payee),
+        amount: terms.amount,
+        deadline: pinned.deadline,
+        identity: delegationIdentity(network, calls.delegation),
+        // After the payment, as the Runner runs them: a call that spends what the payment took fails here too.
+        ownCalls: { from: account, to: account, data: ownExecute([pinned.leg, ...pinned.calls]) },
+      }
+    },
+  }
+}

@@ -1,0 +1,26 @@
+import type { Abi, Hex } from 'viem'
+import { deployCodeTo, type DevnetDeployment } from '../../core/plugin.ts'
+import { delegatorEntryPoint, metaMaskContracts } from './contracts.ts'
+
+/**
+ * Builds MetaMask's delegation framework v1.3.0 on the devnet, from `@metamask/delegation-abis`'
+ * creation code, at the addresses it has on every chain MetaMask deployed it to: the
+ * DelegationManager (owned by the devnet's deployer), the EIP-7702 delegator and the four caveat
+ * enforcers a payment-first delegation uses. Each constructor runs at its address, so the
+ * immutables (the manager's EIP-712 domain, the delegator's manager) are what they are on chain.
+ *
+ * @example
+ * await deployMetaMaskDelegator(devnet) // the delegator at 0x63c0…E32B, its manager at 0xdb9B…7dB3
+ */
+export async function deployMetaMaskDelegator(deployment: DevnetDeployment): Promise<void> {
+  const [abis, bytecode] = await Promise.all([import('@metamask/delegation-abis'), import('@metamask/delegation-abis/bytecode')])
+  const { rpcUrl, deployer } = deployment
+  const build = (abi: Abi, code: string, args: readonly unknown[], at: Hex) => deployCodeTo(rpcUrl, deployer.privateKey, { abi, bytecode: code as Hex, args }, at)
+  const manager = metaMaskContracts.delegationManager
+  await build(abis.DelegationManager as Abi, bytecode.DelegationManager, [deployer.address], manager)
+  await build(abis.EIP7702StatelessDeleGator as Abi, bytecode.EIP7702StatelessDeleGator, [manager, delegatorEntryPoint], metaMaskContracts.delegator)
+  await build(abis.LogicalOrWrapperEnforcer as Abi, bytecode.LogicalOrWrapperEnforcer, [manager], metaMaskContracts.logicalOrWrapper)
+  await build(abis.ExactExecutionBatchEnforcer as Abi, bytecode.ExactExecutionBatchEnforcer, [], metaMaskContracts.exactExecutionBatch)
+  await build(abis.LimitedCallsEnforcer as Abi, bytecode.LimitedCallsEnforcer, [], metaMaskContracts.limitedCalls)
+  await build(abis.TimestampEnforcer as Abi, bytecode.TimestampEnforcer, [], metaMaskContracts.timestamp)
+}

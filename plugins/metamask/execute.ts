@@ -1,0 +1,122 @@
+import { Type, type TSchema } from '@sinclair/typebox'
+import { DelegationManager, LimitedCallsEnforcer } from '@metamask/delegation-abis'
+import { formatUnits, getAddress, isAddressEqual, recoverTypedDataAddress, type Hex } from 'viem'
+import {
+  Address as AddressSchema,
+  AuthorizationList,
+  authorizationOverride,
+  CallPayment,
+  defineTool,
+  passedBack,
+  readPaymentLeg,
+  RelayCall,
+  requireAddress,
+  requireDelegatedTo,
+  ToolError,
+} from '../../core/plugin.ts'
+import { metaMaskAt } from './batch.ts'
+import { metaMaskContracts } from './contracts.ts'
+import { CALLS_GROUP, delegationHash, delegationTypedData, delegationTypes, encodeRedemption, PAYMENT_GROUP, readPaymentFirstDelegation, signedDelegation, type Delegation } from './delegation.ts'
+import { DelegationTypedDataSchema } from './typedDataSchema.ts'
+
+const Signature = Type.String({ pattern: '^0x[0-9a-fA-F]{130}$', description: 'by the account\'s own key' })
+
+/**
+ * `metamask_execute`: takes back the delegation metamask_batch prepared, whole, with the account's
+ * signature; checks it as the DelegationManager will (domain, signer, caveats, deadline, not used or
+ * disabled) and that its payment group only pays, and returns the call and payment for submit: the
+ * two redemptions of the one delegation.
+ *
+ * @example
+ * registry.addGroup({ name: 'metamask', order: 25, instructions, tools: [metaMaskExecute(app.bruno.chainArgument), …] })
+ */
+export const metaMaskExecute = (chain: TSchema) =>
+  defineTool({
+    name: 'metamask_execute',
+    title: 'Check a signed MetaMask delegation',
+    description:
+      'Takes metamask_batch\'s typedData, unchanged, with the account\'s signature; checks it as the DelegationManager will and ' +
+      'that it pays first; returns `call` and `payment` for submit. Pass metamask_batch\'s authorizationList too, if any.',
+    input: Type.Object(
+      {
+        chain,
+        typedData: passedBack(DelegationTypedDataSchema, 'metamask_batch\'s typedData'),
+        signature: Signature,
+        authorizationList: Type.Optional({ ...AuthorizationList, maxItems: 1, description: 'as given to metamask_batch' }),
+      },
+      { additionalProperties: false },
+    ),
+    output: Type.Object(
+      {
+        call: RelayCall,
+        payment: CallPayment,
+        authorizationList: Type.Optional({ ...AuthorizationList, description: 'for submit' }),
+        account: AddressSchema,
+        paymentFormatted: Type.String({ description: 'whole token units and symbol' }),
+        next: Type.String(),
+      },
+      { additionalProperties: false },
+    ),
+    annotations: { readOnlyHint: true, openWorldHint: true },
+    handler: async (args, { networks, payment: payments }) => {
+      // The schema admits only configured network names.
+      const network = networks.get(args.chain as string)
+      const { client, config } = network
+      const { domain, message } = args.typedData
+      if (domain.chainId !== config.chainId) throw new ToolError(`the delegation is signed for chain ${domain.chainId}, not ${config.name} (${config.chainId})`)
+      if (!isAddressEqual(getAddress(domain.verifyingContract), metaMaskContracts.delegationManager)) {
+        throw new ToolError(`the delegation is signed for ${domain.verifyingContract}, not MetaMask's DelegationManager (${metaMaskContracts.delegationManager})`)
+      }
+      if (JSON.stringify(args.typedData.types) !== JSON.stringify(delegationTypes)) {
+        throw new ToolError('the delegation\'s types are not the DelegationManager\'s: pass the typed data metamask_batch returned, unchanged')
+      }
+      const account = requireAddress(message.delegator, 'typedData.message.delegator')
+      const unsigned: Delegation = {
+        delegate: requireAddress(message.delegate, 'typedData.message.delegate'),
+        delegator: account,
+        authority: message.authority as Hex,
+        caveats: message.caveats.map((caveat) => ({ enforcer: requireAddress(caveat.enforcer, 'typedData.message.caveats[].enforcer'), terms: caveat.terms as Hex, args: '0x' })),
+        salt: BigInt(message.salt),
+        signature: '0x',
+      }
+      const pinned = readPaymentFirstDelegation(unsigned, getAddress(config.runner.contract))
+      if (typeof pinned === 'string') throw new ToolError(`the delegation is not a payment-first delegation to Bruno: ${pinned}: build it with metamask_batch`)
+      const now = BigInt(Math.floor(Date.now() / 1000))
+      if (pinned.deadline < now) throw new ToolError(`the delegation's deadline ${pinned.deadline} has passed (now ${now}): prepare it again with metamask_batch and sign anew`)
+      const payment = readPaymentLeg(network, payments, { to: pinned.leg.target, value: pinned.leg.value, data: pinned.leg.callData })
+      if (typeof payment === 'string') throw new ToolError(`the delegation's payment group is not payment-only: ${payment}: build it with metamask_batch`)
+
+      let signer
+      try {
+        const typed = delegationTypedData(config.chainId, unsigned)
+        signer = await recoverTypedDataAddress({ ...typed, message: { ...typed.message, salt: unsigned.salt }, signature: args.signature as Hex })
+      } catch (error) {
+        throw new ToolError(`bad signature of the delegation: it is not a valid secp256k1 signature (${(error as Error).message.split('\n')[0]})`)
+      }
+      if (!isAddressEqual(signer, account)) {
+        throw new ToolError(`the delegation's signature recovers to ${signer}, not the account ${account}: the account's own key must sign the typed data, unchanged`)
+      }
+      const stateOverride = await authorizationOverride(network, account, args.authorizationList, metaMaskAt)
+      if (!stateOverride) await requireDelegatedTo(network, account, metaMaskAt)
+      const hash = delegationHash(unsigned)
+      const [redeemed, disabled] = await Promise.all([
+        client.readContract({ address: metaMaskContracts.limitedCalls, abi: LimitedCallsEnforcer, functionName: 'callCounts', args: [metaMaskContracts.logicalOrWrapper, hash] }),
+        client.readContract({ address: metaMaskContracts.delegationManager, abi: DelegationManager, functionName: 'disabledDelegations', args: [hash] }),
+      ])
+      if (redeemed > 0n) throw new ToolError(`the delegation ${hash} was redeemed already (${redeemed} time${redeemed === 1n ? '' : 's'}): prepare a new one with metamask_batch`)
+      if (disabled) throw new ToolError(`the account disabled the delegation ${hash}: prepare a new one with metamask_batch`)
+
+      const signed = signedDelegation(unsigned, args.signature as Hex)
+      const withAuthorization = stateOverride !== undefined
+      return {
+        call: { to: metaMaskContracts.delegationManager, data: encodeRedemption(signed, CALLS_GROUP, pinned.calls) },
+        payment: { token: payment.token, amountBaseUnits: payment.amount.toString(), batch: encodeRedemption(signed, PAYMENT_GROUP, [pinned.leg]) },
+        ...(withAuthorization ? { authorizationList: args.authorizationList } : {}),
+        account,
+        paymentFormatted: `${formatUnits(payment.amount, payment.decimals)} ${payment.symbol}`,
+        next:
+          `call submit with {chain: "${network.name}", call, payment${withAuthorization ? ', authorizationList' : ''}} as given here; ` +
+          'then poll status with the id it returns until done',
+      }
+    },
+  })

@@ -1,0 +1,187 @@
+import t, { type Test } from 'tap'
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
+import { createPublicClient, createWalletClient, encodeFunctionData, erc20Abi, formatUnits, getAddress, http, type Address } from 'viem'
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
+import { foundry } from 'viem/chains'
+import { mintUsdc } from '../core/devnet/fund.ts'
+import { encodeTransfer } from '../core/erc20Calls.ts'
+import { metaMaskContracts } from '../plugins/metamask/contracts.ts'
+import { startDevnetBruno } from './fixtures/devnetBruno.ts'
+import { waitFor } from './fixtures/waitFor.ts'
+
+// Issue 31: MetaMask's EIP7702StatelessDeleGator v1.3.0 as a built-in group, its flows as an agent
+// runs them with the official SDK v2 client: metamask_batch → the wallet signs the one Delegation as
+// it came → metamask_execute → submit → status until done. The devnet holds MetaMask's contracts at
+// their addresses, from @metamask/delegation-abis bytecode; the runner ledger is checked at teardown.
+
+const bruno = await startDevnetBruno(t, { groups: ['bruno', 'metamask', '3009', 'erc20', 'uniswap'] })
+const { deployment } = bruno
+const chain = { ...foundry, id: deployment.chainId }
+const transport = http(deployment.rpcUrl)
+const client = createPublicClient({ chain, transport, pollingInterval: 50 })
+const payee = getAddress(bruno.config.networks[0]!.payee)
+const usdc = deployment.usdc
+const runner = deployment.runner.operator.address
+const sponsor = createWalletClient({ account: privateKeyToAccount(deployment.deployer.privateKey), chain, transport })
+const delegatedCode = `0xef0100${metaMaskContracts.delegator.slice(2).toLowerCase()}`
+const usdcOf = (address: Address) => client.readContract({ address: usdc, abi: erc20Abi, functionName: 'balanceOf', args: [address] })
+
+const agent = new Client({ name: 'bruno-agent-test', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } })
+await agent.connect(new StreamableHTTPClientTransport(new URL(`${bruno.mcpUrl}/bruno,metamask,3009,erc20,uniswap`)))
+t.teardown(() => agent.close())
+
+/** Calls a tool as an agent does; a refusal fails the test with its text. */
+async function use(name: string, args: Record<string, unknown>): Promise<any> {
+  const result = await agent.callTool({ name, arguments: args })
+  if (result.isError) throw new Error(`${name} refused: ${(result.content as { text: string }[])[0]!.text}`)
+  return result.structuredContent
+}
+
+/** A refusal's text (the test fails if the tool succeeds). */
+async function refusal(name: string, args: Record<string, unknown>): Promise<string> {
+  const result = await agent.callTool({ name, arguments: args })
+  if (!result.isError) throw new Error(`${name} was not refused`)
+  return (result.content as { text: string }[])[0]!.text
+}
+
+async function untilSettled(id: string): Promise<any> {
+  return waitFor(() => use('status', { id }), (status: any) => status.stage === 'done' || status.stage === 'failed', `submission ${id} settled`, 30_000)
+}
+
+async function delegate(account: PrivateKeyAccount): Promise<void> {
+  const authorization = await sponsor.signAuthorization({ account, contractAddress: metaMaskContracts.delegator })
+  const receipt = await client.waitForTransactionReceipt({ hash: await sponsor.sendTransaction({ to: sponsor.account.address, authorizationList: [authorization] }) })
+  if (receipt.status !== 'success') throw new Error('delegation reverted')
+}
+
+// The wallet signs the typed data exactly as the tool returned it (JSON, the salt a decimal string).
+const sign = (account: PrivateKeyAccount, typedData: unknown) => account.signTypedData(typedData as never)
+
+/** Runs a prepared delegation to done; returns the runner's receipt. */
+async function relay(t: Test, account: PrivateKeyAccount, batch: any, authorizationList?: unknown) {
+  const executed = await use('metamask_execute', { chain: 'local', typedData: batch.typedData, signature: await sign(account, batch.typedData), ...(authorizationList ? { authorizationList } : {}) })
+  t.equal(executed.call.to, metaMaskContracts.delegationManager, 'the Runner redeems through the DelegationManager')
+  t.same({ token: executed.payment.token, amountBaseUnits: executed.payment.amountBaseUnits }, { token: usdc, amountBaseUnits: batch.payment.amountBaseUnits }, 'the payment is the delegation\'s payment group')
+  t.match(executed.payment.batch, /^0xcef6d209/, 'the payment is a redeemDelegations too')
+  const accepted = await use('submit', { chain: 'local', call: executed.call, payment: executed.payment, ...(authorizationList ? { authorizationList } : {}) })
+  const status = await untilSettled(accepted.id)
+  t.equal(status.stage, 'done', status.reason)
+  t.equal(status.outcome.callSucceeded, true, 'the calls ran')
+  t.equal(status.outcome.paidBaseUnits, batch.payment.amountBaseUnits, 'the payee received the payment group\'s transfer')
+  const receipt = await client.getTransactionReceipt({ hash: status.transaction.hash })
+  const signed = await client.getTransaction({ hash: status.transaction.hash })
+  t.ok(BigInt(batch.gas.estimated) >= signed.gas, `the estimate ${batch.gas.estimated} covers the signed limit ${signed.gas}`)
+  t.comment(`gas: estimated ${batch.gas.estimated} (owner path ${batch.gas.ownerPath}), signed limit ${signed.gas}, used ${receipt.gasUsed}; paid ${batch.payment.amount} USDC`)
+  return { receipt, executed, status }
+}
+
+t.test('the metamask group: its two tools, after the bruno group; account names the delegate', async (t) => {
+  const { tools } = await agent.listTools()
+  const names = tools.map((tool) => tool.name)
+  t.same(names.slice(0, 6), ['account', 'quote', 'submit', 'status', 'metamask_batch', 'metamask_execute'])
+  const owner = privateKeyToAccount(deployment.demoAccounts[2]!.privateKey)
+  await delegate(owner)
+  const seen = await use('account', { chain: 'local', address: owner.address })
+  t.match(seen, { delegated: true, delegate: metaMaskContracts.delegator, delegateName: 'MetaMask' })
+  t.notOk('delegateNonce' in seen, 'a delegation is single-use by its salt: no sequential nonce')
+})
+
+let done: { batch: any; signature: `0x${string}`; executed: any; account: PrivateKeyAccount } | undefined
+
+t.test('flow 1: a delegated account runs a builder\'s call, paying in USDC, with one signature', async (t) => {
+  const owner = privateKeyToAccount(deployment.demoAccounts[0]!.privateKey)
+  await delegate(owner)
+  t.equal(await client.getCode({ address: owner.address }), delegatedCode)
+  const friend = privateKeyToAccount(generatePrivateKey()).address
+  // A builder MCP's transactionRequest, as it would hand it over: its gas fields are ignored.
+  const builderCall = {
+    to: usdc,
+    value: '0x0',
+    data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [friend, 2_000_000n] }),
+    from: owner.address,
+    gasLimit: '0x5208',
+    chainId: deployment.chainId,
+  }
+  const batch = await use('metamask_batch', { chain: 'local', account: owner.address, calls: [builderCall], token: 'USDC' })
+  t.match(batch.typedData, { domain: { name: 'DelegationManager', version: '1', chainId: deployment.chainId, verifyingContract: metaMaskContracts.delegationManager }, primaryType: 'Delegation' })
+  t.equal(batch.typedData.message.delegate, deployment.runner.contract, 'only the Runner may redeem it')
+  t.equal(batch.typedData.message.delegator, owner.address)
+  t.same(batch.typedData.message.caveats.map((caveat: any) => caveat.enforcer), [metaMaskContracts.logicalOrWrapper, metaMaskContracts.timestamp])
+  t.same(batch.calls, [{ to: usdc, value: '0', data: builderCall.data }], 'the builder\'s extra fields are dropped')
+  t.match(batch.summary, /One delegation to Bruno's Runner, redeemed twice/)
+  const before = { owner: await usdcOf(owner.address), payee: await usdcOf(payee), runner: await client.getBalance({ address: runner }) }
+  const signature = await sign(owner, batch.typedData)
+  const { receipt, executed } = await relay(t, owner, batch)
+  const amount = BigInt(batch.payment.amountBaseUnits)
+  t.equal(await usdcOf(friend), 2_000_000n, 'the friend got exactly 2 USDC')
+  t.equal(before.owner - (await usdcOf(owner.address)), 2_000_000n + amount, 'the account paid 2 USDC and the payment')
+  t.equal((await usdcOf(payee)) - before.payee, amount, 'the payee got the payment')
+  t.equal(before.runner - (await client.getBalance({ address: runner })), receipt.gasUsed * receipt.effectiveGasPrice, 'the runner spent only the gas')
+  t.comment(`MetaMask, one USDC transfer: ${receipt.gasUsed} gas; paid ${formatUnits(amount, 6)} USDC`)
+  done = { batch, signature, executed, account: owner }
+})
+
+t.test('flow 3: a USDC-only account with no ETH, delegated in the same transaction, swaps USDC to ETH', async (t) => {
+  const account = privateKeyToAccount(generatePrivateKey())
+  await mintUsdc(deployment.rpcUrl, deployment, account.address, 50_000_000n)
+  t.equal(await client.getBalance({ address: account.address }), 0n, 'no ETH')
+  t.match(await refusal('metamask_batch', { chain: 'local', account: account.address, calls: [encodeTransfer({ token: usdc, to: payee, amount: 1n })], token: 'USDC' }), /has no code: it is not delegated to MetaMask .*authorizationList to metamask_batch, metamask_execute and submit/)
+  const signed = await account.signAuthorization({ contractAddress: metaMaskContracts.delegator, chainId: deployment.chainId, nonce: 0 })
+  const authorizationList = [{ chainId: signed.chainId, address: signed.address, nonce: signed.nonce, r: signed.r, s: signed.s, yParity: signed.yParity! }]
+  const swap = await use('uniswap_swap_to_eth', { chain: 'local', token: 'USDC', amount: '10', recipient: account.address })
+  const batch = await use('metamask_batch', { chain: 'local', account: account.address, calls: swap.calls, approvals: swap.approvals, token: 'USDC', authorizationList })
+  t.same(batch.approvalsAdded, swap.approvals, 'the router had no allowance: approve added')
+  t.equal(batch.calls.length, 2, 'approve, swap')
+  t.same(batch.authorizationList, authorizationList)
+  t.match(batch.summary, /delegated to MetaMask's delegator in the same transaction/)
+  await relay(t, account, batch, authorizationList)
+  t.equal(await client.getCode({ address: account.address }), delegatedCode, 'delegated by the runner\'s transaction')
+  const eth = await client.getBalance({ address: account.address })
+  t.ok(eth >= BigInt(swap.minimumOut.wei), `the account got ${formatUnits(eth, 18)} ETH, at least the minimum ${swap.minimumOut.eth}`)
+  t.equal(await usdcOf(account.address), 50_000_000n - 10_000_000n - BigInt(batch.payment.amountBaseUnits))
+})
+
+t.test('refusals and replays: nothing more reaches the runner', async (t) => {
+  if (!done) throw new Error('flow 1 did not run')
+  const owner = privateKeyToAccount(deployment.demoAccounts[1]!.privateKey)
+  await delegate(owner)
+  const nonceBefore = await client.getTransactionCount({ address: runner })
+  const transfer = encodeTransfer({ token: usdc, to: done.account.address, amount: 1_000_000n })
+  const batch = await use('metamask_batch', { chain: 'local', account: owner.address, calls: [transfer], token: 'USDC' })
+  const signature = await sign(owner, batch.typedData)
+  const execute = (typedData: unknown, signature: string) => refusal('metamask_execute', { chain: 'local', typedData, signature })
+
+  t.match(await execute(batch.typedData, `0x${'00'.repeat(64)}1b`), /bad signature|recovers to/)
+  t.match(await execute(batch.typedData, await sign(done.account, batch.typedData)), new RegExp(`recovers to ${done.account.address}, not the account`))
+  // The payment changed after signing: the signature no longer recovers to the account.
+  const cheaper = structuredClone(batch.typedData)
+  cheaper.message.salt = (BigInt(cheaper.message.salt) + 1n).toString()
+  t.match(await execute(cheaper, signature), /not the account/)
+  // Another redeemer, no deadline, or the payment group and the calls swapped: not a payment-first delegation.
+  const otherRedeemer = structuredClone(batch.typedData)
+  otherRedeemer.message.delegate = done.account.address
+  t.match(await execute(otherRedeemer, await sign(owner, otherRedeemer)), /not a payment-first delegation to Bruno: it delegates to 0x[0-9a-fA-F]{40}, not to Bruno's Runner/)
+  const noDeadline = structuredClone(batch.typedData)
+  noDeadline.message.caveats = noDeadline.message.caveats.slice(0, 1)
+  t.match(await execute(noDeadline, await sign(owner, noDeadline)), /its caveats are not the payment-first pair of groups and a deadline/)
+  // The done delegation of flow 1, again: its redemptions are counted on chain.
+  t.match(await execute(done.batch.typedData, done.signature), /was redeemed already \(2 times\)/)
+  // Its submit again is the same submission (idempotent), not a second payment.
+  const again = await use('submit', { chain: 'local', call: done.executed.call, payment: done.executed.payment })
+  t.equal(again.stage, 'done', 'the done submission answers')
+  // The call with the payment of another delegation: refused before anything is sent.
+  const executed = await use('metamask_execute', { chain: 'local', typedData: batch.typedData, signature })
+  t.match(await refusal('submit', { chain: 'local', call: executed.call, payment: done.executed.payment }), /the payment and the call redeem different delegations/)
+  // The payment redemption as the call, and the call as its own payment.
+  t.match(await refusal('submit', { chain: 'local', call: { to: metaMaskContracts.delegationManager, data: executed.payment.batch }, payment: executed.payment }), /redeems caveat group 0, not the calls' \(1\)/)
+  t.match(await refusal('submit', { chain: 'local', call: executed.call, payment: { ...executed.payment, batch: executed.call.data } }), /not the redemption of a delegation's payment group/)
+  // A batch that cannot run: refused with the token's reason before anything is signed.
+  const tooMuch = encodeTransfer({ token: usdc, to: done.account.address, amount: 10n ** 15n })
+  t.match(await refusal('metamask_batch', { chain: 'local', account: owner.address, calls: [tooMuch], token: 'USDC' }), /the batch would fail: .*exceeds balance/)
+  t.match(await refusal('metamask_batch', { chain: 'local', account: owner.address, calls: [transfer], token: 'USDC', deadline: 1 }), /has passed/)
+  t.equal(await client.getTransactionCount({ address: runner }), nonceBefore, 'the runner sent nothing')
+
+  // The good one still goes through.
+  const accepted = await use('submit', { chain: 'local', call: executed.call, payment: executed.payment })
+  t.equal((await untilSettled(accepted.id)).stage, 'done')
+})
