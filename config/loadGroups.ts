@@ -165,12 +165,16 @@ export async function withDevnetPlugins(config: BrunoConfig, froms: readonly str
  * command passes what the other refuses.
  *
  * @example
- * const config = await loadCheckedConfig('/etc/bruno/bruno.json', process.env, builtinGroups)
+ * const { config, groups } = await loadCheckedConfig('/etc/bruno/bruno.json', process.env, builtinGroups)
  */
-export async function loadCheckedConfig(path: string, env: NodeJS.ProcessEnv, builtins: readonly PluginDefinition[], overrides: ConfigOverrides = {}): Promise<BrunoConfig> {
+export async function loadCheckedConfig(
+  path: string,
+  env: NodeJS.ProcessEnv,
+  builtins: readonly PluginDefinition[],
+  overrides: ConfigOverrides = {},
+): Promise<{ config: BrunoConfig; groups: ServedGroup[] }> {
   const config = await loadConfig(path, env, overrides)
-  await loadGroups(config, builtins, dirname(resolve(path)))
-  return config
+  return { config, groups: await loadGroups(config, builtins, dirname(resolve(path))) }
 }
 
 let apiResolvable = false

@@ -16,6 +16,7 @@ import { preflightCommand } from './commands/preflight.ts'
 import { setupCommand } from './commands/setup.ts'
 import { sweepCommand } from './commands/sweep.ts'
 import { checkPortFree, checkServeFlags, FlagError, LOG_LEVELS } from './serveFlags.ts'
+import { groupChecks, type ServedGroup } from './groupPlugin.ts'
 import { preflightServe } from './preflight/preflightServe.ts'
 import { isLoopbackHost } from './originGuard.ts'
 import { configuredSecrets } from './secrets.ts'
@@ -103,12 +104,13 @@ async function serve(options: ServeOptions): Promise<number> {
   }
   const stops: (() => Promise<void>)[] = []
   let config: BrunoConfig
+  let served: ServedGroup[]
   let deployment: DevnetDeployment | undefined
   const env = process.env
   const overrides = { server: { host: flags.host, port: flags.port } }
   if (options.config) {
     // The same check `bruno preflight` makes (groups and plugins included), with the flags in place.
-    config = await loadCheckedConfig(options.config, env, builtinGroups, overrides)
+    ;({ config, groups: served } = await loadCheckedConfig(options.config, env, builtinGroups, overrides))
     await checkPortFree(config.server.host, config.server.port)
   } else {
     // Everything the devnet's config will hold but the addresses, checked before anything is deployed.
@@ -123,7 +125,7 @@ async function serve(options: ServeOptions): Promise<number> {
       deployment = await deployDevnet(anvil.rpcUrl, flags.as ? { as: flags.as } : {})
       await deployBuiltinGroups(deployment)
       config = await withDevnetPlugins(devnetConfig(deployment, env, flags), flags.plugins, deployment, process.cwd())
-      await loadGroups(config, builtinGroups, process.cwd())
+      served = await loadGroups(config, builtinGroups, process.cwd())
     } catch (error) {
       await anvil.stop()
       throw error
@@ -133,7 +135,7 @@ async function serve(options: ServeOptions): Promise<number> {
   process.once('exit', () => destination.flushSync())
   const logger = createLogger({ secrets: configuredSecrets(config, env), level: flags.logLevel, destination })
   if (!options['no-preflight']) {
-    const refusal = await preflightServe(config, env, options['skip-preflight'] ?? [], logger)
+    const refusal = await preflightServe(config, env, groupChecks(served), options['skip-preflight'] ?? [], logger)
     if (refusal) {
       process.stderr.write(refusal)
       for (const close of stops) await close()

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify'
 import { ConfigError } from '../config/load.ts'
+import type { Network } from './chain/networks.ts'
 import type { PluginDefinition } from './plugin.ts'
 
 /** A group this deployment serves: its plugin, its options (validated, defaults filled), its order. */
@@ -9,6 +10,25 @@ export interface ServedGroup {
   readonly order: number
   /** Where it came from, for messages: `built in` or the config entry, e.g. `plugins[0]`. */
   readonly source: string
+}
+
+/** A served group's preflight check (`PluginDefinition.preflight`), its options bound. */
+export interface GroupCheck {
+  readonly name: string
+  check(network: Network): Promise<string>
+}
+
+/**
+ * The checks the served groups add to each chain's preflight, in their order.
+ *
+ * @example
+ * await preflight(config, env, groupChecks(await loadGroups(config, builtinGroups, dir)))
+ */
+export function groupChecks(groups: readonly ServedGroup[]): GroupCheck[] {
+  return groups.flatMap(({ definition, options }) => {
+    const { preflight } = definition
+    return preflight ? [{ name: definition.name, check: (network: Network) => preflight(network, options as never) }] : []
+  })
 }
 
 /**

@@ -28,6 +28,7 @@ import type { Static, TObject } from '@sinclair/typebox'
 import type { BrunoServices } from './services.ts'
 import type { GroupDefinition } from './tool.ts'
 import type { DevnetDeployment } from './devnet/deploy.ts'
+import type { Network } from './chain/networks.ts'
 
 // The schema builder, re-exported so a group builds its schemas with the TypeBox Bruno validates them with.
 export { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox'
@@ -35,6 +36,7 @@ export { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox
 export { defineTool, ToolError, type GroupDefinition, type ToolAnnotations, type ToolContext, type ToolDefinition } from './tool.ts'
 export type { BrunoServices, NetworkDirectory, PaymentServices, RelayOperations } from './services.ts'
 export type { Network, TokenRef } from './chain/networks.ts'
+export { CheckFailed, notAnswered } from './preflight/check.ts'
 export type { GasPricer, PaymentToken } from './relay/gasPricer.ts'
 export type { NetworkConfig, TokenConfig } from '../config/schema.ts'
 export { definePrompt, PromptArgumentError, type Completer, type PromptArgumentDefinition, type PromptDefinition } from './prompt.ts'
@@ -120,6 +122,12 @@ export interface PluginDefinition<O extends TObject = TObject> {
    * options' defaults.
    */
   devnet?(deployment: DevnetDeployment): Static<O> | Promise<Static<O>>
+  /**
+   * `bruno preflight`'s check of the group on each chain it is served on (and `bruno serve`'s,
+   * before it listens), named after the group: what it needs there — its contracts, behaving as
+   * they must. Returns what it found; throws `CheckFailed` with what is wrong.
+   */
+  preflight?(network: Network, options: Static<O>): Promise<string>
 }
 
 /**

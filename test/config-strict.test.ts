@@ -123,7 +123,7 @@ t.test('an unknown key is named, with the nearest known key or the keys there ar
 
 t.test('serve and preflight refuse the same config: a group nothing installs, a plugin that cannot be loaded', async (t) => {
   const typo = await file(JSON.stringify({ ...rawConfig(), groups: ['bruno', 'erc2'] }))
-  const message = 'config groups: no group "erc2" is installed (installed: bruno, calibur, 3009, erc20, uniswap); did you mean "erc20"?'
+  const message = 'config groups: no group "erc2" is installed (installed: bruno, calibur, metamask, 3009, erc20, uniswap); did you mean "erc20"?'
   await t.rejects(loadCheckedConfig(typo, env, builtinGroups), new ConfigError(message), 'serve\'s check')
   let output = ''
   const code = await preflightCommand.run(['--config', typo], { env, stdout: { write: (text: string) => (output += text) }, stderr: { write: (text: string) => (output += text) } }).catch((error: Error) => {

@@ -178,7 +178,7 @@ t.test('a misconfigured group stops the start with a message naming it', async (
     {
       what: 'an enabled group nothing installs',
       overrides: () => ({ groups: ['erc20', 'hello'] }),
-      message: /^config groups: no group "hello" is installed \(installed: bruno, calibur, 3009, erc20, uniswap\)$/,
+      message: /^config groups: no group "hello" is installed \(installed: bruno, calibur, metamask, 3009, erc20, uniswap\)$/,
     },
     {
       what: 'a package that is not installed',

@@ -12,6 +12,10 @@ import { deployDevnet } from '../core/devnet/deploy.ts'
 import { uniswapV3PoolAbi } from '../core/chain/tokenPrice.ts'
 import { creationRuntime } from '../core/preflight/creationRuntime.ts'
 import { preflight } from '../core/preflight/preflight.ts'
+import { groupChecks } from '../core/groupPlugin.ts'
+import { loadGroups } from '../config/loadGroups.ts'
+import { builtinGroups, deployBuiltinGroups } from '../plugins/index.ts'
+import { metaMaskContracts } from '../plugins/metamask/contracts.ts'
 import { spawnOwned } from './fixtures/ownedProcess.ts'
 
 // Preflight on a real devnet: green as deployed, and red — naming the check — when the Runner's or
@@ -21,8 +25,10 @@ import { spawnOwned } from './fixtures/ownedProcess.ts'
 const anvil = await startAnvil()
 t.teardown(() => anvil.stop())
 const deployment = await deployDevnet(anvil.rpcUrl)
+await deployBuiltinGroups(deployment)
 const env: NodeJS.ProcessEnv = { ...process.env }
 const config = devnetConfig(deployment, env, { port: 0 })
+const groups = groupChecks(await loadGroups(config, builtinGroups, process.cwd()))
 const chain = createTestClient({ mode: 'anvil', transport: http(anvil.rpcUrl) })
 const runnerKey = deployment.runner.operator.privateKey
 
@@ -38,7 +44,7 @@ async function withChange(change: () => Promise<unknown>, body: () => Promise<vo
 }
 
 async function checks() {
-  const [local] = await preflight(config, env)
+  const [local] = await preflight(config, env, groups)
   return local!
 }
 
@@ -47,10 +53,11 @@ t.test('the devnet as deployed passes every check', async (t) => {
   t.ok(local.ok, JSON.stringify(local.checks.filter((check) => !check.ok)))
   t.same(
     local.checks.map((check) => check.name),
-    ['chain id', 'uniswap', 'calibur', 'runner contract', 'runner balance', 'token USDC', 'token WETH', 'weth', 'pool USDC→WETH 0.05%'],
+    ['chain id', 'uniswap', 'calibur', 'metamask', 'runner contract', 'runner balance', 'token USDC', 'token WETH', 'weth', 'pool USDC→WETH 0.05%'],
   )
   const byName = Object.fromEntries(local.checks.map((check) => [check.name, check.detail]))
   t.match(byName.calibur, /^Calibur 1\.0\.0 at 0x000000005c84F8Fd50b21CAC312528A64437030e; a delegated account reports its own EIP-712 domain \(chain id 31337/)
+  t.match(byName.metamask, /^DelegationManager 1 at 0xdb9B1e94B5b69Df7e401DDbedE43491141047dB3 \(chain id 31337\); the delegator 0x63c0c19a282a1B52b07dD5a65b58948A07DAE32B/)
   t.match(byName['runner contract'], deployment.runner.operator.address)
   t.match(byName['token USDC'], /"USD Coin", 6 decimals, EIP-712 domain "USD Coin" version "2"/)
   t.match(byName['token WETH'], /no EIP-3009 domain/)
@@ -58,11 +65,11 @@ t.test('the devnet as deployed passes every check', async (t) => {
 })
 
 t.test('a configured weth that is not WETH fails "weth", naming what it is (issue 28, point 1)', async (t) => {
-  const [local] = await preflight({ ...config, networks: [{ ...config.networks[0]!, weth: deployment.usdc }] }, env)
+  const [local] = await preflight({ ...config, networks: [{ ...config.networks[0]!, weth: deployment.usdc }] }, env, groups)
   const weth = local!.checks.find((check) => check.name === 'weth')!
   t.equal(weth.ok, false)
   t.equal(weth.detail, `${deployment.usdc} is not WETH: its symbol() is "USDC" and decimals() 6; every swap path must end at the chain's wrapped ether`)
-  const [nowhere] = await preflight({ ...config, networks: [{ ...config.networks[0]!, weth: '0x000000000000000000000000000000000000dEaD' }] }, env)
+  const [nowhere] = await preflight({ ...config, networks: [{ ...config.networks[0]!, weth: '0x000000000000000000000000000000000000dEaD' }] }, env, groups)
   t.same(nowhere!.checks.find((check) => check.name === 'weth'), { name: 'weth', ok: false, detail: 'no code at weth 0x000000000000000000000000000000000000dEaD' })
 })
 
@@ -198,6 +205,27 @@ t.test('no code at Calibur\'s address: "calibur" fails', async (t) => {
 })
 
 // Calibur is recognised by what it does, not by its bytes: the real contract's code is not ours.
+t.test('"metamask" fails without MetaMask\'s contracts, or with a delegator that names another manager: a group\'s own preflight hook', async (t) => {
+  await withChange(
+    () => chain.setCode({ address: metaMaskContracts.timestamp, bytecode: '0x' }),
+    async () => {
+      const local = await checks()
+      t.same(local.checks.filter((check) => !check.ok).map((check) => check.name), ['metamask'])
+      t.match(local.checks.find((check) => check.name === 'metamask')!.detail, /^no code at timestamp 0x1046bb45C8d673d4ea75321280DB34899413c069: MetaMask's delegation framework v1\.3\.0 is not deployed on this chain$/)
+    },
+  )
+  await withChange(
+    () => chain.setCode({ address: metaMaskContracts.delegator, bytecode: caliburCompatibleArtifact.deployedBytecode }),
+    async () => {
+      const local = await checks()
+      t.match(local.checks.find((check) => check.name === 'metamask')!.detail, /the delegator 0x63c0c19a282a1B52b07dD5a65b58948A07DAE32B names no DelegationManager/)
+    },
+  )
+  // A config that does not serve the group does not check it.
+  const [withoutGroup] = await preflight(config, env, groupChecks(await loadGroups({ ...config, groups: ['bruno', 'calibur'] }, builtinGroups, process.cwd())))
+  t.notOk(withoutGroup!.checks.some((check) => check.name === 'metamask'))
+})
+
 t.test('"calibur": other code that behaves as Calibur passes, here on anvil\'s chain id too', async (t) => {
   const code = await createPublicClient({ transport: http(anvil.rpcUrl) }).getCode({ address: deployment.calibur })
   // The stand-in's runtime with bytes appended after its metadata: never reached, so the same
@@ -258,7 +286,7 @@ t.test('an unfunded runner: "runner balance" fails, naming the floor', async (t)
 })
 
 t.test('the wrong chain id: only "chain id" is reported', async (t) => {
-  const [local] = await preflight({ ...config, networks: [{ ...config.networks[0]!, chainId: 8453 }] }, env)
+  const [local] = await preflight({ ...config, networks: [{ ...config.networks[0]!, chainId: 8453 }] }, env, groups)
   t.same(local!.checks, [{ name: 'chain id', ok: false, detail: 'the RPC answers chain id 31337, the config says 8453' }])
 })
 

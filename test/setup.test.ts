@@ -127,7 +127,7 @@ t.test('refusals: an unknown group, a missing --dir (nothing is written)', async
   const dir = t.testdir({})
   const unknown = await setup('--groups', 'erc20,nosuch', '--dir', dir)
   t.equal(unknown.code, 2)
-  t.match(unknown.stderr, /--groups: no group "nosuch"; Bruno's groups are bruno, calibur, 3009, erc20, uniswap/)
+  t.match(unknown.stderr, /--groups: no group "nosuch"; Bruno's groups are bruno, calibur, metamask, 3009, erc20, uniswap/)
   t.equal(unknown.stdout, '')
   await t.rejects(stat(join(dir, '.mcp.json')), 'nothing written')
 

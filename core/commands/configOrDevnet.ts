@@ -2,12 +2,15 @@ import { devnetConfig } from '../../config/devnet.ts'
 import { loadCheckedConfig, loadGroups } from '../../config/loadGroups.ts'
 import { PRESETS, type PresetName } from '../../config/presets.ts'
 import type { BrunoConfig } from '../../config/schema.ts'
-import { builtinGroups } from '../../plugins/index.ts'
+import { builtinGroups, deployBuiltinGroups } from '../../plugins/index.ts'
+import type { ServedGroup } from '../groupPlugin.ts'
 import { loadDevnet } from '../devnet/load.ts'
 
 /** A config to act on, and what to stop when done (the devnet's chain, if one was started). */
 export interface CommandConfig {
   readonly config: BrunoConfig
+  /** The groups it serves, loaded as `bruno serve` loads them. */
+  readonly groups: readonly ServedGroup[]
   readonly devnet: boolean
   stop(): Promise<void>
 }
@@ -22,13 +25,14 @@ export interface CommandConfig {
  * try { … } finally { await stop() }
  */
 export async function configOrDevnet(path: string | undefined, env: NodeJS.ProcessEnv, as?: PresetName): Promise<CommandConfig> {
-  if (path) return { config: await loadCheckedConfig(path, env, builtinGroups), devnet: false, stop: async () => {} }
+  if (path) return { ...(await loadCheckedConfig(path, env, builtinGroups)), devnet: false, stop: async () => {} }
   const { startAnvil, deployDevnet } = await loadDevnet()
   const anvil = await startAnvil(as ? { chainId: PRESETS[as].chainId } : {})
   try {
-    const config = devnetConfig(await deployDevnet(anvil.rpcUrl, as ? { as } : {}), env)
-    await loadGroups(config, builtinGroups, process.cwd())
-    return { config, devnet: true, stop: () => anvil.stop() }
+    const deployment = await deployDevnet(anvil.rpcUrl, as ? { as } : {})
+    await deployBuiltinGroups(deployment)
+    const config = devnetConfig(deployment, env)
+    return { config, groups: await loadGroups(config, builtinGroups, process.cwd()), devnet: true, stop: () => anvil.stop() }
   } catch (error) {
     await anvil.stop()
     throw error

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util'
 import { PRESET_NAMES, type PresetName } from '../../config/presets.ts'
 import { suggestion } from '../../config/suggest.ts'
+import { groupChecks } from '../groupPlugin.ts'
 import { formatPreflight, preflight } from '../preflight/preflight.ts'
 import type { Command } from './command.ts'
 import { configOrDevnet } from './configOrDevnet.ts'
@@ -10,9 +11,10 @@ const usage = `Usage: bruno preflight [options]
 Checks that each configured chain can be served, and names every check with pass or FAIL and why:
   chain id         the RPC answers with the configured chainId
   uniswap          code at the factory, SwapRouter02 and QuoterV2
-  calibur          Calibur by its behaviour: eip712Domain() is Calibur 1.0.0, and an account
-                   delegated to it (a state override in an eth_call) reports its own domain
-                   (this chain id, the account, Calibur's salt) and nonce sequence 0
+  <group>          each served group's own check, named after it: calibur (Calibur by its
+                   behaviour: eip712Domain() is Calibur 1.0.0, and an account delegated to it
+                   reports its own domain and nonce sequence 0), metamask (the DelegationManager's
+                   domain, its delegator and enforcers at their v1.3.0 addresses)
   runner contract  runner.contract holds the committed Runner artifact's code with the runner
                    key's address as operator
   runner balance   the runner holds at least runner.minBalanceWei
@@ -66,7 +68,7 @@ export const preflightCommand: Command = {
         io.stderr.write(`bruno preflight: no configured chain named ${unknown.map((name) => `"${name}"`).join(', ')}\n`)
         return 2
       }
-      const results = await preflight(target.config, io.env, values.chain)
+      const results = await preflight(target.config, io.env, groupChecks(target.groups), values.chain)
       io.stdout.write(formatPreflight(results))
       return results.every((result) => result.ok) ? 0 : 1
     } finally {

@@ -31,6 +31,21 @@ export async function runCheck(name: string, body: () => Promise<string>): Promi
   }
 }
 
+/**
+ * A read a contract did not answer (it reverted, or returned nothing): `undefined`, for a check to
+ * say what is missing. A chain that cannot be reached stays an error, and fails the check as one.
+ *
+ * @example
+ * const domain = await client.readContract({ address, abi, functionName: 'eip712Domain' }).catch(notAnswered)
+ * if (!domain) throw new CheckFailed(`${address} does not answer eip712Domain()`)
+ */
+export function notAnswered(error: unknown): undefined {
+  for (let cause = error; cause instanceof Error; cause = cause.cause) {
+    if (cause instanceof ChainUnavailableError) throw error
+  }
+  return undefined
+}
+
 function failureReason(error: unknown): string {
   if (error instanceof CheckFailed || error instanceof ToolError) return error.message
   for (let cause = error; cause instanceof Error; cause = cause.cause) {

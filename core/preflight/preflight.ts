@@ -1,5 +1,6 @@
 import type { BrunoConfig } from '../../config/schema.ts'
 import { Networks } from '../chain/networks.ts'
+import type { GroupCheck } from '../groupPlugin.ts'
 import type { PreflightCheck } from './check.ts'
 import { preflightChain } from './preflightChain.ts'
 
@@ -12,19 +13,20 @@ export interface ChainPreflight {
 }
 
 /**
- * Runs the preflight checks of every configured chain (or of `only` those), chains in parallel.
+ * Runs the preflight checks of every configured chain (or of `only` those), chains in parallel:
+ * core's, then each served group's (`groups`, from `groupChecks`).
  *
  * @example
- * const results = await preflight(config, process.env)
+ * const results = await preflight(config, process.env, groupChecks(served))
  * process.stdout.write(formatPreflight(results))
  * process.exitCode = results.every((chain) => chain.ok) ? 0 : 1
  */
-export async function preflight(config: BrunoConfig, env: NodeJS.ProcessEnv, only?: readonly string[]): Promise<ChainPreflight[]> {
+export async function preflight(config: BrunoConfig, env: NodeJS.ProcessEnv, groups: readonly GroupCheck[], only?: readonly string[]): Promise<ChainPreflight[]> {
   const networks = new Networks(config, env)
   const chosen = config.networks.filter((network) => !only || only.includes(network.name))
   return Promise.all(
     chosen.map(async (network) => {
-      const checks = await preflightChain(networks.get(network.name), env)
+      const checks = await preflightChain(networks.get(network.name), env, groups)
       return { chain: network.name, chainId: network.chainId, ok: checks.every((check) => check.ok), checks }
     }),
   )

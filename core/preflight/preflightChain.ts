@@ -1,36 +1,26 @@
-import { concat, erc20Abi, formatEther, getAddress, isHex, keccak256, toHex, type Address, type PublicClient } from 'viem'
+import { erc20Abi, formatEther, getAddress, isHex, type Address, type PublicClient } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
-import { caliburCompatibleAbi } from '../../contracts/abi.ts'
 import { runnerArtifact } from '../../contracts/artifacts.ts'
 import { readTokenDomain } from '../chain/tokenDomain.ts'
-import { ChainUnavailableError } from '../chain/guardedTransport.ts'
 import type { Network } from '../chain/networks.ts'
 import { poolAddress, PRICE_WINDOW_SEC, readOldestObservation, uniswapV3PoolAbi } from '../chain/tokenPrice.ts'
+import type { GroupCheck } from '../groupPlugin.ts'
 import { ToolError } from '../tool.ts'
 import { CheckFailed, runCheck, type PreflightCheck } from './check.ts'
 import { creationRuntime } from './creationRuntime.ts'
 
 /**
- * The account preflight asks "what does a delegated account report?": an `eth_call` gives it the
- * code `0xef0100 ‖ calibur` (an EIP-7702 delegation) by a state override, so nothing is signed or
- * sent. Any address with no code and no storage would do; this one is the low 20 bytes of
- * keccak256("bruno preflight: calibur delegation probe").
- */
-const DELEGATION_PROBE: Address = getAddress(`0x${keccak256(toHex('bruno preflight: calibur delegation probe')).slice(-40)}`)
-
-
-/**
- * Checks that one configured chain can be served: the RPC's chain id, Uniswap's contracts, Calibur,
- * the Runner and its operator, the runner's ETH, each token, each swap-path pool (its liquidity, and a
+ * Checks that one configured chain can be served: the RPC's chain id, Uniswap's contracts, the
+ * served groups' own checks (`groups`: a delegate group's contract, say), the Runner and its operator, the runner's ETH, each token, each swap-path pool (its liquidity, and a
  * price history that holds the 600 s window and reaches back over it now). Every check is
  * named in the result, passed or failed with its reason; after a wrong chain id nothing else is
  * checked, since every other answer would be about another chain.
  *
  * @example
- * const checks = await preflightChain(networks.get('base'), process.env)
+ * const checks = await preflightChain(networks.get('base'), process.env, groupChecks(served))
  * const ok = checks.every((check) => check.ok)
  */
-export async function preflightChain(network: Network, env: NodeJS.ProcessEnv): Promise<PreflightCheck[]> {
+export async function preflightChain(network: Network, env: NodeJS.ProcessEnv, groups: readonly GroupCheck[]): Promise<PreflightCheck[]> {
   const { client, config } = network
   const chainId = await runCheck('chain id', async () => {
     const answered = await client.getChainId()
@@ -56,7 +46,7 @@ export async function preflightChain(network: Network, env: NodeJS.ProcessEnv): 
       return 'code at factory, swapRouter02 and quoterV2'
     }),
 
-    runCheck('calibur', () => checkCalibur(client, config.chainId, getAddress(config.calibur))),
+    ...groups.map((group) => runCheck(group.name, () => group.check(network))),
 
     runCheck('runner contract', async () => {
       const contract = getAddress(config.runner.contract)
@@ -169,46 +159,6 @@ async function measureBlockTimeSec(client: PublicClient): Promise<number> {
   return Math.max(1, Math.floor(Number(latest.timestamp - earlier.timestamp) / Number(span)))
 }
 
-/**
- * Calibur, recognised by what it does rather than by its bytes (the real contract and the devnet's
- * stand-in differ in code and agree in behaviour): its ERC-5267 `eip712Domain()` answers name
- * `Calibur`, version `1.0.0`; and an account delegated to it reports the domain Bruno has wallets
- * sign — fields 0x1f, name and version as above, this chain's id, the account itself as
- * verifyingContract, a salt whose low 160 bits are Calibur's address (prefix 0 on a fresh account)
- * — and nonce sequence 0 for key 0.
- */
-async function checkCalibur(client: PublicClient, chainId: number, calibur: Address): Promise<string> {
-  const code = await client.getCode({ address: calibur })
-  if (!code || code === '0x') throw new CheckFailed(`no code at ${calibur}`)
-  const own = await client.readContract({ address: calibur, abi: caliburCompatibleAbi, functionName: 'eip712Domain' }).catch(notAnswered)
-  if (!own) throw new CheckFailed(`${calibur} does not answer ERC-5267 eip712Domain(): it is not Calibur`)
-  const [, name, version] = own
-  if (name !== 'Calibur' || version !== '1.0.0') throw new CheckFailed(`${calibur}'s eip712Domain() is "${name}" version "${version}", not Calibur 1.0.0`)
-
-  const stateOverride = [{ address: DELEGATION_PROBE, code: concat(['0xef0100', calibur]) }]
-  const delegated = { address: DELEGATION_PROBE, abi: caliburCompatibleAbi, stateOverride }
-  const reported = await client.readContract({ ...delegated, functionName: 'eip712Domain' }).catch(notAnswered)
-  if (!reported) throw new CheckFailed(`an account delegated to ${calibur} does not answer eip712Domain() (the RPC must run an eth_call with a state override on an EIP-7702 chain)`)
-  const [fields, delegatedName, delegatedVersion, domainChainId, verifyingContract, salt] = reported
-  const wrong: string[] = []
-  if (fields !== '0x1f') wrong.push(`fields ${fields}, not 0x1f`)
-  if (delegatedName !== 'Calibur' || delegatedVersion !== '1.0.0') wrong.push(`"${delegatedName}" version "${delegatedVersion}", not Calibur 1.0.0`)
-  if (domainChainId !== BigInt(chainId)) wrong.push(`chain id ${domainChainId}, not ${chainId}`)
-  if (getAddress(verifyingContract) !== DELEGATION_PROBE) wrong.push(`verifyingContract ${getAddress(verifyingContract)}, not the account itself`)
-  if (BigInt(salt) !== BigInt(calibur)) wrong.push(`salt ${salt}, not Calibur's address`)
-  if (wrong.length > 0) throw new CheckFailed(`an account delegated to ${calibur} reports an EIP-712 domain that is not Calibur's: ${wrong.join('; ')}`)
-  const seq = await client.readContract({ ...delegated, functionName: 'getSeq', args: [0n] }).catch(notAnswered)
-  if (seq !== 0n) throw new CheckFailed(`an account delegated to ${calibur} ${seq === undefined ? 'does not answer getSeq(0)' : `reports nonce sequence ${seq} for a fresh account, not 0`}`)
-  return `Calibur 1.0.0 at ${calibur}; a delegated account reports its own EIP-712 domain (chain id ${chainId}, salt Calibur's address) and nonce sequence 0`
-}
-
-/** A call the contract did not answer (reverted, returned nothing): `undefined`. A chain that cannot be reached stays an error. */
-function notAnswered(error: unknown): undefined {
-  for (let cause = error; cause instanceof Error; cause = cause.cause) {
-    if (cause instanceof ChainUnavailableError) throw error
-  }
-  return undefined
-}
 
 function runnerAddress(key: string | undefined, envName: string): Address {
   if (!key || !isHex(key) || key.length !== 66) throw new CheckFailed(`environment variable ${envName} must hold a 32-byte hex private key`)

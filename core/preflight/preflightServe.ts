@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { BrunoConfig } from '../../config/schema.ts'
+import type { GroupCheck } from '../groupPlugin.ts'
 import { formatPreflight, preflight } from './preflight.ts'
 
 /**
@@ -9,13 +10,19 @@ import { formatPreflight, preflight } from './preflight.ts'
  * or `undefined` when the start may go on.
  *
  * @example
- * const refusal = await preflightServe(config, process.env, ['base'], logger)
+ * const refusal = await preflightServe(config, process.env, groupChecks(served), ['base'], logger)
  * if (refusal) { process.stderr.write(refusal); return 1 }
  */
-export async function preflightServe(config: BrunoConfig, env: NodeJS.ProcessEnv, skip: readonly string[], log: FastifyBaseLogger): Promise<string | undefined> {
+export async function preflightServe(
+  config: BrunoConfig,
+  env: NodeJS.ProcessEnv,
+  groups: readonly GroupCheck[],
+  skip: readonly string[],
+  log: FastifyBaseLogger,
+): Promise<string | undefined> {
   const unknown = skip.filter((name) => !config.networks.some((network) => network.name === name))
   if (unknown.length > 0) throw new Error(`--skip-preflight: no configured chain named ${unknown.map((name) => `"${name}"`).join(', ')}`)
-  const results = await preflight(config, env)
+  const results = await preflight(config, env, groups)
   for (const result of results) {
     for (const check of result.checks) {
       const fields = { chain: result.chain, check: check.name, detail: check.detail }

@@ -2,6 +2,7 @@ import { definePlugin } from '../../core/plugin.ts'
 import { caliburBatch } from './batch.ts'
 import { caliburExecute } from './execute.ts'
 import { caliburDelegate } from './paymentFirstBatch.ts'
+import { checkCalibur } from './preflight.ts'
 
 const instructions =
   'calibur — batches for an account delegated to Calibur (EIP-7702; `account` says delegateName "Calibur"). Put the account\'s ' +
@@ -34,4 +35,5 @@ export const caliburGroup = definePlugin({
     tools: [caliburBatch(chainArgument), caliburExecute(chainArgument)],
     delegate: caliburDelegate(payment),
   }),
+  preflight: checkCalibur,
 })

@@ -1,6 +1,6 @@
-import { EIP7702StatelessDeleGator } from '@metamask/delegation-abis'
 import { encodeFunctionData, getAddress, isAddressEqual, type Hex } from 'viem'
 import { readPaymentLeg, ToolError, type BatchTerms, type Delegate, type Network, type PaymentServices, type RelayCall } from '../../core/plugin.ts'
+import { delegatorAbi } from './abi.ts'
 import { metaMaskContracts } from './contracts.ts'
 import { BATCH_MODE, CALLS_GROUP, delegationHash, encodeExecutions, PAYMENT_GROUP, readPaymentFirstDelegation, readRedemption, type Delegation, type Execution } from './delegation.ts'
 import { metaMaskWords } from './errors.ts'
@@ -26,7 +26,7 @@ export function delegationIdentity(network: Network, delegation: Delegation): st
  * ownExecute([leg, ...calls]) // '0xe9ae5c53…'
  */
 export function ownExecute(executions: readonly Execution[]): Hex {
-  return encodeFunctionData({ abi: EIP7702StatelessDeleGator, functionName: 'execute', args: [BATCH_MODE, encodeExecutions(executions)] })
+  return encodeFunctionData({ abi: delegatorAbi, functionName: 'execute', args: [BATCH_MODE, encodeExecutions(executions)] })
 }
 
 const sameExecutions = (a: readonly Execution[], b: readonly Execution[]) => encodeExecutions(a) === encodeExecutions(b)

@@ -11,7 +11,7 @@ import {
   type Address,
   type Hex,
 } from 'viem'
-import { DelegationManager } from '@metamask/delegation-abis'
+import { delegationManagerAbi } from './abi.ts'
 import { metaMaskContracts } from './contracts.ts'
 
 /** One call of a delegator's batch: ERC-7579's `Execution`. */
@@ -208,7 +208,7 @@ export function encodeRedemption(delegation: Delegation, group: bigint, executio
   const selected = encodeAbiParameters([selectedGroupParameter], [{ groupIndex: group, caveatArgs: ['0x', '0x'] }])
   const redeemed = { ...delegation, caveats: [{ ...wrapper!, args: selected }, ...others] }
   return encodeFunctionData({
-    abi: DelegationManager,
+    abi: delegationManagerAbi,
     functionName: 'redeemDelegations',
     args: [[encodeAbiParameters([delegationsParameter], [[redeemed]])], [BATCH_MODE], [encodeExecutions(executions)]],
   })
@@ -232,7 +232,7 @@ export interface Redemption {
 export function readRedemption(data: Hex): Redemption | string | undefined {
   let decoded
   try {
-    decoded = decodeFunctionData({ abi: DelegationManager, data })
+    decoded = decodeFunctionData({ abi: delegationManagerAbi, data })
   } catch {
     return undefined
   }

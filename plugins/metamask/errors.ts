@@ -1,6 +1,6 @@
-import { DelegationManager, EIP7702StatelessDeleGator } from '@metamask/delegation-abis'
 import type { Abi, Hex } from 'viem'
 import type { DelegateWords, ErrorVocabulary } from '../../core/plugin.ts'
+import { delegationManagerAbi, delegatorAbi } from './abi.ts'
 
 /**
  * The DelegationManager's and the delegator's errors in words: what a redemption did wrong. The
@@ -11,7 +11,7 @@ import type { DelegateWords, ErrorVocabulary } from '../../core/plugin.ts'
  * describeRevertData(data, 6, 'USDC', [metaMaskWords]) // 'the account disabled this delegation (CannotUseADisabledDelegation)'
  */
 export const metaMaskErrors: ErrorVocabulary = {
-  abi: [...DelegationManager, ...EIP7702StatelessDeleGator].filter((item) => item.type === 'error') as Abi,
+  abi: [...delegationManagerAbi, ...delegatorAbi].filter((item) => item.type === 'error') as Abi,
   describe(name: string, _args: readonly unknown[], _nested: (data: Hex) => string) {
     switch (name) {
       case 'InvalidERC1271Signature':

@@ -1,5 +1,4 @@
 import { Type, type TSchema } from '@sinclair/typebox'
-import { DelegationManager, LimitedCallsEnforcer } from '@metamask/delegation-abis'
 import { formatUnits, getAddress, isAddressEqual, recoverTypedDataAddress, type Hex } from 'viem'
 import {
   Address as AddressSchema,
@@ -14,6 +13,7 @@ import {
   requireDelegatedTo,
   ToolError,
 } from '../../core/plugin.ts'
+import { delegationManagerAbi, limitedCallsAbi } from './abi.ts'
 import { metaMaskAt } from './batch.ts'
 import { metaMaskContracts } from './contracts.ts'
 import { CALLS_GROUP, delegationHash, delegationTypedData, delegationTypes, encodeRedemption, PAYMENT_GROUP, readPaymentFirstDelegation, signedDelegation, type Delegation } from './delegation.ts'
@@ -100,8 +100,8 @@ export const metaMaskExecute = (chain: TSchema) =>
       if (!stateOverride) await requireDelegatedTo(network, account, metaMaskAt)
       const hash = delegationHash(unsigned)
       const [redeemed, disabled] = await Promise.all([
-        client.readContract({ address: metaMaskContracts.limitedCalls, abi: LimitedCallsEnforcer, functionName: 'callCounts', args: [metaMaskContracts.logicalOrWrapper, hash] }),
-        client.readContract({ address: metaMaskContracts.delegationManager, abi: DelegationManager, functionName: 'disabledDelegations', args: [hash] }),
+        client.readContract({ address: metaMaskContracts.limitedCalls, abi: limitedCallsAbi, functionName: 'callCounts', args: [metaMaskContracts.logicalOrWrapper, hash] }),
+        client.readContract({ address: metaMaskContracts.delegationManager, abi: delegationManagerAbi, functionName: 'disabledDelegations', args: [hash] }),
       ])
       if (redeemed > 0n) throw new ToolError(`the delegation ${hash} was redeemed already (${redeemed} time${redeemed === 1n ? '' : 's'}): prepare a new one with metamask_batch`)
       if (disabled) throw new ToolError(`the account disabled the delegation ${hash}: prepare a new one with metamask_batch`)

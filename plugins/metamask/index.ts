@@ -3,6 +3,7 @@ import { metaMaskBatch } from './batch.ts'
 import { metaMaskDelegate } from './delegate.ts'
 import { deployMetaMaskDelegator } from './devnet.ts'
 import { metaMaskExecute } from './execute.ts'
+import { checkMetaMask } from './preflight.ts'
 
 const instructions =
   'metamask — for an account delegated to MetaMask\'s EIP7702StatelessDeleGator v1.3.0 (`account` says delegateName ' +
@@ -35,4 +36,5 @@ export const metaMaskGroup = definePlugin({
     await deployMetaMaskDelegator(deployment)
     return {}
   },
+  preflight: checkMetaMask,
 })

@@ -10,7 +10,13 @@ import { adversaryChain, ATTACK_FEES, bindings, fundedPayer, ledgerEntry, ledger
 // voided with one 33-64k-gas front-run. Bruno now refuses, at submit, a transaction whose revert would cost more
 // than relay.maxRevertGas (default 300,000), calldata included; what it accepts can lose at most that.
 
-const bruno = await startDevnetBruno(t, { groups: ['bruno'], pollMs: 100, x402HoldSec: 1 })
+// At the default bound: the devnet raises it to 600,000 for the metamask group (SPEC §6, metamask).
+const bruno = await startDevnetBruno(t, {
+  groups: ['bruno'],
+  pollMs: 100,
+  x402HoldSec: 1,
+  configure: (config) => ({ ...config, networks: config.networks.map((network) => ({ ...network, relay: { ...network.relay, maxRevertGas: 300_000 } })) }),
+})
 const { deployment } = bruno
 const chain = adversaryChain(bruno)
 const mcp = new RawMcpClient(`${bruno.mcpUrl}/bruno`)

@@ -1,7 +1,10 @@
 import t from 'tap'
 import { encodeFunctionData, erc20Abi, getAddress, parseEther, parseSignature, type Address, type Hex, type PrivateKeyAccount } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { DelegationManager } from '@metamask/delegation-abis'
 import { encodeSignedExecute } from '../../plugins/calibur/executeCalldata.ts'
+import { metaMaskContracts } from '../../plugins/metamask/contracts.ts'
+import { readRedemption } from '../../plugins/metamask/delegation.ts'
 import { signedBatches } from '../fixtures/caliburSignatures.ts'
 import { startDevnetBruno } from '../fixtures/devnetBruno.ts'
 import type { LedgerEntry } from '../fixtures/runnerLedger.ts'
@@ -25,17 +28,17 @@ import {
 // Issue 12, part 2: state changed before inclusion. Bruno accepted a submission and its runner transaction
 // waits in the pool; in the same block, ahead of it (a higher tip), the payer — or anyone holding the payer's
 // signatures — moves the USDC away, cancels or spends the EIP-3009 authorization, undelegates or re-delegates
-// the account, spends its Calibur nonce, revokes an allowance the call needs or flips a flag the call reads.
+// the account, spends its Calibur nonce or disables its MetaMask delegation, revokes an allowance the call needs or flips a flag the call reads.
 // Payment first means one of two endings (DESIGN §3): the runner is paid anyway (the call fails, the payment
 // stays), or the whole transaction reverts in its payment phase, the one loss allowed, bounded by that phase's
 // gas. Each call here does ≈2M gas of work, so a revert that cost more than the payment phase would show.
 
-const bruno = await startDevnetBruno(t, { groups: ['bruno', 'calibur'], pollMs: 100, x402HoldSec: 1 })
+const bruno = await startDevnetBruno(t, { groups: ['bruno', 'calibur', 'metamask'], pollMs: 100, x402HoldSec: 1 })
 const { deployment } = bruno
 const chain = adversaryChain(bruno)
 const artifacts = compileAdversary()
 const [target, inert] = [await chain.deploy(artifacts.StateTarget), await chain.deploy(artifacts.Inert)]
-const mcp = new RawMcpClient(`${bruno.mcpUrl}/bruno,calibur`)
+const mcp = new RawMcpClient(`${bruno.mcpUrl}/bruno,calibur,metamask`)
 const api = bindings(bruno, mcp)
 const usdc = deployment.usdc
 const payee = getAddress(bruno.config.networks[0]!.payee)
@@ -251,6 +254,86 @@ t.test('the Calibur form: the account races its own signed batch, in the same bl
       if (entry.status === 'reverted') bruno.allowRevertedRunnerTransactions(1)
       losses.push({ label, entry })
       t.equal((await chain.usdcOf(payee)) - payeeBefore, race.payeePaidByAttacker ? amount : 0n, race.payeePaidByAttacker ? 'the payee was paid, by the attacker\'s own transaction' : 'the payee got nothing')
+    })
+  }
+})
+
+/** A MetaMask-delegated account with USDC, a little ETH for its own attacks, its flag up and its allowance given. */
+async function metaMaskAccount(): Promise<PrivateKeyAccount> {
+  const account = await fundedPayer(bruno, chain, generatePrivateKey(), 100_000_000n, parseEther('1'))
+  await chain.mined(await chain.delegateBy(account, metaMaskContracts.delegator))
+  await prepare(account)
+  return account
+}
+
+const metaMaskCases: (RaceCase & { attack: Attack })[] = [
+  { name: 'the account moves all its USDC away', call: workCall, attack: moveUsdcAway, expected: 'reverted' },
+  {
+    name: 'the account disables the delegation (DelegationManager.disableDelegation)',
+    call: workCall,
+    expected: 'reverted',
+    attack: async (account, { signedCall }) => {
+      const redemption = readRedemption(signedCall!.data)
+      if (typeof redemption !== 'object') throw new Error('not a redemption')
+      const { delegation } = redemption
+      return send(account, metaMaskContracts.delegationManager, encodeFunctionData({ abi: DelegationManager, functionName: 'disableDelegation', args: [{ ...delegation, caveats: [...delegation.caveats] }] }))
+    },
+  },
+  {
+    // The delegation names the Runner its delegate: the attacker's own redemption reverts InvalidDelegate.
+    name: 'a third party redeems the delegation\'s payment group itself',
+    call: workCall,
+    expected: 'unharmed',
+    attack: async (_account, { payment }) => send(chain.sponsor.account as PrivateKeyAccount, metaMaskContracts.delegationManager, payment.batch),
+  },
+  {
+    name: 'the account undelegates (an EIP-7702 authorization to address 0)',
+    call: workCall,
+    expected: 'reverted',
+    attack: (account) => chain.delegateBy(account, '0x0000000000000000000000000000000000000000', ATTACK_FEES),
+  },
+  { name: 'the account revokes the allowance its call pulls with', call: pullCall, attack: revokeAllowance, expected: 'paid' },
+  { name: 'the account flips the flag its call reads', call: workCall, attack: flipFlag, expected: 'paid' },
+]
+
+t.test('the MetaMask form: the account races its own signed delegation, in the same block', async (t) => {
+  const transports: Binding[] = ['mcp', 'rest', 'rpc']
+  let index = 0
+  for (const race of metaMaskCases) {
+    const binding = transports[index++ % transports.length]!
+    if (race.expected === 'reverted') expectedReverts++
+    const label = `MetaMask: ${race.name} (submitted via ${binding})`
+    await t.test(label, async (t) => {
+      const account = await metaMaskAccount()
+      const call = race.call(account.address)
+      const batch = await mcp.call('metamask_batch', { chain: 'local', account: account.address, calls: [{ ...call, value: '0' }], token: 'USDC' })
+      const executed = await mcp.call('metamask_execute', { chain: 'local', typedData: batch.typedData, signature: await account.signTypedData(batch.typedData) })
+      const amount = BigInt(executed.payment.amountBaseUnits)
+      const payeeBefore = await chain.usdcOf(payee)
+      const { value: submitted, hash, attackHashes } = await chain.inOneBlock(() => api.submitAndSend(binding, { call: executed.call, payment: executed.payment }), {
+        attack: async () => [await race.attack(account, { payment: executed.payment, signedCall: executed.call })],
+      })
+      t.ok(submitted.accepted && hash, 'accepted and sent before the attack')
+      if (!submitted.accepted) return
+      const view = await api.settled(binding, submitted.id)
+      if (race.expected === 'unharmed') {
+        const attack = await chain.client.getTransactionReceipt({ hash: attackHashes[0]! })
+        t.equal(attack.status, 'reverted', 'the attacker\'s redemption reverted (InvalidDelegate: only the Runner may redeem)')
+        t.equal(view.stage, 'done', `done (${view.reason})`)
+        t.equal(view.outcome?.callSucceeded, true, 'the calls ran as signed')
+        t.equal((await chain.usdcOf(payee)) - payeeBefore, amount, 'the payee holds the payment')
+        return
+      }
+      if (race.expected === 'paid') {
+        await expectCallFailedAndPaid(t, bruno, view, amount, label)
+        t.equal((await chain.usdcOf(payee)) - payeeBefore, amount, 'the payee holds the payment')
+        paidAnyway.push(label)
+        return
+      }
+      const entry = await expectRevertedInPaymentPhase(t, bruno, chain, view, label)
+      if (entry.status === 'reverted') bruno.allowRevertedRunnerTransactions(1)
+      losses.push({ label, entry })
+      t.equal((await chain.usdcOf(payee)) - payeeBefore, 0n, 'the payee got nothing')
     })
   }
 })

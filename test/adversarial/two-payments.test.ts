@@ -5,6 +5,10 @@ import { eip712DomainAbi } from '../../core/chain/tokenDomain.ts'
 import { mintUsdc } from '../../core/devnet/fund.ts'
 import { caliburDomainFromEip712Domain, caliburTypedData } from '../../plugins/calibur/typedData.ts'
 import { encodeSignedExecute } from '../../plugins/calibur/executeCalldata.ts'
+import { encodeTransfer } from '../../core/erc20Calls.ts'
+import { executionOf } from '../../plugins/metamask/batch.ts'
+import { metaMaskContracts } from '../../plugins/metamask/contracts.ts'
+import { CALLS_GROUP, delegationHash, delegationTypedData, encodeRedemption, PAYMENT_GROUP, paymentFirstDelegation, signedDelegation } from '../../plugins/metamask/delegation.ts'
 import { startDevnetBruno } from '../fixtures/devnetBruno.ts'
 import { signTransfer } from '../fixtures/signedTransfer.ts'
 import { waitFor } from '../fixtures/waitFor.ts'
@@ -15,7 +19,7 @@ import { waitFor } from '../fixtures/waitFor.ts'
 // active submission per signed batch whatever pays (Delegate.callSpends): the second is refused as
 // it is stored, and nothing is taken from it.
 
-const bruno = await startDevnetBruno(t, { groups: ['bruno', 'calibur', '3009'] })
+const bruno = await startDevnetBruno(t, { groups: ['bruno', 'calibur', 'metamask', '3009'] })
 const { deployment } = bruno
 const client = createPublicClient({ transport: http(deployment.rpcUrl) })
 const chain = createTestClient({ mode: 'anvil', transport: http(deployment.rpcUrl) })
@@ -77,4 +81,48 @@ t.test('a signed Calibur batch paid twice by signed transfers: the second paymen
   await waitFor(() => usdcOf(friend), (balance) => balance === 1_000_000n, 'the batch ran', 15_000)
   t.equal(await usdcOf(friend), 1_000_000n, 'the batch ran once')
   t.equal(await usdcOf(payer), payerBefore - amount, 'its payer paid once')
+})
+
+t.test('a MetaMask delegation paid by its own payment group, then again by a signed transfer: the second is refused untaken, the calls run once', async (t) => {
+  const key = generatePrivateKey()
+  const account = privateKeyToAccount(key)
+  await mintUsdc(deployment.rpcUrl, deployment, account.address, 20_000_000n)
+  await chain.setCode({ address: account.address, bytecode: `0xef0100${metaMaskContracts.delegator.slice(2)}` })
+  const friend = privateKeyToAccount(generatePrivateKey()).address
+  // Generous: well over what the devnet charges for a MetaMask relay (≈ 2.5 USDC).
+  const amount = 8_000_000n
+  const leg = executionOf(encodeTransfer({ token: usdc, to: payee, amount }))
+  const calls = [executionOf(encodeTransfer({ token: usdc, to: friend, amount: 1_000_000n }))]
+  const delegation = paymentFirstDelegation({ account: account.address, runner: deployment.runner.contract, leg, calls, deadline: BigInt(Math.floor(Date.now() / 1000) + 600), salt: 7n })
+  const typed = delegationTypedData(deployment.chainId, delegation)
+  const signed = signedDelegation(delegation, await account.signTypedData({ ...typed, message: { ...typed.message, salt: delegation.salt } } as never))
+  const call = { to: metaMaskContracts.delegationManager, data: encodeRedemption(signed, CALLS_GROUP, calls) }
+  const own = { token: usdc, amountBaseUnits: amount.toString(), batch: encodeRedemption(signed, PAYMENT_GROUP, [leg]) }
+
+  const payerKey = generatePrivateKey()
+  const payer = privateKeyToAccount(payerKey).address
+  await mintUsdc(deployment.rpcUrl, deployment, payer, 20_000_000n)
+  const quote = await rest('/local/v1/quote', { call, token: 'USDC', payment: 'authorization' })
+  t.equal(quote.status, 200, JSON.stringify(quote.body))
+  const signedTransfer = await signTransfer(payerKey, usdcDomain, payee, BigInt(quote.body.amountBaseUnits))
+
+  await chain.setAutomine(false)
+  try {
+    const first = await rest('/local/v1/submit', { call, payment: own })
+    t.equal(first.status, 202, JSON.stringify(first.body))
+    const operator = deployment.runner.operator.address
+    await waitFor(() => client.getTransactionCount({ address: operator, blockTag: 'pending' }), (count) => count > 0, 'the first in the pool', 15_000)
+    const second = await rest('/local/v1/submit', { call, payment: { token: usdc, authorization: signedTransfer.message, signature: signedTransfer.signature } })
+    t.equal(second.status, 422, 'the second payment for the same delegation is refused')
+    t.equal(
+      second.body.error.message,
+      `refused: the signed batch this submission spends (metamask:local:${account.address}:${delegationHash(signed)}) is already being relayed by the submission ${first.body.id}: a signed batch is relayed, and paid for, once. Ask status with that id; nothing was taken`,
+    )
+  } finally {
+    await chain.setAutomine(true)
+  }
+  await chain.mine({ blocks: 1 })
+  await waitFor(() => usdcOf(friend), (balance) => balance === 1_000_000n, 'the calls ran', 15_000)
+  t.equal(await usdcOf(account.address), 20_000_000n - 1_000_000n - amount, 'the account paid its own payment once')
+  t.equal(await usdcOf(payer), 20_000_000n, 'the second payer paid nothing')
 })

@@ -277,6 +277,7 @@ t.test('caliburDelegate: a signed execute of the account’s calls, paid by a si
   t.strictSame(terms, {
     account,
     delegate: getAddress(config.calibur),
+    target: account,
     paymentData: payment(),
     paymentGas: CALIBUR_PAYMENT_GAS,
     token: usdc,

@@ -86,6 +86,7 @@ t.test('Calibur batches: read by their reader, the payment no more than the paym
     form: 'batch',
     account,
     delegate: getAddress(config.calibur),
+    target: account,
     paymentData,
     paymentGas: CALIBUR_PAYMENT_GAS,
     data: signedCalls,

@@ -1,0 +1,165 @@
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { createPublicClient, createWalletClient, encodeFunctionData, erc20Abi, getAddress, http, pad, type Address, type Hex } from 'viem'
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
+import { foundry } from 'viem/chains'
+import { startAnvil } from '../core/devnet/anvil.ts'
+import { deployDevnet } from '../core/devnet/deploy.ts'
+import { mintUsdc } from '../core/devnet/fund.ts'
+import { encodeTransfer } from '../core/erc20Calls.ts'
+import { encodeRunnerCall } from '../core/relay/runnerCall.ts'
+import { encodeSignedExecute } from '../plugins/calibur/executeCalldata.ts'
+import { CALIBUR_PAYMENT_GAS, ownCallsBatch, paymentBatch } from '../plugins/calibur/paymentFirstBatch.ts'
+import { caliburTypedData, type CaliburCall } from '../plugins/calibur/typedData.ts'
+import { deployBuiltinGroups } from '../plugins/index.ts'
+import { executionOf } from '../plugins/metamask/batch.ts'
+import { metaMaskContracts } from '../plugins/metamask/contracts.ts'
+import { CALLS_GROUP, delegationTypedData, encodeRedemption, PAYMENT_GROUP, paymentFirstDelegation, signedDelegation } from '../plugins/metamask/delegation.ts'
+import { paymentRedemptionGas } from '../plugins/metamask/gas.ts'
+import { signTransfer } from '../test/fixtures/signedTransfer.ts'
+import { machine } from './machine.ts'
+
+/**
+ * `npm run bench:gas`: issue 31's gas table — the same action, one USDC transfer of 1 USDC to an
+ * address that holds none yet, each way it can reach the chain, in one run on one fresh devnet:
+ * - **the account itself**: an EOA with ETH sends `usdc.transfer` (the baseline);
+ * - **Bruno / signed transfer**: flow 2, the Runner's `relayWithAuthorization` of an EIP-3009
+ *   payment to the payee, the call a second EIP-3009 transfer (the gift) — for reference;
+ * - **Bruno / Calibur**: `relayBatch` of the account's two signed Calibur batches (the payment, then
+ *   the transfer), the account as target;
+ * - **Bruno / MetaMask**: `relayBatch` of one payment-first Delegation redeemed twice through the
+ *   DelegationManager.
+ * Each way runs `rounds` times on fresh accounts delegated beforehand (their first relay: cold
+ * delegate storage, as an agent's first) and then again on the same account (warm); the table
+ * gives gas used per transaction and its ratio to the baseline. The Runner gives each call
+ * generous gas: gas used does not depend on the limit.
+ */
+
+const rounds = process.argv.includes('--smoke') ? 1 : 5
+const log = (line: string) => process.stdout.write(`${line}\n`)
+
+const anvil = await startAnvil()
+try {
+  const devnet = await deployDevnet(anvil.rpcUrl)
+  await deployBuiltinGroups(devnet)
+  const transport = http(anvil.rpcUrl)
+  const client = createPublicClient({ chain: foundry, transport, pollingInterval: 50 })
+  const operator = createWalletClient({ account: privateKeyToAccount(devnet.runner.operator.privateKey), chain: foundry, transport })
+  const sponsor = createWalletClient({ account: privateKeyToAccount(devnet.deployer.privateKey), chain: foundry, transport })
+  const payee = getAddress('0xa0Ee7A142d267C1f36714E4a8F75612F20a79720')
+  const fee = 100_000n
+  const gift = 1_000_000n
+  const fresh = () => privateKeyToAccount(generatePrivateKey()).address
+  const mined = async (hash: Hex) => {
+    const receipt = await client.waitForTransactionReceipt({ hash })
+    if (receipt.status !== 'success') throw new Error(`reverted: ${hash}`)
+    return receipt
+  }
+  const relay = async (data: Hex) => {
+    const receipt = await mined(await operator.sendTransaction({ to: devnet.runner.contract, data, gas: 3_000_000n }))
+    const [relayed] = receipt.logs.filter((log) => getAddress(log.address) === devnet.runner.contract)
+    if (!relayed) throw new Error('no Relayed event')
+    return receipt.gasUsed
+  }
+  const itself = async (owner: PrivateKeyAccount) => {
+    const wallet = createWalletClient({ account: owner, chain: foundry, transport })
+    return (await mined(await wallet.writeContract({ address: devnet.usdc, abi: erc20Abi, functionName: 'transfer', args: [fresh(), gift] }))).gasUsed
+  }
+  const usdcDomain = { address: devnet.usdc, name: 'USD Coin', version: '2', chainId: devnet.chainId }
+  const signedTransfer = async (owner: PrivateKeyAccount) => {
+    const key = keys.get(owner.address)!
+    const payment = await signTransfer(key, usdcDomain, payee, fee)
+    const giftSigned = await signTransfer(key, usdcDomain, fresh(), gift)
+    const call = {
+      to: devnet.usdc,
+      data: encodeFunctionData({
+        abi: [{ type: 'function', name: 'transferWithAuthorization', stateMutability: 'nonpayable', inputs: [{ name: 'from', type: 'address' }, { name: 'to', type: 'address' }, { name: 'value', type: 'uint256' }, { name: 'validAfter', type: 'uint256' }, { name: 'validBefore', type: 'uint256' }, { name: 'nonce', type: 'bytes32' }, { name: 'signature', type: 'bytes' }], outputs: [] }],
+        functionName: 'transferWithAuthorization',
+        args: [giftSigned.message.from, giftSigned.message.to, BigInt(giftSigned.message.value), BigInt(giftSigned.message.validAfter), BigInt(giftSigned.message.validBefore), giftSigned.message.nonce, giftSigned.signature],
+      }),
+    }
+    const m = payment.message
+    return relay(
+      encodeRunnerCall(
+        { form: 'authorization', call, payee, payment: { token: devnet.usdc, authorization: { from: m.from, to: m.to, value: m.value.toString(), validAfter: m.validAfter.toString(), validBefore: m.validBefore.toString(), nonce: m.nonce }, signature: payment.signature } },
+        500_000n,
+      ),
+    )
+  }
+  const calibur = async (owner: PrivateKeyAccount) => {
+    const seq = await client.readContract({ address: owner.address, abi: [{ type: 'function', name: 'getSeq', stateMutability: 'view', inputs: [{ name: 'key', type: 'uint256' }], outputs: [{ type: 'uint256' }] }], functionName: 'getSeq', args: [0n] })
+    const domain = { chainId: devnet.chainId, account: owner.address, salt: pad(devnet.calibur, { size: 32 }) }
+    const deadline = BigInt(Math.floor(Date.now() / 1000) + 600)
+    const pay = caliburTypedData({ domain, batch: paymentBatch(encodeTransfer({ token: devnet.usdc, to: payee, amount: fee }) as CaliburCall), nonce: seq, deadline, executor: devnet.runner.contract })
+    const calls = caliburTypedData({ domain, batch: ownCallsBatch([encodeTransfer({ token: devnet.usdc, to: fresh(), amount: gift }) as CaliburCall]), nonce: seq + 1n, deadline, executor: devnet.runner.contract })
+    const paymentData = encodeSignedExecute({ message: pay.message, signature: await owner.signTypedData(pay as never) })
+    const data = encodeSignedExecute({ message: calls.message, signature: await owner.signTypedData(calls as never) })
+    return relay(encodeRunnerCall({ form: 'batch', account: owner.address, delegate: devnet.calibur, target: owner.address, paymentData, paymentGas: CALIBUR_PAYMENT_GAS, data, token: devnet.usdc, payee, amount: fee }, 500_000n))
+  }
+  let salt = 1n
+  const metaMask = async (owner: PrivateKeyAccount) => {
+    const leg = executionOf(encodeTransfer({ token: devnet.usdc, to: payee, amount: fee }))
+    const calls = [executionOf(encodeTransfer({ token: devnet.usdc, to: fresh(), amount: gift }))]
+    const delegation = paymentFirstDelegation({ account: owner.address, runner: devnet.runner.contract, leg, calls, deadline: BigInt(Math.floor(Date.now() / 1000) + 600), salt: salt++ })
+    const typed = delegationTypedData(devnet.chainId, delegation)
+    const signed = signedDelegation(delegation, await owner.signTypedData({ ...typed, message: { ...typed.message, salt: delegation.salt } } as never))
+    return relay(
+      encodeRunnerCall(
+        {
+          form: 'batch',
+          account: owner.address,
+          delegate: metaMaskContracts.delegator,
+          target: metaMaskContracts.delegationManager,
+          paymentData: encodeRedemption(signed, PAYMENT_GROUP, [leg]),
+          paymentGas: paymentRedemptionGas(signed),
+          data: encodeRedemption(signed, CALLS_GROUP, calls),
+          token: devnet.usdc,
+          payee,
+          amount: fee,
+        },
+        1_000_000n,
+      ),
+    )
+  }
+
+  const keys = new Map<Address, Hex>()
+  const keyed = async (delegate?: Address) => {
+    const key = generatePrivateKey()
+    const owner = privateKeyToAccount(key)
+    keys.set(owner.address, key)
+    await mintUsdc(anvil.rpcUrl, devnet, owner.address, 100_000_000n)
+    if (delegate) await mined(await sponsor.sendTransaction({ to: sponsor.account.address, authorizationList: [await sponsor.signAuthorization({ account: owner, contractAddress: delegate })] }))
+    return owner
+  }
+  const ways = [
+    { name: 'the account itself (EOA, pays ETH)', run: itself, delegate: undefined, needsEth: true },
+    { name: 'Bruno / signed transfer (flow 2)', run: signedTransfer, delegate: undefined, needsEth: false },
+    { name: 'Bruno / Calibur (2 signed batches)', run: calibur, delegate: devnet.calibur, needsEth: false },
+    { name: 'Bruno / MetaMask (1 delegation, 2 redemptions)', run: metaMask, delegate: metaMaskContracts.delegator, needsEth: false },
+  ] as const
+  const results: { name: string; first: bigint[]; warm: bigint[] }[] = []
+  for (const way of ways) {
+    const first: bigint[] = []
+    const warm: bigint[] = []
+    for (let round = 0; round < rounds; round++) {
+      const owner = await keyed(way.delegate)
+      if (way.needsEth) await mined(await sponsor.sendTransaction({ to: owner.address, value: 10n ** 18n }))
+      first.push(await way.run(owner))
+      warm.push(await way.run(owner))
+    }
+    results.push({ name: way.name, first, warm })
+    log(`${way.name}: first ${first.join(', ')}; warm ${warm.join(', ')}`)
+  }
+  const median = (values: bigint[]) => [...values].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))[Math.floor(values.length / 2)]!
+  const base = median(results[0]!.warm)
+  const rows = results.map((r) => `| ${r.name} | ${median(r.first).toLocaleString('en')} | ${median(r.warm).toLocaleString('en')} | ${(Number(median(r.warm)) / Number(base)).toFixed(2)}× |`)
+  const table = [
+    '| way | gas, first relay of a fresh account | gas, warm | warm ÷ the account itself |',
+    '|---|---|---|---|',
+    ...rows,
+  ].join('\n')
+  log(table)
+  mkdirSync(new URL('./out/', import.meta.url), { recursive: true })
+  writeFileSync(new URL('./out/gas.json', import.meta.url), JSON.stringify({ machine: machine(), rounds, results: results.map((r) => ({ ...r, first: r.first.map(String), warm: r.warm.map(String) })) }, null, 2))
+} finally {
+  await anvil.stop()
+}
