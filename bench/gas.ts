@@ -1,5 +1,5 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
-import { createPublicClient, createWalletClient, encodeFunctionData, erc20Abi, getAddress, http, pad, type Address, type Hex } from 'viem'
+import { createPublicClient, createWalletClient, encodeFunctionData, erc20Abi, getAddress, http, pad, type Abi, type Address, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
 import { foundry } from 'viem/chains'
 import { startAnvil } from '../core/devnet/anvil.ts'
@@ -17,6 +17,10 @@ import { CALLS_GROUP, delegationTypedData, encodeRedemption, PAYMENT_GROUP, paym
 import { paymentRedemptionGas } from '../plugins/metamask/gas.ts'
 import { signTransfer } from '../test/fixtures/signedTransfer.ts'
 import { machine } from './machine.ts'
+import { createRequire } from 'node:module'
+import { deployCodeTo } from '../core/devnet/deployCodeTo.ts'
+import { encodeExecuteBatch, encodeHandleOps, ENTRY_POINT, entryPointAbi, userOperationTypedData, type UserOperation } from '../examples/simple7702-group/entryPoint.ts'
+import { ENTRY_POINT_OVERHEAD, PAYMENT_CALL_GAS, VERIFICATION_GAS } from '../examples/simple7702-group/delegate.ts'
 
 /**
  * `npm run bench:gas`: issue 31's gas table — the same action, one USDC transfer of 1 USDC to an
@@ -27,7 +31,11 @@ import { machine } from './machine.ts'
  * - **Bruno / Calibur**: `relayBatch` of the account's two signed Calibur batches (the payment, then
  *   the transfer), the account as target;
  * - **Bruno / MetaMask**: `relayBatch` of one payment-first Delegation redeemed twice through the
- *   DelegationManager.
+ *   DelegationManager;
+ * - **Bruno / Simple7702** (examples/simple7702-group): `relayBatch` of two signed UserOperations
+ *   (the payment, then the transfer), each `handleOps` to EntryPoint v0.8, Bruno the bundler;
+ * - **a 4337 bundler**: the same account's one UserOperation (the transfer, its gas paid in ETH from
+ *   its prefund), `handleOps` sent by a bundler's EOA — what the ERC-4337 path costs without Bruno.
  * Each way runs `rounds` times on fresh accounts delegated beforehand (their first relay: cold
  * delegate storage, as an agent's first) and then again on the same account (warm); the table
  * gives gas used per transaction and its ratio to the baseline. The Runner gives each call
@@ -121,6 +129,63 @@ try {
     )
   }
 
+  // The third-party example's contracts, as its devnet hook builds them: EntryPoint v0.8 at its address, a Simple7702Account.
+  const artifacts = createRequire(import.meta.url)
+  const entryPoint = artifacts('@account-abstraction/contracts/artifacts/EntryPoint.json') as { abi: Abi; bytecode: Hex }
+  const simple7702 = artifacts('@account-abstraction/contracts/artifacts/Simple7702Account.json') as { abi: Abi; bytecode: Hex }
+  await deployCodeTo(anvil.rpcUrl, devnet.deployer.privateKey, entryPoint, ENTRY_POINT)
+  const implementation = getAddress((await mined(await sponsor.deployContract({ abi: simple7702.abi, bytecode: simple7702.bytecode }))).contractAddress!)
+  const userOperation = async (owner: PrivateKeyAccount, nonce: bigint, calls: { target: Address; value: bigint; data: Hex }[], callGasLimit: bigint, fee = 0n): Promise<UserOperation> => {
+    const op: UserOperation = {
+      sender: owner.address,
+      nonce,
+      callData: encodeExecuteBatch(calls),
+      verificationGasLimit: VERIFICATION_GAS,
+      callGasLimit,
+      preVerificationGas: fee === 0n ? 0n : 50_000n,
+      maxPriorityFeePerGas: fee,
+      maxFeePerGas: fee,
+      initCode: '0x',
+      paymasterAndData: '0x',
+      signature: '0x',
+    }
+    return { ...op, signature: await owner.signTypedData(userOperationTypedData(devnet.chainId, op) as never) }
+  }
+  const transferCall = (to: Address, amount: bigint) => {
+    const call = encodeTransfer({ token: devnet.usdc, to, amount })
+    return { target: devnet.usdc, value: 0n, data: call.data as Hex }
+  }
+  const simple7702Relay = async (owner: PrivateKeyAccount) => {
+    const nonce = await client.readContract({ address: ENTRY_POINT, abi: entryPointAbi, functionName: 'getNonce', args: [owner.address, 0n] })
+    const paying = await userOperation(owner, nonce, [transferCall(payee, fee)], PAYMENT_CALL_GAS)
+    const calling = await userOperation(owner, nonce + 1n, [transferCall(fresh(), gift)], 100_000n)
+    return relay(
+      encodeRunnerCall(
+        {
+          form: 'batch',
+          account: owner.address,
+          delegate: implementation,
+          target: ENTRY_POINT,
+          paymentData: encodeHandleOps(paying, payee),
+          paymentGas: VERIFICATION_GAS + PAYMENT_CALL_GAS + ENTRY_POINT_OVERHEAD,
+          data: encodeHandleOps(calling, payee),
+          token: devnet.usdc,
+          payee,
+          amount: fee,
+        },
+        500_000n,
+      ),
+    )
+  }
+  // A 4337 bundler's own path for the same operation: one UserOperation paying its gas in ETH (the
+  // account's prefund), `handleOps` sent by the bundler's EOA, which the EntryPoint pays back.
+  const bundler = async (owner: PrivateKeyAccount) => {
+    const nonce = await client.readContract({ address: ENTRY_POINT, abi: entryPointAbi, functionName: 'getNonce', args: [owner.address, 0n] })
+    const { maxFeePerGas } = await client.estimateFeesPerGas()
+    const op = await userOperation(owner, nonce, [transferCall(fresh(), gift)], 100_000n, maxFeePerGas)
+    return (await mined(await sponsor.sendTransaction({ to: ENTRY_POINT, data: encodeHandleOps(op, sponsor.account.address), gas: 1_000_000n }))).gasUsed
+  }
+
   const keys = new Map<Address, Hex>()
   const keyed = async (delegate?: Address) => {
     const key = generatePrivateKey()
@@ -135,6 +200,8 @@ try {
     { name: 'Bruno / signed transfer (flow 2)', run: signedTransfer, delegate: undefined, needsEth: false },
     { name: 'Bruno / Calibur (2 signed batches)', run: calibur, delegate: devnet.calibur, needsEth: false },
     { name: 'Bruno / MetaMask (1 delegation, 2 redemptions)', run: metaMask, delegate: metaMaskContracts.delegator, needsEth: false },
+    { name: 'Bruno / Simple7702 (the third-party example: 2 UserOperations, Bruno the bundler)', run: simple7702Relay, delegate: implementation, needsEth: false },
+    { name: 'a 4337 bundler, Simple7702 (1 UserOperation, gas paid in ETH)', run: bundler, delegate: implementation, needsEth: true },
   ] as const
   const results: { name: string; first: bigint[]; warm: bigint[] }[] = []
   for (const way of ways) {

@@ -8,7 +8,7 @@ import { mintUsdc } from '../core/devnet/fund.ts'
 import { startBruno } from './fixtures/bruno.ts'
 import { startFaultProxy, type Fault } from './fixtures/faultProxy.ts'
 import { postRaw, RawMcpClient } from './fixtures/mcpHttp.ts'
-import { devnetPricing, ledgerViolations, runnerLedger } from './fixtures/runnerLedger.ts'
+import { devnetPricing, ledgerViolations, runnerLedger } from '../core/testing/runnerLedger.ts'
 import { signTransfer } from './fixtures/signedTransfer.ts'
 import { waitFor } from './fixtures/waitFor.ts'
 

@@ -9,6 +9,7 @@ import { devnetConfig } from '../config/devnet.ts'
 import { startAnvil } from '../core/devnet/anvil.ts'
 import { deployDevnet } from '../core/devnet/deploy.ts'
 import { DEVNET_NEEDS_DEV_INSTALL } from '../core/devnet/load.ts'
+import { deployBuiltinGroups } from '../plugins/index.ts'
 import { RawMcpClient } from './fixtures/mcpHttp.ts'
 import { spawnOwned } from './fixtures/ownedProcess.ts'
 
@@ -158,6 +159,7 @@ t.test('bruno preflight and bruno serve run a config against a devnet', async (t
   const anvil = await startAnvil()
   t.teardown(() => anvil.stop())
   const deployment = await deployDevnet(anvil.rpcUrl)
+  await deployBuiltinGroups(deployment)
   const env = cleanEnv()
   const config = devnetConfig(deployment, env, { port: 0 })
   // A group as a third party ships it, in JavaScript (plain Node runs no TypeScript), beside the config.
@@ -240,6 +242,28 @@ t.test('a third-party group type-checks against the published bruno/plugin decla
   const wrong = await run(TSC, ['-p', group], group)
   t.not(wrong.code, 0, 'a string order is refused')
   t.match(wrong.stdout, /wrong\.ts.*error TS2322/, 'by the type of PluginDefinition.order')
+})
+
+t.test("the author's kit from the packed tarball: bruno/devnet says what it lacks, then the example groups' own tests pass", async (t) => {
+  // A production install has no devnet: bruno/devnet says so, naming the missing package.
+  const bare = await run('node', ['--input-type=module', '-e', "await (await import('bruno/devnet')).startDevnet()"], app)
+  t.not(bare.code, 0, 'startDevnet fails in a production install')
+  t.match(bare.stderr, `${DEVNET_NEEDS_DEV_INSTALL} (`, 'and says why, naming the missing package')
+
+  // An author installs the devnet's packages (Bruno's optional peer dependencies) and tsx, at the
+  // versions the checkout runs (from the warm cache); then runs the group's tests with node's own runner.
+  const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { peerDependencies: Record<string, string> }
+  const installed = (name: string) => (JSON.parse(readFileSync(join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version
+  // The third-party delegate's own dependency too: ERC-4337's contracts, for its devnet hook.
+  const packages = [...Object.keys(manifest.peerDependencies), 'tsx', '@account-abstraction/contracts'].map((name) => `${name}@${installed(name)}`)
+  await must('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts', ...packages], app)
+  for (const [example, passed] of [['hello-group', 2], ['simple7702-group', 1]] as const) {
+    cpSync(join(ROOT, 'examples', example), join(app, example), { recursive: true })
+    const ran = await run('node', ['--import', 'tsx', '--test', '--test-reporter=tap', join(example, 'test', 'group.test.mjs')], app)
+    t.equal(ran.code, 0, `${example}'s tests pass${ran.code ? `:\n${ran.stdout.slice(-4000)}\n${ran.stderr.slice(-2000)}` : ''}`)
+    t.match(ran.stdout, new RegExp(`# pass ${passed}\\n`), `${example}: all ${passed} of them`)
+    t.match(ran.stdout, /# fail 0\n/)
+  }
 })
 
 /** Resolves with the MCP URL the banner prints; rejects if the process exits first. */

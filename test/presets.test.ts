@@ -18,7 +18,7 @@ import { RawMcpClient } from './fixtures/mcpHttp.ts'
 import { spawnOwned } from './fixtures/ownedProcess.ts'
 import { signTransfer } from './fixtures/signedTransfer.ts'
 import { waitFor } from './fixtures/waitFor.ts'
-import { devnetPricing, ledgerViolations, runnerLedger } from './fixtures/runnerLedger.ts'
+import { devnetPricing, ledgerViolations, runnerLedger } from '../core/testing/runnerLedger.ts'
 
 // Network presets: `"preset"` fills a network entry (what the entry gives wins), and a devnet that
 // takes a preset's identity (`--as`: the preset's chain id, the real contracts at the preset's
@@ -118,7 +118,7 @@ for (const as of ['base', 'ethereum'] as const) {
 
     // The config an operator writes for that chain, as a file.
     const payeeAddress = privateKeyToAccount(generatePrivateKey()).address
-    const file = { store: { path: ':memory:' }, groups: ['bruno', '3009'], networks: [{ preset: as, rpcUrl: { env: DEVNET_RPC_ENV }, payee: payeeAddress, maxBlockAgeSec: 0, runner: { contract: deployment.runner.contract, key: { env: DEVNET_RUNNER_KEY_ENV } } }] }
+    const file = { store: { path: ':memory:' }, groups: ['bruno', 'calibur', '3009'], networks: [{ preset: as, rpcUrl: { env: DEVNET_RPC_ENV }, payee: payeeAddress, maxBlockAgeSec: 0, runner: { contract: deployment.runner.contract, key: { env: DEVNET_RUNNER_KEY_ENV } } }] }
     const dir = await mkdtemp(join(tmpdir(), `bruno-preset-${as}-`))
     t.teardown(() => rm(dir, { recursive: true, force: true }))
     await writeFile(join(dir, 'bruno.json'), JSON.stringify(file))
@@ -127,6 +127,7 @@ for (const as of ['base', 'ethereum'] as const) {
     const code = await preflightCommand.run(['--config', join(dir, 'bruno.json')], { env: brunoEnv, stdout: { write: (text: string) => (report += text) }, stderr: { write: (text: string) => (report += text) } })
     t.equal(code, 0, report)
     t.match(report, new RegExp(`^${as} \\(chainId ${preset.chainId}\\): ok$`, 'm'))
+    // Calibur is the calibur group's own check: the config serves the group, so preflight runs it.
     t.match(report, /\[pass\] calibur: Calibur 1\.0\.0 at 0x000000005c84F8Fd50b21CAC312528A64437030e/)
     t.match(report, new RegExp(`\\[pass\\] pool USDC→WETH 0\\.05%: ${deployment.uniswap.usdcWethPool}`))
 

@@ -39,7 +39,7 @@ import { RUNNER_SETTLE_GAS } from '../core/relay/runnerCall.ts'
 import { compilerSettings } from '../contracts/build.ts'
 import { startAnvil } from '../core/devnet/anvil.ts'
 import { deployDevnet } from '../core/devnet/deploy.ts'
-import { devnetPricing, ledgerViolations, runnerLedger } from './fixtures/runnerLedger.ts'
+import { devnetPricing, ledgerViolations, runnerLedger } from '../core/testing/runnerLedger.ts'
 
 // The Runner's guarantees (contracts/Runner.sol, DESIGN §3 "The Runner contract"), each with a test that fails
 // without it. The operator sends only transactions that simulate cleanly at the gas they are sent with; where a

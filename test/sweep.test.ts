@@ -8,7 +8,7 @@ import { devnetConfig, DEVNET_RUNNER_KEY_ENV } from '../config/devnet.ts'
 import { sweepCommand } from '../core/commands/sweep.ts'
 import { startAnvil } from '../core/devnet/anvil.ts'
 import { deployDevnet } from '../core/devnet/deploy.ts'
-import { devnetPricing, ledgerViolations, runnerLedger } from './fixtures/runnerLedger.ts'
+import { devnetPricing, ledgerViolations, runnerLedger } from '../core/testing/runnerLedger.ts'
 
 // `bruno sweep` (core/commands/sweep.ts) as an operator runs it, on a devnet whose Runner was sent USDC by
 // mistake: it sends the Runner's whole balance to the payee (or --to), signed by the runner key; nothing held,

@@ -1,8 +1,11 @@
-import { type Address, createPublicClient, createTestClient, createWalletClient, http } from 'viem'
+import { type Address, createPublicClient, createTestClient, createWalletClient, http, parseAbi } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { foundry } from 'viem/chains'
-import { fiatTokenV2_2Artifact } from './artifacts.ts'
 import type { DevnetDeployment } from './deploy.ts'
+
+// FiatToken's mint, by its minter (the devnet's deployer). Declared here, not read from the token's
+// artifact, so `bruno/devnet` loads where only the chain's packages are missing.
+const mintAbi = parseAbi(['function mint(address _to, uint256 _amount) returns (bool)'])
 
 /**
  * Mints devnet USDC (6 decimals) to `to`, signed by the deployer (the token's minter), and
@@ -22,7 +25,7 @@ export async function mintUsdc(
   const wallet = createWalletClient({ account: privateKeyToAccount(deployment.deployer.privateKey), chain, transport })
   const hash = await wallet.writeContract({
     address: deployment.usdc,
-    abi: fiatTokenV2_2Artifact.abi,
+    abi: mintAbi,
     functionName: 'mint',
     args: [to, amount],
   })

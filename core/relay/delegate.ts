@@ -1,4 +1,4 @@
-import type { Address, Hex } from 'viem'
+import type { Address, Hex, Log } from 'viem'
 import type { Network } from '../chain/networks.ts'
 import type { ErrorVocabulary } from './revertReason.ts'
 import type { RelayCall } from './schemas.ts'
@@ -33,6 +33,20 @@ export interface BatchTerms {
   readonly identity: string
   /** The account's own calls as it would run them alone, after its payment (as they ran): replayed to say why they fail. */
   readonly ownCalls: { readonly from: Address; readonly to: Address; readonly data: Hex }
+  /**
+   * The least stipend the call phase needs whatever its calls use: what `target` reserves before it
+   * runs them (an ERC-4337 EntryPoint refuses a bundle whose gas cannot cover the operation's
+   * signed limits). None: the stipend is sized from what the calls were measured to use.
+   */
+  readonly callGasFloor?: bigint
+  /**
+   * For a `target` that catches the account's failures and returns normally (an EntryPoint logs a
+   * failed operation and goes on): why the call phase failed, read from the runner transaction's
+   * logs, else `undefined`. The relay then reports the call failed on chain (paid, as any), and,
+   * since the Runner cannot see such a failure when it simulates, refuses at submit a batch whose
+   * calls fail when replayed as `ownCalls`.
+   */
+  swallowedFailure?(logs: readonly Log[]): string | undefined
 }
 
 /**

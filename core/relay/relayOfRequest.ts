@@ -48,6 +48,7 @@ export function readBatch(context: RelayContext, call: RelayCall, paymentBatch: 
       account: terms.account,
       delegate: terms.delegate,
       target: terms.target,
+      ...(terms.callGasFloor === undefined ? {} : { callGasFloor: terms.callGasFloor }),
       paymentData: terms.paymentData,
       paymentGas: terms.paymentGas,
       data: call.data as Hex,

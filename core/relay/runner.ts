@@ -681,8 +681,11 @@ export class RunnerLoop {
     const token = paymentToken(network, request.payment.token)
     const relayed = relayedEvent(receipt.logs, getAddress(network.config.runner.contract))
     if (!relayed) return { paidBaseUnits: '0', callSucceeded: false, callReason: 'the Runner logged no relay' }
-    if (relayed.callSucceeded) return { paidBaseUnits: relayed.received.toString(), callSucceeded: true }
     const requested = relayOfRequest(this.#context, request.call, request.payment, token)
+    // A target that catches the account's failure returns normally: the Runner saw success, its logs say otherwise.
+    const swallowed = relayed.callSucceeded ? requested.batch?.swallowedFailure?.(receipt.logs) : undefined
+    if (swallowed !== undefined) return { paidBaseUnits: relayed.received.toString(), callSucceeded: false, callReason: swallowed }
+    if (relayed.callSucceeded) return { paidBaseUnits: relayed.received.toString(), callSucceeded: true }
     const callReason =
       relayed.reason !== '0x'
         ? describeRevertData(relayed.reason, token.decimals, token.symbol, this.#context.delegates)

@@ -19,6 +19,8 @@ export type RunnerRelay =
       readonly delegate: Address
       /** The account itself, or the contract that makes it run its delegate's batches (a delegation manager, an EntryPoint). */
       readonly target: Address
+      /** The least stipend `target` needs for the call phase (`BatchTerms.callGasFloor`). */
+      readonly callGasFloor?: bigint
       readonly paymentData: Hex
       /** The most the payment batch may spend. */
       readonly paymentGas: bigint

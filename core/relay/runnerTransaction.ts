@@ -175,7 +175,9 @@ export async function prepareRunnerTransaction(
   let callGas = options.callGas ?? 0n
   if (probe) {
     if (!probe.callSucceeded) throw await callFails(probe, `in simulation even with ${probeCap} gas`)
-    callGas = min(stipendFor(probe.callGasUsed), callCap)
+    const floor = relay.form === 'batch' ? (relay.callGasFloor ?? 0n) : 0n
+    const measured = stipendFor(probe.callGasUsed)
+    callGas = min(measured > floor ? measured : floor, callCap)
   }
   for (let attempt = 0; ; attempt++) {
     const data = encodeRunnerCall(relay, callGas)

@@ -41,7 +41,8 @@ import { submissionView } from './status.ts'
  *    authorization list — simulated at the latest block, as one of the client's simulations
  *    (`simulateAs`: a few at once, and a budget of gas for the refused ones): the payment phase pays and the call
  *    succeeds with its stipend (a call that fails in simulation is refused: on chain it would
- *    still pay); its gas limit within what one transaction may carry; its signed bytes within
+ *    still pay; where the batch's target catches the account's failures, the account's calls are
+ *    replayed as it would run them, after its payment, and must succeed too); its gas limit within what one transaction may carry; its signed bytes within
  *    `relay.maxTransactionBytes`; what it would cost if its payer voided the payment and it
  *    reverted in its payment phase (`revertCostGas`: calldata at the EIP-7623 floor included)
  *    within `relay.maxRevertGas`, unless the runner sends through a revert-protected endpoint;
@@ -136,6 +137,13 @@ async function checkedTransaction(context: RelayContext, request: SubmitRequest,
     explainCallFailure: () => describeCallFailure(context, requested, token),
   })
   measured(prepared.gas)
+  // The Runner cannot see a failure its target catches: the account's calls are replayed as it would run them.
+  if (requested.batch?.swallowedFailure) {
+    const hidden = await describeCallFailure(context, requested, token)
+    if (hidden !== undefined) {
+      throw new ToolError(`refused: the call fails in simulation: ${hidden}. Nothing was sent. A call that fails on chain still pays, so Bruno only sends calls that succeed in simulation`)
+    }
+  }
   const bytes = signedTransactionBytes(prepared, config.chainId)
   if (bytes > maxTransactionBytes) {
     throw new ToolError(`refused: the runner's transaction would be ${bytes} bytes, over the ${maxTransactionBytes} a node accepts: make the call's data smaller`)

@@ -30,7 +30,7 @@ import { startBruno, type TestBruno } from '../fixtures/bruno.ts'
 import { RawMcpClient } from '../fixtures/mcpHttp.ts'
 import { startParityProxy } from '../fixtures/parityProxy.ts'
 import { listenOnLoopback } from '../fixtures/loopbackServer.ts'
-import { devnetPricing, ledgerViolations, runnerLedger, type LedgerEntry } from '../fixtures/runnerLedger.ts'
+import { devnetPricing, ledgerViolations, runnerLedger, type LedgerEntry } from '../../core/testing/runnerLedger.ts'
 import { signTransfer } from '../fixtures/signedTransfer.ts'
 import { waitFor } from '../fixtures/waitFor.ts'
 

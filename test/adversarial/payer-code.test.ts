@@ -2,7 +2,7 @@ import t, { type Test } from 'tap'
 import { encodeFunctionData, getAddress, parseEther, type Address, type PrivateKeyAccount } from 'viem'
 import { generatePrivateKey } from 'viem/accounts'
 import { startDevnetBruno } from '../fixtures/devnetBruno.ts'
-import type { LedgerEntry } from '../fixtures/runnerLedger.ts'
+import type { LedgerEntry } from '../../core/testing/runnerLedger.ts'
 import { RawMcpClient } from '../fixtures/mcpHttp.ts'
 import {
   adversaryChain,

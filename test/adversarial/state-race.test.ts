@@ -7,7 +7,7 @@ import { metaMaskContracts } from '../../plugins/metamask/contracts.ts'
 import { readRedemption } from '../../plugins/metamask/delegation.ts'
 import { signedBatches } from '../fixtures/caliburSignatures.ts'
 import { startDevnetBruno } from '../fixtures/devnetBruno.ts'
-import type { LedgerEntry } from '../fixtures/runnerLedger.ts'
+import type { LedgerEntry } from '../../core/testing/runnerLedger.ts'
 import { RawMcpClient } from '../fixtures/mcpHttp.ts'
 import {
   adversaryChain,

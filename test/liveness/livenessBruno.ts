@@ -11,7 +11,7 @@ import { startBruno } from '../fixtures/bruno.ts'
 import type { DevnetBruno } from '../fixtures/devnetBruno.ts'
 import { RawMcpClient } from '../fixtures/mcpHttp.ts'
 import { startParityProxy } from '../fixtures/parityProxy.ts'
-import { devnetPricing, ledgerViolations, runnerLedger } from '../fixtures/runnerLedger.ts'
+import { devnetPricing, ledgerViolations, runnerLedger } from '../../core/testing/runnerLedger.ts'
 import { startChaosProxy, type ChaosProxy, type ChaosRule, type RpcElement } from './chaosProxy.ts'
 
 // Issue 13's devnet: anvil with the real contracts, and Bruno reaching it through a chaos proxy (rules

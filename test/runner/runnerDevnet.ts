@@ -27,7 +27,7 @@ import { encodeSignedExecute } from '../../plugins/calibur/executeCalldata.ts'
 import { caliburDelegate, ownCallsBatch, paymentBatch } from '../../plugins/calibur/paymentFirstBatch.ts'
 import { caliburTypedData } from '../../plugins/calibur/typedData.ts'
 import { startParityProxy, type ParityProxy } from '../fixtures/parityProxy.ts'
-import { devnetPricing, ledgerViolations, runnerLedger, type LedgerEntry } from '../fixtures/runnerLedger.ts'
+import { devnetPricing, ledgerViolations, runnerLedger, type LedgerEntry } from '../../core/testing/runnerLedger.ts'
 import { startChaosProxy, type ChaosProxy } from '../liveness/chaosProxy.ts'
 
 // The runner loop (core/relay/runner.ts) on a real devnet, driven one pass at a time: anvil with the
