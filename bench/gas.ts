@@ -140,7 +140,8 @@ try {
       sender: owner.address,
       nonce,
       callData: encodeExecuteBatch(calls),
-      verificationGasLimit: VERIFICATION_GAS,
+      // Paying a prefund (an ETH transfer to the EntryPoint) takes validation past what a fee-less operation needs.
+      verificationGasLimit: fee === 0n ? VERIFICATION_GAS : 2n * VERIFICATION_GAS,
       callGasLimit,
       preVerificationGas: fee === 0n ? 0n : 50_000n,
       maxPriorityFeePerGas: fee,
@@ -183,7 +184,8 @@ try {
     const nonce = await client.readContract({ address: ENTRY_POINT, abi: entryPointAbi, functionName: 'getNonce', args: [owner.address, 0n] })
     const { maxFeePerGas } = await client.estimateFeesPerGas()
     const op = await userOperation(owner, nonce, [transferCall(fresh(), gift)], 100_000n, maxFeePerGas)
-    return (await mined(await sponsor.sendTransaction({ to: ENTRY_POINT, data: encodeHandleOps(op, sponsor.account.address), gas: 1_000_000n }))).gasUsed
+    const data = encodeHandleOps(op, sponsor.account.address)
+    return (await mined(await sponsor.sendTransaction({ to: ENTRY_POINT, data, gas: 1_000_000n }))).gasUsed
   }
 
   const keys = new Map<Address, Hex>()
