@@ -214,7 +214,7 @@ t.test('`bruno --config` exits 1 on a misconfigured group, the message on stderr
   t.notMatch(failed?.stderr, /the-secret-guestbook/)
 })
 
-t.test('the built-in groups and the example reach core only through the plugin API', async (t) => {
+t.test('the built-in groups and the examples reach core only through the plugin API', async (t) => {
   const files = (dir: string): string[] =>
     readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
       const path = join(dir, entry.name)
@@ -232,4 +232,10 @@ t.test('the built-in groups and the example reach core only through the plugin A
   t.same(reaching, [], 'no relative import leaves plugins/ or the example except to core/plugin.ts')
   t.ok(sources.some((file) => readFileSync(file, 'utf8').includes("from '../../core/plugin.ts'")), 'the built-in groups do use the API')
   for (const file of files(EXAMPLE)) t.notMatch(readFileSync(file, 'utf8'), /from '\.\.\//, `${relative(ROOT, file)} imports only its own files and packages`)
+  // The third-party delegate: its own files, Bruno's exports, viem and Node.
+  const delegateExample = join(ROOT, 'examples', 'simple7702-group')
+  for (const file of readdirSync(delegateExample).filter((name) => name.endsWith('.ts'))) {
+    const imported = [...readFileSync(join(delegateExample, file), 'utf8').matchAll(/from '([^']+)'/g)].map(([, specifier]) => specifier!)
+    t.same(imported.filter((specifier) => !/^(\.\/[\w.]+\.ts|bruno\/plugin|viem(\/\w+)?|node:\w+)$/.test(specifier)), [], `examples/simple7702-group/${file} imports only its own files, bruno/plugin, viem and node:`)
+  }
 })

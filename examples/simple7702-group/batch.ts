@@ -3,35 +3,33 @@ import {
   ApprovalRequest,
   Approvals,
   approvalsToAdd,
-  AUTHORIZATION_GAS,
   AuthorizationList,
   authorizationOverride,
   BaseUnits,
+  batchRelayCost,
   BatchCall,
   Calls,
   defineTool,
   described,
   describeApprovals,
-  encodeRunnerCall,
   encodeTransfer,
   GasUnits,
   payerShortfall,
   PLACEHOLDER_SIGNATURE,
+  priceLeg,
   readBatchCalls,
-  readL1DataFee,
   requireAddress,
   requireDelegatedTo,
   revertReason,
-  RUNNER_BATCH_GAS,
-  runnerGasLimit,
   stipendFor,
   TokenAmount,
   ToolError,
   Type,
+  viemAuthorizations,
   type DelegateAt,
   type TSchema,
 } from 'bruno/plugin'
-import { concat, getAddress, formatUnits, type Address, type Hex } from 'viem'
+import { getAddress, formatUnits, type Address, type Hex } from 'viem'
 import { ENTRY_POINT_OVERHEAD, PAYMENT_CALL_GAS, simple7702Words, VERIFICATION_GAS } from './delegate.ts'
 import { encodeExecuteBatch, encodeHandleOps, ENTRY_POINT, entryPointAbi, userOperationTypedData, type Call, type UserOperation } from './entryPoint.ts'
 
@@ -141,27 +139,16 @@ export const simple7702Batch = (chain: TSchema, implementation: Address) =>
           { ...base, nonce: nonce + 1n, callData: encodeExecuteBatch(own), callGasLimit },
         ]
       }
-      const gasFor = async (amount: bigint) => {
+      const costFor = (amount: bigint) => {
         const [paying, calling] = opsFor(amount)
         const paymentData = encodeHandleOps(paying, payee)
         const data = encodeHandleOps(calling, payee)
         const paymentGas = VERIFICATION_GAS + PAYMENT_CALL_GAS + ENTRY_POINT_OVERHEAD
         const callGas = stipendFor(VERIFICATION_GAS + callGasLimit + ENTRY_POINT_OVERHEAD)
-        const runnerData = encodeRunnerCall({ form: 'batch', account, delegate: implementation, target: ENTRY_POINT, paymentData, paymentGas, data, token: token.address, payee, amount }, callGas)
-        const gas = runnerGasLimit({
-          runnerData,
-          copiedData: concat([paymentData, data]),
-          beforeCall: RUNNER_BATCH_GAS + paymentGas,
-          callGas,
-          authorizationGas: stateOverride ? AUTHORIZATION_GAS : 0n,
-          gasLimitBps: config.runner.gasLimitBps,
-        })
-        const l1FeeWei = await readL1DataFee(network, { to: getAddress(config.runner.contract), data: runnerData, gas, nonce: 0, maxFeePerGas: pricer.feePerGas, maxPriorityFeePerGas: pricer.feePerGas })
-        return { gas, amount: pricer.amountFor(gas, l1FeeWei) }
+        const relay = { form: 'batch' as const, account, delegate: implementation, target: ENTRY_POINT, paymentData, paymentGas, data, token: token.address, payee, amount }
+        return batchRelayCost(network, relay, callGas, pricer.feePerGas, stateOverride ? viemAuthorizations(args.authorizationList) : undefined)
       }
-      const provisional = await gasFor(1n)
-      const priced = await gasFor(provisional.amount)
-      const amount = priced.amount > provisional.amount ? priced.amount : provisional.amount
+      const { amount, measured } = await priceLeg(pricer, costFor)
       const [paying, calling] = opsFor(amount)
       const amountFormatted = formatUnits(amount, token.decimals)
       return {
@@ -174,7 +161,7 @@ export const simple7702Batch = (chain: TSchema, implementation: Address) =>
         calls: [...approveCalls, ...calls],
         approvalsAdded: added,
         ...(stateOverride ? { authorizationList: args.authorizationList } : {}),
-        gas: { estimated: priced.gas.toString(), ownerPath: ownerGas.toString() },
+        gas: { estimated: measured.gas.toString(), ownerPath: ownerGas.toString() },
       }
     },
   })

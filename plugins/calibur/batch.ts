@@ -1,5 +1,5 @@
 import { Type, type TSchema } from '@sinclair/typebox'
-import { concat, formatUnits, getAddress, type Address, type Client, type Hex, type StateOverride } from 'viem'
+import { formatUnits, getAddress, type Address, type Client, type Hex, type StateOverride } from 'viem'
 import { readContract } from 'viem/actions'
 import {
   Address as AddressSchema,
@@ -9,29 +9,27 @@ import {
   describeApprovals,
   readBatchCalls,
   shortAddress,
-  AUTHORIZATION_GAS,
   authorizationOverride,
   Approvals,
   AuthorizationList,
   BaseUnits,
+  batchDeadline,
+  batchRelayCost,
   Call,
   Calls,
   calldataGas,
   defineTool,
   described,
-  encodeRunnerCall,
   PLACEHOLDER_SIGNATURE,
-  RUNNER_BATCH_GAS,
+  priceLeg,
   encodeTransfer,
   GasUnits,
   Nonce,
   payerShortfall,
-  readL1DataFee,
   requireAddress,
   requireDelegatedTo,
   sameShapeAs,
   revertReason,
-  runnerGasLimit,
   stipendFor,
   TokenAmount,
   ToolError,
@@ -225,40 +223,19 @@ export async function measureSignedBatches(
   const accountGas =
     (callsExecuted > 0n ? callsExecuted : 0n) + SIGNED_PATH_GAS + PER_CALL_GAS * BigInt(flat.ownCalls.length) + PER_DATA_BYTE_GAS * dataBytes
   const callGas = stipendFor(accountGas)
-  const paymentData = encodeSignedExecute({ message: messages.payment, signature: PLACEHOLDER_SIGNATURE })
-  const callsData = encodeSignedExecute({ message: messages.calls, signature: PLACEHOLDER_SIGNATURE })
-  const runnerData = encodeRunnerCall(
-    {
-      form: 'batch',
-      account,
-      delegate: getAddress(network.config.calibur),
-      target: account,
-      paymentData,
-      paymentGas: CALIBUR_PAYMENT_GAS,
-      data: callsData,
-      token: token.address,
-      payee,
-      amount,
-    },
-    callGas,
-  )
-  const gas = runnerGasLimit({
-    runnerData,
-    copiedData: concat([paymentData, callsData]),
-    beforeCall: RUNNER_BATCH_GAS + paymentGas,
-    callGas,
-    authorizationGas: stateOverride ? AUTHORIZATION_GAS : 0n,
-    gasLimitBps: network.config.runner.gasLimitBps,
-  })
-  const l1FeeWei = await readL1DataFee(network, {
-    to: getAddress(network.config.runner.contract),
-    data: runnerData,
-    gas,
-    nonce: 0,
-    maxFeePerGas: feePerGas,
-    maxPriorityFeePerGas: feePerGas,
-    ...(authorizations ? { authorizationList: authorizations } : {}),
-  })
+  const relay = {
+    form: 'batch' as const,
+    account,
+    delegate: getAddress(network.config.calibur),
+    target: account,
+    paymentData: encodeSignedExecute({ message: messages.payment, signature: PLACEHOLDER_SIGNATURE }),
+    paymentGas: CALIBUR_PAYMENT_GAS,
+    data: encodeSignedExecute({ message: messages.calls, signature: PLACEHOLDER_SIGNATURE }),
+    token: token.address,
+    payee,
+    amount,
+  }
+  const { gas, l1FeeWei } = await batchRelayCost(network, relay, callGas, feePerGas, stateOverride ? authorizations : undefined, paymentGas)
   return { ownerGas, paymentGas, accountGas, gas, l1FeeWei }
 }
 
@@ -339,9 +316,7 @@ export const caliburBatch = (chain: TSchema) =>
       // Without an authorization list, readCaliburState refuses an account not delegated to Calibur.
       const stateOverride = await delegationOverride(network, account, args.authorizationList)
       const key = BigInt(args.nonceKey ?? '0')
-      const now = Math.floor(Date.now() / 1000)
-      const deadline = args.deadline ?? now + config.relay.submissionTtlSec
-      if (deadline <= now) throw new ToolError(`the deadline ${deadline} has passed (now ${now})`)
+      const deadline = batchDeadline(network, args.deadline)
 
       const [{ domain, seq }, { added, calls: approveCalls }, pricer] = await Promise.all([
         readCaliburState(network, account, key, stateOverride),
@@ -351,10 +326,6 @@ export const caliburBatch = (chain: TSchema) =>
       const nonce = caliburNonce(key, seq)
       const callsNonce = caliburNonce(key, seq + 1n)
       const { feePerGas, marginBps } = pricer
-      const priced = ({ gas, l1FeeWei }: BatchMeasurement) => {
-        const amount = pricer.amountFor(gas, l1FeeWei)
-        return amount > 0n ? amount : 1n
-      }
       const ownCalls = [...approveCalls, ...calls] as CaliburCall[]
       // Both batches only through the Runner: the payment is taken in its own call, then the calls run.
       const executor = getAddress(config.runner.contract)
@@ -362,9 +333,7 @@ export const caliburBatch = (chain: TSchema) =>
       const paymentTypedDataFor = (amount: bigint): CaliburTypedData =>
         caliburTypedData({ domain, batch: paymentBatch(legFor(amount)), nonce, deadline: BigInt(deadline), executor })
       const typedData = caliburTypedData({ domain, batch: ownCallsBatch(ownCalls), nonce: callsNonce, deadline: BigInt(deadline), executor })
-      // Measured twice: with a provisional leg of one base unit, then with the leg it priced (which
-      // also checks the account can pay it). The larger price is kept.
-      const measure = (amount: bigint) =>
+      const { amount, measured } = await priceLeg(pricer, (amount) =>
         measureSignedBatches(
           network,
           account,
@@ -376,11 +345,8 @@ export const caliburBatch = (chain: TSchema) =>
           feePerGas,
           stateOverride,
           viemAuthorizations(args.authorizationList),
-        )
-      const provisional = await measure(1n)
-      let amount = priced(provisional)
-      const measured = await measure(amount)
-      if (priced(measured) > amount) amount = priced(measured)
+        ),
+      )
       const paymentTypedData = paymentTypedDataFor(amount)
 
       const amountFormatted = formatUnits(amount, token.decimals)

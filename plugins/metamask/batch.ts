@@ -1,33 +1,31 @@
 import { Type, type TSchema } from '@sinclair/typebox'
-import { concat, formatUnits, getAddress, type Address, type Hex, type StateOverride } from 'viem'
+import { formatUnits, getAddress, type Address, type Hex, type StateOverride } from 'viem'
 import { randomBytes } from 'node:crypto'
 import {
   Address as AddressSchema,
   ApprovalRequest,
   Approvals,
   approvalsToAdd,
-  AUTHORIZATION_GAS,
   AuthorizationList,
   authorizationOverride,
   BaseUnits,
+  batchDeadline,
+  batchRelayCost,
   BatchCall,
   calldataGas,
   Calls,
   defineTool,
   described,
   describeApprovals,
-  encodeRunnerCall,
   encodeTransfer,
   GasUnits,
   payerShortfall,
   PLACEHOLDER_SIGNATURE,
+  priceLeg,
   readBatchCalls,
-  readL1DataFee,
   requireAddress,
   requireDelegatedTo,
   revertReason,
-  RUNNER_BATCH_GAS,
-  runnerGasLimit,
   shortAddress,
   stipendFor,
   TokenAmount,
@@ -102,40 +100,19 @@ export async function measureDelegation(
   const paymentGas = paymentRedemptionGas(delegation)
   const callGas = stipendFor((callsExecuted > 0n ? callsExecuted : 0n) + callsRedemptionOverhead(delegation, ownCalls.length))
   const signed = { ...delegation, signature: PLACEHOLDER_SIGNATURE }
-  const paymentData = encodeRedemption(signed, PAYMENT_GROUP, [leg])
-  const callsData = encodeRedemption(signed, CALLS_GROUP, ownCalls)
-  const runnerData = encodeRunnerCall(
-    {
-      form: 'batch',
-      account,
-      delegate: metaMaskContracts.delegator,
-      target: metaMaskContracts.delegationManager,
-      paymentData,
-      paymentGas,
-      data: callsData,
-      token: token.address,
-      payee: getAddress(network.config.payee),
-      amount,
-    },
-    callGas,
-  )
-  const gas = runnerGasLimit({
-    runnerData,
-    copiedData: concat([paymentData, callsData]),
-    beforeCall: RUNNER_BATCH_GAS + paymentGas,
-    callGas,
-    authorizationGas: stateOverride ? AUTHORIZATION_GAS : 0n,
-    gasLimitBps: network.config.runner.gasLimitBps,
-  })
-  const l1FeeWei = await readL1DataFee(network, {
-    to: getAddress(network.config.runner.contract),
-    data: runnerData,
-    gas,
-    nonce: 0,
-    maxFeePerGas: feePerGas,
-    maxPriorityFeePerGas: feePerGas,
-    ...(authorizations ? { authorizationList: authorizations } : {}),
-  })
+  const relay = {
+    form: 'batch' as const,
+    account,
+    delegate: metaMaskContracts.delegator,
+    target: metaMaskContracts.delegationManager,
+    paymentData: encodeRedemption(signed, PAYMENT_GROUP, [leg]),
+    paymentGas,
+    data: encodeRedemption(signed, CALLS_GROUP, ownCalls),
+    token: token.address,
+    payee: getAddress(network.config.payee),
+    amount,
+  }
+  const { gas, l1FeeWei } = await batchRelayCost(network, relay, callGas, feePerGas, stateOverride ? authorizations : undefined)
   return { ownerGas, gas, l1FeeWei }
 }
 
@@ -197,9 +174,7 @@ export const metaMaskBatch = (chain: TSchema) =>
       const calls = readBatchCalls(network, args.calls)
       const stateOverride = await authorizationOverride(network, account, args.authorizationList, metaMaskAt)
       if (!stateOverride) await requireDelegatedTo(network, account, metaMaskAt)
-      const now = Math.floor(Date.now() / 1000)
-      const deadline = args.deadline ?? now + config.relay.submissionTtlSec
-      if (deadline <= now) throw new ToolError(`the deadline ${deadline} has passed (now ${now})`)
+      const deadline = batchDeadline(network, args.deadline)
       const [{ added, calls: approveCalls }, pricer] = await Promise.all([approvalsToAdd(network, account, args.approvals), payment.pricer(network.name, token.address)])
 
       const ownCalls = [...approveCalls, ...calls]
@@ -208,17 +183,9 @@ export const metaMaskBatch = (chain: TSchema) =>
       const legFor = (amount: bigint) => executionOf(encodeTransfer({ token: token.address, to: payee, amount }))
       const delegationFor = (amount: bigint) =>
         paymentFirstDelegation({ account, runner: getAddress(config.runner.contract), leg: legFor(amount), calls: executions, deadline: BigInt(deadline), salt })
-      const priced = ({ gas, l1FeeWei }: DelegationMeasurement) => {
-        const amount = pricer.amountFor(gas, l1FeeWei)
-        return amount > 0n ? amount : 1n
-      }
-      // Measured twice: with a provisional leg of one base unit, then with the leg it priced (which
-      // also checks the account can pay it). The larger price is kept.
-      const measure = (amount: bigint) =>
-        measureDelegation(network, delegationFor(amount), legFor(amount), executions, token, amount, pricer.feePerGas, stateOverride, viemAuthorizations(args.authorizationList))
-      let amount = priced(await measure(1n))
-      const measured = await measure(amount)
-      if (priced(measured) > amount) amount = priced(measured)
+      const { amount, measured } = await priceLeg(pricer, (amount) =>
+        measureDelegation(network, delegationFor(amount), legFor(amount), executions, token, amount, pricer.feePerGas, stateOverride, viemAuthorizations(args.authorizationList)),
+      )
 
       const amountFormatted = formatUnits(amount, token.decimals)
       const summary =

@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { encodeFunctionData, erc20Abi, getAddress, parseEther, parseSignature, type Address, type Hex, type PrivateKeyAccount } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { DelegationManager } from '@metamask/delegation-abis'
@@ -213,29 +213,37 @@ const caliburCases: (RaceCase & { attack: Attack })[] = [
   { name: 'the account flips the flag its call reads', call: workCall, attack: flipFlag, expected: 'paid' },
 ]
 
-t.test('the Calibur form: the account races its own signed batch, in the same block', async (t) => {
+/** What a delegate form's race needs: its account, and its signed batches for a call, as submit takes them. */
+interface DelegateForm {
+  readonly name: string
+  readonly account: () => Promise<PrivateKeyAccount>
+  readonly signed: (account: PrivateKeyAccount, call: { to: Address; data: Hex }) => Promise<{ call: { to: Address; data: Hex }; payment: any; signedCall: any }>
+  /** Why a third party's own run of the signed batches reverts. */
+  readonly unharmedBecause: string
+}
+
+/** Each race of `cases` in turn, by each binding in turn: the account races its own signed batches, in the same block. */
+async function raceDelegate(t: Test, form: DelegateForm, cases: readonly (RaceCase & { attack: Attack })[]) {
   const transports: Binding[] = ['mcp', 'rest', 'rpc']
   let index = 0
-  for (const race of caliburCases) {
+  for (const race of cases) {
     const binding = transports[index++ % transports.length]!
     if (race.expected === 'reverted') expectedReverts++
-    const label = `Calibur: ${race.name} (submitted via ${binding})`
+    const label = `${form.name}: ${race.name} (submitted via ${binding})`
     await t.test(label, async (t) => {
-      const account = await caliburAccount()
-      const call = race.call(account.address)
-      const batch = await mcp.call('calibur_batch', { chain: 'local', account: account.address, calls: [{ ...call, value: '0' }], token: 'USDC' })
-      const executed = await mcp.call('calibur_execute', { chain: 'local', ...(await signedBatches(account, batch)) })
-      const amount = BigInt(executed.payment.amountBaseUnits)
+      const account = await form.account()
+      const { call, payment, signedCall } = await form.signed(account, race.call(account.address))
+      const amount = BigInt(payment.amountBaseUnits)
       const payeeBefore = await chain.usdcOf(payee)
-      const { value: submitted, hash, attackHashes } = await chain.inOneBlock(() => api.submitAndSend(binding, { call: executed.call, payment: executed.payment }), {
-        attack: async () => [await race.attack(account, { payment: executed.payment, signedCall: { ...executed.call, typedData: batch.paymentTypedData } })],
+      const { value: submitted, hash, attackHashes } = await chain.inOneBlock(() => api.submitAndSend(binding, { call, payment }), {
+        attack: async () => [await race.attack(account, { payment, signedCall })],
       })
       t.ok(submitted.accepted && hash, 'accepted and sent before the attack')
       if (!submitted.accepted) return
       const view = await api.settled(binding, submitted.id)
       if (race.expected === 'unharmed') {
         const attack = await chain.client.getTransactionReceipt({ hash: attackHashes[0]! })
-        t.equal(attack.status, 'reverted', 'the attacker\'s transaction reverted (Unauthorized: only the Runner may execute)')
+        t.equal(attack.status, 'reverted', `the attacker's transaction reverted (${form.unharmedBecause})`)
         t.equal(view.stage, 'done', `done (${view.reason})`)
         t.equal(view.outcome?.callSucceeded, true, 'the calls ran as signed')
         t.equal((await chain.usdcOf(payee)) - payeeBefore, amount, 'the payee holds the payment')
@@ -253,10 +261,27 @@ t.test('the Calibur form: the account races its own signed batch, in the same bl
       // DESIGN §3's one allowed loss, declared for the teardown's ledger check.
       if (entry.status === 'reverted') bruno.allowRevertedRunnerTransactions(1)
       losses.push({ label, entry })
-      t.equal((await chain.usdcOf(payee)) - payeeBefore, race.payeePaidByAttacker ? amount : 0n, race.payeePaidByAttacker ? 'the payee was paid, by the attacker\'s own transaction' : 'the payee got nothing')
+      t.equal((await chain.usdcOf(payee)) - payeeBefore, 0n, 'the payee got nothing')
     })
   }
-})
+}
+
+t.test('the Calibur form: the account races its own signed batch, in the same block', (t) =>
+  raceDelegate(
+    t,
+    {
+      name: 'Calibur',
+      account: caliburAccount,
+      signed: async (account, call) => {
+        const batch = await mcp.call('calibur_batch', { chain: 'local', account: account.address, calls: [{ ...call, value: '0' }], token: 'USDC' })
+        const executed = await mcp.call('calibur_execute', { chain: 'local', ...(await signedBatches(account, batch)) })
+        return { call: executed.call, payment: executed.payment, signedCall: { ...executed.call, typedData: batch.paymentTypedData } }
+      },
+      unharmedBecause: 'Unauthorized: only the Runner may execute',
+    },
+    caliburCases,
+  ),
+)
 
 /** A MetaMask-delegated account with USDC, a little ETH for its own attacks, its flag up and its allowance given. */
 async function metaMaskAccount(): Promise<PrivateKeyAccount> {
@@ -296,47 +321,22 @@ const metaMaskCases: (RaceCase & { attack: Attack })[] = [
   { name: 'the account flips the flag its call reads', call: workCall, attack: flipFlag, expected: 'paid' },
 ]
 
-t.test('the MetaMask form: the account races its own signed delegation, in the same block', async (t) => {
-  const transports: Binding[] = ['mcp', 'rest', 'rpc']
-  let index = 0
-  for (const race of metaMaskCases) {
-    const binding = transports[index++ % transports.length]!
-    if (race.expected === 'reverted') expectedReverts++
-    const label = `MetaMask: ${race.name} (submitted via ${binding})`
-    await t.test(label, async (t) => {
-      const account = await metaMaskAccount()
-      const call = race.call(account.address)
-      const batch = await mcp.call('metamask_batch', { chain: 'local', account: account.address, calls: [{ ...call, value: '0' }], token: 'USDC' })
-      const executed = await mcp.call('metamask_execute', { chain: 'local', typedData: batch.typedData, signature: await account.signTypedData(batch.typedData) })
-      const amount = BigInt(executed.payment.amountBaseUnits)
-      const payeeBefore = await chain.usdcOf(payee)
-      const { value: submitted, hash, attackHashes } = await chain.inOneBlock(() => api.submitAndSend(binding, { call: executed.call, payment: executed.payment }), {
-        attack: async () => [await race.attack(account, { payment: executed.payment, signedCall: executed.call })],
-      })
-      t.ok(submitted.accepted && hash, 'accepted and sent before the attack')
-      if (!submitted.accepted) return
-      const view = await api.settled(binding, submitted.id)
-      if (race.expected === 'unharmed') {
-        const attack = await chain.client.getTransactionReceipt({ hash: attackHashes[0]! })
-        t.equal(attack.status, 'reverted', 'the attacker\'s redemption reverted (InvalidDelegate: only the Runner may redeem)')
-        t.equal(view.stage, 'done', `done (${view.reason})`)
-        t.equal(view.outcome?.callSucceeded, true, 'the calls ran as signed')
-        t.equal((await chain.usdcOf(payee)) - payeeBefore, amount, 'the payee holds the payment')
-        return
-      }
-      if (race.expected === 'paid') {
-        await expectCallFailedAndPaid(t, bruno, view, amount, label)
-        t.equal((await chain.usdcOf(payee)) - payeeBefore, amount, 'the payee holds the payment')
-        paidAnyway.push(label)
-        return
-      }
-      const entry = await expectRevertedInPaymentPhase(t, bruno, chain, view, label)
-      if (entry.status === 'reverted') bruno.allowRevertedRunnerTransactions(1)
-      losses.push({ label, entry })
-      t.equal((await chain.usdcOf(payee)) - payeeBefore, 0n, 'the payee got nothing')
-    })
-  }
-})
+t.test('the MetaMask form: the account races its own signed delegation, in the same block', (t) =>
+  raceDelegate(
+    t,
+    {
+      name: 'MetaMask',
+      account: metaMaskAccount,
+      signed: async (account, call) => {
+        const batch = await mcp.call('metamask_batch', { chain: 'local', account: account.address, calls: [{ ...call, value: '0' }], token: 'USDC' })
+        const executed = await mcp.call('metamask_execute', { chain: 'local', typedData: batch.typedData, signature: await account.signTypedData(batch.typedData) })
+        return { call: executed.call, payment: executed.payment, signedCall: executed.call }
+      },
+      unharmedBecause: 'InvalidDelegate: only the Runner may redeem',
+    },
+    metaMaskCases,
+  ),
+)
 
 t.test('tally of the races', async (t) => {
   const reverted = losses.length

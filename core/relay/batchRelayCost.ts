@@ -1,0 +1,85 @@
+import { concat, getAddress, type SignedAuthorizationList } from 'viem'
+import { readL1DataFee } from '../chain/l1DataFee.ts'
+import type { Network } from '../chain/networks.ts'
+import { ToolError } from '../tool.ts'
+import { AUTHORIZATION_GAS } from './delegation7702.ts'
+import type { GasPricer } from './gasPricer.ts'
+import { encodeRunnerCall, RUNNER_BATCH_GAS, type RunnerRelay } from './runnerCall.ts'
+import { runnerGasLimit } from './runnerTransaction.ts'
+
+/**
+ * What a delegate's batch relay will cost, measured before it is signed, as submit will price it:
+ * the gas limit of the exact `relayBatch` calldata (placeholder signatures in `relay`), the
+ * Runner's work, the payment phase (`paymentPhaseGas`: what it was measured to need, else its cap
+ * `relay.paymentGas`), `callGas` as the stipend and the settlement
+ * (`runnerGasLimit`, one EIP-7702 authorization each in `authorizations`), and the L1 data fee it
+ * would pay at `feePerGas` where the chain charges one. A batch tool prices its payment leg from it.
+ *
+ * @example
+ * const { gas, l1FeeWei } = await batchRelayCost(network, relay, stipendFor(accountGas), pricer.feePerGas, viemAuthorizations(list))
+ * pricer.amountFor(gas, l1FeeWei) // the payment leg's amount
+ */
+export async function batchRelayCost(
+  network: Network,
+  relay: RunnerRelay & { form: 'batch' },
+  callGas: bigint,
+  feePerGas: bigint,
+  authorizations?: SignedAuthorizationList,
+  paymentPhaseGas: bigint = relay.paymentGas,
+): Promise<{ gas: bigint; l1FeeWei: bigint }> {
+  const runnerData = encodeRunnerCall(relay, callGas)
+  const gas = runnerGasLimit({
+    runnerData,
+    copiedData: concat([relay.paymentData, relay.data]),
+    beforeCall: RUNNER_BATCH_GAS + paymentPhaseGas,
+    callGas,
+    authorizationGas: AUTHORIZATION_GAS * BigInt(authorizations?.length ?? 0),
+    gasLimitBps: network.config.runner.gasLimitBps,
+  })
+  const l1FeeWei = await readL1DataFee(network, {
+    to: getAddress(network.config.runner.contract),
+    data: runnerData,
+    gas,
+    nonce: 0,
+    maxFeePerGas: feePerGas,
+    maxPriorityFeePerGas: feePerGas,
+    ...(authorizations && authorizations.length > 0 ? { authorizationList: authorizations } : {}),
+  })
+  return { gas, l1FeeWei }
+}
+
+/**
+ * A batch's payment leg priced as submit will price it: `measure`d with a provisional leg of one
+ * base unit, then with the leg that priced (which also checks the account can pay it); the larger
+ * price is kept, never below one base unit.
+ *
+ * @example
+ * const { amount, measured } = await priceLeg(pricer, (amount) => measureMyBatch(network, legFor(amount)))
+ */
+export async function priceLeg<M extends { readonly gas: bigint; readonly l1FeeWei: bigint }>(
+  pricer: Pick<GasPricer, 'amountFor'>,
+  measure: (amount: bigint) => Promise<M>,
+): Promise<{ amount: bigint; measured: M }> {
+  const priced = ({ gas, l1FeeWei }: M) => {
+    const amount = pricer.amountFor(gas, l1FeeWei)
+    return amount > 0n ? amount : 1n
+  }
+  let amount = priced(await measure(1n))
+  const measured = await measure(amount)
+  if (priced(measured) > amount) amount = priced(measured)
+  return { amount, measured }
+}
+
+/**
+ * A batch's deadline in unix seconds: the one given, else now + the network's submission ttl;
+ * a deadline already past is refused.
+ *
+ * @example
+ * batchDeadline(network, args.deadline) // 1796443200
+ */
+export function batchDeadline(network: Network, given: number | undefined): number {
+  const now = Math.floor(Date.now() / 1000)
+  const deadline = given ?? now + network.config.relay.submissionTtlSec
+  if (deadline <= now) throw new ToolError(`the deadline ${deadline} has passed (now ${now})`)
+  return deadline
+}
