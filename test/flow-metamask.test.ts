@@ -63,6 +63,9 @@ async function relay(t: Test, account: PrivateKeyAccount, batch: any, authorizat
   t.equal(executed.call.to, metaMaskContracts.delegationManager, 'the Runner redeems through the DelegationManager')
   t.same({ token: executed.payment.token, amountBaseUnits: executed.payment.amountBaseUnits }, { token: usdc, amountBaseUnits: batch.payment.amountBaseUnits }, 'the payment is the delegation\'s payment group')
   t.match(executed.payment.batch, /^0xcef6d209/, 'the payment is a redeemDelegations too')
+  // quote prices the exact redemptions as submit will: no more than metamask_batch priced them.
+  const quote = await use('quote', { chain: 'local', call: executed.call, paymentBatch: executed.payment.batch, token: 'USDC', payment: 'batch', ...(authorizationList ? { authorizationList } : {}) })
+  t.ok(BigInt(quote.amountBaseUnits) <= BigInt(batch.payment.amountBaseUnits), `quote's ${quote.amountBaseUnits} ≤ the delegation's ${batch.payment.amountBaseUnits}`)
   const accepted = await use('submit', { chain: 'local', call: executed.call, payment: executed.payment, ...(authorizationList ? { authorizationList } : {}) })
   const status = await untilSettled(accepted.id)
   t.equal(status.stage, 'done', status.reason)

@@ -105,3 +105,28 @@ t.test('calls that would fail are refused before anything is sent, though the En
   t.match(refused.content[0].text, /^refused: the call fails in simulation: .*exceeds balance/)
   t.equal(await client.getTransactionCount({ address: deployment.runner.operator.address }), nonceBefore, 'the runner sent nothing')
 })
+
+t.test('a failure the EntryPoint swallows is reported: the calls run out of their signed gas on chain, the payment stays', async (t) => {
+  const account = await funded()
+  await client.waitForTransactionReceipt({ hash: await sponsor.sendTransaction({ to: sponsor.account.address, authorizationList: [await sponsor.signAuthorization({ account, contractAddress: implementation })] }) })
+  const friend = privateKeyToAccount(generatePrivateKey()).address
+  const batch = await mcp.call('simple7702_batch', { chain: 'local', account: account.address, calls: [encodeTransfer({ token: usdc, to: friend, amount: 1_000_000n })], token: 'USDC' })
+  // The calls operation signed with 5,000 gas for its calls: the account's own replay (all the gas
+  // it wants) succeeds, the Runner's call to the EntryPoint returns normally; the operation fails inside.
+  const starved = structuredClone(batch.typedData)
+  starved.message.accountGasLimits = `${starved.message.accountGasLimits.slice(0, 34)}${(5_000).toString(16).padStart(32, '0')}`
+  const executed = await mcp.call('simple7702_execute', {
+    chain: 'local',
+    paymentTypedData: batch.paymentTypedData,
+    paymentSignature: await account.signTypedData(batch.paymentTypedData),
+    typedData: starved,
+    signature: await account.signTypedData(starved),
+  })
+  const accepted = await mcp.call('submit', { chain: 'local', call: executed.call, payment: executed.payment })
+  const status = await waitFor(() => mcp.call('status', { id: accepted.id }), (view: any) => view.stage === 'done' || view.stage === 'failed', 'settled', 30_000)
+  t.equal(status.stage, 'done', 'done: sent, paid')
+  t.equal(status.outcome.callSucceeded, false, 'the call failed on chain, as the EntryPoint\'s UserOperationEvent says (the Runner saw handleOps return)')
+  t.match(status.reason, /the call failed on chain \(the payment was taken\): the EntryPoint ran the operation and it reverted/)
+  t.equal(status.outcome.paidBaseUnits, batch.payment.amountBaseUnits, 'the payment stays')
+  t.equal(await usdcOf(friend), 0n, 'the transfer did not happen')
+})
