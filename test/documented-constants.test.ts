@@ -94,7 +94,7 @@ t.test('SPEC §6 calibur: calibur_batch\'s gas allowance for the signed paths', 
 t.test('SPEC §6 bruno: the Runner\'s two phases', async (t) => {
   const runnerSol = read('contracts/Runner.sol')
   const constant = (name: string) => Number(new RegExp(`uint256 public constant ${name} = ([\\d_]+);`).exec(runnerSol)![1]!.replaceAll('_', ''))
-  says(t, 'SPEC.md', /with at most the delegate's payment gas \(Calibur: ([\d,]+)\) and its return data copied to at most (\d+) bytes/, [Number(CALIBUR_PAYMENT_GAS), constant('REASON_BYTES')])
+  says(t, 'SPEC.md', /with at most the delegate's payment gas \(Calibur: ([\d,]+); MetaMask: sized to the delegation\) and its return data\s+copied to at most (\d+) bytes/, [Number(CALIBUR_PAYMENT_GAS), constant('REASON_BYTES')])
   says(t, 'SPEC.md', /the Runner copies at most (\d+) bytes of the call's return data and keeps `SETTLE_GAS` \(([\d,]+)\) for its own settlement/, [constant('REASON_BYTES'), constant('SETTLE_GAS')])
   t.equal(Number(RUNNER_SETTLE_GAS), constant('SETTLE_GAS'), 'the relay counts the settlement the Runner keeps')
 })
