@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify'
-import { BaseError, getAddress, keccak256, type Hex, type PrivateKeyAccount, type SignedAuthorizationList, type TransactionReceipt } from 'viem'
+import { BaseError, getAddress, keccak256, type Hex, type Log, type PrivateKeyAccount, type SignedAuthorizationList, type TransactionReceipt } from 'viem'
 import { readFees } from '../chain/fees.ts'
 import { readL1DataFee, readL1DataFeeOfBytes } from '../chain/l1DataFee.ts'
 import { readWeiPerBaseUnit } from '../chain/tokenPrice.ts'
@@ -7,6 +7,7 @@ import { BroadcastError } from '../chain/networks.ts'
 import { ToolError } from '../tool.ts'
 import { describeCallFailure } from './callFailure.ts'
 import type { RelayContext } from './context.ts'
+import type { PaymentToken } from './gasPricer.ts'
 import { localOwnership, runnerKeyName, type RunnerOwnership } from './ownership.ts'
 import { paymentToken } from './paymentToken.ts'
 import { leastPaymentValiditySec } from './paymentValidity.ts'
@@ -15,7 +16,7 @@ import { describeRevertData } from './revertReason.ts'
 import { relayedEvent } from './runnerCall.ts'
 import { paymentCovers, tokenToWei, worstCaseWei } from './pricing.ts'
 import { prepareRunnerTransaction, type Fees, type PreparedRelay } from './runnerTransaction.ts'
-import type { RelayOutcome } from './schemas.ts'
+import type { RelayOutcome, SubmitRequest } from './schemas.ts'
 import { StaleEpochError, type RunnerFence, type SentTransaction, type Submission } from './store.ts'
 
 /** The longest wait between two passes while the chain keeps failing. */
@@ -681,16 +682,17 @@ export class RunnerLoop {
     const token = paymentToken(network, request.payment.token)
     const relayed = relayedEvent(receipt.logs, getAddress(network.config.runner.contract))
     if (!relayed) return { paidBaseUnits: '0', callSucceeded: false, callReason: 'the Runner logged no relay' }
+    const paidBaseUnits = relayed.received.toString()
+    if (relayed.callSucceeded) {
+      const swallowed = swallowedFailure(this.#context, request, token, receipt.logs)
+      return swallowed === undefined ? { paidBaseUnits, callSucceeded: true } : { paidBaseUnits, callSucceeded: false, callReason: swallowed }
+    }
     const requested = relayOfRequest(this.#context, request.call, request.payment, token)
-    // A target that catches the account's failure returns normally: the Runner saw success, its logs say otherwise.
-    const swallowed = relayed.callSucceeded ? requested.batch?.swallowedFailure?.(receipt.logs) : undefined
-    if (swallowed !== undefined) return { paidBaseUnits: relayed.received.toString(), callSucceeded: false, callReason: swallowed }
-    if (relayed.callSucceeded) return { paidBaseUnits: relayed.received.toString(), callSucceeded: true }
     const callReason =
       relayed.reason !== '0x'
         ? describeRevertData(relayed.reason, token.decimals, token.symbol, this.#context.delegates)
         : await describeCallFailure(this.#context, requested, token, receipt.blockNumber - 1n).catch(() => undefined)
-    return { paidBaseUnits: relayed.received.toString(), callSucceeded: false, ...(callReason ? { callReason } : {}) }
+    return { paidBaseUnits, callSucceeded: false, ...(callReason ? { callReason } : {}) }
   }
 
   /**
@@ -822,4 +824,19 @@ function countByStage(submissions: readonly Submission[]): { waiting: number; se
   const counts = { waiting: 0, sending: 0, confirming: 0 }
   for (const { stage } of submissions) if (stage in counts) counts[stage as keyof typeof counts]++
   return counts
+}
+
+/**
+ * Why a delegate batch's call phase failed though the Runner saw it return: a target that catches
+ * the account's failure (an EntryPoint) says so in its logs (`BatchTerms.swallowedFailure`).
+ * `undefined` for a signed-transfer payment, a delegate whose target does not catch, or a request
+ * that no longer reads (its delegate no longer served): the Runner's word stands.
+ */
+function swallowedFailure(context: RelayContext, request: SubmitRequest, token: PaymentToken, logs: readonly Log[]): string | undefined {
+  if (!('batch' in request.payment)) return undefined
+  try {
+    return relayOfRequest(context, request.call, request.payment, token).batch?.swallowedFailure?.(logs)
+  } catch {
+    return undefined
+  }
 }
