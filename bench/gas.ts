@@ -10,7 +10,6 @@ import { encodeRunnerCall } from '../core/relay/runnerCall.ts'
 import { encodeSignedExecute } from '../plugins/calibur/executeCalldata.ts'
 import { CALIBUR_PAYMENT_GAS, ownCallsBatch, paymentBatch } from '../plugins/calibur/paymentFirstBatch.ts'
 import { caliburTypedData, type CaliburCall } from '../plugins/calibur/typedData.ts'
-import { deployBuiltinGroups } from '../plugins/index.ts'
 import { executionOf } from '../plugins/metamask/batch.ts'
 import { metaMaskContracts } from '../plugins/metamask/contracts.ts'
 import { CALLS_GROUP, delegationTypedData, encodeRedemption, PAYMENT_GROUP, paymentFirstDelegation, signedDelegation } from '../plugins/metamask/delegation.ts'
@@ -21,6 +20,7 @@ import { createRequire } from 'node:module'
 import { deployCodeTo } from '../core/devnet/deployCodeTo.ts'
 import { encodeExecuteBatch, encodeHandleOps, ENTRY_POINT, entryPointAbi, userOperationTypedData, type UserOperation } from '../examples/simple7702-group/entryPoint.ts'
 import { ENTRY_POINT_OVERHEAD, PAYMENT_CALL_GAS, VERIFICATION_GAS } from '../examples/simple7702-group/delegate.ts'
+import { CALIBUR_ADDRESS } from '../plugins/calibur/networkOptions.ts'
 
 /**
  * `npm run bench:gas`: issue 31's gas table — the same action, one USDC transfer of 1 USDC to an
@@ -48,7 +48,6 @@ const log = (line: string) => process.stdout.write(`${line}\n`)
 const anvil = await startAnvil()
 try {
   const devnet = await deployDevnet(anvil.rpcUrl)
-  await deployBuiltinGroups(devnet)
   const transport = http(anvil.rpcUrl)
   const client = createPublicClient({ chain: foundry, transport, pollingInterval: 50 })
   const operator = createWalletClient({ account: privateKeyToAccount(devnet.runner.operator.privateKey), chain: foundry, transport })
@@ -95,13 +94,13 @@ try {
   }
   const calibur = async (owner: PrivateKeyAccount) => {
     const seq = await client.readContract({ address: owner.address, abi: [{ type: 'function', name: 'getSeq', stateMutability: 'view', inputs: [{ name: 'key', type: 'uint256' }], outputs: [{ type: 'uint256' }] }], functionName: 'getSeq', args: [0n] })
-    const domain = { chainId: devnet.chainId, account: owner.address, salt: pad(devnet.calibur, { size: 32 }) }
+    const domain = { chainId: devnet.chainId, account: owner.address, salt: pad(CALIBUR_ADDRESS, { size: 32 }) }
     const deadline = BigInt(Math.floor(Date.now() / 1000) + 600)
     const pay = caliburTypedData({ domain, batch: paymentBatch(encodeTransfer({ token: devnet.usdc, to: payee, amount: fee }) as CaliburCall), nonce: seq, deadline, executor: devnet.runner.contract })
     const calls = caliburTypedData({ domain, batch: ownCallsBatch([encodeTransfer({ token: devnet.usdc, to: fresh(), amount: gift }) as CaliburCall]), nonce: seq + 1n, deadline, executor: devnet.runner.contract })
     const paymentData = encodeSignedExecute({ message: pay.message, signature: await owner.signTypedData(pay as never) })
     const data = encodeSignedExecute({ message: calls.message, signature: await owner.signTypedData(calls as never) })
-    return relay(encodeRunnerCall({ form: 'batch', account: owner.address, delegate: devnet.calibur, target: owner.address, paymentData, paymentGas: CALIBUR_PAYMENT_GAS, data, token: devnet.usdc, payee, amount: fee }, 500_000n))
+    return relay(encodeRunnerCall({ form: 'batch', account: owner.address, delegate: CALIBUR_ADDRESS, target: owner.address, paymentData, paymentGas: CALIBUR_PAYMENT_GAS, data, token: devnet.usdc, payee, amount: fee }, 500_000n))
   }
   let salt = 1n
   const metaMask = async (owner: PrivateKeyAccount) => {
@@ -200,7 +199,7 @@ try {
   const ways = [
     { name: 'the account itself (EOA, pays ETH)', run: itself, delegate: undefined, needsEth: true },
     { name: 'Bruno / signed transfer (flow 2)', run: signedTransfer, delegate: undefined, needsEth: false },
-    { name: 'Bruno / Calibur (2 signed batches)', run: calibur, delegate: devnet.calibur, needsEth: false },
+    { name: 'Bruno / Calibur (2 signed batches)', run: calibur, delegate: CALIBUR_ADDRESS, needsEth: false },
     { name: 'Bruno / MetaMask (1 delegation, 2 redemptions)', run: metaMask, delegate: metaMaskContracts.delegator, needsEth: false },
     { name: 'Bruno / Simple7702 (the third-party example: 2 UserOperations, Bruno the bundler)', run: simple7702Relay, delegate: implementation, needsEth: false },
     { name: 'a 4337 bundler, Simple7702 (1 UserOperation, gas paid in ETH)', run: bundler, delegate: implementation, needsEth: true },

@@ -1,7 +1,6 @@
 import { getAddress } from 'viem'
 import type { DevnetDeployment } from '../core/devnet/deploy.ts'
 import { parseConfig } from './load.ts'
-import { CALIBUR_ADDRESS } from './presets.ts'
 import type { BrunoConfig, GroupName } from './schema.ts'
 
 /** The environment variables the devnet's config names for its RPC URL and its runner's key. */
@@ -99,7 +98,6 @@ export function devnetConfig(deployment: DevnetDeployment, env: NodeJS.ProcessEn
           swapRouter02: deployment.uniswap.swapRouter02,
           quoterV2: deployment.uniswap.quoterV2,
         },
-        calibur: CALIBUR_ADDRESS,
         ...common,
       }
   const config = parseConfig(
@@ -126,7 +124,6 @@ function expectPresetAddresses(config: BrunoConfig, deployment: DevnetDeployment
     ['uniswap.factory', network!.uniswap.factory, deployment.uniswap.factory],
     ['uniswap.swapRouter02', network!.uniswap.swapRouter02, deployment.uniswap.swapRouter02],
     ['uniswap.quoterV2', network!.uniswap.quoterV2, deployment.uniswap.quoterV2],
-    ['calibur', network!.calibur, deployment.calibur],
   ]
   for (const [what, configured, built] of pairs) {
     if (getAddress(configured) !== getAddress(built)) throw new Error(`devnetConfig: the preset "${deployment.preset}" names ${what} ${configured}, the devnet built it at ${built}`)

@@ -169,7 +169,7 @@ function mergePatch(base: unknown, patch: unknown): unknown {
 }
 
 // The network fields a preset fills: missing from an entry without one, the error says so.
-const PRESET_FIELDS = new Set(['name', 'chainId', 'weth', 'tokens', 'uniswap', 'calibur'])
+const PRESET_FIELDS = new Set(['name', 'chainId', 'weth', 'tokens', 'uniswap'])
 
 function presetHint(config: unknown, pointer: string): string {
   const match = /^\/networks\/(\d+)\/([^/]+)$/.exec(pointer)
@@ -177,6 +177,13 @@ function presetHint(config: unknown, pointer: string): string {
   const entry = (config as { networks?: unknown[] }).networks?.[Number(match[1])]
   if (!isObject(entry) || entry[match[2]!] !== undefined || entry.preset !== undefined) return ''
   return ` (give it, or "preset": one of ${PRESET_NAMES.join(', ')}, which fills it for that chain)`
+}
+
+// Network keys that became a group's option on the chain: the refusal says where each went.
+const MOVED_NETWORK_KEYS: Readonly<Record<string, (at: string) => string>> = {
+  calibur: (at) =>
+    `the delegate's address is now the calibur group's option on the chain, ${at}.groupOptions.calibur.address, and defaults to ` +
+    "Calibur's own address (0x000000005c84F8Fd50b21CAC312528A64437030e, the same on every chain): delete the key, or move a different address there",
 }
 
 /**
@@ -209,6 +216,8 @@ function unknownKey(schema: TSchema, value: unknown, at: string): string | undef
       const found = unknownKey(known, child, path)
       if (found) return found
     } else if (schema.additionalProperties === false) {
+      const moved = /^networks\[\d+\]$/.test(at) && Object.hasOwn(MOVED_NETWORK_KEYS, key) ? MOVED_NETWORK_KEYS[key] : undefined
+      if (moved) return `config ${path}: ${moved(at)}`
       return `config ${path}: unknown key; ${suggestion(key, Object.keys(properties), 'the keys here are')}`
     }
   }
@@ -219,7 +228,7 @@ function unknownKey(schema: TSchema, value: unknown, at: string): string | undef
  * The first address in `value` whose mixed case is not its EIP-55 checksum, as the error to
  * throw. An address in one case only carries no checksum and is taken as written.
  */
-function badChecksum(schema: TSchema, value: unknown, at: string): string | undefined {
+export function badChecksum(schema: TSchema, value: unknown, at: string): string | undefined {
   if (typeof value === 'string') {
     if (schema.pattern !== AddressString.pattern || !/^0x[0-9a-fA-F]{40}$/.test(value)) return undefined
     const hex = value.slice(2)

@@ -5,7 +5,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 import { Value } from '@sinclair/typebox/value'
 import type { ServedGroup } from '../core/groupPlugin.ts'
 import type { DevnetDeployment, PluginDefinition } from '../core/plugin.ts'
-import { ConfigError, loadConfig, type ConfigOverrides } from './load.ts'
+import { badChecksum, ConfigError, loadConfig, type ConfigOverrides } from './load.ts'
 import { GroupName, type BrunoConfig, type PluginEntry } from './schema.ts'
 import { nearest } from './suggest.ts'
 
@@ -13,10 +13,11 @@ const BRUNO_ROOT = fileURLToPath(new URL('..', import.meta.url))
 
 /**
  * The groups a deployment serves: the built-in ones and those its `plugins` install, each
- * group's options checked by its own schema, restricted to the enabled `groups`. Refuses, naming
- * the group, a plugin that cannot be loaded, a duplicate group name, invalid options, an enabled
- * group nothing installs and two enabled groups with the same order. Installed groups that are
- * not enabled are loaded and checked, never set up.
+ * group's options and options on each chain (`networks[].groupOptions`) checked by its own
+ * schemas, restricted to the enabled `groups`. Refuses, naming the group, a plugin that cannot be
+ * loaded, a duplicate group name, invalid options, options on a chain for a group nothing
+ * installs, an enabled group nothing installs and two enabled groups with the same order.
+ * Installed groups that are not enabled are loaded and checked, never set up.
  *
  * @example
  * const groups = await loadGroups(config, builtinGroups, dirname(configPath))
@@ -30,14 +31,28 @@ export async function loadGroups(config: BrunoConfig, builtins: readonly PluginD
     if (other) throw new ConfigError(`config ${group.source} (group "${name}"): a group named "${name}" is already installed (${other.source})`)
     installed.set(name, group)
   }
-  for (const definition of builtins) install({ definition, options: groupOptions(definition, undefined, 'built in'), order: definition.order, source: 'built in' })
+  const served = (definition: PluginDefinition, given: Record<string, unknown> | undefined, source: string, order: number): ServedGroup => ({
+    definition,
+    options: groupOptions(definition, given, source),
+    networkOptions: groupNetworkOptions(definition, config, source),
+    order,
+    source,
+  })
+  for (const definition of builtins) install(served(definition, undefined, 'built in', definition.order))
   for (const [index, entry] of config.plugins.entries()) {
     const source = `plugins[${index}]`
     const definition = await importGroup(entry.from, configDir, { field: `config ${source}.from`, base: 'the config file' })
-    install({ definition, options: groupOptions(definition, entry.options, source), order: entry.order ?? definition.order, source })
+    install(served(definition, entry.options, source, entry.order ?? definition.order))
   }
+  config.networks.forEach((network, index) => {
+    for (const name of Object.keys(network.groupOptions)) {
+      if (installed.has(name)) continue
+      const near = nearest(name, [...installed.keys()])
+      throw new ConfigError(`config networks[${index}].groupOptions.${name}: no group "${name}" is installed (installed: ${[...installed.keys()].join(', ')})${near ? `; did you mean "${near}"?` : ''}`)
+    }
+  })
 
-  const served = config.groups.map((name) => {
+  const enabled = config.groups.map((name) => {
     const group = installed.get(name)
     if (!group) {
       const near = nearest(name, [...installed.keys()])
@@ -46,7 +61,7 @@ export async function loadGroups(config: BrunoConfig, builtins: readonly PluginD
     return group
   })
   const byOrder = new Map<number, ServedGroup>()
-  for (const group of served) {
+  for (const group of enabled) {
     const other = byOrder.get(group.order)
     if (other) {
       throw new ConfigError(
@@ -56,7 +71,7 @@ export async function loadGroups(config: BrunoConfig, builtins: readonly PluginD
     }
     byOrder.set(group.order, group)
   }
-  return served
+  return enabled
 }
 
 /** The config's options for a group, defaults filled, checked by the group's schema; never quoted (they may hold secrets). */
@@ -70,6 +85,27 @@ function groupOptions(definition: PluginDefinition, given: Record<string, unknow
   const first = Value.Errors(definition.options, options).First()
   if (first) throw new ConfigError(`${at}: options${first.path.replaceAll('/', '.')}: ${first.message}`)
   return options
+}
+
+/** The group's options on each configured chain, by network name: each checked by its `networkOptions` schema, defaults filled. */
+function groupNetworkOptions(definition: PluginDefinition, config: BrunoConfig, source: string): ReadonlyMap<string, unknown> {
+  const { name, networkOptions: schema } = definition
+  return new Map(
+    config.networks.map((network, index) => {
+      const given = network.groupOptions[name]
+      const at = `config networks[${index}].groupOptions.${name} (group "${name}", ${source})`
+      if (!schema) {
+        if (given && Object.keys(given).length > 0) throw new ConfigError(`${at}: the group takes no options on a chain`)
+        return [network.name, {}]
+      }
+      const options = Value.Default(schema, Value.Clone(given ?? {}))
+      const first = Value.Errors(schema, options).First()
+      if (first) throw new ConfigError(`${at}${first.path.replaceAll('/', '.')}: ${first.message}`)
+      const checksum = badChecksum(schema, options, `networks[${index}].groupOptions.${name}`)
+      if (checksum) throw new ConfigError(checksum)
+      return [network.name, options]
+    }),
+  )
 }
 
 /** Where a group's `from` was given, for refusals: the field (`config plugins[0].from`, `--plugin`) and what its paths are relative to. */

@@ -2,8 +2,8 @@ import type { Address } from 'viem'
 
 /**
  * Network presets: `"preset": "<name>"` in a `networks[]` entry fills its name, chain id, WETH,
- * tokens (USDC with its swap path to WETH, and WETH), Uniswap V3 addresses, Calibur and, on
- * OP-stack chains, `l1DataFee`. The operator adds the RPC URL, the payee and the Runner; anything
+ * tokens (USDC with its swap path to WETH, and WETH), Uniswap V3 addresses and, on OP-stack
+ * chains, `l1DataFee`. The operator adds the RPC URL, the payee and the Runner; anything
  * the entry gives itself overrides the preset's (objects merged key by key, arrays and values
  * replaced: a `tokens` array replaces the preset's list whole).
  *
@@ -13,9 +13,6 @@ import type { Address } from 'viem'
  *   (source: github.com/Uniswap/docs, content/protocols/v3/deployments/v3-<chain>-deployments.mdx).
  * - USDC: Circle's "USDC Contract Addresses",
  *   https://developers.circle.com/stablecoins/usdc-contract-addresses (native, Circle-issued USDC).
- * - Calibur: Uniswap's EIP-7702 delegate (v1.1.0), one address on every chain it is deployed to:
- *   the deployments table of github.com/Uniswap/calibur's README, and Uniswap's
- *   developers.uniswap.org/docs/protocols/smart-wallet/deployments.
  * - The USDC→WETH hop's pool fee, 500 (0.05 %), is not a documented fact: it is the USDC/WETH fee
  *   tier Bruno's pricing reads, and `bruno preflight`'s `pool` check tells whether that pool
  *   exists and has liquidity on the chain. Where it does not (a testnet may lack it), give the
@@ -30,13 +27,9 @@ export interface NetworkPreset {
   readonly weth: Address
   readonly usdc: Address
   readonly uniswap: { readonly factory: Address; readonly swapRouter02: Address; readonly quoterV2: Address }
-  readonly calibur: Address
   /** OP-stack chains charge an L1 data fee. */
   readonly l1DataFee?: 'op-stack'
 }
-
-/** Calibur's address on every chain it is deployed to (see the note above). */
-export const CALIBUR_ADDRESS: Address = '0x000000005c84F8Fd50b21CAC312528A64437030e'
 
 /** The pool fee of the preset USDC→WETH hop: 0.05 % (see the note above; not a documented fact). */
 export const PRESET_USDC_WETH_FEE = 500
@@ -56,7 +49,6 @@ export const PRESETS = {
       quoterV2: '0x61fFE014bA17989E743c5F6cB21bF9697530B21e',
       swapRouter02: '0x68b3465833fb72A70ecDF485E0e4C7bD8665Fc45',
     },
-    calibur: CALIBUR_ADDRESS,
   },
   // https://docs.uniswap.org/contracts/v3/reference/deployments/base-deployments ("Base Address"
   // column; WETH 0x4200…0006, Base's predeploy). Base's own https://docs.base.org/chain/contracts
@@ -72,7 +64,6 @@ export const PRESETS = {
       quoterV2: '0x3d4e44Eb1374240CE5F1B871ab261CD16335B76a',
       swapRouter02: '0x2626664c2603336E57B271c5C0b26F421741e481',
     },
-    calibur: CALIBUR_ADDRESS,
     l1DataFee: 'op-stack',
   },
   // https://docs.uniswap.org/contracts/v3/reference/deployments/arbitrum-deployments ("Arbitrum
@@ -88,7 +79,6 @@ export const PRESETS = {
       quoterV2: '0x61fFE014bA17989E743c5F6cB21bF9697530B21e',
       swapRouter02: '0x68b3465833fb72A70ecDF485E0e4C7bD8665Fc45',
     },
-    calibur: CALIBUR_ADDRESS,
   },
   // https://docs.uniswap.org/contracts/v3/reference/deployments/optimism-deployments ("Optimism
   // Addresses" column; WETH 0x4200…0006). USDC: Circle's page ("OP Mainnet", native USDC, not USDC.e).
@@ -103,7 +93,6 @@ export const PRESETS = {
       quoterV2: '0x61fFE014bA17989E743c5F6cB21bF9697530B21e',
       swapRouter02: '0x68b3465833fb72A70ecDF485E0e4C7bD8665Fc45',
     },
-    calibur: CALIBUR_ADDRESS,
     l1DataFee: 'op-stack',
   },
   // https://docs.uniswap.org/contracts/v3/reference/deployments/ethereum-deployments ("Ethereum
@@ -120,7 +109,6 @@ export const PRESETS = {
       quoterV2: '0xEd1f6473345F45b75F8179591dd5bA1888cf2FB3',
       swapRouter02: '0x3bFA4769FB09eefC5a80d6E87c3B9C650f7Ae48E',
     },
-    calibur: CALIBUR_ADDRESS,
   },
   // https://docs.uniswap.org/contracts/v3/reference/deployments/base-deployments ("Base Sepolia
   // Address" column; WETH 0x4200…0006). USDC: Circle's page, testnet table ("Base Sepolia").
@@ -135,7 +123,6 @@ export const PRESETS = {
       quoterV2: '0xC5290058841028F1614F3A6F0F5816cAd0df5E27',
       swapRouter02: '0x94cC0AaC535CCDB3C01d6787D6413C739ae12bc4',
     },
-    calibur: CALIBUR_ADDRESS,
     l1DataFee: 'op-stack',
   },
 } as const satisfies Record<string, NetworkPreset>
@@ -174,7 +161,6 @@ export function presetEntry(name: PresetName) {
       { symbol: 'WETH', address: preset.weth, decimals: 18 },
     ],
     uniswap: { ...preset.uniswap },
-    calibur: preset.calibur,
     ...(preset.l1DataFee ? { l1DataFee: preset.l1DataFee } : {}),
   }
 }

@@ -195,12 +195,19 @@ export const RelayConfig = Type.Object(
   { additionalProperties: false, default: {} },
 )
 
+/**
+ * A group's name: a built-in one (bruno, calibur, metamask, 3009, erc20, uniswap) or one a `plugins` entry
+ * installs. Names are checked against the installed groups at start; lowercase, as they appear
+ * in paths (`/mcp/erc20,uniswap`).
+ */
+export const GroupName = Type.String({ pattern: '^[a-z0-9][a-z0-9_-]{0,31}$', description: 'a group\'s name, e.g. "erc20"' })
+
 export const NetworkConfig = Type.Object(
   {
     preset: Type.Optional(
       Type.Union(
         PRESET_NAMES.map((name) => Type.Literal(name)),
-        { description: 'fills name, chainId, weth, tokens, uniswap, calibur (and l1DataFee) for a known chain; what the entry gives overrides it (config/presets.ts)' },
+        { description: 'fills name, chainId, weth, tokens, uniswap (and l1DataFee) for a known chain; what the entry gives overrides it (config/presets.ts)' },
       ),
     ),
     name: Type.String({ pattern: '^[a-z][a-z0-9-]{0,31}$', description: 'the `chain` argument every tool takes' }),
@@ -210,7 +217,6 @@ export const NetworkConfig = Type.Object(
     weth: AddressString,
     tokens: Type.Array(TokenConfig, { minItems: 1 }),
     uniswap: UniswapConfig,
-    calibur: AddressString,
     payee: AddressString,
     margins: MarginsConfig,
     runner: RunnerConfig,
@@ -220,6 +226,11 @@ export const NetworkConfig = Type.Object(
         description: 'the chain charges an L1 data fee (OP-stack: Base, OP Mainnet), read from GasPriceOracle.getL1Fee and priced into every payment',
       }),
     ),
+    groupOptions: Type.Record(GroupName, Type.Record(Type.String(), Type.Unknown()), {
+      default: {},
+      description:
+        'each group\'s options on this chain, by group name, checked by the group\'s own schema (its `networkOptions`): e.g. {"calibur": {"address": "0x…"}}; a group given none here takes its defaults',
+    }),
     maxBlockAgeSec: Type.Integer({
       minimum: 0,
       default: 60,
@@ -229,12 +240,6 @@ export const NetworkConfig = Type.Object(
   { additionalProperties: false },
 )
 
-/**
- * A group's name: a built-in one (bruno, calibur, 3009, erc20, uniswap) or one a `plugins` entry
- * installs. Names are checked against the installed groups at start; lowercase, as they appear
- * in paths (`/mcp/erc20,uniswap`).
- */
-export const GroupName = Type.String({ pattern: '^[a-z0-9][a-z0-9_-]{0,31}$', description: 'a group\'s name, e.g. "erc20"' })
 
 /** A group from outside Bruno, installed by a `plugins` entry (see PLUGINS.md). */
 export const PluginEntry = Type.Object(

@@ -6,7 +6,7 @@ import { parseServerConfig } from '../config/load.ts'
 import { loadCheckedConfig, loadGroups, withDevnetPlugins } from '../config/loadGroups.ts'
 import { PRESET_NAMES, PRESETS } from '../config/presets.ts'
 import type { BrunoConfig } from '../config/schema.ts'
-import { builtinGroups, deployBuiltinGroups } from '../plugins/index.ts'
+import { builtinGroups } from '../plugins/index.ts'
 import type { DevnetDeployment } from './devnet/deploy.ts'
 import { loadDevnet } from './devnet/load.ts'
 import { bufferedLogDestination, createLogger } from './logger.ts'
@@ -117,13 +117,12 @@ async function serve(options: ServeOptions): Promise<number> {
     const server = parseServerConfig(devnetServer(flags))
     await checkPortFree(server.host, server.port)
     const identity = flags.as ? ` as ${PRESETS[flags.as].title} (chain id ${PRESETS[flags.as].chainId}, its contracts at their addresses)` : ''
-    process.stdout.write(`Starting the devnet${identity} (anvil + USDC, WETH, Uniswap V3, SwapRouter02, Calibur, MetaMask's delegator)…\n`)
+    process.stdout.write(`Starting the devnet${identity} (anvil + USDC, WETH, Uniswap V3, SwapRouter02, the Runner, and each group's own contracts)…\n`)
     const { startAnvil, deployDevnet } = await loadDevnet()
     const anvil = await startAnvil(flags.as ? { chainId: PRESETS[flags.as].chainId } : {})
     stops.push(() => anvil.stop())
     try {
       deployment = await deployDevnet(anvil.rpcUrl, flags.as ? { as: flags.as } : {})
-      await deployBuiltinGroups(deployment)
       config = await withDevnetPlugins(devnetConfig(deployment, env, flags), flags.plugins, deployment, process.cwd())
       served = await loadGroups(config, builtinGroups, process.cwd())
     } catch (error) {

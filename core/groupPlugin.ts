@@ -3,10 +3,12 @@ import { ConfigError } from '../config/load.ts'
 import type { Network } from './chain/networks.ts'
 import type { PluginDefinition } from './plugin.ts'
 
-/** A group this deployment serves: its plugin, its options (validated, defaults filled), its order. */
+/** A group this deployment serves: its plugin, its options and its options on each chain (validated, defaults filled), its order. */
 export interface ServedGroup {
   readonly definition: PluginDefinition
   readonly options: unknown
+  /** Its `networkOptions` by network name, one entry per configured network. */
+  readonly networkOptions: ReadonlyMap<string, unknown>
   readonly order: number
   /** Where it came from, for messages: `built in` or the config entry, e.g. `plugins[0]`. */
   readonly source: string
@@ -25,9 +27,9 @@ export interface GroupCheck {
  * await preflight(config, env, groupChecks(await loadGroups(config, builtinGroups, dir)))
  */
 export function groupChecks(groups: readonly ServedGroup[]): GroupCheck[] {
-  return groups.flatMap(({ definition, options }) => {
-    const { preflight } = definition
-    return preflight ? [{ name: definition.name, check: (network: Network) => preflight(network, options as never) }] : []
+  return groups.flatMap((group) => {
+    const { preflight } = group.definition
+    return preflight ? [{ name: group.definition.name, check: (network: Network) => preflight(network, group.options as never, optionsOn(group)(network)) }] : []
   })
 }
 
@@ -38,18 +40,26 @@ export function groupChecks(groups: readonly ServedGroup[]): GroupCheck[] {
  * prompt or an order clashes) stops the app with a ConfigError naming it.
  *
  * @example
- * await app.register(groupPlugin({ definition: erc20Group, options: {}, order: 40, source: 'built in' }))
+ * await app.register(groupPlugin({ definition: erc20Group, options: {}, networkOptions: new Map(), order: 40, source: 'built in' }))
  */
 export function groupPlugin(group: ServedGroup): FastifyPluginAsync {
   const { definition, source } = group
   return async (app) => {
     const { registry, services } = app.bruno
     try {
-      const contribution = await definition.setup(services, group.options as never)
+      const contribution = await definition.setup(services, group.options as never, optionsOn(group))
       registry.addGroup({ ...contribution, name: definition.name, order: group.order })
       if (contribution.delegate) app.bruno.relay.acceptDelegate(contribution.delegate)
     } catch (error) {
       throw new ConfigError(`config groups: group "${definition.name}" (${source}) cannot be served: ${(error as Error).message}`)
     }
+  }
+}
+
+/** A group's options on a network (`PluginDefinition.setup`'s `optionsOn`); a network the config does not have has none. */
+function optionsOn(group: ServedGroup): (network: Network) => never {
+  return (network) => {
+    if (!group.networkOptions.has(network.name)) throw new Error(`group "${group.definition.name}" has no options on the network "${network.name}"`)
+    return group.networkOptions.get(network.name) as never
   }
 }

@@ -1,9 +1,10 @@
 /**
  * Bruno's plugin API (`bruno/plugin`): all of core a group may use, built in or a third party's.
- * A group is `definePlugin({ name, order, options, setup })`; core calls `setup` with the
- * services (networks and their viem clients, the relay's operations, payment sizing) and the
- * group's options from the config, and serves what it returns. Nothing else of core is reachable
- * from a group: the built-in groups (plugins/*) import this file and nothing else of core.
+ * A group is `definePlugin({ name, order, options, networkOptions, setup })`; core calls `setup`
+ * with the services (networks and their viem clients, the relay's operations, payment sizing),
+ * the group's options from the config and its options on each chain, and serves what it returns.
+ * Nothing else of core is reachable from a group: the built-in groups (plugins/*) import this file
+ * and nothing else of core.
  * PLUGINS.md says how to write, test and publish one.
  *
  * @example
@@ -35,6 +36,7 @@ export { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox
 
 export { defineTool, ToolError, type GroupDefinition, type ToolAnnotations, type ToolContext, type ToolDefinition } from './tool.ts'
 export type { BrunoServices, NetworkDirectory, PaymentServices, RelayOperations } from './services.ts'
+export type { ServedDelegate } from './relay/service.ts'
 export type { Network, TokenRef } from './chain/networks.ts'
 export { CheckFailed, notAnswered } from './preflight/check.ts'
 export type { GasPricer, PaymentToken } from './relay/gasPricer.ts'
@@ -106,21 +108,28 @@ export type GroupContribution = Omit<GroupDefinition, 'name' | 'order'>
 
 /**
  * A group as a plugin declares it. `options` (a TypeBox object schema) validates and defaults the
- * config's `plugins[].options` before `setup` sees them; an invalid value stops Bruno at start.
+ * config's `plugins[].options` before `setup` sees them; `networkOptions` does the same for each
+ * chain's `networks[].groupOptions.<name>` (what differs from chain to chain: a contract's
+ * address). An invalid value stops Bruno at start.
  */
-export interface PluginDefinition<O extends TObject = TObject> {
+export interface PluginDefinition<O extends TObject = TObject, N extends TObject = TObject> {
   /** The group's name: the `groups` entry that enables it and its `/mcp/<name>` path. */
   readonly name: string
   /** Where its tools stand in every `tools/list` (built-ins: bruno 10 … uniswap 50). */
   readonly order: number
   readonly options?: O
-  /** Builds the group's tools (and prompts, resources) once, at start, for this deployment. */
-  setup(services: BrunoServices, options: Static<O>): GroupContribution | Promise<GroupContribution>
+  /** Its options on each chain; a chain that gives none takes the defaults (so give every field one where you can). */
+  readonly networkOptions?: N
+  /**
+   * Builds the group's tools (and prompts, resources) once, at start, for this deployment.
+   * `optionsOn(network)` is its `networkOptions` on a served chain, checked and defaulted.
+   */
+  setup(services: BrunoServices, options: Static<O>, optionsOn: (network: Network) => Static<N>): GroupContribution | Promise<GroupContribution>
   /**
    * On the devnet (`npm start -- --plugin <path|package>`): deploys what the group needs on the
    * fresh chain (`deployment.deployer` holds ETH and owns USDC; the rest is where it landed) and
    * returns the group's options there. A group without it is served on the devnet with its
-   * options' defaults.
+   * options' defaults; its `networkOptions` there are always their defaults.
    */
   devnet?(deployment: DevnetDeployment): Static<O> | Promise<Static<O>>
   /**
@@ -128,7 +137,7 @@ export interface PluginDefinition<O extends TObject = TObject> {
    * before it listens), named after the group: what it needs there — its contracts, behaving as
    * they must. Returns what it found; throws `CheckFailed` with what is wrong.
    */
-  preflight?(network: Network, options: Static<O>): Promise<string>
+  preflight?(network: Network, options: Static<O>, networkOptions: Static<N>): Promise<string>
 }
 
 /**
@@ -137,6 +146,6 @@ export interface PluginDefinition<O extends TObject = TObject> {
  * @example
  * export default definePlugin({ name: 'hello', order: 60, setup: () => ({ instructions: 'hello — …', tools: [] }) })
  */
-export function definePlugin<O extends TObject = TObject>(plugin: PluginDefinition<O>): PluginDefinition<O> {
+export function definePlugin<O extends TObject = TObject, N extends TObject = TObject>(plugin: PluginDefinition<O, N>): PluginDefinition<O, N> {
   return plugin
 }

@@ -12,7 +12,7 @@ export interface NetworkDirectory {
 }
 
 /** The relay's operations, as the `bruno` group's tools and the REST binding use them. */
-export type RelayOperations = Pick<RelayService, 'account' | 'quote' | 'submit' | 'status'>
+export type RelayOperations = Pick<RelayService, 'account' | 'delegates' | 'quote' | 'submit' | 'status'>
 
 /** How a group sizes a payment to Bruno it builds itself (a delegate batch's payment leg). */
 export interface PaymentServices {
@@ -51,6 +51,7 @@ export function createServices(networks: Networks, relay: RelayService, chainArg
     networks: { names: networks.names, get: (name) => networks.get(name) },
     relay: {
       account: (chain, address) => relay.account(chain, address),
+      delegates: (chain) => relay.delegates(chain),
       quote: (chain, request, client) => relay.quote(chain, request, client),
       submit: (chain, request, client) => relay.submit(chain, request, client),
       status: (id) => relay.status(id),

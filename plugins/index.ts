@@ -14,10 +14,10 @@ export const builtinGroups: readonly PluginDefinition[] = [brunoGroup, caliburGr
 
 /**
  * Runs the built-in groups' devnet hooks on a fresh devnet: what they need beside the chain's own
- * contracts (MetaMask's delegation framework), so `npm start`'s devnet serves every built-in group.
+ * contracts (Calibur's stand-in, MetaMask's delegation framework), so `npm start`'s devnet serves
+ * every built-in group. `deployDevnet` runs it last.
  *
  * @example
- * const deployment = await deployDevnet(anvil.rpcUrl)
  * await deployBuiltinGroups(deployment)
  */
 export async function deployBuiltinGroups(deployment: DevnetDeployment): Promise<void> {

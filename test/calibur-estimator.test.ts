@@ -8,6 +8,7 @@ import { startDevnetBruno } from './fixtures/devnetBruno.ts'
 import { RawMcpClient } from './fixtures/mcpHttp.ts'
 import { waitFor } from './fixtures/waitFor.ts'
 import { signedBatches } from './fixtures/caliburSignatures.ts'
+import { CALIBUR_ADDRESS } from '../plugins/calibur/networkOptions.ts'
 
 // calibur_batch estimates, before the batch is signed, the gas limit submit will price. Across batch
 // sizes (1 to 64 calls) and call sizes (a 68-byte ERC-20 transfer, the same with 192 more bytes of
@@ -30,7 +31,7 @@ const mcp = new RawMcpClient(`${bruno.mcpUrl}/bruno,calibur`)
 
 const account = privateKeyToAccount(generatePrivateKey())
 await mintUsdc(deployment.rpcUrl, deployment, account.address, 1_000_000_000n)
-const delegation = await sponsor.signAuthorization({ account, contractAddress: deployment.calibur })
+const delegation = await sponsor.signAuthorization({ account, contractAddress: CALIBUR_ADDRESS })
 await client.waitForTransactionReceipt({ hash: await sponsor.sendTransaction({ to: sponsor.account.address, authorizationList: [delegation] }) })
 
 // Each call pays a fresh recipient (a cold account and a zero balance slot: the dearest transfer).

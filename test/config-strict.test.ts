@@ -121,6 +121,45 @@ t.test('an unknown key is named, with the nearest known key or the keys there ar
   await t.rejects(loadConfig(path, env), new ConfigError('config plugin: unknown key; did you mean "plugins"?'))
 })
 
+t.test('a group\'s options on a chain (networks[].groupOptions): checked by its own schema, defaults filled; the old calibur key says where it went', async (t) => {
+  const withOptions = (groupOptions: unknown) => {
+    const config = rawConfig()
+    config.groups = ['bruno', 'calibur']
+    config.networks[0].groupOptions = groupOptions
+    return file(JSON.stringify(config))
+  }
+  const calibur = (loaded: Awaited<ReturnType<typeof loadCheckedConfig>>) => loaded.groups.find((group) => group.definition.name === 'calibur')!.networkOptions.get('local')
+  // None given: Calibur's own address.
+  t.same(calibur(await loadCheckedConfig(await withOptions(undefined), env, builtinGroups)), { address: '0x000000005c84F8Fd50b21CAC312528A64437030e' })
+  const moved = '0x00000000000000000000000000000000000Ca11b'
+  t.same(calibur(await loadCheckedConfig(await withOptions({ calibur: { address: moved } }), env, builtinGroups)), { address: moved })
+  const refusals: [unknown, string][] = [
+    [{ calibur: { address: 'calibur' } }, 'config networks[0].groupOptions.calibur (group "calibur", built in).address: Expected string to match \'^0x[0-9a-fA-F]{40}$\''],
+    [{ calibur: { adress: moved } }, 'config networks[0].groupOptions.calibur (group "calibur", built in).adress: Unexpected property'],
+    [
+      { calibur: { address: '0x00000000000000000000000000000000000CA11b' } },
+      'config networks[0].groupOptions.calibur.address: 0x00000000000000000000000000000000000CA11b is not a valid EIP-55 checksum (its mix of upper and lower case does not match the address): a character is likely mistyped. Copy the address again from its source (a checksummed address, or all lowercase to skip the check)',
+    ],
+    [{ bruno: { x: 1 } }, 'config networks[0].groupOptions.bruno (group "bruno", built in): the group takes no options on a chain'],
+    [{ calibr: {} }, 'config networks[0].groupOptions.calibr: no group "calibr" is installed (installed: bruno, calibur, metamask, 3009, erc20, uniswap); did you mean "calibur"?'],
+  ]
+  for (const [groupOptions, message] of refusals) await t.rejects(loadCheckedConfig(await withOptions(groupOptions), env, builtinGroups), new ConfigError(message))
+  // A config written before Calibur's address became the group's option.
+  const old = rawConfig()
+  old.networks[0].calibur = '0x000000005c84F8Fd50b21CAC312528A64437030e'
+  t.throws(
+    () => parseConfig(old, env),
+    new ConfigError(
+      'config networks[0].calibur: the delegate\'s address is now the calibur group\'s option on the chain, networks[0].groupOptions.calibur.address, and defaults to ' +
+        "Calibur's own address (0x000000005c84F8Fd50b21CAC312528A64437030e, the same on every chain): delete the key, or move a different address there",
+    ),
+  )
+  // Any other unknown network key is still named with the nearest known one.
+  const typo = rawConfig()
+  typo.networks[0].groupoptions = {}
+  t.throws(() => parseConfig(typo, env), new ConfigError('config networks[0].groupoptions: unknown key; did you mean "groupOptions"?'))
+})
+
 t.test('serve and preflight refuse the same config: a group nothing installs, a plugin that cannot be loaded', async (t) => {
   const typo = await file(JSON.stringify({ ...rawConfig(), groups: ['bruno', 'erc2'] }))
   const message = 'config groups: no group "erc2" is installed (installed: bruno, calibur, metamask, 3009, erc20, uniswap); did you mean "erc20"?'

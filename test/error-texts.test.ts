@@ -7,6 +7,7 @@ import { startDevnetBruno } from './fixtures/devnetBruno.ts'
 import { postRaw, RawMcpClient } from './fixtures/mcpHttp.ts'
 import { signTransfer } from './fixtures/signedTransfer.ts'
 import { signedBatches } from './fixtures/caliburSignatures.ts'
+import { CALIBUR_ADDRESS } from '../plugins/calibur/networkOptions.ts'
 
 // Every refusal of SPEC §6's bruno section, and the texts that name a cause and the next step
 // (issue 15, point 3), asserted as the real tools answer them on a devnet.
@@ -48,12 +49,12 @@ async function signedPayment(key: Hex, value: bigint, to: Hex = payee) {
 
 const authorize = async (signer: PrivateKeyAccount) => {
   const nonce = await client.getTransactionCount({ address: signer.address })
-  const signed = await signer.signAuthorization({ contractAddress: deployment.calibur, chainId: deployment.chainId, nonce })
+  const signed = await signer.signAuthorization({ contractAddress: CALIBUR_ADDRESS, chainId: deployment.chainId, nonce })
   return [{ chainId: signed.chainId, address: signed.address, nonce: signed.nonce, r: signed.r, s: signed.s, yParity: signed.yParity! }]
 }
 
 async function delegate(account: PrivateKeyAccount): Promise<void> {
-  const authorization = await sponsor.signAuthorization({ account, contractAddress: deployment.calibur })
+  const authorization = await sponsor.signAuthorization({ account, contractAddress: CALIBUR_ADDRESS })
   const hash = await sponsor.sendTransaction({ to: sponsor.account.address, authorizationList: [authorization] })
   await client.waitForTransactionReceipt({ hash })
 }

@@ -24,6 +24,7 @@ import { caliburTypedData, type CaliburCall } from '../plugins/calibur/typedData
 import { startDevnetBruno } from './fixtures/devnetBruno.ts'
 import { RawMcpClient } from './fixtures/mcpHttp.ts'
 import { waitFor } from './fixtures/waitFor.ts'
+import { CALIBUR_ADDRESS } from '../plugins/calibur/networkOptions.ts'
 
 // Flows 1 and 3 of DESIGN §7 through MCP, as an agent runs them: helpers' calls → calibur_batch →
 // the account's key signs the typed data as it came → calibur_execute → submit → status until done.
@@ -40,12 +41,12 @@ const usdc = deployment.usdc
 const runner = deployment.runner.operator.address
 // The deployer (anvil #0) sends the type-4 delegations: 7702 lets anyone carry an account's authorization.
 const sponsor = createWalletClient({ account: privateKeyToAccount(deployment.deployer.privateKey), chain, transport })
-const delegatedCode = `0xef0100${deployment.calibur.slice(2).toLowerCase()}`
+const delegatedCode = `0xef0100${CALIBUR_ADDRESS.slice(2).toLowerCase()}`
 
 const usdcOf = (address: Address) => client.readContract({ address: usdc, abi: erc20Abi, functionName: 'balanceOf', args: [address] })
 
 async function delegate(account: PrivateKeyAccount): Promise<void> {
-  const authorization = await sponsor.signAuthorization({ account, contractAddress: deployment.calibur })
+  const authorization = await sponsor.signAuthorization({ account, contractAddress: CALIBUR_ADDRESS })
   const hash = await sponsor.sendTransaction({ to: sponsor.account.address, authorizationList: [authorization] })
   const receipt = await client.waitForTransactionReceipt({ hash })
   if (receipt.status !== 'success') throw new Error('delegation reverted')
@@ -166,7 +167,7 @@ t.test('delegating first, through the tools: calibur_batch and calibur_execute t
   await mintUsdc(deployment.rpcUrl, deployment, account.address, 20_000_000n)
   const transfer = await mcp.call('erc20_transfer', { chain: 'local', token: 'USDC', to: friend, amount: '1' })
   const authorize = async (signer: PrivateKeyAccount, nonce: number) => {
-    const signed = await signer.signAuthorization({ contractAddress: deployment.calibur, chainId: deployment.chainId, nonce })
+    const signed = await signer.signAuthorization({ contractAddress: CALIBUR_ADDRESS, chainId: deployment.chainId, nonce })
     return [{ chainId: signed.chainId, address: signed.address, nonce: signed.nonce, r: signed.r, s: signed.s, yParity: signed.yParity! }]
   }
   const batchWith = (authorizationList: unknown) =>
@@ -182,7 +183,7 @@ t.test('delegating first, through the tools: calibur_batch and calibur_execute t
   const authorizationList = await authorize(account, 0)
   const batch = await mcp.call('calibur_batch', { chain: 'local', account: account.address, calls: transfer.calls, token: 'USDC', authorizationList })
   t.same(batch.authorizationList, authorizationList)
-  t.equal(batch.typedData.domain.salt, pad(deployment.calibur, { size: 32 }).toLowerCase(), 'the salt Calibur will have')
+  t.equal(batch.typedData.domain.salt, pad(CALIBUR_ADDRESS, { size: 32 }).toLowerCase(), 'the salt Calibur will have')
   t.match(batch.summary, /delegated to Calibur in the same transaction/)
   const signature = await sign(account, batch.typedData)
   const paymentSignature = await sign(account, batch.paymentTypedData)
@@ -216,10 +217,10 @@ t.test('delegating first, the wallet\'s way: typed data from the pure encoders, 
   t.match(refused.content[0].text, /not delegated to Calibur.*authorizationList/)
 
   // The runner sends the transaction, so the authorization's nonce is the account's current one.
-  const signed = await account.signAuthorization({ contractAddress: deployment.calibur, chainId: deployment.chainId, nonce: 0 })
+  const signed = await account.signAuthorization({ contractAddress: CALIBUR_ADDRESS, chainId: deployment.chainId, nonce: 0 })
   const authorizationList = [{ chainId: signed.chainId, address: signed.address, nonce: signed.nonce, r: signed.r, s: signed.s, yParity: signed.yParity! }]
   // The wallet builds the batch from the domain's facts: salt = Calibur's address, verifyingContract = the account.
-  const domain = { chainId: deployment.chainId, account: account.address, salt: pad(deployment.calibur, { size: 32 }) }
+  const domain = { chainId: deployment.chainId, account: account.address, salt: pad(CALIBUR_ADDRESS, { size: 32 }) }
   const deadline = BigInt(Math.floor(Date.now() / 1000) + 600)
   const callsTypedData = caliburTypedData({ domain, batch: ownCallsBatch([transfer as CaliburCall]), nonce: 1n, deadline })
   const call = { to: account.address, data: encodeSignedExecute({ message: callsTypedData.message, signature: await sign(account, callsTypedData) }) }
@@ -315,7 +316,7 @@ t.test('refusals: nothing reaches the runner', async (t) => {
   t.match(result.content[0].text, /must be signed at key 0, seq \d+, right after the payment batch's/)
   // submit reads the signed calldata the same way: the old single batch (payment leg, then the calls) is refused there.
   const single = caliburTypedData({
-    domain: { chainId: deployment.chainId, account: account.address, salt: pad(deployment.calibur, { size: 32 }) },
+    domain: { chainId: deployment.chainId, account: account.address, salt: pad(CALIBUR_ADDRESS, { size: 32 }) },
     batch: { calls: [encodeTransfer({ token: usdc, to: payee, amount: 1_000_000n }) as CaliburCall, ...transfer.calls], revertOnFailure: false },
     nonce: BigInt(batch.nonce),
     deadline: BigInt(batch.deadline),

@@ -7,6 +7,7 @@ import { mintUsdc } from '../core/devnet/fund.ts'
 import { startDevnetBruno } from './fixtures/devnetBruno.ts'
 import { waitFor } from './fixtures/waitFor.ts'
 import { signedBatches } from './fixtures/caliburSignatures.ts'
+import { CALIBUR_ADDRESS } from '../plugins/calibur/networkOptions.ts'
 
 // Flows 1–4 exactly as an agent runs them: the official SDK v2 client on
 // /mcp/bruno,calibur,3009 (and uniswap for flow 3), the wallet a local key that signs the typed data
@@ -48,7 +49,7 @@ t.test('the path lists exactly its three groups\' tools', async (t) => {
 t.test('flow 1 over SDK v2: calibur_batch → wallet signs → calibur_execute → submit → done', async (t) => {
   const owner: PrivateKeyAccount = privateKeyToAccount(deployment.demoAccounts[1]!.privateKey)
   const sponsor = createWalletClient({ account: privateKeyToAccount(deployment.deployer.privateKey), chain, transport: http(deployment.rpcUrl) })
-  const authorization = await sponsor.signAuthorization({ account: owner, contractAddress: deployment.calibur })
+  const authorization = await sponsor.signAuthorization({ account: owner, contractAddress: CALIBUR_ADDRESS })
   await client.waitForTransactionReceipt({ hash: await sponsor.sendTransaction({ to: sponsor.account.address, authorizationList: [authorization] }) })
 
   const seen = await use('account', { chain: 'local', address: owner.address })
@@ -95,7 +96,7 @@ t.test('flow 3 over SDK v2: uniswap_swap_to_eth → calibur_batch with its appro
   const owner = privateKeyToAccount(generatePrivateKey())
   await mintUsdc(deployment.rpcUrl, deployment, owner.address, 30_000_000n)
   const sponsor = createWalletClient({ account: privateKeyToAccount(deployment.deployer.privateKey), chain, transport: http(deployment.rpcUrl) })
-  const authorization = await sponsor.signAuthorization({ account: owner, contractAddress: deployment.calibur })
+  const authorization = await sponsor.signAuthorization({ account: owner, contractAddress: CALIBUR_ADDRESS })
   await client.waitForTransactionReceipt({ hash: await sponsor.sendTransaction({ to: sponsor.account.address, authorizationList: [authorization] }) })
   const swap = await use('uniswap_swap_to_eth', { chain: 'local', token: 'USDC', amount: '10', recipient: owner.address }, swapper)
   const batch = await use('calibur_batch', { chain: 'local', account: owner.address, calls: swap.calls, approvals: swap.approvals, token: 'USDC' }, swapper)
@@ -112,7 +113,7 @@ t.test('flow 4 over SDK v2: the account\'s 7702 authorization in calibur_batch, 
   const owner = privateKeyToAccount(generatePrivateKey())
   await mintUsdc(deployment.rpcUrl, deployment, owner.address, 5_000_000n)
   const friend = privateKeyToAccount(generatePrivateKey()).address
-  const signed = await owner.signAuthorization({ contractAddress: deployment.calibur, chainId: deployment.chainId, nonce: 0 })
+  const signed = await owner.signAuthorization({ contractAddress: CALIBUR_ADDRESS, chainId: deployment.chainId, nonce: 0 })
   const authorizationList = [{ chainId: signed.chainId, address: signed.address, nonce: signed.nonce, r: signed.r, s: signed.s, yParity: signed.yParity! }]
   const call = { to: deployment.usdc, value: '0', data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [friend, 1_000_000n] }) }
   const batch = await use('calibur_batch', { chain: 'local', account: owner.address, calls: [call], token: 'USDC', authorizationList })
@@ -120,7 +121,7 @@ t.test('flow 4 over SDK v2: the account\'s 7702 authorization in calibur_batch, 
   const accepted = await use('submit', { chain: 'local', call: executed.call, payment: executed.payment, authorizationList: executed.authorizationList })
   const status = await untilSettled(accepted.id)
   t.equal(status.stage, 'done', status.reason)
-  t.equal(await client.getCode({ address: owner.address }), `0xef0100${deployment.calibur.slice(2).toLowerCase()}`, 'delegated by that transaction')
+  t.equal(await client.getCode({ address: owner.address }), `0xef0100${CALIBUR_ADDRESS.slice(2).toLowerCase()}`, 'delegated by that transaction')
   t.equal(await usdcOf(friend), 1_000_000n)
   t.equal(await usdcOf(owner.address), 5_000_000n - 1_000_000n - BigInt(batch.payment.amountBaseUnits))
 })

@@ -30,6 +30,7 @@ import { privateKeyToAccount, sign } from 'viem/accounts'
 import { foundry } from 'viem/chains'
 import { startAnvil } from '../core/devnet/anvil.ts'
 import { deployDevnet } from '../core/devnet/deploy.ts'
+import { CALIBUR_ADDRESS } from '../plugins/calibur/networkOptions.ts'
 
 // Every entry of golden/*.json checked against sources that are not the encoders it pins
 // (golden/README.md says which, per file). Nothing from core/ or plugins/ that encodes is imported:
@@ -394,7 +395,7 @@ t.test('the devnet is where the "devnet:" vectors say', async (t) => {
   const devnetSwap = uniswapGolden.find((vector) => vector.name.startsWith('devnet:'))!
   t.equal(devnet.uniswap.swapRouter02, devnetSwap.input.router, 'SwapRouter02 (uniswap.json)')
   t.strictSame(devnetSwap.input.hops, [{ tokenIn: devnet.usdc, fee: devnet.uniswap.usdcWethFee, tokenOut: devnet.weth }], 'the USDC/WETH pool (uniswap.json)')
-  t.equal(toHex(BigInt(devnet.calibur), { size: 32 }), caliburGolden.vectors[0]!.inputs.domain.salt, 'Calibur\'s address (calibur.json\'s salt)')
+  t.equal(toHex(BigInt(CALIBUR_ADDRESS), { size: 32 }), caliburGolden.vectors[0]!.inputs.domain.salt, 'Calibur\'s address (calibur.json\'s salt)')
 })
 
 t.test('golden/3009.json on the devnet\'s real USDC (FiatTokenV2_2)', async (t) => {
@@ -475,9 +476,9 @@ t.test('golden/calibur.json on the devnet: the account\'s delegate computes the 
   // signatures by ERC-1271 instead.
   const account = privateKeyToAccount(caliburGolden.signerPrivateKey)
   const sponsor = walletOf(devnet.demoAccounts[2]!.privateKey)
-  const authorization = await sponsor.signAuthorization({ account, contractAddress: devnet.calibur })
+  const authorization = await sponsor.signAuthorization({ account, contractAddress: CALIBUR_ADDRESS })
   await mined(await sponsor.sendTransaction({ to: sponsor.account.address, authorizationList: [authorization] }))
-  t.equal(await client.getCode({ address: account.address }), concat(['0xef0100', devnet.calibur]).toLowerCase(), 'EIP-7702: the account\'s code is 0xef0100 ‖ Calibur')
+  t.equal(await client.getCode({ address: account.address }), concat(['0xef0100', CALIBUR_ADDRESS]).toLowerCase(), 'EIP-7702: the account\'s code is 0xef0100 ‖ Calibur')
 
   const local = caliburGolden.vectors.filter((vector) => vector.inputs.domain.chainId === devnet.chainId)
   t.ok(local.length >= 2, 'vectors for the devnet\'s chain')
@@ -498,7 +499,7 @@ t.test('golden/calibur.json on the devnet: the account\'s delegate computes the 
     await testClient.setBalance({ address: vector.inputs.executor, value: 10n ** 18n })
     return createWalletClient({ account: vector.inputs.executor, chain, transport: http(anvil.rpcUrl) })
   }
-  const domain = caliburDomain(devnet.chainId, account.address, toHex(BigInt(devnet.calibur), { size: 32 }))
+  const domain = caliburDomain(devnet.chainId, account.address, toHex(BigInt(CALIBUR_ADDRESS), { size: 32 }))
   for (const vector of local) {
     const key = BigInt(vector.inputs.nonceKey)
     for (let seq = await client.readContract({ address: account.address, abi: calibur, functionName: 'getSeq', args: [key] }); seq < BigInt(vector.inputs.nonceSeq); seq++) {

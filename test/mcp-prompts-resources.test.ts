@@ -190,7 +190,7 @@ t.test('SDK v2: resources', async (t) => {
   t.equal(published.chain, 'local')
   t.equal(published.chainId, 31337)
   t.equal(published.payee, '0xa0Ee7A142d267C1f36714E4a8F75612F20a79720')
-  t.equal(published.calibur, '0x000000005c84F8Fd50b21CAC312528A64437030e')
+  t.same(published.delegates, [{ name: 'Calibur', address: '0x000000005c84F8Fd50b21CAC312528A64437030e' }], 'the delegates served, at their addresses on the chain')
   t.equal(published.runner.contract, getAddress('0x0000000000000000000000000000000000000b0b'), 'checksummed')
   t.same(published.tokens.map((token: { symbol: string; payable: boolean }) => [token.symbol, token.payable]), [['USDC', true], ['WETH', false]])
   t.same(published.margins, network.margins)

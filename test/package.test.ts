@@ -9,7 +9,6 @@ import { devnetConfig } from '../config/devnet.ts'
 import { startAnvil } from '../core/devnet/anvil.ts'
 import { deployDevnet } from '../core/devnet/deploy.ts'
 import { DEVNET_NEEDS_DEV_INSTALL } from '../core/devnet/load.ts'
-import { deployBuiltinGroups } from '../plugins/index.ts'
 import { RawMcpClient } from './fixtures/mcpHttp.ts'
 import { spawnOwned } from './fixtures/ownedProcess.ts'
 
@@ -159,7 +158,6 @@ t.test('bruno preflight and bruno serve run a config against a devnet', async (t
   const anvil = await startAnvil()
   t.teardown(() => anvil.stop())
   const deployment = await deployDevnet(anvil.rpcUrl)
-  await deployBuiltinGroups(deployment)
   const env = cleanEnv()
   const config = devnetConfig(deployment, env, { port: 0 })
   // A group as a third party ships it, in JavaScript (plain Node runs no TypeScript), beside the config.

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import t from 'tap'
-import { createPublicClient, createTestClient, http, parseEther, toHex, type Hex } from 'viem'
+import { createPublicClient, createTestClient, getAddress, http, parseEther, toHex, type Hex } from 'viem'
 import { caliburCompatibleArtifact } from '../contracts/artifacts.ts'
 import { devnetConfig } from '../config/devnet.ts'
 import { startAnvil } from '../core/devnet/anvil.ts'
@@ -14,9 +14,10 @@ import { creationRuntime } from '../core/preflight/creationRuntime.ts'
 import { preflight } from '../core/preflight/preflight.ts'
 import { groupChecks } from '../core/groupPlugin.ts'
 import { loadGroups } from '../config/loadGroups.ts'
-import { builtinGroups, deployBuiltinGroups } from '../plugins/index.ts'
+import { builtinGroups } from '../plugins/index.ts'
 import { metaMaskContracts } from '../plugins/metamask/contracts.ts'
 import { spawnOwned } from './fixtures/ownedProcess.ts'
+import { CALIBUR_ADDRESS } from '../plugins/calibur/networkOptions.ts'
 
 // Preflight on a real devnet: green as deployed, and red — naming the check — when the Runner's or
 // Calibur's code is removed or the runner has no ETH. Then the CLI: exit codes, and serve refusing
@@ -25,7 +26,6 @@ import { spawnOwned } from './fixtures/ownedProcess.ts'
 const anvil = await startAnvil()
 t.teardown(() => anvil.stop())
 const deployment = await deployDevnet(anvil.rpcUrl)
-await deployBuiltinGroups(deployment)
 const env: NodeJS.ProcessEnv = { ...process.env }
 const config = devnetConfig(deployment, env, { port: 0 })
 const groups = groupChecks(await loadGroups(config, builtinGroups, process.cwd()))
@@ -195,7 +195,7 @@ t.test('a Runner for another operator: "runner contract" names the operator', as
 
 t.test('no code at Calibur\'s address: "calibur" fails', async (t) => {
   await withChange(
-    () => chain.setCode({ address: deployment.calibur, bytecode: '0x' }),
+    () => chain.setCode({ address: CALIBUR_ADDRESS, bytecode: '0x' }),
     async () => {
       const local = await checks()
       t.same(local.checks.filter((check) => !check.ok).map((check) => check.name), ['calibur'])
@@ -227,12 +227,12 @@ t.test('"metamask" fails without MetaMask\'s contracts, or with a delegator that
 })
 
 t.test('"calibur": other code that behaves as Calibur passes, here on anvil\'s chain id too', async (t) => {
-  const code = await createPublicClient({ transport: http(anvil.rpcUrl) }).getCode({ address: deployment.calibur })
+  const code = await createPublicClient({ transport: http(anvil.rpcUrl) }).getCode({ address: CALIBUR_ADDRESS })
   // The stand-in's runtime with bytes appended after its metadata: never reached, so the same
   // behaviour in other code (the old check, comparing bytes on chain id 31337, refused it).
   const other = `${code!}00c0ffee` as const
   await withChange(
-    () => chain.setCode({ address: deployment.calibur, bytecode: other }),
+    () => chain.setCode({ address: CALIBUR_ADDRESS, bytecode: other }),
     async () => {
       const local = await checks()
       t.ok(local.ok, JSON.stringify(local.checks.filter((check) => !check.ok)))
@@ -247,7 +247,7 @@ t.test('"calibur": a delegate that names itself Calibur 1.0.0 but signs under an
   // delegated to it reports a salt that is not Calibur's address (wallets would sign for another delegate).
   const elsewhere = await creationRuntime(client, caliburCompatibleArtifact, ['0x00000000000000000000000000000000000ca11b'])
   await withChange(
-    () => chain.setCode({ address: deployment.calibur, bytecode: elsewhere! }),
+    () => chain.setCode({ address: CALIBUR_ADDRESS, bytecode: elsewhere! }),
     async () => {
       const local = await checks()
       t.same(local.checks.filter((check) => !check.ok).map((check) => check.name), ['calibur'])
@@ -256,10 +256,30 @@ t.test('"calibur": a delegate that names itself Calibur 1.0.0 but signs under an
   )
 })
 
+t.test('"calibur" checks Calibur where the group\'s option on the chain puts it, not at the default', async (t) => {
+  const moved = getAddress('0x00000000000000000000000000000000000ca11b')
+  const runtime = await creationRuntime(createPublicClient({ transport: http(anvil.rpcUrl) }), caliburCompatibleArtifact, [moved])
+  const movedConfig = { ...config, networks: [{ ...config.networks[0]!, groupOptions: { calibur: { address: moved } } }] }
+  const movedChecks = groupChecks(await loadGroups(movedConfig, builtinGroups, process.cwd()))
+  await withChange(
+    async () => {
+      await chain.setCode({ address: moved, bytecode: runtime! })
+      await chain.setCode({ address: CALIBUR_ADDRESS, bytecode: '0x' })
+    },
+    async () => {
+      const [local] = await preflight(movedConfig, env, movedChecks)
+      t.ok(local!.ok, JSON.stringify(local!.checks.filter((check) => !check.ok)))
+      t.match(local!.checks.find((check) => check.name === 'calibur')!.detail, `Calibur 1.0.0 at ${moved}; a delegated account reports`)
+      const defaulted = await checks()
+      t.match(defaulted.checks.find((check) => check.name === 'calibur')!.detail, `no code at ${CALIBUR_ADDRESS}`, 'without the option: the default address')
+    },
+  )
+})
+
 t.test('"calibur": code that does not answer eip712Domain() fails', async (t) => {
   const weth = await createPublicClient({ transport: http(anvil.rpcUrl) }).getCode({ address: deployment.weth })
   await withChange(
-    () => chain.setCode({ address: deployment.calibur, bytecode: weth! }),
+    () => chain.setCode({ address: CALIBUR_ADDRESS, bytecode: weth! }),
     async () => {
       const local = await checks()
       t.same(local.checks.filter((check) => !check.ok).map((check) => check.name), ['calibur'])

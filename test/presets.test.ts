@@ -19,6 +19,7 @@ import { spawnOwned } from './fixtures/ownedProcess.ts'
 import { signTransfer } from './fixtures/signedTransfer.ts'
 import { waitFor } from './fixtures/waitFor.ts'
 import { devnetPricing, ledgerViolations, runnerLedger } from '../core/testing/runnerLedger.ts'
+import { CALIBUR_ADDRESS } from '../plugins/calibur/networkOptions.ts'
 
 // Network presets: `"preset"` fills a network entry (what the entry gives wins), and a devnet that
 // takes a preset's identity (`--as`: the preset's chain id, the real contracts at the preset's
@@ -43,7 +44,6 @@ t.test('a preset fills the entry: only the RPC URL, the payee and the Runner are
       { symbol: 'WETH', address: '0x4200000000000000000000000000000000000006', decimals: 18 },
     ],
     uniswap: { factory: '0x33128a8fC17869897dcE68Ed026d694621f6FDfD', swapRouter02: '0x2626664c2603336E57B271c5C0b26F421741e481', quoterV2: '0x3d4e44Eb1374240CE5F1B871ab261CD16335B76a' },
-    calibur: '0x000000005c84F8Fd50b21CAC312528A64437030e',
     l1DataFee: 'op-stack',
     payee,
     runner,
@@ -56,7 +56,7 @@ t.test('a preset fills the entry: only the RPC URL, the payee and the Runner are
   for (const name of PRESET_NAMES) {
     const [network] = withNetwork({ preset: name }).networks
     t.equal(network!.chainId, PRESETS[name].chainId, `${name}: a whole, valid entry`)
-    for (const address of [network!.weth, network!.calibur, ...network!.tokens.map((token) => token.address), ...Object.values(network!.uniswap)]) {
+    for (const address of [network!.weth, ...network!.tokens.map((token) => token.address), ...Object.values(network!.uniswap)]) {
       t.equal(getAddress(address), address, `${name}: ${address} is EIP-55 checksummed`)
     }
   }
@@ -109,7 +109,7 @@ for (const as of ['base', 'ethereum'] as const) {
     const preset: NetworkPreset = PRESETS[as]
     t.equal(deployment.chainId, preset.chainId)
     const client = createPublicClient({ transport: http(anvil.rpcUrl) })
-    for (const address of [preset.usdc, preset.weth, preset.uniswap.factory, preset.uniswap.swapRouter02, preset.uniswap.quoterV2, preset.calibur]) {
+    for (const address of [preset.usdc, preset.weth, preset.uniswap.factory, preset.uniswap.swapRouter02, preset.uniswap.quoterV2, CALIBUR_ADDRESS]) {
       t.ok(((await client.getCode({ address })) ?? '0x').length > 2, `code at the preset's ${address}`)
     }
     t.equal(await client.readContract({ address: preset.usdc, abi: erc20Abi, functionName: 'symbol' }), 'USDC', 'USDC at USDC\'s address')

@@ -40,6 +40,7 @@ import { compilerSettings } from '../contracts/build.ts'
 import { startAnvil } from '../core/devnet/anvil.ts'
 import { deployDevnet } from '../core/devnet/deploy.ts'
 import { devnetPricing, ledgerViolations, runnerLedger } from '../core/testing/runnerLedger.ts'
+import { CALIBUR_ADDRESS } from '../plugins/calibur/networkOptions.ts'
 
 // The Runner's guarantees (contracts/Runner.sol, DESIGN §3 "The Runner contract"), each with a test that fails
 // without it. The operator sends only transactions that simulate cleanly at the gas they are sent with; where a
@@ -141,7 +142,7 @@ await mined(
 await mined(
   await deployer.sendTransaction({
     to: delegated.address,
-    authorizationList: [await deployer.signAuthorization({ account: delegated, contractAddress: devnet.calibur })],
+    authorizationList: [await deployer.signAuthorization({ account: delegated, contractAddress: CALIBUR_ADDRESS })],
   }),
 )
 await mined(
@@ -296,7 +297,7 @@ const relayBatchData = (args: {
     functionName: 'relayBatch',
     args: [
       args.account ?? delegated.address,
-      args.delegate ?? devnet.calibur,
+      args.delegate ?? CALIBUR_ADDRESS,
       { target: args.target ?? args.account ?? delegated.address, payment: args.payment, paymentGas: args.paymentGas ?? 150_000n, data: args.data },
       args.callGas ?? 1_000_000n,
       usdc,
@@ -336,7 +337,7 @@ async function signedExecute(batchedCall: BatchedCall, ahead = 0n) {
       version: '1.0.0',
       chainId: devnet.chainId,
       verifyingContract: delegated.address,
-      salt: toHex(BigInt(devnet.calibur), { size: 32 }),
+      salt: toHex(BigInt(CALIBUR_ADDRESS), { size: 32 }),
     },
     types: {
       SignedBatchedCall: [
@@ -406,7 +407,7 @@ t.test('the devnet deploys the Runner for anvil #4, and it holds nothing', async
     await client.readContract({ address: runner, abi: runnerAbi, functionName: 'operator' }),
     devnet.runner.operator.address,
   )
-  t.equal(await client.getCode({ address: delegated.address }), `0xef0100${devnet.calibur.slice(2).toLowerCase()}`)
+  t.equal(await client.getCode({ address: delegated.address }), `0xef0100${CALIBUR_ADDRESS.slice(2).toLowerCase()}`)
   t.equal(await client.getBalance({ address: runner }), 0n)
   t.equal(await usdcBalance(runner), 0n)
   t.ok(probeEntryGas > 0n && probeEntryGas < 500n, `the probe reads gasleft() ${probeEntryGas} gas into its call`)
@@ -525,7 +526,7 @@ t.test('relayBatch: an account not delegated to the named delegate is NotDelegat
   const wrongDelegate = runnerError(await revertData({ data: relayBatchData({ ...batches, delegate: probe }) }))
   t.same(wrongDelegate, { errorName: 'NotDelegated', args: [delegated.address, probe] }, 'delegated to Calibur, not to the one named')
   const plain = runnerError(await revertData({ data: relayBatchData({ account: usdcOnly.address, ...batches }) }))
-  t.same(plain, { errorName: 'NotDelegated', args: [usdcOnly.address, devnet.calibur] }, 'an account with no code')
+  t.same(plain, { errorName: 'NotDelegated', args: [usdcOnly.address, CALIBUR_ADDRESS] }, 'an account with no code')
   t.equal(runnerError(await revertData({ data: relayBatchData(batches) })), undefined, 'the same batches on the account Calibur runs')
 })
 
@@ -562,7 +563,7 @@ t.test('relayBatch: both batches go to the target, which need not be the account
   t.equal(await usdcBalance(payee), payeeBefore + fee)
   t.same(relayedOf(receipt), { target: delegated.address, payee, received: fee, callSucceeded: true, reason: '0x' }, 'Relayed names the account')
   const undelegated = runnerError(await revertData({ data: relayBatchData({ account: usdcOnly.address, target: probeAccount, payment: probePays, data: probeData }) }))
-  t.same(undelegated, { errorName: 'NotDelegated', args: [usdcOnly.address, devnet.calibur] }, 'the 7702 check is on the account, whatever the target')
+  t.same(undelegated, { errorName: 'NotDelegated', args: [usdcOnly.address, CALIBUR_ADDRESS] }, 'the 7702 check is on the account, whatever the target')
 })
 
 t.test('relayBatch: a payment batch that fails reverts the whole transaction with PaymentFailed, and no agent call runs', async (t) => {

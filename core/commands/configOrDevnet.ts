@@ -2,7 +2,7 @@ import { devnetConfig } from '../../config/devnet.ts'
 import { loadCheckedConfig, loadGroups } from '../../config/loadGroups.ts'
 import { PRESETS, type PresetName } from '../../config/presets.ts'
 import type { BrunoConfig } from '../../config/schema.ts'
-import { builtinGroups, deployBuiltinGroups } from '../../plugins/index.ts'
+import { builtinGroups } from '../../plugins/index.ts'
 import type { ServedGroup } from '../groupPlugin.ts'
 import { loadDevnet } from '../devnet/load.ts'
 
@@ -30,7 +30,6 @@ export async function configOrDevnet(path: string | undefined, env: NodeJS.Proce
   const anvil = await startAnvil(as ? { chainId: PRESETS[as].chainId } : {})
   try {
     const deployment = await deployDevnet(anvil.rpcUrl, as ? { as } : {})
-    await deployBuiltinGroups(deployment)
     const config = devnetConfig(deployment, env)
     return { config, groups: await loadGroups(config, builtinGroups, process.cwd()), devnet: true, stop: () => anvil.stop() }
   } catch (error) {

@@ -264,7 +264,7 @@ function networkEntry(chainId: number, facts: EntryFacts): { entry: Record<strin
     ...(facts.payee ? { payee: getAddress(facts.payee) } : {}),
     runner: { contract: facts.contract, key: { env: facts.runnerEnv } },
   }
-  const missing = [...(facts.payee ? [] : ['payee']), ...(preset ? [] : ['weth', 'tokens', 'uniswap', 'calibur'])]
+  const missing = [...(facts.payee ? [] : ['payee']), ...(preset ? [] : ['weth', 'tokens', 'uniswap'])]
   return { entry, missing }
 }
 

@@ -11,10 +11,9 @@ const usage = `Usage: bruno preflight [options]
 Checks that each configured chain can be served, and names every check with pass or FAIL and why:
   chain id         the RPC answers with the configured chainId
   uniswap          code at the factory, SwapRouter02 and QuoterV2
-  <group>          each served group's own check, named after it: calibur (Calibur by its
-                   behaviour: eip712Domain() is Calibur 1.0.0, and an account delegated to it
-                   reports its own domain and nonce sequence 0), metamask (the DelegationManager's
-                   domain, its delegator and enforcers at their v1.3.0 addresses)
+  <group>          each served group's own check, named after it: a delegate's group checks
+                   that its contracts are where its options put them and behave as they must
+                   (DEPLOYMENT.md, Preflight, lists the built-in groups' checks)
   runner contract  runner.contract holds the committed Runner artifact's code with the runner
                    key's address as operator
   runner balance   the runner holds at least runner.minBalanceWei

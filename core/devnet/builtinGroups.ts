@@ -8,9 +8,10 @@ export interface BuiltinGroups {
 }
 
 /**
- * The built-in groups for the author's kit (`bruno/devnet`, `bruno/testing`), imported when first
- * used rather than statically: the kit's published declarations then stop at the plugin API and do
- * not reach the built-in tools' own types. `.ts` in a checkout (tsx), `.js` in the package.
+ * The built-in groups for the devnet (`deployDevnet` runs their hooks) and the author's kit
+ * (`bruno/testing` serves them), imported when first used rather than statically: core's
+ * published declarations then stop at the plugin API and do not reach the built-in tools' own
+ * types, and core never imports a plugin. `.ts` in a checkout (tsx), `.js` in the package.
  *
  * @example
  * const { deployBuiltinGroups } = await loadBuiltinGroups()

@@ -6,7 +6,6 @@ import {
   createPublicClient,
   createTestClient,
   createWalletClient,
-  encodeDeployData,
   getAddress,
   http,
   maxUint256,
@@ -17,7 +16,8 @@ import {
 import { privateKeyToAccount } from 'viem/accounts'
 import { foundry } from 'viem/chains'
 import { PRESETS, type NetworkPreset, type PresetName } from '../../config/presets.ts'
-import { caliburCompatibleArtifact, runnerArtifact } from '../../contracts/artifacts.ts'
+import { runnerArtifact } from '../../contracts/artifacts.ts'
+import { loadBuiltinGroups } from './builtinGroups.ts'
 import { GAS_PRICE_ORACLE } from '../chain/l1DataFee.ts'
 import { deployCodeTo } from './deployCodeTo.ts'
 import { PRICE_WINDOW_SEC, uniswapV3PoolAbi } from '../chain/tokenPrice.ts'
@@ -57,8 +57,6 @@ export type DevnetDeployment = {
    * an anvil dev account (anvil gives those 10,000 ETH each).
    */
   noEthAccount: { address: Address; privateKey: Hex }
-  /** Our Calibur-compatible delegate, at Calibur's own address (so its EIP-712 salt is Calibur's). */
-  calibur: Address
   /** Our Runner contract and the EOA it accepts calls from: anvil's account #4 (10,000 ETH). */
   runner: { contract: Address; operator: { address: Address; privateKey: Hex } }
   /** The preset whose identity the chain took (`deployDevnet(…, { as })`): its contracts are at the preset's addresses. */
@@ -82,9 +80,6 @@ export interface DeployDevnetOptions {
  * data fee, even with `--optimism`). PUSH1 0x20, PUSH1 0x00, RETURN.
  */
 const zeroGasPriceOracle: Hex = '0x60206000f3'
-
-// Calibur's address on every chain it is deployed to: the devnet places its stand-in there.
-const caliburAddress = '0x000000005c84F8Fd50b21CAC312528A64437030e' as const
 
 // anvil's well-known dev keys (mnemonic "test test … junk"): #0 deploys, #1–#3 are the demo users.
 const deployerKey = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80' as const
@@ -112,9 +107,10 @@ const demoUsdc = parseUnits('10000', usdcDecimals)
 /**
  * Deploys USDC (FiatTokenV2_2), WETH9 and Uniswap V3 (factory, position manager, SwapRouter02,
  * QuoterV2) on a fresh anvil, opens a USDC/WETH 0.05% pool at 3,000 USDC per ETH with full-range
- * liquidity, gives anvil's accounts #1–#3 and a no-ETH account (test key 0x…01) 10,000 USDC each, places our Calibur-compatible delegate
- * at Calibur's address and deploys our Runner for anvil's account #4. Deterministic: the same fresh
- * chain always yields the same addresses. With `as`, the chain takes a preset's identity: USDC,
+ * liquidity, gives anvil's accounts #1–#3 and a no-ETH account (test key 0x…01) 10,000 USDC each,
+ * deploys our Runner for anvil's account #4, then runs the built-in groups' `devnet` hooks (each
+ * delegate's contracts, at their own addresses). Deterministic: the same fresh chain always yields
+ * the same addresses. With `as`, the chain takes a preset's identity: USDC,
  * WETH, the factory, SwapRouter02 and QuoterV2 are built at the preset's addresses (the pool then
  * lands where the factory puts it on that chain), the rest as above.
  *
@@ -237,17 +233,7 @@ export async function deployDevnet(rpcUrl: string, options: DeployDevnetOptions 
   const demoAccounts = demoKeys.map((privateKey) => ({ address: privateKeyToAccount(privateKey).address, privateKey }))
   for (const { address } of demoAccounts) await call(usdc, usdcAbi, 'mint', [address, demoUsdc])
 
-  // 6. The Calibur stand-in at Calibur's address. Its constructor takes that address for the salt;
-  //    running the creation code in an eth_call yields the runtime code with that immutable filled in,
-  //    without a transaction, and anvil_setCode places it.
-  const caliburRuntime = await client.call({
-    data: encodeDeployData({ ...caliburCompatibleArtifact, args: [caliburAddress] }),
-  })
-  if (!caliburRuntime.data) throw new Error('deployDevnet: CaliburCompatible\'s constructor returned no code')
-  await testClient.setCode({
-    address: caliburAddress,
-    bytecode: caliburRuntime.data,
-  })
+  // 6. On an OP-stack preset, the L1 fee oracle's stand-in.
   if (preset?.l1DataFee === 'op-stack') await testClient.setCode({ address: GAS_PRICE_ORACLE, bytecode: zeroGasPriceOracle })
 
   // 7. The Runner, operated by anvil #4.
@@ -268,7 +254,7 @@ export async function deployDevnet(rpcUrl: string, options: DeployDevnetOptions 
     await testClient.mine({ blocks: 1 })
   }
 
-  return {
+  const deployment: DevnetDeployment = {
     chainId,
     rpcUrl,
     deployer: { address: me, privateKey: deployerKey },
@@ -277,10 +263,12 @@ export async function deployDevnet(rpcUrl: string, options: DeployDevnetOptions 
     uniswap: { factory, positionManager, swapRouter02, quoterV2, usdcWethPool, usdcWethFee: poolFee },
     demoAccounts,
     noEthAccount,
-    calibur: caliburAddress,
     runner: { contract: runner, operator: { address: operator.address, privateKey: operatorKey } },
     ...(options.as ? { preset: options.as } : {}),
   }
+  // 9. What the built-in groups deploy for themselves (their `devnet` hooks: the delegates accounts use).
+  await (await loadBuiltinGroups()).deployBuiltinGroups(deployment)
+  return deployment
 }
 
 // A Uniswap V3 price is token1 per token0 in raw units, stored as √price in Q64.96; shifting

@@ -1,6 +1,5 @@
 import { PRESETS, type PresetName } from '../../config/presets.ts'
 import type { PluginDefinition } from '../plugin.ts'
-import { loadBuiltinGroups } from './builtinGroups.ts'
 import type { DevnetDeployment } from './deploy.ts'
 import { loadDevnet } from './load.ts'
 
@@ -41,7 +40,6 @@ export async function startDevnet(options: { readonly as?: PresetName; readonly 
   const anvil = await startAnvil(options.as ? { chainId: PRESETS[options.as].chainId } : {})
   try {
     const deployment = await deployDevnet(anvil.rpcUrl, options.as ? { as: options.as } : {})
-    await (await loadBuiltinGroups()).deployBuiltinGroups(deployment)
     const pluginOptions = new Map<string, unknown>()
     for (const group of options.plugins ?? []) {
       if (group.devnet) pluginOptions.set(group.name, await group.devnet(deployment))

@@ -77,7 +77,7 @@ export async function preflightChain(network: Network, env: NodeJS.ProcessEnv, g
           client.readContract({ address, abi: erc20Abi, functionName: 'name' }),
         ])
         if (decimals !== token.decimals) throw new CheckFailed(`${address}'s decimals() is ${decimals}, the config says ${token.decimals}`)
-        // A token without an EIP-712 domain (WETH9) still pays through a Calibur batch; only
+        // A token without an EIP-712 domain (WETH9) still pays through a delegate batch; only
         // payment_authorization needs the domain, so its absence is reported, not failed.
         const domain = await readTokenDomain(client, address).catch((error: unknown) => {
           if (error instanceof ToolError) return error.message

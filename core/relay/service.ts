@@ -19,6 +19,12 @@ import { openStore } from './openStore.ts'
 import type { SubmissionStore } from './store.ts'
 import { submitCall } from './submit.ts'
 
+/** A delegate as a client knows it: its name (`account`'s delegateName) and its address on a chain. */
+export interface ServedDelegate {
+  readonly name: string
+  readonly address: Address
+}
+
 /**
  * The relay's operations, one semantics for every transport (MCP tools, REST, JSON-RPC): each
  * takes the chain by its configured name. Owns the store and the chains' runner loops.
@@ -29,6 +35,8 @@ import { submitCall } from './submit.ts'
  */
 export interface RelayService {
   account(chain: string, address: Address): Promise<AccountView>
+  /** The delegates this deployment relays batches for on `chain`, by name, each with its address there (what an account delegates to). */
+  delegates(chain: string): readonly ServedDelegate[]
   /** `client`: who asked, as for submit: its simulations are bounded per client. */
   quote(chain: string, request: QuoteRequest, client?: string): Promise<Quote>
   /** `client`: who asked (an address as the transport sees it), for per-client admission; `paymentId`: x402's payment-identifier, kept with it (`PaymentIdTaken` if another submission holds it). */
@@ -87,6 +95,11 @@ export function openRelay(config: BrunoConfig, networks: Networks, env: NodeJS.P
   let started = false
   return {
     account: (chain, address) => readAccount(context(chain).network, address, delegates),
+    delegates: (chain) =>
+      delegates.flatMap((delegate) => {
+        const address = delegate.address(context(chain).network)
+        return address ? [{ name: delegate.name, address }] : []
+      }),
     quote: (chain, request, client) => quoteCall(context(chain), request, client),
     submit: (chain, request, client, paymentId) => submitCall(context(chain), request, client, paymentId),
     async byPaymentId(chain, paymentId) {

@@ -38,8 +38,8 @@ export function modernHeaders(method: string, name?: string, version = '2026-07-
 }
 
 /**
- * A minimal MCP client of the modern (stateless) era for a group's tests: `tools/list` and
- * `tools/call` on a served Bruno, no session, no SDK.
+ * A minimal MCP client of the modern (stateless) era for a group's tests: `tools/list`,
+ * `tools/call` and `resources/read` on a served Bruno, no session, no SDK.
  *
  * @example
  * const mcp = new McpToolClient(`${served.mcpUrl}/bruno,my-group`)
@@ -73,5 +73,19 @@ export class McpToolClient {
     const result = await this.callTool(name, args)
     if (result.isError) throw new Error(`${name} refused: ${result.content[0].text}`)
     return result.structuredContent
+  }
+
+  /**
+   * Reads a resource; returns its text (the first content's). `bruno://<chain>/config` says what the
+   * deployment runs on a chain: its Runner, payee, tokens, and each served delegate's address.
+   *
+   * @example
+   * const { delegates } = JSON.parse(await mcp.readResource('bruno://local/config')) // [{ name: 'Calibur', address: '0x0000…030e' }, …]
+   */
+  async readResource(uri: string): Promise<string> {
+    const reply = await this.request('resources/read', { uri }, uri)
+    const text = reply.json?.result?.contents?.[0]?.text
+    if (reply.status !== 200 || typeof text !== 'string') throw new Error(`resources/read ${uri} failed: ${reply.text}`)
+    return text
   }
 }

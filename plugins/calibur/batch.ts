@@ -1,6 +1,7 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 import { formatUnits, getAddress, type Address, type Client, type Hex, type StateOverride } from 'viem'
 import { readContract } from 'viem/actions'
+import type { CaliburOn } from './networkOptions.ts'
 import {
   Address as AddressSchema,
   ApprovalRequest,
@@ -115,21 +116,26 @@ export const FIRST_USE_OF_KEY_GAS = 17_500n
  */
 export const PER_CALL_GAS = 1_200n
 export const PER_DATA_BYTE_GAS = 8n
-/** Calibur on `network`, as the authorization checks name it. */
-function caliburAt(network: Network): DelegateAt {
-  return { ...caliburWords, address: getAddress(network.config.calibur) }
+/** Calibur at `address`, as the authorization checks name it. */
+function caliburAt(address: Address): DelegateAt {
+  return { ...caliburWords, address: getAddress(address) }
 }
 
 /**
- * The state override showing the account delegated to Calibur by its authorization in
- * authorizationList (`authorizationOverride`); `undefined` without one.
+ * The state override showing the account delegated to Calibur (at `calibur`) by its authorization
+ * in authorizationList (`authorizationOverride`); `undefined` without one.
  *
  * @example
- * await delegationOverride(network, account, [signedAuthorization])
+ * await delegationOverride(network, account, [signedAuthorization], CALIBUR_ADDRESS)
  * // [{ address: account, code: '0xef0100000000005c84f8fd50b21cac312528a64437030e' }]
  */
-export function delegationOverride(network: Network, account: Address, authorizationList: readonly SignedAuthorization[] | undefined): Promise<StateOverride | undefined> {
-  return authorizationOverride(network, account, authorizationList, caliburAt(network))
+export function delegationOverride(
+  network: Network,
+  account: Address,
+  authorizationList: readonly SignedAuthorization[] | undefined,
+  calibur: Address,
+): Promise<StateOverride | undefined> {
+  return authorizationOverride(network, account, authorizationList, caliburAt(calibur))
 }
 
 /**
@@ -137,16 +143,17 @@ export function delegationOverride(network: Network, account: Address, authoriza
  * delegation override, as they will read once the authorization has delegated the account.
  *
  * @example
- * await readCaliburState(network, account, 0n, undefined) // { domain: { chainId, account, salt }, seq: 3n }
+ * await readCaliburState(network, account, 0n, undefined, CALIBUR_ADDRESS) // { domain: { chainId, account, salt }, seq: 3n }
  */
 export async function readCaliburState(
   network: Network,
   account: Address,
   key: bigint,
   stateOverride: StateOverride | undefined,
+  calibur: Address,
 ): Promise<{ domain: CaliburDomain; seq: bigint }> {
   const { client } = network
-  if (!stateOverride) await requireDelegatedTo(network, account, caliburAt(network))
+  if (!stateOverride) await requireDelegatedTo(network, account, caliburAt(calibur))
   const [domain, seq] = await Promise.all([
     stateOverride
       ? readContract(client as Client, { address: account, abi: caliburAbi, functionName: 'eip712Domain', stateOverride }).then(caliburDomainFromEip712Domain)
@@ -185,12 +192,13 @@ export interface BatchMeasurement {
  * headroom, never below the EIP-7623 calldata floor.
  *
  * @example
- * await measureSignedBatches(network, account, { payment, calls }, { leg, ownCalls }, usdc, payee, 1234n, feePerGas)
+ * await measureSignedBatches(network, account, CALIBUR_ADDRESS, { payment, calls }, { leg, ownCalls }, usdc, payee, 1234n, feePerGas)
  * // { ownerGas: 96987n, paymentGas: 81000n, accountGas: 90123n, gas: 231612n, l1FeeWei: 0n }
  */
 export async function measureSignedBatches(
   network: Network,
   account: Address,
+  calibur: Address,
   messages: { payment: SignedBatchedCallMessage; calls: SignedBatchedCallMessage },
   flat: { leg: CaliburCall; ownCalls: readonly CaliburCall[] },
   token: { address: Address; symbol: string; decimals: number },
@@ -226,7 +234,7 @@ export async function measureSignedBatches(
   const relay = {
     form: 'batch' as const,
     account,
-    delegate: getAddress(network.config.calibur),
+    delegate: getAddress(calibur),
     target: account,
     paymentData: encodeSignedExecute({ message: messages.payment, signature: PLACEHOLDER_SIGNATURE }),
     paymentGas: CALIBUR_PAYMENT_GAS,
@@ -243,12 +251,12 @@ export async function measureSignedBatches(
  * `calibur_batch`: wraps an account's calls (any helper's `calls`, a builder's transactionRequest)
  * into two Calibur signed batches — one that only pays Bruno (`paymentBatch`), and the calls after it
  * at the next nonce (`ownCallsBatch`) — measured and priced, as typed data for the account's wallet
- * to sign.
+ * to sign, for the Calibur at `caliburOn(network)`.
  *
  * @example
- * registry.addGroup({ name: 'calibur', order: 20, instructions, tools: [caliburBatch(app.bruno.chainArgument), …] })
+ * tools: [caliburBatch(services.chainArgument, optionsOn), …]
  */
-export const caliburBatch = (chain: TSchema) =>
+export const caliburBatch = (chain: TSchema, caliburOn: CaliburOn) =>
   defineTool({
     name: 'calibur_batch',
     title: 'Prepare a Calibur batch',
@@ -314,12 +322,13 @@ export const caliburBatch = (chain: TSchema) =>
       const calls = readBatchCalls(network, args.calls) as CaliburCall[]
 
       // Without an authorization list, readCaliburState refuses an account not delegated to Calibur.
-      const stateOverride = await delegationOverride(network, account, args.authorizationList)
+      const calibur = caliburOn(network)
+      const stateOverride = await delegationOverride(network, account, args.authorizationList, calibur)
       const key = BigInt(args.nonceKey ?? '0')
       const deadline = batchDeadline(network, args.deadline)
 
       const [{ domain, seq }, { added, calls: approveCalls }, pricer] = await Promise.all([
-        readCaliburState(network, account, key, stateOverride),
+        readCaliburState(network, account, key, stateOverride, calibur),
         approvalsToAdd(network, account, args.approvals),
         payment.pricer(network.name, token.address),
       ])
@@ -337,6 +346,7 @@ export const caliburBatch = (chain: TSchema) =>
         measureSignedBatches(
           network,
           account,
+          calibur,
           { payment: paymentTypedDataFor(amount).message, calls: typedData.message },
           { leg: legFor(amount), ownCalls },
           token,

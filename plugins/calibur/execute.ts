@@ -3,6 +3,7 @@ import { formatUnits, getAddress, isAddressEqual, zeroAddress, zeroHash, type He
 import { Address as AddressSchema, AuthorizationList, CallPayment, defineTool, passedBack, RelayCall, requireAddress, ToolError, type Network } from '../../core/plugin.ts'
 import { CaliburTypedDataSchema, delegationOverride, readCaliburState } from './batch.ts'
 import { encodeSignedExecute, recoverCaliburSigner } from './executeCalldata.ts'
+import type { CaliburOn } from './networkOptions.ts'
 import { splitCaliburNonce } from './nonce.ts'
 import { readPaymentBatch, requireInOrder } from './paymentFirstBatch.ts'
 import { caliburTypedData, caliburTypes, type CaliburBatch, type CaliburCall, type CaliburDomain, type CaliburTypedData } from './typedData.ts'
@@ -80,12 +81,13 @@ const Signature = Type.String({ pattern: '^0x[0-9a-fA-F]{130}$', description: 'b
 /**
  * `calibur_execute`: takes back the two batches calibur_batch prepared, whole, each with the
  * account's signature; checks them as Calibur will (domain, signer, nonces in order, deadline) and
- * that the payment batch only pays, and returns the call and payment for submit.
+ * that the payment batch only pays, and returns the call and payment for submit; Calibur is at
+ * `caliburOn(network)`.
  *
  * @example
- * registry.addGroup({ name: 'calibur', order: 20, instructions, tools: [caliburExecute(app.bruno.chainArgument), …] })
+ * tools: [caliburExecute(services.chainArgument, optionsOn), …]
  */
-export const caliburExecute = (chain: TSchema) =>
+export const caliburExecute = (chain: TSchema, caliburOn: CaliburOn) =>
   defineTool({
     name: 'calibur_execute',
     title: 'Check signed Calibur batches',
@@ -128,8 +130,9 @@ export const caliburExecute = (chain: TSchema) =>
       })
 
       const { key, seq } = splitCaliburNonce(paymentNonce)
-      const stateOverride = await delegationOverride(network, account, args.authorizationList)
-      const { domain, seq: current } = await readCaliburState(network, account, key, stateOverride)
+      const calibur = caliburOn(network)
+      const stateOverride = await delegationOverride(network, account, args.authorizationList, calibur)
+      const { domain, seq: current } = await readCaliburState(network, account, key, stateOverride, calibur)
       if (seq < current) {
         throw new ToolError(`the payment batch's nonce (key ${key}, seq ${seq}) was used already (the account is at seq ${current}): these batches ran, or others took their place`)
       }

@@ -1,6 +1,9 @@
-import { definePlugin } from '../../core/plugin.ts'
+import { getAddress } from 'viem'
+import { definePlugin, type Network } from '../../core/plugin.ts'
 import { caliburBatch } from './batch.ts'
+import { placeCaliburStandIn } from './devnet.ts'
 import { caliburExecute } from './execute.ts'
+import { CaliburNetworkOptions } from './networkOptions.ts'
 import { caliburDelegate } from './paymentFirstBatch.ts'
 import { checkCalibur } from './preflight.ts'
 
@@ -22,7 +25,8 @@ const instructions =
 
 /**
  * The calibur group: calibur_batch (calls → typed data to sign) and calibur_execute (signed batches →
- * the call and payment for submit).
+ * the call and payment for submit), for Calibur at its address on each chain (`networkOptions`:
+ * Calibur's own by default); its preflight check; on the devnet, the stand-in at Calibur's address.
  *
  * @example
  * await buildApp({ config, groups: [caliburGroup], logger, serverInfo }) // serves it where config.groups names 'calibur'
@@ -30,10 +34,18 @@ const instructions =
 export const caliburGroup = definePlugin({
   name: 'calibur',
   order: 20,
-  setup: ({ chainArgument, payment }) => ({
-    instructions,
-    tools: [caliburBatch(chainArgument), caliburExecute(chainArgument)],
-    delegate: caliburDelegate(payment),
-  }),
+  networkOptions: CaliburNetworkOptions,
+  setup: ({ chainArgument, payment }, _options, optionsOn) => {
+    const caliburOn = (network: Network) => getAddress(optionsOn(network).address)
+    return {
+      instructions,
+      tools: [caliburBatch(chainArgument, caliburOn), caliburExecute(chainArgument, caliburOn)],
+      delegate: caliburDelegate(payment, caliburOn),
+    }
+  },
+  devnet: async (deployment) => {
+    await placeCaliburStandIn(deployment)
+    return {}
+  },
   preflight: checkCalibur,
 })

@@ -3,6 +3,7 @@ import { readPaymentLeg, ToolError, type Delegate, type Network, type PaymentSer
 import { caliburAbi } from './abi.ts'
 import { caliburWords } from './errors.ts'
 import { encodeOwnerExecute } from './executeCalldata.ts'
+import type { CaliburOn } from './networkOptions.ts'
 import { splitCaliburNonce } from './nonce.ts'
 import type { CaliburBatch, CaliburCall } from './typedData.ts'
 
@@ -115,18 +116,18 @@ const batchOf = (signed: SignedBatchedCallArgument): CaliburBatch => ({
 })
 
 /**
- * Calibur as the relay knows it: the contract at the network's `calibur` address, an account's next
+ * Calibur as the relay knows it: the contract at `caliburOn(network)`, an account's next
  * nonce on sequence 0 (`getSeq(0)`), and its batches read back — a call to an account whose data is
  * Calibur's signed `execute` of the account's own calls, and a payment batch that is Calibur's signed
  * `execute` of a payment-only batch at the nonce before, both by the root key for any executor or the Runner.
  *
  * @example
- * caliburDelegate(services.payment).read(network, { to: account, data: signedExecute }, paymentBatch) // { account, token, payee, amount, … }
+ * caliburDelegate(services.payment, () => CALIBUR_ADDRESS).read(network, { to: account, data: signedExecute }, paymentBatch) // { account, token, payee, amount, … }
  */
-export function caliburDelegate(payments: PaymentServices): Delegate {
+export function caliburDelegate(payments: PaymentServices, caliburOn: CaliburOn): Delegate {
   return {
     ...caliburWords,
-    address: (network) => getAddress(network.config.calibur),
+    address: (network) => getAddress(caliburOn(network)),
     nextNonce: (network, account) => network.client.readContract({ address: account, abi: caliburAbi, functionName: 'getSeq', args: [0n] }),
     callSpends(network, call) {
       const signed = decodeSignedExecute(call.data as Hex)
@@ -148,7 +149,7 @@ export function caliburDelegate(payments: PaymentServices): Delegate {
       const deadlines = [payment.deadline, calls.deadline].filter((deadline) => deadline !== 0n)
       return {
         account,
-        delegate: getAddress(network.config.calibur),
+        delegate: getAddress(caliburOn(network)),
         target: account,
         paymentData,
         paymentGas: CALIBUR_PAYMENT_GAS,

@@ -11,7 +11,7 @@ import { CheckFailed, notAnswered, type Network } from '../../core/plugin.ts'
 const DELEGATION_PROBE: Address = getAddress(`0x${keccak256(toHex('bruno preflight: calibur delegation probe')).slice(-40)}`)
 
 /**
- * The calibur group's preflight check: Calibur at the network's `calibur` address, recognised by
+ * The calibur group's preflight check: Calibur at its address on the chain (the group's option), recognised by
  * what it does rather than by its bytes (the real contract and the devnet's stand-in differ in code
  * and agree in behaviour): its ERC-5267 `eip712Domain()` answers name `Calibur`, version `1.0.0`;
  * and an account delegated to it reports the domain Bruno has wallets sign — fields 0x1f, name and
@@ -19,12 +19,12 @@ const DELEGATION_PROBE: Address = getAddress(`0x${keccak256(toHex('bruno preflig
  * bits are Calibur's address (prefix 0 on a fresh account) — and nonce sequence 0 for key 0.
  *
  * @example
- * await checkCalibur(networks.get('base')) // 'Calibur 1.0.0 at 0x0000…030e; a delegated account reports …'
+ * await checkCalibur(networks.get('base'), {}, { address: CALIBUR_ADDRESS }) // 'Calibur 1.0.0 at 0x0000…030e; a delegated account reports …'
  */
-export async function checkCalibur(network: Network): Promise<string> {
+export async function checkCalibur(network: Network, _options: unknown, { address }: { readonly address: string }): Promise<string> {
   const { client } = network
   const { chainId } = network.config
-  const calibur = getAddress(network.config.calibur)
+  const calibur = getAddress(address)
   const code = await client.getCode({ address: calibur })
   if (!code || code === '0x') throw new CheckFailed(`no code at ${calibur}`)
   const own = await client.readContract({ address: calibur, abi: caliburAbi, functionName: 'eip712Domain' }).catch(notAnswered)

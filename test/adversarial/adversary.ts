@@ -29,6 +29,7 @@ import { encodePaymentSignatureHeader } from '@x402/core/http'
 import { postRaw, RawMcpClient } from '../fixtures/mcpHttp.ts'
 import { signTransfer } from '../fixtures/signedTransfer.ts'
 import { waitFor } from '../fixtures/waitFor.ts'
+import { CALIBUR_ADDRESS } from '../../plugins/calibur/networkOptions.ts'
 
 // Shared by the adversarial tests (DESIGN §3 "The promise"): the test-only contracts, control of the devnet's
 // blocks (an attacker's transaction and the runner's in one block), Bruno's three bindings, and the checks
@@ -341,7 +342,7 @@ export async function expectRevertedInPaymentPhase(t: Test, bruno: DevnetBruno, 
   const intrinsic = 21_000n + dataGas
   const execution = entry.gasUsed - intrinsic
   t.comment(`payment phase | ${label} | ${entry.gasUsed} gas used = intrinsic ${intrinsic} (21,000 + calldata ${dataGas}) + execution ${execution}; the call's stipend was ${callGas}`)
-  const measured = delegate === undefined || delegate === bruno.deployment.calibur
+  const measured = delegate === undefined || delegate === CALIBUR_ADDRESS
   const executionBound = measured ? PAYMENT_PHASE_EXECUTION[form] : paymentGas! + RUNNER_PAYMENT_PHASE_WORK
   const totalBound = measured ? PAYMENT_PHASE_BOUND : BigInt(bruno.config.networks[0]!.relay.maxRevertGas)
   t.ok(execution <= executionBound, `${label}: ${execution} gas of execution ≤ ${executionBound}, ${form}'s payment phase`)

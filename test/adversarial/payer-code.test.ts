@@ -20,6 +20,7 @@ import {
   type Submitted,
 } from './adversary.ts'
 import { signedBatches } from '../fixtures/caliburSignatures.ts'
+import { CALIBUR_ADDRESS } from '../../plugins/calibur/networkOptions.ts'
 
 // Issue 12: code the payer controls inside the payment phase. DESIGN §3 says the payment phase "runs only code
 // Bruno can predict: the configured token, and the delegate's signature/nonce check with the root key". Two
@@ -40,7 +41,6 @@ import { signedBatches } from '../fixtures/caliburSignatures.ts'
 // same-block cases revert after 33k and 48k gas.
 
 const bruno = await startDevnetBruno(t, { groups: ['bruno', 'calibur'], pollMs: 100 })
-const { deployment } = bruno
 const chain = adversaryChain(bruno)
 const artifacts = compileAdversary()
 const target = await chain.deploy(artifacts.StateTarget)
@@ -106,7 +106,7 @@ t.test('EIP-3009, same block: the payer (no code when it submitted) delegates to
 
 t.test('Calibur, same block: the account re-delegates from Calibur to a gas sink ahead of the runner', async (t) => {
   const account = await fundedPayer(bruno, chain, generatePrivateKey(), 100_000_000n, parseEther('1'))
-  await chain.mined(await chain.delegateBy(account, deployment.calibur))
+  await chain.mined(await chain.delegateBy(account, CALIBUR_ADDRESS))
   await openFlag(account)
   const batch = await mcp.call('calibur_batch', { chain: 'local', account: account.address, calls: [{ ...workCall(account.address), value: '0' }], token: 'USDC' })
   const executed = await mcp.call('calibur_execute', { chain: 'local', ...(await signedBatches(account, batch)) })

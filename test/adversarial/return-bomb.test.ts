@@ -7,6 +7,7 @@ import { caliburTypedData, type CaliburCall } from '../../plugins/calibur/typedD
 import { startDevnetBruno } from '../fixtures/devnetBruno.ts'
 import { RawMcpClient } from '../fixtures/mcpHttp.ts'
 import { adversaryChain, ATTACK_FEES, bindings, compileAdversary, expectCallFailedAndPaid, fundedPayer, runnerCallGas, switchAbi, type Binding } from './adversary.ts'
+import { CALIBUR_ADDRESS } from '../../plugins/calibur/networkOptions.ts'
 
 // Issue 27, point 1: a call that is honest when Bruno simulates it and, mined a block later, reverts with revert
 // data sized to all its gas (or burns all of it), the switch armed by one cheap transaction ahead of the runner's.
@@ -41,7 +42,7 @@ const runCall = (rounds: bigint): CaliburCall => ({ to: switchAddress, value: '0
 /** A fresh account delegated to Calibur, holding USDC and no ETH. */
 async function delegatedPayer(): Promise<PrivateKeyAccount> {
   const account = await fundedPayer(bruno, chain, generatePrivateKey(), 2_000_000_000n)
-  await chain.mined(await chain.delegateBy(account, deployment.calibur))
+  await chain.mined(await chain.delegateBy(account, CALIBUR_ADDRESS))
   return account
 }
 
@@ -56,7 +57,7 @@ t.test('the bomb undoes a payment leg that shares its call frame (the old layout
     calls: [encodeTransfer({ token: usdc, to: payee, amount }) as CaliburCall, { to: account.address, value: '0', data: encodeOwnerExecute({ calls: [runCall(60_000n)], revertOnFailure: true }) }],
     revertOnFailure: false,
   }
-  const domain = { chainId: deployment.chainId, account: account.address, salt: `0x${deployment.calibur.slice(2).padStart(64, '0')}` as Hex }
+  const domain = { chainId: deployment.chainId, account: account.address, salt: `0x${CALIBUR_ADDRESS.slice(2).padStart(64, '0')}` as Hex }
   const typedData = caliburTypedData({ domain, batch, nonce: 0n, deadline: 0n })
   const data = encodeSignedExecute({ message: typedData.message, signature: await sign(account, typedData) })
   await chain.mined(await chain.walletOf(attacker).sendTransaction({ to: switchAddress, data: encodeFunctionData({ abi: switchAbi, functionName: 'arm', args: [account.address, RETURN_DATA_BOMB, BOMB_PERCENT] }) }))

@@ -18,6 +18,7 @@ import {
   type Submitted,
 } from './adversary.ts'
 import { signedBatches } from '../fixtures/caliburSignatures.ts'
+import { CALIBUR_ADDRESS } from '../../plugins/calibur/networkOptions.ts'
 
 // Issue 12, part 1: simulation is not execution. Each call below does heavy work (≈1.1M gas) when it runs as
 // simulated and burns every unit of gas it is given when it runs otherwise: by GASPRICE (a simulation without
@@ -140,7 +141,7 @@ t.test('the EIP-3009 form: a divergent call after a signed transfer, over MCP, R
 
 t.test('the Calibur flow: calibur_batch → sign → calibur_execute → submit, with a divergent call in the batch', async (t) => {
   const account = await fundedPayer(bruno, chain, generatePrivateKey(), 500_000_000n)
-  await chain.mined(await chain.delegateBy(account, deployment.calibur))
+  await chain.mined(await chain.delegateBy(account, CALIBUR_ADDRESS))
   let index = 0
   for (const divergence of divergences) {
     const binding = transports[index++ % transports.length]!
@@ -179,7 +180,7 @@ t.test('the Calibur flow: calibur_batch → sign → calibur_execute → submit,
 
 t.test('a call that pays somewhere inside is refused over every binding, naming the two forms to use instead', async (t) => {
   const account = await fundedPayer(bruno, chain, generatePrivateKey(), 20_000_000n)
-  await chain.mined(await chain.delegateBy(account, deployment.calibur))
+  await chain.mined(await chain.delegateBy(account, CALIBUR_ADDRESS))
   const runnerNonce = await chain.client.getTransactionCount({ address: chain.runner })
   // The old form: an arbitrary call that pays the payee itself, with a batch payment that is that call again.
   const paysInside = { to: usdc, data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [payee, 5_000_000n] }) }

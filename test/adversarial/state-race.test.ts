@@ -9,6 +9,7 @@ import { signedBatches } from '../fixtures/caliburSignatures.ts'
 import { startDevnetBruno } from '../fixtures/devnetBruno.ts'
 import type { LedgerEntry } from '../../core/testing/runnerLedger.ts'
 import { RawMcpClient } from '../fixtures/mcpHttp.ts'
+import { CALIBUR_ADDRESS } from '../../plugins/calibur/networkOptions.ts'
 import {
   adversaryChain,
   ATTACK_FEES,
@@ -158,7 +159,7 @@ t.test('the EIP-3009 form: the payer races its own submission, in the same block
 /** A Calibur-delegated account with USDC, a little ETH for its own attacks, its flag up and its allowance given. */
 async function caliburAccount(): Promise<PrivateKeyAccount> {
   const account = await fundedPayer(bruno, chain, generatePrivateKey(), 100_000_000n, parseEther('1'))
-  await chain.mined(await chain.delegateBy(account, deployment.calibur))
+  await chain.mined(await chain.delegateBy(account, CALIBUR_ADDRESS))
   await prepare(account)
   return account
 }

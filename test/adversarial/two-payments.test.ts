@@ -12,6 +12,7 @@ import { CALLS_GROUP, delegationHash, delegationTypedData, encodeRedemption, PAY
 import { startDevnetBruno } from '../fixtures/devnetBruno.ts'
 import { signTransfer } from '../fixtures/signedTransfer.ts'
 import { waitFor } from '../fixtures/waitFor.ts'
+import { CALIBUR_ADDRESS } from '../../plugins/calibur/networkOptions.ts'
 
 // Two payments for one signed batch (issue 31): a Calibur batch any executor may run is a call a
 // signed transfer can pay for, and a second payment for the same batch, accepted while the first is
@@ -37,7 +38,7 @@ t.test('a signed Calibur batch paid twice by signed transfers: the second paymen
   const key = generatePrivateKey()
   const account = privateKeyToAccount(key)
   await mintUsdc(deployment.rpcUrl, deployment, account.address, 10_000_000n)
-  await chain.setCode({ address: account.address, bytecode: `0xef0100${deployment.calibur.slice(2)}` })
+  await chain.setCode({ address: account.address, bytecode: `0xef0100${CALIBUR_ADDRESS.slice(2)}` })
   const friend = privateKeyToAccount(generatePrivateKey()).address
   const domain = caliburDomainFromEip712Domain(await client.readContract({ address: account.address, abi: eip712DomainAbi, functionName: 'eip712Domain' }))
   const typedData = caliburTypedData({

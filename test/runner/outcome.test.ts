@@ -12,6 +12,7 @@ import { encodeSignedExecute } from '../../plugins/calibur/executeCalldata.ts'
 import { caliburDelegate, ownCallsBatch, paymentBatch } from '../../plugins/calibur/paymentFirstBatch.ts'
 import { caliburTypedData, type CaliburTypedDataParameters } from '../../plugins/calibur/typedData.ts'
 import { currentFees, dropTransaction, paymentValue, startRunnerDevnet, type RunnerDevnet } from './runnerDevnet.ts'
+import { CALIBUR_ADDRESS } from '../../plugins/calibur/networkOptions.ts'
 
 // What the runner records once a transaction is included: the call's failure on chain (the payment
 // taken all the same) in the token's words or without any, a payment phase that reverted (the one
@@ -42,15 +43,15 @@ async function funded(devnet: RunnerDevnet, key: Hex) {
  * context as the app registers it: its errors join the relay's words.
  */
 async function caliburAccount(devnet: RunnerDevnet, inTheSameTransaction = false) {
-  const reader = caliburDelegate({ token: (_chain, token) => paymentToken(devnet.context.network, token), pricer: () => Promise.reject(new Error('not priced here')) })
+  const reader = caliburDelegate({ token: (_chain, token) => paymentToken(devnet.context.network, token), pricer: () => Promise.reject(new Error('not priced here')) }, () => CALIBUR_ADDRESS)
   ;(devnet.context.delegates as Delegate[]).push(reader)
   const account = privateKeyToAccount((await devnet.payer()).key)
   let authorizationList: SignedAuthorization[] | undefined
   if (inTheSameTransaction) {
-    const signed = await account.signAuthorization({ contractAddress: devnet.deployment.calibur, chainId: devnet.network.chainId, nonce: 0 })
+    const signed = await account.signAuthorization({ contractAddress: CALIBUR_ADDRESS, chainId: devnet.network.chainId, nonce: 0 })
     authorizationList = [{ chainId: signed.chainId, address: signed.address, nonce: signed.nonce, r: signed.r, s: signed.s, yParity: signed.yParity as 0 | 1 }]
-  } else await devnet.testClient.setCode({ address: account.address, bytecode: concat(['0xef0100', devnet.deployment.calibur]) })
-  const domain = { chainId: devnet.network.chainId, account: account.address, salt: toHex(BigInt(devnet.deployment.calibur), { size: 32 }) }
+  } else await devnet.testClient.setCode({ address: account.address, bytecode: concat(['0xef0100', CALIBUR_ADDRESS]) })
+  const domain = { chainId: devnet.network.chainId, account: account.address, salt: toHex(BigInt(CALIBUR_ADDRESS), { size: 32 }) }
   const signedExecute = async (batch: CaliburTypedDataParameters['batch'], nonce = 0n) => {
     const typedData = caliburTypedData({ domain, batch, nonce, deadline: 0n })
     return { to: account.address, data: encodeSignedExecute({ message: typedData.message, signature: await account.signTypedData(typedData as never) }) }
@@ -136,7 +137,7 @@ for (const delegation of ['delegated before', 'delegated in the same transaction
     const [relayed, revoked] = await Promise.all([sent.transaction!.hash, revocation].map((hash) => devnet.client.getTransactionReceipt({ hash })))
     t.equal(relayed!.blockNumber, revoked!.blockNumber + 1n, 'the relay is in the block after the revocation\'s')
     t.equal(done.stage, 'done', 'done: the runner was paid')
-    if (authorizationList) t.equal(await devnet.client.getCode({ address: account.address }), concat(['0xef0100', devnet.deployment.calibur]).toLowerCase(), 'delegated by the relay\'s transaction')
+    if (authorizationList) t.equal(await devnet.client.getCode({ address: account.address }), concat(['0xef0100', CALIBUR_ADDRESS]).toLowerCase(), 'delegated by the relay\'s transaction')
     t.same(done.outcome, { paidBaseUnits: amount.toString(), callSucceeded: false, callReason: 'the call reverted: ERC20: transfer amount exceeds allowance' })
   })
 }

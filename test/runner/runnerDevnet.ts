@@ -29,6 +29,7 @@ import { caliburTypedData } from '../../plugins/calibur/typedData.ts'
 import { startParityProxy, type ParityProxy } from '../fixtures/parityProxy.ts'
 import { devnetPricing, ledgerViolations, runnerLedger, type LedgerEntry } from '../../core/testing/runnerLedger.ts'
 import { startChaosProxy, type ChaosProxy } from '../liveness/chaosProxy.ts'
+import { CALIBUR_ADDRESS } from '../../plugins/calibur/networkOptions.ts'
 
 // The runner loop (core/relay/runner.ts) on a real devnet, driven one pass at a time: anvil with the
 // real contracts (deployed in under a second), blocks mined by the test (automine off), the relay's
@@ -311,13 +312,13 @@ export async function caliburBatchRequest(devnet: RunnerDevnet, deadline: bigint
   const { network, deployment, context } = devnet
   const readers = context.delegates as Delegate[]
   if (!readers.some((reader) => reader.name === 'Calibur')) {
-    readers.push(caliburDelegate({ token: (_chain, token) => paymentToken(context.network, token), pricer: () => Promise.reject(new Error('not priced here')) }))
+    readers.push(caliburDelegate({ token: (_chain, token) => paymentToken(context.network, token), pricer: () => Promise.reject(new Error('not priced here')) }, () => CALIBUR_ADDRESS))
   }
   const account = privateKeyToAccount((await devnet.payer()).key)
-  await devnet.testClient.setCode({ address: account.address, bytecode: concat(['0xef0100', deployment.calibur]) })
+  await devnet.testClient.setCode({ address: account.address, bytecode: concat(['0xef0100', CALIBUR_ADDRESS]) })
   const read = devnet.readCall(account.address)
   const leg = encodeTransfer({ token: deployment.usdc, to: devnet.payee, amount })
-  const domain = { chainId: network.chainId, account: account.address, salt: toHex(BigInt(deployment.calibur), { size: 32 }) }
+  const domain = { chainId: network.chainId, account: account.address, salt: toHex(BigInt(CALIBUR_ADDRESS), { size: 32 }) }
   const signedBatch = async (batch: ReturnType<typeof paymentBatch>, nonce: bigint) => {
     const typedData = caliburTypedData({ domain, batch, nonce, deadline })
     return encodeSignedExecute({ message: typedData.message, signature: await account.signTypedData(typedData as never) })

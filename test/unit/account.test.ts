@@ -6,6 +6,7 @@ import { paymentToken } from '../../core/relay/paymentToken.ts'
 import { ToolError } from '../../core/tool.ts'
 import { caliburDelegate } from '../../plugins/calibur/paymentFirstBatch.ts'
 import { ethCall, fakeClient, fakeNetwork, networkConfig } from './fakeChain.ts'
+import { CALIBUR_ADDRESS } from '../../plugins/calibur/networkOptions.ts'
 
 // The account view (core/relay/account.ts) and the payment tokens (paymentToken.ts) against a node
 // the test answers: an ERC-20's balanceOf and Calibur's getSeq(uint256) written from their
@@ -15,7 +16,7 @@ import { ethCall, fakeClient, fakeNetwork, networkConfig } from './fakeChain.ts'
 const config = networkConfig()
 const usdc = getAddress(config.tokens[0]!.address)
 const weth = getAddress(config.weth)
-const calibur = getAddress(config.calibur)
+const calibur = getAddress(CALIBUR_ADDRESS)
 const account = getAddress('0x70997970C51812dc3A010C7d01b50e0d17dc79C8')
 const erc20 = parseAbi(['function balanceOf(address account) view returns (uint256)'])
 const caliburAbi = parseAbi(['function getSeq(uint256 key) view returns (uint256 seq)'])
@@ -55,7 +56,7 @@ const tokens = [
   { symbol: 'USDC', address: usdc, balance: '12.345678', balanceBaseUnits: '12345678' },
   { symbol: 'WETH', address: weth, balance: '0.000000000000000001', balanceBaseUnits: '1' },
 ]
-const delegates = [caliburDelegate({ token: () => Promise.reject(new Error('not priced here')) as never, pricer: () => Promise.reject(new Error('not priced here')) })]
+const delegates = [caliburDelegate({ token: () => Promise.reject(new Error('not priced here')) as never, pricer: () => Promise.reject(new Error('not priced here')) }, () => CALIBUR_ADDRESS)]
 const plain = { address: account, delegated: false, nonce: 5, ethBalance: '1.5', ethBalanceWei: '1500000000000000000', tokens }
 
 t.test('a plain account: not delegated, its nonce, ETH and token balances, read at latest', async (t) => {

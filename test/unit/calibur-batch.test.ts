@@ -25,6 +25,7 @@ import {
   transferCall,
 } from './caliburNode.ts'
 import { fakeNetwork, networkConfig } from './fakeChain.ts'
+import { CALIBUR_ADDRESS } from '../../plugins/calibur/networkOptions.ts'
 
 // calibur_batch (plugins/calibur/batch.ts) called as Bruno calls it (the plugin's setup, the registry's
 // input check, the handler), on a node the test answers: the typed data, calls and gas rebuilt here
@@ -69,7 +70,7 @@ function expectedMeasure(
   const runnerData = encodeFunctionData({
     abi: runnerSolidity,
     functionName: 'relayBatch',
-    args: [account, getAddress(config.calibur), { target: account, payment: paymentData, paymentGas: 150_000n, data: callsData }, callGas, usdc, getAddress(config.payee), amount],
+    args: [account, getAddress(CALIBUR_ADDRESS), { target: account, payment: paymentData, paymentGas: 150_000n, data: callsData }, callGas, usdc, getAddress(config.payee), amount],
   })
   const calldata = intrinsicOf(runnerData)
   // the Runner copies both signed batches into memory
@@ -191,7 +192,7 @@ t.test('the calibur group as the plugin declares it', async (t) => {
   t.equal(caliburGroup.name, 'calibur')
   t.equal(caliburGroup.order, 20)
   const node = caliburNode()
-  const group = await caliburGroup.setup(node.services, {})
+  const group = await caliburGroup.setup(node.services, {}, () => ({ address: CALIBUR_ADDRESS }))
   t.same(group.tools.map((tool) => tool.name), ['calibur_batch', 'calibur_execute'])
   t.equal(typeof group.delegate, 'object')
   t.ok(group.delegate, 'reads its signed batches as payment')
@@ -538,7 +539,7 @@ t.test('delegated in the same transaction: the override shows the account delega
   t.same(node.seen.filter((request) => request.method === 'eth_estimateGas').map((request) => request.params[2]), [rpcOverride, rpcOverride, rpcOverride, rpcOverride])
   t.same(node.seen.filter((request) => request.method === 'eth_getTransactionCount').map((request) => request.params), [[account, 'latest']])
   t.equal(node.validOutput('calibur_batch', result), true)
-  t.strictSame(await delegationOverride(fakeNetwork(node.services.networks.get('local').client, node.config), account, [item]), override)
+  t.strictSame(await delegationOverride(fakeNetwork(node.services.networks.get('local').client, node.config), account, [item], CALIBUR_ADDRESS), override)
 })
 
 t.test('delegated in the same transaction on an OP-stack chain: the L1 fee of the EIP-7702 runner transaction is priced', async (t) => {
@@ -574,33 +575,33 @@ t.test('delegationOverride: the account’s one authorization to Calibur, for th
   const node = caliburNode({ code: { [account]: '0x' }, eoaNonce: 7 })
   const network = node.services.networks.get('local')
   const calibur = '0x000000005c84F8Fd50b21CAC312528A64437030e'
-  t.equal(await delegationOverride(network, account, undefined), undefined)
-  t.equal(await delegationOverride(network, account, []), undefined)
+  t.equal(await delegationOverride(network, account, undefined, CALIBUR_ADDRESS), undefined)
+  t.equal(await delegationOverride(network, account, [], CALIBUR_ADDRESS), undefined)
   t.equal(node.seen.length, 0, 'nothing read without a list')
   const item = await authorization()
-  await rejectsWith(t, delegationOverride(network, account, [item, item]), "authorizationList: give only the account's own authorization to Calibur")
-  await rejectsWith(t, delegationOverride(network, account, [undefined as never]), "authorizationList: give only the account's own authorization to Calibur")
+  await rejectsWith(t, delegationOverride(network, account, [item, item], CALIBUR_ADDRESS), "authorizationList: give only the account's own authorization to Calibur")
+  await rejectsWith(t, delegationOverride(network, account, [undefined as never], CALIBUR_ADDRESS), "authorizationList: give only the account's own authorization to Calibur")
   const elsewhere = await authorization({ address: two })
-  await rejectsWith(t, delegationOverride(network, account, [elsewhere]), `authorizationList[0] delegates to ${two}, not to Calibur (${calibur})`)
+  await rejectsWith(t, delegationOverride(network, account, [elsewhere], CALIBUR_ADDRESS), `authorizationList[0] delegates to ${two}, not to Calibur (${calibur})`)
   const lower = await authorization({ address: calibur.toLowerCase() as Address })
-  t.strictSame(await delegationOverride(network, account, [lower]), [{ address: account, code: delegatedTo(calibur) }], 'the address in any case')
-  await rejectsWith(t, delegationOverride(network, account, [await authorization({ chainId: 1 })]), 'authorizationList[0] is for chain 1, not local (31337)')
-  t.strictSame(await delegationOverride(network, account, [await authorization({ chainId: 0 })]), [{ address: account, code: delegatedTo(calibur) }], 'chain 0: any chain')
-  await rejectsWith(t, delegationOverride(network, account, [{ ...item, r: zeroHash, s: zeroHash }]), 'authorizationList[0] has a bad signature: it recovers to no address')
+  t.strictSame(await delegationOverride(network, account, [lower], CALIBUR_ADDRESS), [{ address: account, code: delegatedTo(calibur) }], 'the address in any case')
+  await rejectsWith(t, delegationOverride(network, account, [await authorization({ chainId: 1 })], CALIBUR_ADDRESS), 'authorizationList[0] is for chain 1, not local (31337)')
+  t.strictSame(await delegationOverride(network, account, [await authorization({ chainId: 0 })], CALIBUR_ADDRESS), [{ address: account, code: delegatedTo(calibur) }], 'chain 0: any chain')
+  await rejectsWith(t, delegationOverride(network, account, [{ ...item, r: zeroHash, s: zeroHash }], CALIBUR_ADDRESS), 'authorizationList[0] has a bad signature: it recovers to no address')
   const stranger = privateKeyToAccount('0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a')
-  await rejectsWith(t, delegationOverride(network, account, [await authorization({}, stranger)]), `authorizationList[0] is signed by ${stranger.address}, not by the account ${account}`)
+  await rejectsWith(t, delegationOverride(network, account, [await authorization({}, stranger)], CALIBUR_ADDRESS), `authorizationList[0] is signed by ${stranger.address}, not by the account ${account}`)
   await rejectsWith(
     t,
-    delegationOverride(network, account, [await authorization({ nonce: 6 })]),
+    delegationOverride(network, account, [await authorization({ nonce: 6 })], CALIBUR_ADDRESS),
     "authorizationList[0] carries nonce 6; the account's EOA nonce is 7. Bruno's runner sends the transaction, not the account, so the authorization must carry the account's current nonce",
   )
   // Already delegated elsewhere: re-delegated; a contract cannot be.
   const redelegated = caliburNode({ code: { [account]: delegatedTo(two) }, eoaNonce: 7 })
-  t.strictSame(await delegationOverride(redelegated.services.networks.get('local'), account, [item]), [{ address: account, code: delegatedTo(calibur) }])
+  t.strictSame(await delegationOverride(redelegated.services.networks.get('local'), account, [item], CALIBUR_ADDRESS), [{ address: account, code: delegatedTo(calibur) }])
   const upper = caliburNode({ code: { [account]: `0xEF0100${two.slice(2)}` as Hex }, eoaNonce: 7 })
-  t.strictSame(await delegationOverride(upper.services.networks.get('local'), account, [item]), [{ address: account, code: delegatedTo(calibur) }], 'a delegation in upper case')
+  t.strictSame(await delegationOverride(upper.services.networks.get('local'), account, [item], CALIBUR_ADDRESS), [{ address: account, code: delegatedTo(calibur) }], 'a delegation in upper case')
   const contract = caliburNode({ code: { [account]: '0x6080604052' }, eoaNonce: 7 })
-  await rejectsWith(t, delegationOverride(contract.services.networks.get('local'), account, [item]), `${account} is a contract: it cannot be delegated`)
+  await rejectsWith(t, delegationOverride(contract.services.networks.get('local'), account, [item], CALIBUR_ADDRESS), `${account} is a contract: it cannot be delegated`)
   t.same(
     contract.seen.map((request) => request.method).sort(),
     ['eth_getCode', 'eth_getTransactionCount'],

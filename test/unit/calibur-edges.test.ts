@@ -7,6 +7,7 @@ import { encodeOwnerExecute, encodeSignedExecute } from '../../plugins/calibur/e
 import { caliburDelegate, paymentBatch, readPaymentBatch } from '../../plugins/calibur/paymentFirstBatch.ts'
 import { caliburTypedData, type SignedBatchedCallMessage } from '../../plugins/calibur/typedData.ts'
 import { fakeClient, fakeNetwork, networkConfig } from './fakeChain.ts'
+import { CALIBUR_ADDRESS } from '../../plugins/calibur/networkOptions.ts'
 
 // Edges of plugins/calibur that test/unit/calibur.test.ts leaves open (each found by a surviving
 // mutant, bench/MUTATION.md): what a caller-supplied message is refused with, calldata that only
@@ -48,7 +49,7 @@ t.test('a payment batch that is another Calibur function, or only starts like a 
   const account = getAddress('0x70997970C51812dc3A010C7d01b50e0d17dc79C8')
   const leg = { to: getAddress(config.tokens[0]!.address), value: '0', data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [payee, 1n] }) }
   const signedAt = (nonce: string, batch = paymentBatch(leg)) => encodeSignedExecute({ message: { ...message, batchedCall: batch, nonce }, signature })
-  const reader = caliburDelegate(payments)
+  const reader = caliburDelegate(payments, () => CALIBUR_ADDRESS)
   const calls = signedAt('1', { calls: [message.batchedCall.calls[0]!], revertOnFailure: true })
   t.equal(reader.read(network, { to: account, data: calls } as never, signedAt('0'))?.amount, 1n, 'the pair as calibur_batch builds it')
   const getSeq = encodeFunctionData({ abi: parseAbi(['function getSeq(uint256 key) view returns (uint256)']), functionName: 'getSeq', args: [5n] })

@@ -6,6 +6,7 @@ import { caliburDelegate } from '../../plugins/calibur/paymentFirstBatch.ts'
 import { readCaliburDomain } from '../../plugins/calibur/readDomain.ts'
 import { account, caliburNode, delegatedTo, reverted, salt, signedExecute, signer, type NodeOptions } from './caliburNode.ts'
 import { fakeClient } from './fakeChain.ts'
+import { CALIBUR_ADDRESS } from '../../plugins/calibur/networkOptions.ts'
 
 // calibur_execute (plugins/calibur/execute.ts) as Bruno calls it, on a node the test answers: the two
 // batches calibur_batch prepared (payment only, then the account's calls), each signed by the account's
@@ -89,7 +90,7 @@ t.test('two signed batches: the account’s signed execute of its calls for subm
     ['getSeq', [0n], undefined],
   ])
   // what it returns is what the relay's reader takes: the payment batch, the calls after it, from the Runner
-  const terms = caliburDelegate(node.services.payment).read(node.services.networks.get('local'), result.call as never, (result.payment as { batch: Hex }).batch)
+  const terms = caliburDelegate(node.services.payment, () => CALIBUR_ADDRESS).read(node.services.networks.get('local'), result.call as never, (result.payment as { batch: Hex }).batch)
   t.match(terms, { account, token: usdc, payee, amount: BigInt(amount), paymentData: (result.payment as { batch: Hex }).batch, paymentGas: 150_000n, identity: `calibur:local:${account}:0` })
 })
 

@@ -18,6 +18,7 @@ import {
   type Eip712DomainResult,
 } from '../../plugins/calibur/typedData.ts'
 import { fakeClient, fakeNetwork, networkConfig } from './fakeChain.ts'
+import { CALIBUR_ADDRESS } from '../../plugins/calibur/networkOptions.ts'
 
 // plugins/calibur without a chain: the encoders against the real Calibur vector (golden/calibur-vectors.json,
 // accepted on chain by Uniswap's Calibur), the two batches (payment only, then the account's calls) built
@@ -249,7 +250,7 @@ t.test('requireInOrder: the calls at the seq right after the payment’s, on the
 })
 
 t.test('caliburDelegate: a signed execute of the account’s calls, paid by a signed payment-only batch at the nonce before', async (t) => {
-  const reader = caliburDelegate(payments)
+  const reader = caliburDelegate(payments, () => CALIBUR_ADDRESS)
   t.equal(reader.name, 'Calibur')
   t.same(reader.tools, { batch: 'calibur_batch', execute: 'calibur_execute' })
   t.ok(reader.errors.abi.some((item) => item.type === 'error' && item.name === 'InvalidNonce'))
@@ -276,7 +277,7 @@ t.test('caliburDelegate: a signed execute of the account’s calls, paid by a si
   const terms = read(calls(), payment(), account.toLowerCase() as Address)
   t.strictSame(terms, {
     account,
-    delegate: getAddress(config.calibur),
+    delegate: getAddress(CALIBUR_ADDRESS),
     target: account,
     paymentData: payment(),
     paymentGas: CALIBUR_PAYMENT_GAS,

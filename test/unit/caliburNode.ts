@@ -22,6 +22,7 @@ import type { RelayService } from '../../core/relay/service.ts'
 import { createServices, type BrunoServices } from '../../core/services.ts'
 import { caliburGroup } from '../../plugins/calibur/index.ts'
 import { fakeClient, fakeNetwork, networkConfig, type SeenRequest } from './fakeChain.ts'
+import { CALIBUR_ADDRESS } from '../../plugins/calibur/networkOptions.ts'
 
 // Calibur's tools (plugins/calibur) run as Bruno runs them: the plugin's setup on the services core
 // builds (createServices), registered in a ToolRegistry, arguments checked by the registry's compiled
@@ -112,7 +113,7 @@ const overrideCode = (override: unknown, address: string): Hex | undefined => {
 
 export function caliburNode(options: NodeOptions = {}, configOverrides: Partial<NetworkConfig> = {}): CaliburNode {
   const config = networkConfig(configOverrides)
-  const calibur = getAddress(config.calibur)
+  const calibur = getAddress(CALIBUR_ADDRESS)
   const usdc = getAddress(config.tokens[0]!.address)
   const weth = getAddress(config.weth)
   const pool = poolAddress(getAddress(config.uniswap.factory), usdc, weth, 500)
@@ -169,7 +170,7 @@ export function caliburNode(options: NodeOptions = {}, configOverrides: Partial<
   } } as unknown as Networks
   const services = createServices(networks, {} as RelayService, Type.Union([Type.Literal(network.name)]))
   const registry = new ToolRegistry()
-  const contribution = caliburGroup.setup(services, {}) as Awaited<ReturnType<typeof caliburGroup.setup>>
+  const contribution = caliburGroup.setup(services, {}, () => ({ address: CALIBUR_ADDRESS })) as Awaited<ReturnType<typeof caliburGroup.setup>>
   registry.addGroup({ name: caliburGroup.name, order: caliburGroup.order, ...contribution })
   const view = registry.view([caliburGroup.name])!
   const outputChecks = new Map<string, ReturnType<typeof TypeCompiler.Compile>>()

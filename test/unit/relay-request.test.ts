@@ -10,6 +10,7 @@ import { encodeOwnerExecute, wrapCaliburSignature } from '../../plugins/calibur/
 import { CALIBUR_PAYMENT_GAS, caliburDelegate, ownCallsBatch, paymentBatch } from '../../plugins/calibur/paymentFirstBatch.ts'
 import type { CaliburBatch } from '../../plugins/calibur/typedData.ts'
 import { fakeClient, fakeNetwork, networkConfig } from './fakeChain.ts'
+import { CALIBUR_ADDRESS } from '../../plugins/calibur/networkOptions.ts'
 
 // A submit request as the Runner will run it (core/relay/relayOfRequest.ts): a signed transfer, or
 // Calibur's two batches (payment only, then the account's calls) read by the calibur group's own
@@ -18,7 +19,7 @@ import { fakeClient, fakeNetwork, networkConfig } from './fakeChain.ts'
 const config = networkConfig()
 const network = fakeNetwork(fakeClient({}).client, config)
 const payments: PaymentServices = { token: (_chain, token) => paymentToken(network, token), pricer: () => Promise.reject(new Error('no pricing here')) }
-const context = { network, delegates: [caliburDelegate(payments)] } as unknown as RelayContext
+const context = { network, delegates: [caliburDelegate(payments, () => CALIBUR_ADDRESS)] } as unknown as RelayContext
 const noReaders = { network, delegates: [] } as unknown as RelayContext
 const usdc = paymentToken(network, 'USDC')
 const weth = paymentToken(network, 'WETH')
@@ -85,7 +86,7 @@ t.test('Calibur batches: read by their reader, the payment no more than the paym
   t.strictSame(requested.relay, {
     form: 'batch',
     account,
-    delegate: getAddress(config.calibur),
+    delegate: getAddress(CALIBUR_ADDRESS),
     target: account,
     paymentData,
     paymentGas: CALIBUR_PAYMENT_GAS,

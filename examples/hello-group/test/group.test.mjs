@@ -25,8 +25,10 @@ test('a guestbook signature relayed through Calibur ends done, paid in USDC, the
   const key = generatePrivateKey()
   const account = privateKeyToAccount(key)
   await mintUsdc(served.devnet.rpcUrl, deployment, account.address, 20_000_000n)
-  // An agent's account: USDC, no ETH; delegated to Calibur in the runner's own transaction.
-  const authorization = await account.signAuthorization({ contractAddress: deployment.calibur, chainId: deployment.chainId, nonce: 0 })
+  // An agent's account: USDC, no ETH; delegated to Calibur (where the deployment says it is) in the runner's own transaction.
+  const { delegates } = JSON.parse(await mcp.readResource('bruno://local/config'))
+  const calibur = delegates.find((delegate) => delegate.name === 'Calibur').address
+  const authorization = await account.signAuthorization({ contractAddress: calibur, chainId: deployment.chainId, nonce: 0 })
   const authorizationList = [{ chainId: authorization.chainId, address: authorization.address, nonce: authorization.nonce, r: authorization.r, s: authorization.s, yParity: authorization.yParity }]
   const { calls } = await mcp.call('hello_sign_guestbook', { chain: 'local', message: 'gm from a packed Bruno' })
   const batch = await mcp.call('calibur_batch', { chain: 'local', account: account.address, calls, token: 'USDC', authorizationList })

@@ -1,5 +1,4 @@
-import { getAddress } from 'viem'
-import { definePrompt } from '../../../core/plugin.ts'
+import { definePrompt, PromptArgumentError } from '../../../core/plugin.ts'
 import { accountArgument, chainArgument, promptAccount, promptNetwork, promptPaymentSymbol, tokenArgument } from './arguments.ts'
 import { ON_REFUSAL, numbered, signedBatchSteps } from './steps.ts'
 
@@ -29,7 +28,8 @@ export const delegateAndRun = definePrompt({
     const account = promptAccount(args.account!)
     const symbol = promptPaymentSymbol(network, args.token)
     const chain = network.name
-    const calibur = getAddress(network.calibur)
+    const calibur = context.relay.delegates(chain).find((delegate) => delegate.name === 'Calibur')?.address
+    if (!calibur) throw new PromptArgumentError(`Calibur is not served on ${chain}`)
     return [
       `Delegate the account ${account} to Calibur (${calibur}) on ${chain} (chain id ${network.chainId}) and run its batch in the same transaction, paying the gas in ${symbol}.`,
       args.calls ? `The batch's calls: ${args.calls}.` : 'First ask me what the batch should do; its calls are [{to, value, data}], in order (helpers\' `calls`, or a builder\'s transactionRequest).',

@@ -1,34 +1,35 @@
 import { getAddress } from 'viem'
-import type { NetworkConfig, ResourceDefinition } from '../../../core/plugin.ts'
+import type { NetworkConfig, ResourceDefinition, ServedDelegate } from '../../../core/plugin.ts'
 
 /**
  * `bruno://<chain>/config`: what a client needs to know of a network's deployment — tokens, payee,
- * Calibur and Runner addresses, margins, relay windows. Built field by field from the config, so
- * nothing secret (the RPC URL's variable, the runner key's variable) can slip in with a new field.
+ * the Runner and the delegates served (`delegatesOn()`, read when first asked: every group is set
+ * up by then), margins, relay windows. Built field by field from the config, so nothing secret (the
+ * RPC URL's variable, the runner key's variable) can slip in with a new field.
  *
  * @example
- * networkConfigResource(config.networks[0]).uri // 'bruno://base/config'
+ * networkConfigResource(config.networks[0], () => services.relay.delegates('base')).uri // 'bruno://base/config'
  */
-export function networkConfigResource(network: NetworkConfig): ResourceDefinition {
-  const text = JSON.stringify(publicConfig(network), null, 2)
+export function networkConfigResource(network: NetworkConfig, delegatesOn: () => readonly ServedDelegate[]): ResourceDefinition {
+  let text: string | undefined
   return {
     uri: `bruno://${network.name}/config`,
     name: `${network.name}-config`,
     title: `Bruno on ${network.name}`,
-    description: `The ${network.name} deployment: tokens Bruno is paid in, payee, Calibur and Runner addresses, margins, quote and submission windows.`,
+    description: `The ${network.name} deployment: tokens Bruno is paid in, payee, the Runner and the delegates accounts use (name and address), margins, quote and submission windows.`,
     mimeType: 'application/json',
     // Changes only with a deployment (the config is read at start).
     cache: { ttlMs: 3_600_000, scope: 'public' },
-    read: async () => text,
+    read: async () => (text ??= JSON.stringify(publicConfig(network, delegatesOn()), null, 2)),
   }
 }
 
-function publicConfig(network: NetworkConfig) {
+function publicConfig(network: NetworkConfig, delegates: readonly ServedDelegate[]) {
   return {
     chain: network.name,
     chainId: network.chainId,
     payee: getAddress(network.payee),
-    calibur: getAddress(network.calibur),
+    delegates: delegates.map(({ name, address }) => ({ name, address: getAddress(address) })),
     runner: { contract: getAddress(network.runner.contract), confirmations: network.runner.confirmations },
     weth: getAddress(network.weth),
     tokens: network.tokens.map((token) => ({
