@@ -37,11 +37,11 @@ const instructions =
 export const brunoGroup = definePlugin({
   name: 'bruno',
   order: 10,
-  setup: async ({ chainArgument, networks, relay }) => ({
+  setup: async ({ chainArgument, networks }) => ({
     instructions,
     tools: [account(chainArgument), quote(chainArgument), submit(chainArgument), status],
     prompts: [payGasInToken, swapToEth, runBuilderCall, delegateAndRun],
-    resources: [...networks.names.map((name) => networkConfigResource(networks.get(name).config, () => relay.delegates(name))), await specResource()],
+    resources: [...networks.names.map((name) => networkConfigResource(networks.get(name).config)), await specResource()],
     resourceTemplates: [submissionResource],
   }),
 })

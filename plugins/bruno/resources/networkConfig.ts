@@ -3,14 +3,14 @@ import type { NetworkConfig, ResourceDefinition, ServedDelegate } from '../../..
 
 /**
  * `bruno://<chain>/config`: what a client needs to know of a network's deployment — tokens, payee,
- * the Runner and the delegates served (`delegatesOn()`, read when first asked: every group is set
+ * the Runner and the delegates served (`relay.delegates`, read when first asked: every group is set
  * up by then), margins, relay windows. Built field by field from the config, so nothing secret (the
  * RPC URL's variable, the runner key's variable) can slip in with a new field.
  *
  * @example
- * networkConfigResource(config.networks[0], () => services.relay.delegates('base')).uri // 'bruno://base/config'
+ * networkConfigResource(config.networks[0]).uri // 'bruno://base/config'
  */
-export function networkConfigResource(network: NetworkConfig, delegatesOn: () => readonly ServedDelegate[]): ResourceDefinition {
+export function networkConfigResource(network: NetworkConfig): ResourceDefinition {
   let text: string | undefined
   return {
     uri: `bruno://${network.name}/config`,
@@ -20,7 +20,7 @@ export function networkConfigResource(network: NetworkConfig, delegatesOn: () =>
     mimeType: 'application/json',
     // Changes only with a deployment (the config is read at start).
     cache: { ttlMs: 3_600_000, scope: 'public' },
-    read: async () => (text ??= JSON.stringify(publicConfig(network, delegatesOn()), null, 2)),
+    read: async ({ relay }) => (text ??= JSON.stringify(publicConfig(network, relay.delegates(network.name)), null, 2)),
   }
 }
 
