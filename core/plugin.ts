@@ -71,7 +71,9 @@ export {
 export {
   AccountView,
   AuthorizationList,
+  BatchGasEstimate,
   CallPayment,
+  ExecutedBatch,
   Payment,
   Quote,
   QuoteRequest,

@@ -224,6 +224,33 @@ export const AccountView = Type.Object(
   { additionalProperties: false },
 )
 
+/**
+ * What a delegate group's execute tool returns (calibur_execute, metamask_execute): the signed
+ * batch as the call and payment `submit` takes, ready to pass on.
+ */
+export const ExecutedBatch = Type.Object(
+  {
+    call: RelayCall,
+    payment: CallPayment,
+    authorizationList: Type.Optional({ ...AuthorizationList, description: 'for submit' }),
+    account: Address,
+    paymentFormatted: Type.String({ description: 'whole token units and symbol' }),
+    next: Type.String(),
+  },
+  { additionalProperties: false },
+)
+
+/** How a delegate group's batch tool measured and priced the batch it prepared (its output's `gas`). */
+export const BatchGasEstimate = Type.Object(
+  {
+    estimated: { ...GasUnits, description: 'the runner transaction\'s' },
+    ownerPath: { ...GasUnits, description: 'measured' },
+    feePerGasWei: BaseUnits,
+    marginBps: Type.Integer(),
+  },
+  { additionalProperties: false },
+)
+
 export type RelayCall = Static<typeof RelayCall>
 export type SignedAuthorization = Static<typeof SignedAuthorization>
 export type CallPayment = Static<typeof CallPayment>

@@ -1,6 +1,6 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 import { formatUnits, getAddress, isAddressEqual, zeroAddress, zeroHash, type Hex } from 'viem'
-import { Address as AddressSchema, AuthorizationList, CallPayment, defineTool, passedBack, RelayCall, requireAddress, ToolError, type Network } from '../../core/plugin.ts'
+import { AuthorizationList, defineTool, ExecutedBatch, passedBack, requireAddress, ToolError, type Network } from '../../core/plugin.ts'
 import { CaliburTypedDataSchema, delegationOverride, readCaliburState } from './batch.ts'
 import { encodeSignedExecute, recoverCaliburSigner } from './executeCalldata.ts'
 import type { CaliburOn } from './networkOptions.ts'
@@ -106,17 +106,7 @@ export const caliburExecute = (chain: TSchema, caliburOn: CaliburOn) =>
       },
       { additionalProperties: false },
     ),
-    output: Type.Object(
-      {
-        call: RelayCall,
-        payment: CallPayment,
-        authorizationList: Type.Optional({ ...AuthorizationList, description: 'for submit' }),
-        account: AddressSchema,
-        paymentFormatted: Type.String({ description: 'whole token units and symbol' }),
-        next: Type.String(),
-      },
-      { additionalProperties: false },
-    ),
+    output: ExecutedBatch,
     annotations: { readOnlyHint: true, openWorldHint: true },
     handler: async (args, { networks, payment: payments }) => {
       // The schema admits only configured network names.

@@ -1,14 +1,12 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 import { formatUnits, getAddress, isAddressEqual, recoverTypedDataAddress, type Hex } from 'viem'
 import {
-  Address as AddressSchema,
   AuthorizationList,
   authorizationOverride,
-  CallPayment,
   defineTool,
+  ExecutedBatch,
   passedBack,
   readPaymentLeg,
-  RelayCall,
   requireAddress,
   requireDelegatedTo,
   ToolError,
@@ -46,17 +44,7 @@ export const metaMaskExecute = (chain: TSchema) =>
       },
       { additionalProperties: false },
     ),
-    output: Type.Object(
-      {
-        call: RelayCall,
-        payment: CallPayment,
-        authorizationList: Type.Optional({ ...AuthorizationList, description: 'for submit' }),
-        account: AddressSchema,
-        paymentFormatted: Type.String({ description: 'whole token units and symbol' }),
-        next: Type.String(),
-      },
-      { additionalProperties: false },
-    ),
+    output: ExecutedBatch,
     annotations: { readOnlyHint: true, openWorldHint: true },
     handler: async (args, { networks, payment: payments }) => {
       // The schema admits only configured network names.
