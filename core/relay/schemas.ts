@@ -232,7 +232,7 @@ export const ExecutedBatch = Type.Object(
   {
     call: RelayCall,
     payment: CallPayment,
-    authorizationList: Type.Optional({ ...AuthorizationList, description: 'for submit' }),
+    authorizationList: Type.Optional(described(AuthorizationList, 'for submit')),
     account: Address,
     paymentFormatted: Type.String({ description: 'whole token units and symbol' }),
     next: Type.String(),
@@ -243,8 +243,8 @@ export const ExecutedBatch = Type.Object(
 /** How a delegate group's batch tool measured and priced the batch it prepared (its output's `gas`). */
 export const BatchGasEstimate = Type.Object(
   {
-    estimated: { ...GasUnits, description: 'the runner transaction\'s' },
-    ownerPath: { ...GasUnits, description: 'measured' },
+    estimated: described(GasUnits, 'the runner transaction\'s'),
+    ownerPath: described(GasUnits, 'measured'),
     feePerGasWei: BaseUnits,
     marginBps: Type.Integer(),
   },
