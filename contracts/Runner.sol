@@ -20,6 +20,11 @@ interface IPaymentToken {
     ) external;
 }
 
+/// @notice A payee that can send part of a payment back: `PayeeVault`. It answers its own selector when it did.
+interface IRefunder {
+    function refund(address token, address to, uint256 amount) external returns (bytes4);
+}
+
 /// @title Runner
 /// @notice Bruno's runner sends every relayed call through this contract, in two phases in one transaction.
 /// The payment phase comes first and must pay the payee at least the agreed amount, or the whole transaction
@@ -57,20 +62,64 @@ contract Runner {
         bytes data;
     }
 
+    /// @notice What the operator charges for a relay, signed into its transaction: the gas the transaction costs the
+    /// runner, at the price it actually pays per gas, converted at the operator's rate for this send, plus a markup.
+    /// The rest of the payment goes back to its payer in the same transaction, when the payee can refund (`IRefunder`).
+    struct Charge {
+        /// @dev gas the transaction is charged outside the Runner's code: 21,000, its calldata, its authorizations (net of
+        /// their refund when the account exists); counted at most, never less
+        uint256 baseGas;
+        /// @dev EIP-7623: the least gas the transaction is charged (21,000 + 10 per calldata token)
+        uint256 floorGas;
+        /// @dev the L1 data fee, as the runner priced it (OP-stack), else 0
+        uint256 l1FeeWei;
+        /// @dev the payment token's base units per 10^18 wei, the operator's price for this send
+        uint256 unitsPerEther;
+        /// @dev added to the cost, in basis points (500 = 5 %)
+        uint256 markupBps;
+        /// @dev the most the refund may spend; 0 makes none (the payee keeps the whole payment)
+        uint256 refundGas;
+    }
+
+    // A paid relay as the settlement logs it: `logged` is the event's first topic (the target, or the batch's account).
+    struct Settled {
+        address logged;
+        address token;
+        address payee;
+        address payer;
+        uint256 received;
+        bool callSucceeded;
+    }
+
     /// @notice The runner EOA, the only caller of the relay entry points.
     address public immutable operator;
 
     /// @notice Revert data kept of a failed call (its head: the error's selector and first words).
     uint256 public constant REASON_BYTES = 256;
 
-    /// @notice Gas the Runner needs after the call returns (return data, balance read, event), on top of the
-    /// stipend and the 1/64 a CALL keeps back. A transaction that cannot give the call its whole stipend
-    /// reverts with `GasShort` before the call: the stipend is exact, never silently less.
+    /// @notice Gas the Runner needs after the call returns (return data, balance read, settlement, event), on top of
+    /// the stipend and the 1/64 a CALL keeps back, and of a refund's own gas and its 1/64. A transaction that cannot
+    /// give the call its whole stipend and the refund its whole gas reverts with `GasShort` before the call: neither
+    /// is ever silently less.
     uint256 public constant SETTLE_GAS = 25_000;
 
-    /// @notice A relay paid. `received` is the payee's balance rise from the payment phase; `callSucceeded` says
-    /// whether the call phase ran to its end; `reason` is the head of its revert data when it did not.
-    event Relayed(address indexed target, address indexed payee, uint256 received, bool callSucceeded, bytes reason);
+    /// @notice Gas the Runner spends after it measures what the relay used: the event, the return, the refund call's own
+    /// cost (besides the gas the refund itself may use), and `REASON_WORD_GAS` per word of the call's revert data it logs
+    /// and returns. Measured to count at most ≈120 gas more than the transaction is charged (test/runner-refund.test.ts).
+    uint256 public constant SETTLE_TAIL_GAS = 9_500;
+    uint256 public constant REASON_WORD_GAS = 272;
+
+    /// @notice True only while the Runner makes a refund: a `PayeeVault` refunds nothing else, so no relayed call (run
+    /// as the Runner) can take what the vault holds.
+    bool private transient _settling;
+
+    /// @notice A relay paid. `received` is the payee's balance rise from the payment phase; `charged` what the relay
+    /// cost, priced by its `Charge` (at most `received`); `refunded` what went back to the payer (`received` −
+    /// `charged`, or 0 when the payee could not refund: then `charged` is `received`). `callSucceeded` says whether the
+    /// call phase ran to its end; `reason` is the head of its revert data when it did not.
+    event Relayed(
+        address indexed target, address indexed payee, uint256 received, uint256 charged, uint256 refunded, bool callSucceeded, bytes reason
+    );
 
     error NotOperator();
     /// @notice The signed transfer's payer has code: the token would run it (ERC-1271) inside the payment phase.
@@ -97,6 +146,7 @@ contract Runner {
     /// @dev The payer must have no code: FiatToken checks a payer with code by ERC-1271, which would run the
     /// payer's own code, with all the gas left, inside the payment phase (it could burn it, or answer
     /// differently when simulated).
+    /// Settlement: `charge` prices what the transaction cost; the rest goes back to the payer (`_settle`).
     /// @param target the contract to call; address(0) makes no call (the transfer alone is the relay).
     /// @return callSucceeded whether the call returned without reverting (true when there is no call).
     /// @return callGasUsed the gas the call phase spent.
@@ -108,26 +158,24 @@ contract Runner {
         address token,
         address payee,
         uint256 amount,
-        Authorization calldata authorization
+        Authorization calldata authorization,
+        Charge calldata charge
     ) external returns (bool callSucceeded, uint256 callGasUsed, bytes memory reason) {
+        uint256 startGas = gasleft();
         if (msg.sender != operator) revert NotOperator();
         if (authorization.from.code.length != 0) revert PayerHasCode(authorization.from);
-        uint256 balanceBefore = IPaymentToken(token).balanceOf(payee);
-        IPaymentToken(token).transferWithAuthorization(
-            authorization.from,
-            payee,
-            authorization.value,
-            authorization.validAfter,
-            authorization.validBefore,
-            authorization.nonce,
-            authorization.v,
-            authorization.r,
-            authorization.s
-        );
-        uint256 received = _received(token, payee, balanceBefore, amount);
+        // Kept in memory, field by field: the stack holds no more.
+        Settled memory relay;
+        relay.logged = target;
+        relay.token = token;
+        relay.payee = payee;
+        relay.payer = authorization.from;
+        relay.received = _payByAuthorization(token, payee, amount, authorization);
         callSucceeded = true;
-        if (target != address(0)) (callSucceeded, callGasUsed, reason) = _callWithStipend(target, data, callGas);
-        emit Relayed(target, payee, received, callSucceeded, reason);
+        if (target != address(0)) (callSucceeded, callGasUsed, reason) = _callWithStipend(target, data, callGas, charge.refundGas);
+        else _requireGas(0, charge.refundGas);
+        relay.callSucceeded = callSucceeded;
+        _settle(relay, reason, charge, startGas);
     }
 
     /// @notice Payment phase: the account's signed payment-only batch (`batches.payment`), sent to `batches.target` in a
@@ -142,6 +190,7 @@ contract Runner {
     /// The account must be delegated to `delegate` when the relay starts (its 7702 code checked): the code that
     /// runs the payment phase is the delegate's, which the operator simulated, not whatever the account delegated
     /// to since — whichever contract `target` is.
+    /// Settlement as `relayWithAuthorization`'s; the payer is the account.
     /// @param delegate the delegate both batches were signed for, e.g. Calibur.
     /// @return callSucceeded whether the account's batch of its own calls returned without reverting.
     /// @return callGasUsed the gas the call phase spent.
@@ -153,13 +202,26 @@ contract Runner {
         uint256 callGas,
         address token,
         address payee,
-        uint256 amount
+        uint256 amount,
+        Charge calldata charge
     ) external returns (bool callSucceeded, uint256 callGasUsed, bytes memory reason) {
+        uint256 startGas = gasleft();
         if (msg.sender != operator) revert NotOperator();
         if (account.codehash != keccak256(abi.encodePacked(hex"ef0100", delegate))) revert NotDelegated(account, delegate);
-        uint256 received = _payByBatch(batches.target, batches.payment, batches.paymentGas, token, payee, amount);
-        (callSucceeded, callGasUsed, reason) = _callWithStipend(batches.target, batches.data, callGas);
-        emit Relayed(account, payee, received, callSucceeded, reason);
+        Settled memory relay;
+        relay.logged = account;
+        relay.token = token;
+        relay.payee = payee;
+        relay.payer = account;
+        relay.received = _payByBatch(batches.target, batches.payment, batches.paymentGas, token, payee, amount);
+        (callSucceeded, callGasUsed, reason) = _callWithStipend(batches.target, batches.data, callGas, charge.refundGas);
+        relay.callSucceeded = callSucceeded;
+        _settle(relay, reason, charge, startGas);
+    }
+
+    /// @notice Whether the Runner is making a refund now (a `PayeeVault` refunds only then).
+    function settling() external view returns (bool) {
+        return _settling;
     }
 
     /// @notice Sends the Runner's whole balance of `token` to `to`: tokens sent here by mistake, which a relayed
@@ -174,6 +236,72 @@ contract Runner {
         (bool ok, bytes memory answer) = token.call(abi.encodeCall(IPaymentToken.transfer, (to, amount)));
         if (!ok || (answer.length != 0 && (answer.length != 32 || abi.decode(answer, (uint256)) != 1))) revert SweepFailed(token);
         emit Swept(token, to, amount);
+    }
+
+    // What the relay cost the runner, in `token`, and the rest of what the payee received sent back to the payer by the
+    // payee; then the `Relayed` event. Gas is counted from the entry point's first instruction (`startGas`) plus
+    // `charge.baseGas`, plus what remains after this measure (the refund at its most, the event, the return); never
+    // below the calldata floor; at the price the transaction pays per gas (`tx.gasprice`), plus the L1 fee; at
+    // `charge.unitsPerEther`; plus the markup. Every division rounds up: the charge errs by at most a base unit, in the
+    // runner's favour. The refund is the payee's `refund` with at most `charge.refundGas`: when it fails (the token
+    // refuses, the payee is no refunder, the gas runs out) nothing is refunded and the payee keeps the payment — it
+    // never reverts the payment or the transaction.
+    function _settle(Settled memory relay, bytes memory reason, Charge calldata charge, uint256 startGas) private {
+        uint256 charged = relay.received;
+        uint256 refunded;
+        if (charge.refundGas != 0) {
+            uint256 used = charge.baseGas + startGas - gasleft() + SETTLE_TAIL_GAS + charge.refundGas + REASON_WORD_GAS * ((reason.length + 31) / 32);
+            if (used < charge.floorGas) used = charge.floorGas;
+            uint256 cost = _ceilDiv((used * tx.gasprice + charge.l1FeeWei) * charge.unitsPerEther, 1 ether);
+            uint256 priced = _ceilDiv(cost * (10_000 + charge.markupBps), 10_000);
+            if (priced < relay.received && _refund(relay.token, relay.payee, relay.payer, relay.received - priced, charge.refundGas)) {
+                charged = priced;
+                refunded = relay.received - priced;
+            }
+        }
+        emit Relayed(relay.logged, relay.payee, relay.received, charged, refunded, relay.callSucceeded, reason);
+    }
+
+    // Has `payee` send `amount` of `token` to `payer` with at most `gasLimit`, the `settling` flag up; true only when the
+    // payee answered its `refund` selector.
+    function _refund(address token, address payee, address payer, uint256 amount, uint256 gasLimit) private returns (bool) {
+        bytes memory request = abi.encodeCall(IRefunder.refund, (token, payer, amount));
+        bool ok;
+        bytes4 answer;
+        _settling = true;
+        assembly ("memory-safe") {
+            ok := call(gasLimit, payee, 0, add(request, 0x20), mload(request), 0, 0)
+            if and(ok, eq(returndatasize(), 0x20)) {
+                returndatacopy(0, 0, 0x20)
+                answer := mload(0)
+            }
+        }
+        _settling = false;
+        return ok && answer == IRefunder.refund.selector;
+    }
+
+    function _ceilDiv(uint256 a, uint256 b) private pure returns (uint256) {
+        return a == 0 ? 0 : (a - 1) / b + 1;
+    }
+
+    // The signed transfer to `payee`; reverts unless it paid `payee` `amount` (a refused one with the token's reason).
+    function _payByAuthorization(address token, address payee, uint256 amount, Authorization calldata authorization)
+        private
+        returns (uint256 received)
+    {
+        uint256 balanceBefore = IPaymentToken(token).balanceOf(payee);
+        IPaymentToken(token).transferWithAuthorization(
+            authorization.from,
+            payee,
+            authorization.value,
+            authorization.validAfter,
+            authorization.validBefore,
+            authorization.nonce,
+            authorization.v,
+            authorization.r,
+            authorization.s
+        );
+        received = _received(token, payee, balanceBefore, amount);
     }
 
     // Sends the payment-only batch to `target` with at most `paymentGas`; reverts unless it paid `payee` `amount`.
@@ -194,15 +322,21 @@ contract Runner {
         if (received < amount) revert PaymentShort(received, amount);
     }
 
-    // Calls `target` with exactly `callGas` (value 0): a transaction that cannot give the whole stipend reverts.
-    function _callWithStipend(address target, bytes calldata data, uint256 callGas)
+    // Calls `target` with exactly `callGas` (value 0): a transaction that cannot give the whole stipend, and then the
+    // refund its whole gas, reverts.
+    function _callWithStipend(address target, bytes calldata data, uint256 callGas, uint256 refundGas)
         private
         returns (bool success, uint256 gasUsed, bytes memory reason)
     {
-        // A CALL forwards at most 63/64 of what is left: require enough that the stipend is whole.
-        uint256 required = callGas + callGas / 63 + SETTLE_GAS;
-        if (gasleft() < required) revert GasShort(gasleft(), required);
+        _requireGas(callGas, refundGas);
         return _call(target, data, callGas);
+    }
+
+    // Reverts `GasShort` unless what is left gives a call `callGas` whole, then the settlement, then a refund `refundGas`
+    // whole: a CALL forwards at most 63/64 of what is left.
+    function _requireGas(uint256 callGas, uint256 refundGas) private view {
+        uint256 required = callGas + callGas / 63 + SETTLE_GAS + refundGas + refundGas / 63;
+        if (gasleft() < required) revert GasShort(gasleft(), required);
     }
 
     // Calls `target` with at most `gasLimit` (value 0) and keeps at most REASON_BYTES of its revert data.

@@ -350,10 +350,159 @@ export const caliburCompatibleAbi = [
 ] as const
 
 /**
+ * PayeeVault's ABI, as solc emitted it.
+ *
+ * @example
+ * encodeFunctionData({ abi: payeeVaultAbi, functionName: 'withdraw', args: [usdc, treasury, amount] })
+ */
+export const payeeVaultAbi = [
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "runner_",
+        "type": "address"
+      },
+      {
+        "internalType": "address",
+        "name": "owner_",
+        "type": "address"
+      }
+    ],
+    "stateMutability": "nonpayable",
+    "type": "constructor"
+  },
+  {
+    "inputs": [],
+    "name": "NotOwner",
+    "type": "error"
+  },
+  {
+    "inputs": [],
+    "name": "NotSettling",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "token",
+        "type": "address"
+      }
+    ],
+    "name": "TransferFailed",
+    "type": "error"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "token",
+        "type": "address"
+      },
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "to",
+        "type": "address"
+      },
+      {
+        "indexed": false,
+        "internalType": "uint256",
+        "name": "amount",
+        "type": "uint256"
+      }
+    ],
+    "name": "Withdrawn",
+    "type": "event"
+  },
+  {
+    "inputs": [],
+    "name": "owner",
+    "outputs": [
+      {
+        "internalType": "address",
+        "name": "",
+        "type": "address"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "token",
+        "type": "address"
+      },
+      {
+        "internalType": "address",
+        "name": "to",
+        "type": "address"
+      },
+      {
+        "internalType": "uint256",
+        "name": "amount",
+        "type": "uint256"
+      }
+    ],
+    "name": "refund",
+    "outputs": [
+      {
+        "internalType": "bytes4",
+        "name": "",
+        "type": "bytes4"
+      }
+    ],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "runner",
+    "outputs": [
+      {
+        "internalType": "address",
+        "name": "",
+        "type": "address"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "token",
+        "type": "address"
+      },
+      {
+        "internalType": "address",
+        "name": "to",
+        "type": "address"
+      },
+      {
+        "internalType": "uint256",
+        "name": "amount",
+        "type": "uint256"
+      }
+    ],
+    "name": "withdraw",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  }
+] as const
+
+/**
  * Runner's ABI, as solc emitted it.
  *
  * @example
- * encodeFunctionData({ abi: runnerAbi, functionName: 'relayBatch', args: [account, calibur, { target: account, payment: paymentExecute, paymentGas, data: signedExecute }, callGas, usdc, payee, amount] })
+ * encodeFunctionData({ abi: runnerAbi, functionName: 'relayBatch', args: [account, calibur, { target: account, payment: paymentExecute, paymentGas, data: signedExecute }, callGas, usdc, payee, amount, charge] })
  */
 export const runnerAbi = [
   {
@@ -476,6 +625,18 @@ export const runnerAbi = [
       },
       {
         "indexed": false,
+        "internalType": "uint256",
+        "name": "charged",
+        "type": "uint256"
+      },
+      {
+        "indexed": false,
+        "internalType": "uint256",
+        "name": "refunded",
+        "type": "uint256"
+      },
+      {
+        "indexed": false,
         "internalType": "bool",
         "name": "callSucceeded",
         "type": "bool"
@@ -530,7 +691,33 @@ export const runnerAbi = [
   },
   {
     "inputs": [],
+    "name": "REASON_WORD_GAS",
+    "outputs": [
+      {
+        "internalType": "uint256",
+        "name": "",
+        "type": "uint256"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
     "name": "SETTLE_GAS",
+    "outputs": [
+      {
+        "internalType": "uint256",
+        "name": "",
+        "type": "uint256"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "SETTLE_TAIL_GAS",
     "outputs": [
       {
         "internalType": "uint256",
@@ -612,6 +799,43 @@ export const runnerAbi = [
         "internalType": "uint256",
         "name": "amount",
         "type": "uint256"
+      },
+      {
+        "components": [
+          {
+            "internalType": "uint256",
+            "name": "baseGas",
+            "type": "uint256"
+          },
+          {
+            "internalType": "uint256",
+            "name": "floorGas",
+            "type": "uint256"
+          },
+          {
+            "internalType": "uint256",
+            "name": "l1FeeWei",
+            "type": "uint256"
+          },
+          {
+            "internalType": "uint256",
+            "name": "unitsPerEther",
+            "type": "uint256"
+          },
+          {
+            "internalType": "uint256",
+            "name": "markupBps",
+            "type": "uint256"
+          },
+          {
+            "internalType": "uint256",
+            "name": "refundGas",
+            "type": "uint256"
+          }
+        ],
+        "internalType": "struct Runner.Charge",
+        "name": "charge",
+        "type": "tuple"
       }
     ],
     "name": "relayBatch",
@@ -713,6 +937,43 @@ export const runnerAbi = [
         "internalType": "struct Runner.Authorization",
         "name": "authorization",
         "type": "tuple"
+      },
+      {
+        "components": [
+          {
+            "internalType": "uint256",
+            "name": "baseGas",
+            "type": "uint256"
+          },
+          {
+            "internalType": "uint256",
+            "name": "floorGas",
+            "type": "uint256"
+          },
+          {
+            "internalType": "uint256",
+            "name": "l1FeeWei",
+            "type": "uint256"
+          },
+          {
+            "internalType": "uint256",
+            "name": "unitsPerEther",
+            "type": "uint256"
+          },
+          {
+            "internalType": "uint256",
+            "name": "markupBps",
+            "type": "uint256"
+          },
+          {
+            "internalType": "uint256",
+            "name": "refundGas",
+            "type": "uint256"
+          }
+        ],
+        "internalType": "struct Runner.Charge",
+        "name": "charge",
+        "type": "tuple"
       }
     ],
     "name": "relayWithAuthorization",
@@ -734,6 +995,19 @@ export const runnerAbi = [
       }
     ],
     "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "settling",
+    "outputs": [
+      {
+        "internalType": "bool",
+        "name": "",
+        "type": "bool"
+      }
+    ],
+    "stateMutability": "view",
     "type": "function"
   },
   {

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs'
-import { caliburCompatibleAbi, runnerAbi } from './abi.ts'
+import { caliburCompatibleAbi, payeeVaultAbi, runnerAbi } from './abi.ts'
 import type { ContractArtifact, ContractName } from './build.ts'
 
 /** A committed artifact, its ABI typed `as const` so viem infers function names and arguments. */
@@ -25,6 +25,15 @@ function load<const abi>(name: ContractName, abi: abi): TypedArtifact<abi> {
  * await wallet.deployContract({ ...caliburCompatibleArtifact, args: [zeroAddress] })
  */
 export const caliburCompatibleArtifact = load('CaliburCompatible', caliburCompatibleAbi)
+
+/**
+ * A payee that refunds the unused part of a payment in its relay's transaction. Constructor
+ * `(address runner, address owner)`: the Runner whose settlements may refund, and who may withdraw.
+ *
+ * @example
+ * await wallet.deployContract({ ...payeeVaultArtifact, args: [runner, treasury] })
+ */
+export const payeeVaultArtifact = load('PayeeVault', payeeVaultAbi)
 
 /**
  * The Runner the runner EOA sends every relay through. Constructor `(address operator)`.

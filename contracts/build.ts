@@ -5,7 +5,7 @@ import solc from 'solc'
 import type { Abi, Hex } from 'viem'
 
 /** The contracts we own, each in `contracts/<name>.sol`. */
-export const contractNames = ['CaliburCompatible', 'Runner'] as const
+export const contractNames = ['CaliburCompatible', 'PayeeVault', 'Runner'] as const
 
 export type ContractName = (typeof contractNames)[number]
 
@@ -78,7 +78,7 @@ export function compileContracts(): Record<ContractName, ContractArtifact> {
       settings: compilerSettings,
     }
   }
-  return { CaliburCompatible: compiled('CaliburCompatible'), Runner: compiled('Runner') }
+  return { CaliburCompatible: compiled('CaliburCompatible'), PayeeVault: compiled('PayeeVault'), Runner: compiled('Runner') }
 }
 
 /**
@@ -87,7 +87,7 @@ export function compileContracts(): Record<ContractName, ContractArtifact> {
  *
  * @example
  * Object.keys(renderArtifacts())
- * // ['contracts/artifacts/CaliburCompatible.json', 'contracts/artifacts/Runner.json', 'contracts/abi.ts']
+ * // ['contracts/artifacts/CaliburCompatible.json', 'contracts/artifacts/PayeeVault.json', 'contracts/artifacts/Runner.json', 'contracts/abi.ts']
  */
 export function renderArtifacts(): Record<string, string> {
   const artifacts = compileContracts()
@@ -100,7 +100,8 @@ export function renderArtifacts(): Record<string, string> {
 
 const abiExamples: Record<ContractName, string> = {
   CaliburCompatible: "client.readContract({ address: account, abi: caliburCompatibleAbi, functionName: 'getSeq', args: [0n] })",
-  Runner: "encodeFunctionData({ abi: runnerAbi, functionName: 'relayBatch', args: [account, calibur, { target: account, payment: paymentExecute, paymentGas, data: signedExecute }, callGas, usdc, payee, amount] })",
+  PayeeVault: "encodeFunctionData({ abi: payeeVaultAbi, functionName: 'withdraw', args: [usdc, treasury, amount] })",
+  Runner: "encodeFunctionData({ abi: runnerAbi, functionName: 'relayBatch', args: [account, calibur, { target: account, payment: paymentExecute, paymentGas, data: signedExecute }, callGas, usdc, payee, amount, charge] })",
 }
 
 function renderAbiModule(artifacts: Record<ContractName, ContractArtifact>): string {

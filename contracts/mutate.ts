@@ -22,9 +22,11 @@ type Mutant = { name: string; file: ContractName; find: string; replace: string 
 
 const RUNNER_TEST = 'test/runner-contract.test.ts'
 const CALIBUR_TEST = 'test/calibur-compatible.test.ts'
+const REFUND_TEST = 'test/runner-refund.test.ts'
 /** The contract tests, the mutated file's own test first (a mutant stops at its first killer). */
 const testsFor: Record<ContractName, string[]> = {
-  Runner: [RUNNER_TEST, CALIBUR_TEST],
+  Runner: [RUNNER_TEST, REFUND_TEST, CALIBUR_TEST],
+  PayeeVault: [REFUND_TEST, RUNNER_TEST],
   CaliburCompatible: [CALIBUR_TEST, RUNNER_TEST],
 }
 

@@ -35,7 +35,7 @@ import { foundry } from 'viem/chains'
 import { formatAbiItem } from 'viem/utils'
 import { caliburCompatibleAbi, runnerAbi } from '../contracts/abi.ts'
 import { runnerArtifact } from '../contracts/artifacts.ts'
-import { RUNNER_SETTLE_GAS } from '../core/relay/runnerCall.ts'
+import { KEEP_PAYMENT, RUNNER_SETTLE_GAS, type RunnerCharge } from '../core/relay/runnerCall.ts'
 import { compilerSettings } from '../contracts/build.ts'
 import { startAnvil } from '../core/devnet/anvil.ts'
 import { deployDevnet } from '../core/devnet/deploy.ts'
@@ -215,10 +215,14 @@ async function send(data: Hex): Promise<TransactionReceipt> {
   return mined(await operator.sendTransaction({ to: runner, data, gas }))
 }
 
+// Every relay here keeps its payment (KEEP_PAYMENT: no refund; test/runner-refund.test.ts has the refunds): Relayed
+// says so, and the rest of what it logs is returned.
 const relayedOf = (receipt: TransactionReceipt) => {
   const events = parseEventLogs({ abi: runnerAbi, eventName: 'Relayed', logs: receipt.logs })
   if (events.length !== 1) throw new Error(`expected one Relayed, got ${events.length}`)
-  return events[0]!.args
+  const { charged, refunded, ...relayed } = events[0]!.args
+  if (charged !== relayed.received || refunded !== 0n) throw new Error(`a kept payment logged charged ${charged}, refunded ${refunded} of ${relayed.received}`)
+  return relayed
 }
 
 const probedOf = (receipt: TransactionReceipt) =>
@@ -266,6 +270,7 @@ const relayWithAuthorizationData = (args: {
   payee?: Address
   amount?: bigint
   authorization: Authorization
+  charge?: RunnerCharge
 }) =>
   encodeFunctionData({
     abi: runnerAbi,
@@ -278,6 +283,7 @@ const relayWithAuthorizationData = (args: {
       args.payee ?? payee,
       args.amount ?? fee,
       args.authorization,
+      args.charge ?? KEEP_PAYMENT,
     ],
   })
 
@@ -291,6 +297,7 @@ const relayBatchData = (args: {
   callGas?: bigint
   payee?: Address
   amount?: bigint
+  charge?: RunnerCharge
 }) =>
   encodeFunctionData({
     abi: runnerAbi,
@@ -303,6 +310,7 @@ const relayBatchData = (args: {
       usdc,
       args.payee ?? payee,
       args.amount ?? fee,
+      args.charge ?? KEEP_PAYMENT,
     ],
   })
 

@@ -31,16 +31,37 @@ export type RunnerRelay =
     }
 
 /**
- * The runner transaction's calldata for a relay with `callGas` as the call's stipend:
- * `relayWithAuthorization` or `relayBatch`.
+ * The Runner's `Charge`: what the relay costs the runner, priced in the payment's token, and the
+ * gas the payee's refund of the rest may use (contracts/Runner.sol, `_settle`).
+ */
+export interface RunnerCharge {
+  readonly baseGas: bigint
+  readonly floorGas: bigint
+  readonly l1FeeWei: bigint
+  readonly unitsPerEther: bigint
+  readonly markupBps: bigint
+  /** 0: no refund, the payee keeps the whole payment. */
+  readonly refundGas: bigint
+}
+
+/** The charge that refunds nothing: the payee keeps the whole payment (the Runner skips its settlement arithmetic). */
+export const KEEP_PAYMENT: RunnerCharge = { baseGas: 0n, floorGas: 0n, l1FeeWei: 0n, unitsPerEther: 0n, markupBps: 0n, refundGas: 0n }
+
+/**
+ * The runner transaction's calldata for a relay with `callGas` as the call's stipend and `charge`
+ * for its settlement: `relayWithAuthorization` or `relayBatch`.
  *
  * @example
  * encodeRunnerCall({ form: 'batch', account, delegate: calibur, target: account, paymentData, paymentGas: 150_000n, data: signedExecute, token: usdc, payee, amount: 150_000n }, 180_000n)
  */
-export function encodeRunnerCall(relay: RunnerRelay, callGas: bigint): Hex {
+export function encodeRunnerCall(relay: RunnerRelay, callGas: bigint, charge: RunnerCharge = KEEP_PAYMENT): Hex {
   if (relay.form === 'batch') {
     const batches = { target: relay.target, payment: relay.paymentData, paymentGas: relay.paymentGas, data: relay.data }
-    return encodeFunctionData({ abi: runnerAbi, functionName: 'relayBatch', args: [relay.account, relay.delegate, batches, callGas, relay.token, relay.payee, relay.amount] })
+    return encodeFunctionData({
+      abi: runnerAbi,
+      functionName: 'relayBatch',
+      args: [relay.account, relay.delegate, batches, callGas, relay.token, relay.payee, relay.amount, charge],
+    })
   }
   const { authorization } = relay.payment
   const { r, s, v, yParity } = parseSignature(relay.payment.signature as Hex)
@@ -64,6 +85,7 @@ export function encodeRunnerCall(relay: RunnerRelay, callGas: bigint): Hex {
         r,
         s,
       },
+      charge,
     ],
   })
 }
@@ -90,10 +112,15 @@ export function decodeRelayResult(form: RunnerRelay['form'], data: Hex): CallOut
   return { callSucceeded, callGasUsed, reason }
 }
 
-/** The Runner's `Relayed` event in a receipt's logs: what was received and whether the call succeeded. */
-export function relayedEvent(logs: readonly Log[], runner: Address): { received: bigint; callSucceeded: boolean; reason: Hex } | undefined {
+/** The Runner's `Relayed` event in a receipt's logs: what was received, charged and refunded, and whether the call succeeded. */
+export function relayedEvent(
+  logs: readonly Log[],
+  runner: Address,
+): { received: bigint; charged: bigint; refunded: bigint; callSucceeded: boolean; reason: Hex } | undefined {
   const [relayed] = parseEventLogs({ abi: runnerAbi, eventName: 'Relayed', logs: logs.filter((log) => getAddress(log.address) === runner) as Log[] })
-  return relayed && { received: relayed.args.received, callSucceeded: relayed.args.callSucceeded, reason: relayed.args.reason }
+  if (!relayed) return undefined
+  const { received, charged, refunded, callSucceeded, reason } = relayed.args
+  return { received, charged, refunded, callSucceeded, reason }
 }
 
 /** The Runner's fixed costs the relay prices with, mirrored from `contracts/Runner.sol`. */
