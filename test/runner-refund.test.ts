@@ -283,6 +283,41 @@ t.test('a refund that cannot be made leaves the payment with the payee and the r
   }
 })
 
+t.test('a payee that burns all the gas it is given: its refund is cut at the cap, the payment kept, the runner\'s count still whole', async (t) => {
+  // JUMPDEST PUSH1 0 JUMP: a loop to the end of its gas.
+  const burner: Address = '0x00000000000000000000000000000000000b0e12'
+  await testClient.setCode({ address: burner, bytecode: '0x5b600056' })
+  // The same relay to the burner twice (its balance warm the second time): kept, then asking a refund.
+  const kept = await relay(await signedTransferRelay(await payer(), burner), KEEP_PAYMENT)
+  const refunding = await signedTransferRelay(await payer(), burner)
+  const charge = chargeFor(refunding, 200_000n)
+  const asked = await relay(refunding, charge)
+  t.same([asked.charged, asked.refunded], [amount, 0n], 'kept whole')
+  const burned = asked.receipt.gasUsed - kept.receipt.gasUsed
+  t.ok(burned <= charge.refundGas + 6_000n, `the refund burned ${burned} gas: its cap (${charge.refundGas}), its call and the arithmetic, no more`)
+})
+
+t.test('the vault refunds only the Runner, only while it settles, only what the token will send', async (t) => {
+  // A Runner stand-in whose settling() answers true (PUSH1 1 PUSH1 0 MSTORE PUSH1 32 PUSH1 0 RETURN), by a state override.
+  const settlingRunner = [{ address: runner, code: '0x600160005260206000f3' as Hex }]
+  const refundCall = (to: Address, value: bigint) => encodeFunctionData({ abi: payeeVaultAbi, functionName: 'refund', args: [usdc, to, value] })
+  const answer = (from: Address, data: Hex) =>
+    client.call({ account: from, to: vault, data, stateOverride: settlingRunner }).then(
+      (result) => result.data,
+      (error: Error) => (/NotSettling|0x[0-9a-f]*/.exec(error.message) ?? ['reverted'])[0],
+    )
+  t.equal(await answer(runner, refundCall(thief, 1n)), toFunctionSelector('refund(address,address,uint256)').padEnd(66, '0'), 'the Runner, settling: refunded')
+  t.not(await answer(thief, refundCall(thief, 1n)), toFunctionSelector('refund(address,address,uint256)').padEnd(66, '0'), 'anyone else, even while the Runner settles: refused')
+  // USDC's blacklister refuses a transfer to a blacklisted address: the vault says the refund failed.
+  const blocked: Address = '0x00000000000000000000000000000000000b10c7'
+  await mined(await deployer.writeContract({ address: usdc, abi: [{ type: 'function', name: 'blacklist', inputs: [{ name: 'account', type: 'address' }], outputs: [], stateMutability: 'nonpayable' }], functionName: 'blacklist', args: [blocked] }))
+  const refused = await client.call({ account: runner, to: vault, data: refundCall(blocked, 1n), stateOverride: settlingRunner }).then(
+    () => 'refunded',
+    (error: Error) => error.message,
+  )
+  t.match(refused, new RegExp(toFunctionSelector('TransferFailed(address)').slice(2)), 'a transfer the token refuses is no refund: TransferFailed')
+})
+
 t.test('no relayed call can take what the vault holds: not as the Runner, not by withdrawing', async (t) => {
   // Fill the vault, then relay calls aimed at it, run as the Runner in the call phase.
   const held = await usdcOf(vault)
