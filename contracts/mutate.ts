@@ -32,37 +32,31 @@ const testsFor: Record<ContractName, string[]> = {
 
 const R = 'Runner' as const
 const C = 'CaliburCompatible' as const
+const P = 'PayeeVault' as const
 const rwaHead = '        if (msg.sender != operator) revert NotOperator();\n        if (authorization.from.code.length'
 const batchHead = '        if (msg.sender != operator) revert NotOperator();\n        if (account.codehash'
-const rwaSig = '        Authorization calldata authorization\n    ) external returns'
-const batchSig = '        uint256 amount\n    ) external returns'
+const rwaSig = '        Authorization calldata authorization,\n        Charge calldata charge\n    ) external returns'
+const batchSig = '        uint256 amount,\n        Charge calldata charge\n    ) external returns'
 const receivedShort = '        if (received < amount) revert PaymentShort(received, amount);'
 const gasShort = '        if (gasleft() < required) revert GasShort(gasleft(), required);'
 // relayWithAuthorization's two phases, and the same lines with the call first.
-const transferLines = `        uint256 balanceBefore = IPaymentToken(token).balanceOf(payee);
-        IPaymentToken(token).transferWithAuthorization(
-            authorization.from,
-            payee,
-            authorization.value,
-            authorization.validAfter,
-            authorization.validBefore,
-            authorization.nonce,
-            authorization.v,
-            authorization.r,
-            authorization.s
-        );
-        uint256 received = _received(token, payee, balanceBefore, amount);
-`
+const transferLines = '        relay.received = _payByAuthorization(token, payee, amount, authorization);\n'
 const callLines = `        callSucceeded = true;
-        if (target != address(0)) (callSucceeded, callGasUsed, reason) = _callWithStipend(target, data, callGas);
+        if (target != address(0)) (callSucceeded, callGasUsed, reason) = _callWithStipend(target, data, callGas, charge.refundGas);
+        else _requireGas(0, charge.refundGas);
 `
 const paymentThenCall = transferLines + callLines
 const callThenPayment = callLines + transferLines
 // relayBatch's two calls, and the same with the account's calls first.
-const payByBatch = '        uint256 received = _payByBatch(batches.target, batches.payment, batches.paymentGas, token, payee, amount);\n'
-const callBatch = '        (callSucceeded, callGasUsed, reason) = _callWithStipend(batches.target, batches.data, callGas);\n'
+const payByBatch = '        relay.received = _payByBatch(batches.target, batches.payment, batches.paymentGas, token, payee, amount);\n'
+const callBatch = '        (callSucceeded, callGasUsed, reason) = _callWithStipend(batches.target, batches.data, callGas, charge.refundGas);\n'
 const paymentThenCallBatch = payByBatch + callBatch
 const callThenPaymentBatch = callBatch + payByBatch
+// The settlement's count of gas, and its price.
+const counted = 'uint256 used = charge.baseGas + startGas - gasleft() + SETTLE_TAIL_GAS + charge.refundGas + REASON_WORD_GAS * ((reason.length + 31) / 32);'
+const priced = 'uint256 cost = _ceilDiv((used * tx.gasprice + charge.l1FeeWei) * charge.unitsPerEther, 1 ether);'
+const marked = 'uint256 priced = _ceilDiv(cost * (10_000 + charge.markupBps), 10_000);'
+const vaultGuard = 'if (msg.sender != runner || !IRunnerSettling(runner).settling()) revert NotSettling();'
 
 export const mutants: Mutant[] = [
   // ─── Runner: operator-only ───
@@ -147,9 +141,16 @@ export const mutants: Mutant[] = [
   {
     name: 'gas-short-without-1/64',
     file: R,
-    find: 'uint256 required = callGas + callGas / 63 + SETTLE_GAS;',
-    replace: 'uint256 required = callGas + SETTLE_GAS;',
+    find: 'uint256 required = callGas + callGas / 63 + SETTLE_GAS + refundGas + refundGas / 63;',
+    replace: 'uint256 required = callGas + SETTLE_GAS + refundGas + refundGas / 63;',
   },
+  {
+    name: 'gas-short-without-refund',
+    file: R,
+    find: 'uint256 required = callGas + callGas / 63 + SETTLE_GAS + refundGas + refundGas / 63;',
+    replace: 'uint256 required = callGas + callGas / 63 + SETTLE_GAS;',
+  },
+  { name: 'gas-short-not-asked-without-call', file: R, find: '        else _requireGas(0, charge.refundGas);\n', replace: '' },
   { name: 'settle-gas-zero', file: R, find: 'SETTLE_GAS = 25_000;', replace: 'SETTLE_GAS = 0;' },
   { name: 'stipend-is-all-gas', file: R, find: 'call(gasLimit, target, 0,', replace: 'call(gas(), target, 0,' },
   { name: 'stipend-halved', file: R, find: 'call(gasLimit, target, 0,', replace: 'call(div(gasLimit, 2), target, 0,' },
@@ -166,6 +167,37 @@ export const mutants: Mutant[] = [
     replace: '    receive() external payable {}\n\n    constructor(address operator_) {',
   },
   { name: 'value-forwarded', file: R, find: 'call(gasLimit, target, 0,', replace: 'call(gasLimit, target, selfbalance(),' },
+  // ─── Runner: the settlement — the count of gas, its price, the refund (issue 32) ───
+  { name: 'settle-base-gas-dropped', file: R, find: counted, replace: counted.replace('charge.baseGas + ', '') },
+  { name: 'settle-tail-dropped', file: R, find: counted, replace: counted.replace(' + SETTLE_TAIL_GAS', '') },
+  { name: 'settle-refund-gas-dropped', file: R, find: counted, replace: counted.replace(' + charge.refundGas', '') },
+  { name: 'settle-reason-dropped', file: R, find: counted, replace: counted.replace(' + REASON_WORD_GAS * ((reason.length + 31) / 32)', '') },
+  { name: 'settle-floor-ignored', file: R, find: '            if (used < charge.floorGas) used = charge.floorGas;\n', replace: '' },
+  { name: 'settle-basefee-for-gasprice', file: R, find: priced, replace: priced.replace('tx.gasprice', 'block.basefee') },
+  { name: 'settle-l1-fee-dropped', file: R, find: priced, replace: priced.replace(' + charge.l1FeeWei', '') },
+  { name: 'settle-price-rounded-down', file: R, find: priced, replace: 'uint256 cost = (used * tx.gasprice + charge.l1FeeWei) * charge.unitsPerEther / 1 ether;' },
+  { name: 'settle-markup-dropped', file: R, find: marked, replace: 'uint256 priced = cost;' },
+  { name: 'settle-markup-rounded-down', file: R, find: marked, replace: 'uint256 priced = cost * (10_000 + charge.markupBps) / 10_000;' },
+  { name: 'settle-ceil-off-by-one', file: R, find: 'return a == 0 ? 0 : (a - 1) / b + 1;', replace: 'return a / b + 1;' },
+  { name: 'refund-when-cost-exceeds', file: R, find: 'if (priced < relay.received && _refund(', replace: 'if (_refund(' },
+  { name: 'refund-to-payee', file: R, find: 'abi.encodeCall(IRefunder.refund, (token, payer, amount))', replace: 'abi.encodeCall(IRefunder.refund, (token, payee, amount))' },
+  { name: 'refund-all', file: R, find: 'relay.received - priced, charge.refundGas)', replace: 'relay.received, charge.refundGas)' },
+  { name: 'refund-answer-ignored', file: R, find: 'return ok && answer == IRefunder.refund.selector;', replace: 'return ok;' },
+  { name: 'refund-gas-uncapped', file: R, find: 'ok := call(gasLimit, payee, 0,', replace: 'ok := call(gas(), payee, 0,' },
+  { name: 'refund-without-settling', file: R, find: '        _settling = true;\n', replace: '' },
+  { name: 'refund-skipped', file: R, find: '        if (charge.refundGas != 0) {', replace: '        if (charge.refundGas == 0) {' },
+
+  // ─── PayeeVault ───
+  { name: 'vault-runner-check-removed', file: P, find: vaultGuard, replace: 'if (!IRunnerSettling(runner).settling()) revert NotSettling();' },
+  { name: 'vault-settling-check-removed', file: P, find: vaultGuard, replace: 'if (msg.sender != runner) revert NotSettling();' },
+  { name: 'vault-owner-check-removed', file: P, find: '        if (msg.sender != owner) revert NotOwner();\n', replace: '' },
+  {
+    name: 'vault-transfer-unchecked',
+    file: P,
+    find: '        if (!ok || (answer.length != 0 && (answer.length != 32 || abi.decode(answer, (uint256)) != 1))) revert TransferFailed(token);\n',
+    replace: '        ok; answer;\n',
+  },
+  { name: 'vault-answers-nothing', file: P, find: '        return PayeeVault.refund.selector;', replace: '        return bytes4(0);' },
 
   // ─── CaliburCompatible ───
   {

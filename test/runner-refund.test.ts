@@ -287,14 +287,15 @@ t.test('a payee that burns all the gas it is given: its refund is cut at the cap
   // JUMPDEST PUSH1 0 JUMP: a loop to the end of its gas.
   const burner: Address = '0x00000000000000000000000000000000000b0e12'
   await testClient.setCode({ address: burner, bytecode: '0x5b600056' })
-  // The same relay to the burner twice (its balance warm the second time): kept, then asking a refund.
+  // The same relay to the burner, its USDC balance no longer zero: kept, then asking a refund.
+  await relay(await signedTransferRelay(await payer(), burner), KEEP_PAYMENT)
   const kept = await relay(await signedTransferRelay(await payer(), burner), KEEP_PAYMENT)
   const refunding = await signedTransferRelay(await payer(), burner)
   const charge = chargeFor(refunding, 200_000n)
   const asked = await relay(refunding, charge)
   t.same([asked.charged, asked.refunded], [amount, 0n], 'kept whole')
   const burned = asked.receipt.gasUsed - kept.receipt.gasUsed
-  t.ok(burned <= charge.refundGas + 6_000n, `the refund burned ${burned} gas: its cap (${charge.refundGas}), its call and the arithmetic, no more`)
+  t.ok(burned >= charge.refundGas && burned <= charge.refundGas + 6_000n, `the refund burned ${burned} gas: its cap (${charge.refundGas}), its call and the arithmetic, no more`)
 })
 
 t.test('the vault refunds only the Runner, only while it settles, only what the token will send', async (t) => {
