@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import t from 'tap'
 import { type Abi, type Hex, toFunctionSelector } from 'viem'
 import { formatAbiItem } from 'viem/utils'
-import { caliburCompatibleArtifact, runnerArtifact } from '../contracts/artifacts.ts'
+import { caliburCompatibleArtifact, payeeVaultArtifact, runnerArtifact } from '../contracts/artifacts.ts'
 import { renderArtifacts } from '../contracts/build.ts'
 
 const root = new URL('../', import.meta.url)
@@ -14,6 +14,7 @@ t.test('the committed artifacts are what the pinned compiler builds from the sou
   t.same(Object.keys(files).sort(), [
     'contracts/abi.ts',
     'contracts/artifacts/CaliburCompatible.json',
+    'contracts/artifacts/PayeeVault.json',
     'contracts/artifacts/Runner.json',
   ])
   for (const [path, contents] of Object.entries(files))
@@ -21,7 +22,7 @@ t.test('the committed artifacts are what the pinned compiler builds from the sou
 })
 
 t.test('the typed ABIs are the artifacts\' ABIs', async (t) => {
-  for (const artifact of [caliburCompatibleArtifact, runnerArtifact]) {
+  for (const artifact of [caliburCompatibleArtifact, payeeVaultArtifact, runnerArtifact]) {
     const json = JSON.parse(
       readFileSync(new URL(`contracts/artifacts/${artifact.contractName}.json`, root), 'utf8'),
     ) as { abi: unknown }

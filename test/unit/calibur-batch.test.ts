@@ -15,6 +15,7 @@ import {
   erc20Solidity,
   errorString,
   intrinsicOf,
+  KEPT,
   ownerExecute,
   ownerPathCalls,
   reverted,
@@ -70,7 +71,7 @@ function expectedMeasure(
   const runnerData = encodeFunctionData({
     abi: runnerSolidity,
     functionName: 'relayBatch',
-    args: [account, getAddress(CALIBUR_ADDRESS), { target: account, payment: paymentData, paymentGas: 150_000n, data: callsData }, callGas, usdc, getAddress(config.payee), amount],
+    args: [account, getAddress(CALIBUR_ADDRESS), { target: account, payment: paymentData, paymentGas: 150_000n, data: callsData }, callGas, usdc, getAddress(config.payee), amount, KEPT],
   })
   const calldata = intrinsicOf(runnerData)
   // the Runner copies both signed batches into memory

@@ -13,8 +13,9 @@ import { fakeDelegate } from '../fixtures/fakeDelegate.ts'
 
 export const runnerFunctions = parseAbi([
   'struct Authorization { address from; uint256 value; uint256 validAfter; uint256 validBefore; bytes32 nonce; uint8 v; bytes32 r; bytes32 s; }',
-  'function relayWithAuthorization(address target, bytes data, uint256 callGas, address token, address payee, uint256 amount, Authorization authorization) returns (bool callSucceeded, uint256 callGasUsed, bytes reason)',
-  'function relayBatch(address account, address delegate, (address target, bytes payment, uint256 paymentGas, bytes data) batches, uint256 callGas, address token, address payee, uint256 amount) returns (bool callSucceeded, uint256 callGasUsed, bytes reason)',
+  'struct Charge { uint256 baseGas; uint256 floorGas; uint256 l1FeeWei; uint256 unitsPerEther; uint256 markupBps; uint256 refundGas; }',
+  'function relayWithAuthorization(address target, bytes data, uint256 callGas, address token, address payee, uint256 amount, Authorization authorization, Charge charge) returns (bool callSucceeded, uint256 callGasUsed, bytes reason)',
+  'function relayBatch(address account, address delegate, (address target, bytes payment, uint256 paymentGas, bytes data) batches, uint256 callGas, address token, address payee, uint256 amount, Charge charge) returns (bool callSucceeded, uint256 callGasUsed, bytes reason)',
 ])
 
 export const runnerErrors = parseAbi([
@@ -177,9 +178,12 @@ export function relayContext(node: ReturnType<typeof runnerNode>, operator: Addr
 }
 
 /** A 65-byte signature, r and s non-zero, v 27. */
+/** Runner.sol's `Charge` that asks no refund: the relay keeps every payment for now. */
+export const KEPT = { baseGas: 0n, floorGas: 0n, l1FeeWei: 0n, unitsPerEther: 0n, markupBps: 0n, refundGas: 0n } as const
+
 export const SIGNATURE: Hex = `0x${'11'.repeat(32)}${'22'.repeat(32)}1b`
 
-/** The Runner's calldata for a signed transfer then a call, encoded from Runner.sol's signature. */
+/** The Runner's calldata for a signed transfer then a call, encoded from Runner.sol's signature, keeping the whole payment. */
 export function relayWithAuthorizationData(
   call: { to: Address; data: Hex },
   callGas: bigint,
@@ -192,7 +196,16 @@ export function relayWithAuthorizationData(
   return encodeFunctionData({
     abi: runnerFunctions,
     functionName: 'relayWithAuthorization',
-    args: [call.to, call.data, callGas, payment.token, payee, payment.value, { from: payment.from, value: payment.value, validAfter: payment.validAfter, validBefore: payment.validBefore, nonce: payment.nonce, v, r, s }],
+    args: [
+      call.to,
+      call.data,
+      callGas,
+      payment.token,
+      payee,
+      payment.value,
+      { from: payment.from, value: payment.value, validAfter: payment.validAfter, validBefore: payment.validBefore, nonce: payment.nonce, v, r, s },
+      KEPT,
+    ],
   })
 }
 

@@ -9,7 +9,7 @@ import type { RunnerRelay } from '../../core/relay/runnerCall.ts'
 import { prepareRunnerTransaction } from '../../core/relay/runnerTransaction.ts'
 import { ToolError } from '../../core/tool.ts'
 import { networkConfig } from './fakeChain.ts'
-import { a, errorString, methods, relayContext, relayWithAuthorizationData, revert, runnerErrors, runnerFunctions, runnerNode, SIGNATURE, type RunnerNodeOptions } from './fakeRunnerNode.ts'
+import { a, errorString, KEPT, methods, relayContext, relayWithAuthorizationData, revert, runnerErrors, runnerFunctions, runnerNode, SIGNATURE, type RunnerNodeOptions } from './fakeRunnerNode.ts'
 import { fakeDelegate } from '../fixtures/fakeDelegate.ts'
 
 // prepareRunnerTransaction (core/relay/runnerTransaction.ts) against a node the test answers: the
@@ -48,7 +48,7 @@ const batch: RunnerRelay = {
   amount: 777n,
 }
 const batchData = (callGas: bigint) =>
-  encodeFunctionData({ abi: runnerFunctions, functionName: 'relayBatch', args: [a(0xacc), a(0xde1e), { target: a(0xacc), payment: '0xc3c16ee40101', paymentGas: 150_000n, data: '0xc3c16ee400ff' }, callGas, weth.address, payee, 777n] })
+  encodeFunctionData({ abi: runnerFunctions, functionName: 'relayBatch', args: [a(0xacc), a(0xde1e), { target: a(0xacc), payment: '0xc3c16ee40101', paymentGas: 150_000n, data: '0xc3c16ee400ff' }, callGas, weth.address, payee, 777n, KEPT] })
 
 function setup(options: RunnerNodeOptions = {}) {
   const node = runnerNode(options)

@@ -6,7 +6,7 @@ import type { Delegate, BatchTerms } from '../../core/relay/delegate.ts'
 import { AUTHORIZATION_PHASE_GAS, quoteCall } from '../../core/relay/quote.ts'
 import { ToolError } from '../../core/tool.ts'
 import { ethCall, networkConfig } from './fakeChain.ts'
-import { a, errorString, intrinsicDataGas, methods, relayContext, revert, runnerFunctions, runnerNode, type RunnerNodeOptions } from './fakeRunnerNode.ts'
+import { a, errorString, intrinsicDataGas, KEPT, methods, relayContext, revert, runnerFunctions, runnerNode, type RunnerNodeOptions } from './fakeRunnerNode.ts'
 import { fakeDelegate } from '../fixtures/fakeDelegate.ts'
 
 // quoteCall (core/relay/quote.ts) against a node the test answers. The gas limit is counted here
@@ -30,7 +30,7 @@ function placeholderData(call: { to: Address; data: Hex }, callGas: bigint, toke
   return encodeFunctionData({
     abi: runnerFunctions,
     functionName: 'relayWithAuthorization',
-    args: [call.to, call.data, callGas, token, payee, 1n, { from: payee, value: 1n, validAfter: 0n, validBefore: 99_999_999_999n, nonce: `0x${'ff'.repeat(32)}`, v: 27, r: seven, s: seven }],
+    args: [call.to, call.data, callGas, token, payee, 1n, { from: payee, value: 1n, validAfter: 0n, validBefore: 99_999_999_999n, nonce: `0x${'ff'.repeat(32)}`, v: 27, r: seven, s: seven }, KEPT],
   })
 }
 
@@ -242,7 +242,7 @@ t.test('a delegate batch: the exact runner transaction simulated with its own pa
   t.equal(quote.amountBaseUnits, ceil(cost * 12_000n, 10_000n).toString())
   // simulated with the batch's own payment (4,242) by its payment batch, capped at its paymentGas, at nonce 0 for the L1 fee
   const exact = node.runnerRequests.at(-1)!
-  t.equal(exact.data, encodeFunctionData({ abi: runnerFunctions, functionName: 'relayBatch', args: [account, a(0xde1e), { target: account, payment: paymentBatch, paymentGas: 150_000n, data }, 27_000n, weth, payee, 4_242n] }))
+  t.equal(exact.data, encodeFunctionData({ abi: runnerFunctions, functionName: 'relayBatch', args: [account, a(0xde1e), { target: account, payment: paymentBatch, paymentGas: 150_000n, data }, 27_000n, weth, payee, 4_242n, KEPT] }))
   t.equal(node.oracleAsked.length, 1)
   t.equal(node.oracleAsked[0], serializeAsSigned(31337, { to: runner, data: exact.data, gas: 105_000n, nonce: 0, ...FEES }))
   t.notOk(methods(node.seen).includes('eth_estimateGas') && node.seen.some((request) => request.method === 'eth_estimateGas' && getAddress((request.params[0] as { to: string }).to) !== runner), 'the call alone is not estimated')

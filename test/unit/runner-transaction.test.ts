@@ -10,10 +10,13 @@ import { calldataGas, MAX_TRANSACTION_GAS, runnerGasLimit, stipendFor, viemAutho
 
 const runnerFunctions = parseAbi([
   'struct Authorization { address from; uint256 value; uint256 validAfter; uint256 validBefore; bytes32 nonce; uint8 v; bytes32 r; bytes32 s; }',
-  'function relayWithAuthorization(address target, bytes data, uint256 callGas, address token, address payee, uint256 amount, Authorization authorization) returns (bool callSucceeded, uint256 callGasUsed, bytes reason)',
-  'function relayBatch(address account, address delegate, (address target, bytes payment, uint256 paymentGas, bytes data) batches, uint256 callGas, address token, address payee, uint256 amount) returns (bool callSucceeded, uint256 callGasUsed, bytes reason)',
-  'event Relayed(address indexed target, address indexed payee, uint256 received, bool callSucceeded, bytes reason)',
+  'struct Charge { uint256 baseGas; uint256 floorGas; uint256 l1FeeWei; uint256 unitsPerEther; uint256 markupBps; uint256 refundGas; }',
+  'function relayWithAuthorization(address target, bytes data, uint256 callGas, address token, address payee, uint256 amount, Authorization authorization, Charge charge) returns (bool callSucceeded, uint256 callGasUsed, bytes reason)',
+  'function relayBatch(address account, address delegate, (address target, bytes payment, uint256 paymentGas, bytes data) batches, uint256 callGas, address token, address payee, uint256 amount, Charge charge) returns (bool callSucceeded, uint256 callGasUsed, bytes reason)',
+  'event Relayed(address indexed target, address indexed payee, uint256 received, uint256 charged, uint256 refunded, bool callSucceeded, bytes reason)',
 ])
+/** The charge that asks no refund: what the relay sends for now. */
+const KEPT = { baseGas: 0n, floorGas: 0n, l1FeeWei: 0n, unitsPerEther: 0n, markupBps: 0n, refundGas: 0n } as const
 
 const a = (n: number) => getAddress(`0x${n.toString(16).padStart(40, '0')}`)
 const runner = a(0xb0b)
@@ -79,7 +82,13 @@ t.test('encodeRunnerCall: relayBatch and relayWithAuthorization, as the contract
   const batch: RunnerRelay = { form: 'batch', account: a(1), delegate: a(2), target: a(5), paymentData: '0xc3c16ee401', paymentGas: 150_000n, data: '0xc3c16ee4', token: a(3), payee: a(4), amount: 150_000n }
   t.equal(
     encodeRunnerCall(batch, 180_000n),
-    encodeFunctionData({ abi: runnerFunctions, functionName: 'relayBatch', args: [a(1), a(2), { target: a(5), payment: '0xc3c16ee401', paymentGas: 150_000n, data: '0xc3c16ee4' }, 180_000n, a(3), a(4), 150_000n] }),
+    encodeFunctionData({ abi: runnerFunctions, functionName: 'relayBatch', args: [a(1), a(2), { target: a(5), payment: '0xc3c16ee401', paymentGas: 150_000n, data: '0xc3c16ee4' }, 180_000n, a(3), a(4), 150_000n, KEPT] }),
+  )
+  // a charge is its own argument, as given
+  const charge = { baseGas: 30_000n, floorGas: 25_000n, l1FeeWei: 7n, unitsPerEther: 3_000_000_000n, markupBps: 500n, refundGas: 7_000n }
+  t.equal(
+    encodeRunnerCall(batch, 180_000n, charge),
+    encodeFunctionData({ abi: runnerFunctions, functionName: 'relayBatch', args: [a(1), a(2), { target: a(5), payment: '0xc3c16ee401', paymentGas: 150_000n, data: '0xc3c16ee4' }, 180_000n, a(3), a(4), 150_000n, charge] }),
   )
   // the payment batch and its gas cap are their own arguments, not swapped with the calls' batch and stipend
   t.not(
@@ -104,7 +113,7 @@ t.test('encodeRunnerCall: relayBatch and relayWithAuthorization, as the contract
       encodeFunctionData({
         abi: runnerFunctions,
         functionName: 'relayWithAuthorization',
-        args: [a(5), '0xabcd', 90_000n, a(3), a(4), 150_000n, { from: signer.address, value: 150_000n, validAfter: 1n, validBefore: 1_900_000_000n, nonce, v: Number(v), r, s }],
+        args: [a(5), '0xabcd', 90_000n, a(3), a(4), 150_000n, { from: signer.address, value: 150_000n, validAfter: 1n, validBefore: 1_900_000_000n, nonce, v: Number(v), r, s }, KEPT],
       }),
       `v ${v}`,
     )
@@ -120,7 +129,7 @@ t.test('encodeRunnerCall: relayBatch and relayWithAuthorization, as the contract
     }
     t.equal(
       encodeRunnerCall(relay, 1n),
-      encodeFunctionData({ abi: runnerFunctions, functionName: 'relayWithAuthorization', args: [a(5), '0x', 1n, a(3), a(4), 1n, { from: signer.address, value: 1n, validAfter: 0n, validBefore: 2n, nonce, v, r, s }] }),
+      encodeFunctionData({ abi: runnerFunctions, functionName: 'relayWithAuthorization', args: [a(5), '0x', 1n, a(3), a(4), 1n, { from: signer.address, value: 1n, validAfter: 0n, validBefore: 2n, nonce, v, r, s }, KEPT] }),
       `yParity ${last} → v ${v}`,
     )
   }
@@ -133,11 +142,11 @@ t.test('decodeRelayResult and relayedEvent', async (t) => {
   }
   t.strictSame(decodeRelayResult('batch', encodeFunctionResult({ abi: runnerFunctions, functionName: 'relayBatch', result: [true, 1n, '0x'] })), { callSucceeded: true, callGasUsed: 1n, reason: '0x' })
 
-  const log = (address: string, received: bigint): Log =>
+  const log = (address: string, received: bigint, refunded = 0n): Log =>
     ({
       address,
       topics: encodeEventTopics({ abi: runnerFunctions, eventName: 'Relayed', args: { target: a(5), payee: a(4) } }),
-      data: encodeAbiParameters([{ type: 'uint256' }, { type: 'bool' }, { type: 'bytes' }], [received, true, '0xbeef']),
+      data: encodeAbiParameters([{ type: 'uint256' }, { type: 'uint256' }, { type: 'uint256' }, { type: 'bool' }, { type: 'bytes' }], [received, received - refunded, refunded, true, '0xbeef']),
       blockNumber: 1n,
       blockHash: `0x${'00'.repeat(32)}`,
       logIndex: 0,
@@ -145,11 +154,12 @@ t.test('decodeRelayResult and relayedEvent', async (t) => {
       transactionIndex: 0,
       removed: false,
     }) as Log
-  t.strictSame(relayedEvent([log(runner, 7n)], runner), { received: 7n, callSucceeded: true, reason: '0xbeef' })
-  t.strictSame(relayedEvent([log(runner.toLowerCase(), 8n)], runner), { received: 8n, callSucceeded: true, reason: '0xbeef' }, 'the log address in any case')
+  t.strictSame(relayedEvent([log(runner, 7n)], runner), { received: 7n, charged: 7n, refunded: 0n, callSucceeded: true, reason: '0xbeef' })
+  t.strictSame(relayedEvent([log(runner, 7n, 3n)], runner), { received: 7n, charged: 4n, refunded: 3n, callSucceeded: true, reason: '0xbeef' }, 'a refund, as logged')
+  t.strictSame(relayedEvent([log(runner.toLowerCase(), 8n)], runner), { received: 8n, charged: 8n, refunded: 0n, callSucceeded: true, reason: '0xbeef' }, 'the log address in any case')
   t.equal(relayedEvent([log(a(0xbad), 7n)], runner), undefined, 'another contract’s Relayed is not ours')
   t.equal(relayedEvent([], runner), undefined)
-  t.strictSame(relayedEvent([log(a(0xbad), 1n), log(runner, 9n)], runner), { received: 9n, callSucceeded: true, reason: '0xbeef' })
+  t.strictSame(relayedEvent([log(a(0xbad), 1n), log(runner, 9n)], runner), { received: 9n, charged: 9n, refunded: 0n, callSucceeded: true, reason: '0xbeef' })
 })
 
 t.test("the Runner's ABI: relayBatch takes the batches' target, the payment batch and its gas; no payment guard", async (t) => {
@@ -160,7 +170,7 @@ t.test("the Runner's ABI: relayBatch takes the batches' target, the payment batc
   const relayBatch = runnerAbi.find((item) => item.type === 'function' && item.name === 'relayBatch')
   t.strictSame(
     relayBatch && 'inputs' in relayBatch ? relayBatch.inputs.map((input) => `${input.type} ${input.name}`) : [],
-    ['address account', 'address delegate', 'tuple batches', 'uint256 callGas', 'address token', 'address payee', 'uint256 amount'],
+    ['address account', 'address delegate', 'tuple batches', 'uint256 callGas', 'address token', 'address payee', 'uint256 amount', 'tuple charge'],
   )
   const batches = relayBatch && 'inputs' in relayBatch ? relayBatch.inputs[2] : undefined
   t.strictSame(
