@@ -1,6 +1,8 @@
 import t from 'tap'
 import {
   type Address,
+  BaseError,
+  decodeErrorResult,
   type Hex,
   type TransactionReceipt,
   concat,
@@ -238,13 +240,20 @@ t.test('the refund\'s gas: the same relay with and without it, on a warm payer b
 })
 
 t.test('the arithmetic: a floor, an L1 fee, the price and the markup, each division rounded up in the runner\'s favour', async (t) => {
-  // With a floor above what the transaction uses, the gas counted is the floor exactly: the charge is known.
+  // With a floor above what the transaction uses, the gas counted is the floor exactly: the charge is known. At 1 gwei
+  // and 10^9 units per ether the floor (3,000,000) is 3,000,000 units and the L1 fee (0.0005 ETH) 500,000: each moves
+  // the charge by far more than a unit.
   const account = await payer()
   const relayed = await signedTransferRelay(account, vault)
-  const charge = chargeFor(relayed, 200_000n, { floorGas: 3_000_000n, l1FeeWei: 123_456_789n, unitsPerEther: 7n, markupBps: 333n })
-  const { receipt, charged, refunded } = await relay(relayed, charge)
-  const cost = ceilDiv((3_000_000n * receipt.effectiveGasPrice + 123_456_789n) * 7n, 10n ** 18n)
+  const charge = chargeFor(relayed, 200_000n, { floorGas: 3_000_000n, l1FeeWei: 500_000_000_000_037n, unitsPerEther: 10n ** 9n + 7n, markupBps: 333n })
+  const data = encodeRunnerCall(relayed, 200_000n, charge)
+  const gas = await client.estimateGas({ account: operator.account.address, to: runner, data })
+  await testClient.setNextBlockBaseFeePerGas({ baseFeePerGas: 10n ** 9n })
+  const receipt = await mined(await operator.sendTransaction({ to: runner, data, gas, maxFeePerGas: 10n ** 9n, maxPriorityFeePerGas: 0n }))
+  const { charged, refunded } = parseEventLogs({ abi: runnerAbi, eventName: 'Relayed', logs: receipt.logs })[0]!.args
+  const cost = ceilDiv((3_000_000n * receipt.effectiveGasPrice + 500_000_000_000_037n) * (10n ** 9n + 7n), 10n ** 18n)
   t.equal(charged, ceilDiv(cost * 10_333n, 10_000n), 'ceil(ceil((floor × gas price + L1 fee) × price / 1e18) × (1 + markup))')
+  t.ok(charged > 3_500_000n, `the floor and the L1 fee are charged (${charged})`)
   t.equal(refunded, amount - charged)
   // One base unit per ether: the cost is a fraction of a unit, rounded up to 1; the markup on 1 rounds up to 2.
   const tiny = await payer()
@@ -255,6 +264,24 @@ t.test('the arithmetic: a floor, an L1 fee, the price and the markup, each divis
   const otherRelay = await signedTransferRelay(other, vault)
   const two = await relay(otherRelay, chargeFor(otherRelay, 200_000n, { unitsPerEther: 1n, markupBps: 500n }))
   t.equal(two.charged, 2n, 'the markup on one unit is a unit more')
+})
+
+t.test('a gas limit that leaves the refund short of its gas is refused before the call (GasShort), never a starved refund', async (t) => {
+  for (const make of [(account: PrivateKeyAccount) => signedTransferRelay(account, vault), (account: PrivateKeyAccount) => caliburRelay(account, vault)]) {
+    const relayed = await make(await payer())
+    const data = encodeRunnerCall(relayed, 200_000n, chargeFor(relayed, 200_000n))
+    const gas = await client.estimateGas({ account: operator.account.address, to: runner, data })
+    for (const short of [1_000n, 4_000n]) {
+      const failure = await client.call({ account: operator.account.address, to: runner, data, gas: gas - short }).then(
+        () => 'ran',
+        (error: BaseError) => {
+          const reverted = error.walk((inner) => typeof (inner as { data?: unknown }).data === 'string') as { data?: Hex } | null
+          return reverted?.data ? decodeErrorResult({ abi: runnerAbi, data: reverted.data }).errorName : error.shortMessage
+        },
+      )
+      t.equal(failure, 'GasShort', `${relayed.form}: ${short} gas under the estimate, the Runner refuses to start the call`)
+    }
+  }
 })
 
 t.test('a cost at or above the payment: the payee keeps it all, nothing is refunded', async (t) => {
