@@ -284,6 +284,20 @@ t.test('a gas limit that leaves the refund short of its gas is refused before th
   }
 })
 
+t.test('a call that burns its whole stipend still leaves the refund all its gas: the Runner reserved it before the call', async (t) => {
+  // A payee whose refund needs ≈27,000 gas (1,024 turns of a loop, then its selector): more than the settlement's own
+  // reserve would leave it after a call that spends its whole stipend.
+  const selector = toFunctionSelector('refund(address,address,uint256)').slice(2)
+  const heavy: Address = '0x00000000000000000000000000000000000beef1'
+  await testClient.setCode({ address: heavy, bytecode: `0x6104005b600190038060035750${'7f'}${selector.padEnd(64, '0')}60005260206000f3` })
+  const burner: Address = '0x00000000000000000000000000000000000b0e13'
+  await testClient.setCode({ address: burner, bytecode: '0x5b600056' })
+  const relayed = await signedTransferRelay(await payer(), heavy, { to: burner, data: '0x' })
+  const { callSucceeded, refunded } = await relay(relayed, chargeFor(relayed, 200_000n, { refundGas: 30_000n }))
+  t.equal(callSucceeded, false, 'the call burnt its stipend')
+  t.ok(refunded > 0n, `the refund ran to its end (${refunded} refunded, as the payee answered)`)
+})
+
 t.test('a cost at or above the payment: the payee keeps it all, nothing is refunded', async (t) => {
   const account = await payer()
   const relayed = await signedTransferRelay(account, vault)
