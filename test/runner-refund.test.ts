@@ -29,6 +29,7 @@ import { mintUsdc } from '../core/devnet/fund.ts'
 import { encodeTransfer } from '../core/erc20Calls.ts'
 import { encodeRunnerCall, KEEP_PAYMENT, type RunnerCharge, type RunnerRelay } from '../core/relay/runnerCall.ts'
 import { calldataGas } from '../core/relay/runnerTransaction.ts'
+import { transferWithAuthorizationTypes } from '../core/relay/transferWithAuthorizationTypes.ts'
 import { encodeSignedExecute } from '../plugins/calibur/executeCalldata.ts'
 import { CALIBUR_ADDRESS } from '../plugins/calibur/networkOptions.ts'
 import { ownCallsBatch, paymentBatch } from '../plugins/calibur/paymentFirstBatch.ts'
@@ -88,16 +89,7 @@ async function authorization(from: PrivateKeyAccount, to: Address) {
   const message = { from: from.address, to, value: amount, validAfter: 0n, validBefore: timestamp + 3600n, nonce: toHex(BigInt(generatePrivateKey()), { size: 32 }) }
   const signature = await from.signTypedData({
     domain: { name: 'USD Coin', version: '2', chainId: devnet.chainId, verifyingContract: usdc },
-    types: {
-      TransferWithAuthorization: [
-        { name: 'from', type: 'address' },
-        { name: 'to', type: 'address' },
-        { name: 'value', type: 'uint256' },
-        { name: 'validAfter', type: 'uint256' },
-        { name: 'validBefore', type: 'uint256' },
-        { name: 'nonce', type: 'bytes32' },
-      ],
-    },
+    types: { TransferWithAuthorization: transferWithAuthorizationTypes.TransferWithAuthorization },
     primaryType: 'TransferWithAuthorization',
     message,
   })

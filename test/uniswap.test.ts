@@ -40,7 +40,11 @@ const pool = deployment.uniswap.usdcWethPool
 async function send(wallet: Wallet, calls: readonly Call[]): Promise<TransactionReceipt[]> {
   const receipts: TransactionReceipt[] = []
   for (const call of calls) {
-    const hash = await wallet.sendTransaction({ to: call.to as Address, value: BigInt(call.value), data: call.data as Hex })
+    const request = { account: wallet.account, to: call.to as Address, value: BigInt(call.value), data: call.data as Hex }
+    // A swap's gas is estimated in one second and may be mined in the next, where the pool writes an oracle
+    // observation it did not write in the estimate (a loaded machine makes that likely): a quarter more covers it.
+    const gas = ((await client.estimateGas(request)) * 5n) / 4n
+    const hash = await wallet.sendTransaction({ ...request, gas })
     const receipt = await client.waitForTransactionReceipt({ hash })
     if (receipt.status !== 'success') throw new Error(`call to ${call.to} reverted`)
     receipts.push(receipt)
