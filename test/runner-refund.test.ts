@@ -131,13 +131,11 @@ async function caliburRelay(account: PrivateKeyAccount, payee: Address): Promise
  */
 function chargeFor(relay: RunnerRelay, callGas: bigint, overrides: Partial<RunnerCharge> = {}): RunnerCharge {
   const dearest: RunnerCharge = { baseGas: 2n ** 32n - 1n, floorGas: 2n ** 32n - 1n, l1FeeWei: 2n ** 64n - 1n, unitsPerEther: 2n ** 64n - 1n, markupBps: 0xffffn, refundGas: 0xffffffn }
-  const data = encodeRunnerCall(relay, callGas, dearest)
-  let zeros = 0n
-  for (let index = 2; index < data.length; index += 2) if (data.slice(index, index + 2) === '00') zeros++
-  const bytes = BigInt((data.length - 2) / 2)
+  // EIP-7623 counts a token per zero byte and four per other byte: a quarter of the calldata gas.
+  const calldata = calldataGas(encodeRunnerCall(relay, callGas, dearest))
   return {
-    baseGas: 21_000n + calldataGas(data),
-    floorGas: 21_000n + 10n * (zeros + 4n * (bytes - zeros)),
+    baseGas: 21_000n + calldata,
+    floorGas: 21_000n + (10n * calldata) / 4n,
     l1FeeWei: 0n,
     unitsPerEther: USDC_PER_ETHER,
     markupBps: 500n,
@@ -150,12 +148,7 @@ function chargeFor(relay: RunnerRelay, callGas: bigint, overrides: Partial<Runne
 async function relay(relayed: RunnerRelay, charge: RunnerCharge, callGas = 200_000n) {
   const data = encodeRunnerCall(relayed, callGas, charge)
   const gas = await client.estimateGas({ account: operator.account.address, to: runner, data })
-  const hash = await operator.sendTransaction({ to: runner, data, gas })
-  const receipt = await client.waitForTransactionReceipt({ hash })
-  if (receipt.status !== 'success') {
-    const why = await client.call({ account: operator.account.address, to: runner, data, gas, blockNumber: receipt.blockNumber - 1n }).then(() => 'ok at that gas', (e: Error) => e.message.slice(0, 400))
-    throw new Error(`reverted at ${gas} (used ${receipt.gasUsed}): ${why}`)
-  }
+  const receipt = await mined(await operator.sendTransaction({ to: runner, data, gas }))
   const [event] = parseEventLogs({ abi: runnerAbi, eventName: 'Relayed', logs: receipt.logs })
   if (!event) throw new Error('no Relayed')
   return { receipt, ...event.args }

@@ -4,7 +4,9 @@ import { requireAddress, requireToken } from '../arguments.ts'
 import type { Network } from '../chain/networks.ts'
 import { encodeApprove } from '../erc20Calls.ts'
 import { Address as AddressSchema, HexData, type Approval, type Call } from '../schemas.ts'
+import type { NetworkDirectory, PaymentServices } from '../services.ts'
 import { ToolError } from '../tool.ts'
+import type { PaymentToken } from './gasPricer.ts'
 
 // Fields of a builder's transactionRequest that mean nothing inside a batch: the account's own
 // call carries no gas, fee, nonce or sender of its own. Accepted as they come (the body limit
@@ -32,6 +34,31 @@ export const BatchCall = Type.Object(
   },
   { additionalProperties: false },
 )
+
+/** What a delegate group's batch tool is asked for first: the chain, the account and the token to pay in. */
+export interface BatchPartiesRequest {
+  readonly chain: string
+  readonly account: string
+  readonly token: string
+}
+
+/**
+ * Who a delegate batch involves, read from its tool's arguments in this order (the first refusal
+ * wins): the chain (the schema admits only configured names), the account (`requireAddress`), the
+ * payment token (a `ToolError` naming the accepted ones), and the payee the payment goes to.
+ *
+ * @example
+ * const { network, account, token, payee } = readBatchParties(args, services)
+ */
+export function readBatchParties(
+  args: BatchPartiesRequest,
+  services: { readonly networks: NetworkDirectory; readonly payment: PaymentServices },
+): { network: Network; account: Address; token: PaymentToken; payee: Address } {
+  const network = services.networks.get(args.chain)
+  const account = requireAddress(args.account, 'account')
+  const token = services.payment.token(network.name, args.token)
+  return { network, account, token, payee: getAddress(network.config.payee) }
+}
 
 /** An approval as a batch tool takes it: the token by address or configured symbol. */
 export interface ApprovalInput {

@@ -18,7 +18,7 @@ import {
   PLACEHOLDER_SIGNATURE,
   priceLeg,
   readBatchCalls,
-  requireAddress,
+  readBatchParties,
   requireDelegatedTo,
   revertReason,
   stipendFor,
@@ -104,12 +104,10 @@ export const simple7702Batch = (chain: TSchema, implementation: Address) =>
       { additionalProperties: false },
     ),
     annotations: { readOnlyHint: true, openWorldHint: true },
-    handler: async (args, { networks, payment }) => {
-      const network = networks.get(args.chain as string)
+    handler: async (args, services) => {
+      const { network, account, token, payee } = readBatchParties({ ...args, chain: args.chain as string }, services)
       const { client, config } = network
-      const account = requireAddress(args.account, 'account')
-      const token = payment.token(network.name, args.token)
-      const payee = getAddress(config.payee)
+      const { payment } = services
       const at = simple7702At(implementation)
       const stateOverride = await authorizationOverride(network, account, args.authorizationList, at)
       if (!stateOverride) await requireDelegatedTo(network, account, at)

@@ -27,7 +27,7 @@ import {
   BatchGasEstimate,
   Nonce,
   payerShortfall,
-  requireAddress,
+  readBatchParties,
   requireDelegatedTo,
   sameShapeAs,
   revertReason,
@@ -303,13 +303,10 @@ export const caliburBatch = (chain: TSchema, caliburOn: CaliburOn) =>
       { additionalProperties: false },
     ),
     annotations: { readOnlyHint: true, openWorldHint: true },
-    handler: async (args, { networks, payment }) => {
-      // The schema admits only configured network names.
-      const network = networks.get(args.chain as string)
+    handler: async (args, services) => {
+      const { network, account, token, payee } = readBatchParties({ ...args, chain: args.chain as string }, services)
       const { config } = network
-      const account = requireAddress(args.account, 'account')
-      const token = payment.token(network.name, args.token)
-      const payee = getAddress(config.payee)
+      const { payment } = services
 
       const calls = readBatchCalls(network, args.calls) as CaliburCall[]
 

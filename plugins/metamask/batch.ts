@@ -23,7 +23,7 @@ import {
   PLACEHOLDER_SIGNATURE,
   priceLeg,
   readBatchCalls,
-  requireAddress,
+  readBatchParties,
   requireDelegatedTo,
   revertReason,
   shortAddress,
@@ -161,13 +161,10 @@ export const metaMaskBatch = (chain: TSchema) =>
       { additionalProperties: false },
     ),
     annotations: { readOnlyHint: true, openWorldHint: true },
-    handler: async (args, { networks, payment }) => {
-      // The schema admits only configured network names.
-      const network = networks.get(args.chain as string)
+    handler: async (args, services) => {
+      const { network, account, token, payee } = readBatchParties({ ...args, chain: args.chain as string }, services)
       const { config } = network
-      const account = requireAddress(args.account, 'account')
-      const token = payment.token(network.name, args.token)
-      const payee = getAddress(config.payee)
+      const { payment } = services
       const calls = readBatchCalls(network, args.calls)
       const stateOverride = await authorizationOverride(network, account, args.authorizationList, metaMaskAt)
       if (!stateOverride) await requireDelegatedTo(network, account, metaMaskAt)
