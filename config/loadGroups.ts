@@ -2,6 +2,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs'
 import { register } from 'node:module'
 import { dirname, isAbsolute, join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
+import type { TObject } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import type { ServedGroup } from '../core/groupPlugin.ts'
 import type { DevnetDeployment, PluginDefinition } from '../core/plugin.ts'
@@ -77,14 +78,7 @@ export async function loadGroups(config: BrunoConfig, builtins: readonly PluginD
 /** The config's options for a group, defaults filled, checked by the group's schema; never quoted (they may hold secrets). */
 function groupOptions(definition: PluginDefinition, given: Record<string, unknown> | undefined, source: string): unknown {
   const at = `config ${source} (group "${definition.name}")`
-  if (!definition.options) {
-    if (given && Object.keys(given).length > 0) throw new ConfigError(`${at}: options: the group takes no options`)
-    return {}
-  }
-  const options = Value.Default(definition.options, Value.Clone(given ?? {}))
-  const first = Value.Errors(definition.options, options).First()
-  if (first) throw new ConfigError(`${at}: options${first.path.replaceAll('/', '.')}: ${first.message}`)
-  return options
+  return checkedOptions(definition.options, given, `${at}: options`, `${at}: options: the group takes no options`)
 }
 
 /** The group's options on each configured chain, by network name: each checked by its `networkOptions` schema, defaults filled. */
@@ -92,20 +86,28 @@ function groupNetworkOptions(definition: PluginDefinition, config: BrunoConfig, 
   const { name, networkOptions: schema } = definition
   return new Map(
     config.networks.map((network, index) => {
-      const given = network.groupOptions[name]
       const at = `config networks[${index}].groupOptions.${name} (group "${name}", ${source})`
-      if (!schema) {
-        if (given && Object.keys(given).length > 0) throw new ConfigError(`${at}: the group takes no options on a chain`)
-        return [network.name, {}]
-      }
-      const options = Value.Default(schema, Value.Clone(given ?? {}))
-      const first = Value.Errors(schema, options).First()
-      if (first) throw new ConfigError(`${at}${first.path.replaceAll('/', '.')}: ${first.message}`)
-      const checksum = badChecksum(schema, options, `networks[${index}].groupOptions.${name}`)
+      const options = checkedOptions(schema, network.groupOptions[name], at, `${at}: the group takes no options on a chain`)
+      const checksum = schema && badChecksum(schema, options, `networks[${index}].groupOptions.${name}`)
       if (checksum) throw new ConfigError(checksum)
       return [network.name, options]
     }),
   )
+}
+
+/**
+ * Options as given, defaults filled and checked by `schema`, a refusal naming `field` and the path
+ * within it; a group without a schema takes none (`none` refuses any given).
+ */
+function checkedOptions(schema: TObject | undefined, given: Record<string, unknown> | undefined, field: string, none: string): unknown {
+  if (!schema) {
+    if (given && Object.keys(given).length > 0) throw new ConfigError(none)
+    return {}
+  }
+  const options = Value.Default(schema, Value.Clone(given ?? {}))
+  const first = Value.Errors(schema, options).First()
+  if (first) throw new ConfigError(`${field}${first.path.replaceAll('/', '.')}: ${first.message}`)
+  return options
 }
 
 /** Where a group's `from` was given, for refusals: the field (`config plugins[0].from`, `--plugin`) and what its paths are relative to. */
