@@ -3,7 +3,7 @@ import hdr from 'hdr-histogram-js'
 import { getAddress } from 'viem'
 import { encodeTransfer } from '../core/erc20Calls.ts'
 import type { LoadResult } from './load.ts'
-import { runLoad, startServerChild, type ServerChild } from './processes.ts'
+import { runLoad, startLoadChild, startServerChild, type LoadChild, type ServerChild } from './processes.ts'
 
 /** How long each case warms up and is measured, and with how many connections. */
 export interface LoadShape {
@@ -111,11 +111,12 @@ interface Round {
   readonly rss: number
 }
 
-async function measureRound(server: ServerChild, request: McpRequest, expected: string, shape: LoadShape): Promise<Round> {
+async function measureRound(server: ServerChild, request: McpRequest, expected: string, shape: LoadShape, loader?: Promise<LoadChild>): Promise<Round> {
   let before: NodeJS.CpuUsage | undefined
-  const load = await runLoad({ url: `${server.url}/mcp`, ...request, expected, ...shape }, async () => {
+  const between = async () => {
     before = (await server.stats()).cpu
-  })
+  }
+  const load = await runLoad({ url: `${server.url}/mcp`, ...request, expected, ...shape }, between, loader)
   const after = await server.stats()
   return { load, cpuUs: after.cpu.user + after.cpu.system - (before!.user + before!.system), cpuUserUs: after.cpu.user - before!.user, rss: after.rss }
 }
@@ -178,17 +179,23 @@ interface CaseSpec {
 }
 
 /**
- * One round of one case, its server alone: start, probe, warm up, measure, stop. A case's later
- * rounds must answer the very bytes of its first.
+ * One round of one case, its server alone: start (the load generator forked beside it), probe,
+ * warm up, measure, stop. A case's later rounds must answer the very bytes of its first.
  */
 async function serverRound(spec: CaseSpec, args: readonly string[], expected: string | undefined, shape: LoadShape): Promise<{ round: Round; expected: string }> {
-  const server = await startServerChild(spec.server, args, spec.env ?? process.env)
+  const loader = startLoadChild()
   try {
-    const answered = await expectedBytes(server.url, spec.request, spec.check)
-    if (expected !== undefined && answered !== expected) throw new Error(`${spec.name}: a new server answered other bytes than the first round's`)
-    return { round: await measureRound(server, spec.request, answered, shape), expected: answered }
+    const server = await startServerChild(spec.server, args, spec.env ?? process.env)
+    try {
+      const answered = await expectedBytes(server.url, spec.request, spec.check)
+      if (expected !== undefined && answered !== expected) throw new Error(`${spec.name}: a new server answered other bytes than the first round's`)
+      return { round: await measureRound(server, spec.request, answered, shape, loader), expected: answered }
+    } finally {
+      await server.stop()
+    }
   } finally {
-    await server.stop()
+    // runLoad stops the child it ran; this one is for a round that failed before its load.
+    await loader.then(({ child }) => void child.kill(), () => undefined)
   }
 }
 

@@ -82,14 +82,34 @@ export async function startServerChild(name: string, args: readonly string[] = [
   }
 }
 
+/** A load-generator child (bench/load.ts), forked and ready: one load, then it is stopped. */
+export interface LoadChild {
+  readonly child: ChildProcess
+}
+
 /**
- * Runs one load in a fresh load-generator child: warm-up, then `between()` (the orchestrator's
- * snapshot of the server), then the measured period.
+ * Forks a load-generator child and waits until it is ready. Fork it beside the server it will load
+ * (`runLoad(spec, between, startLoadChild())`): the two start at once instead of one after the other.
  */
-export async function runLoad(spec: LoadSpec, between: () => Promise<void>): Promise<LoadResult> {
+export async function startLoadChild(): Promise<LoadChild> {
   const child = forkTs('./load.ts', [], process.env)
   try {
     await nextMessage(child, 'ready')
+  } catch (error) {
+    await stopChild(child)
+    throw error
+  }
+  return { child }
+}
+
+/**
+ * Runs one load in a fresh load-generator child (`loader`, forked now when not given): warm-up,
+ * then `between()` (the orchestrator's snapshot of the server), then the measured period. The
+ * child is stopped afterwards, whatever happened.
+ */
+export async function runLoad(spec: LoadSpec, between: () => Promise<void>, loader: Promise<LoadChild> = startLoadChild()): Promise<LoadResult> {
+  const { child } = await loader
+  try {
     const timeoutMs = (spec.warmupSec + spec.durationSec) * 1000 + 120_000
     const warm = nextMessage(child, 'warm', timeoutMs)
     child.send({ type: 'run', spec } satisfies LoadMessage)

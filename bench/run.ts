@@ -9,7 +9,7 @@ import { runSoak, type SoakResults } from './soak.ts'
 /**
  * `npm run bench [-- --smoke] [-- --only mcp|list|relay|soak]`: every case in one run, each server alone in
  * a child process on loopback, the load generator (autocannon) in another; prints a table and
- * writes bench/out/results-<date>.json. `--smoke` runs each case for about a second, and a tiny soak.
+ * writes bench/out/results-<date>.json. `--smoke` runs each case for a second without a warm-up (autocannon counts whole seconds), and a tiny soak.
  * `--only relay` runs the relay's cases and the soak; `--only soak` the soak alone (on a devnet of its own);
  * `--only list` tools/list against tools/call in one Bruno process (the other cases' groups, then every group);
  * `--soak-idle <s>` keeps the soak's relay idle that long (default 180 s: past `relay.failingHoldSec`) while its calls to the node are counted.
@@ -26,7 +26,7 @@ if (args.includes('--profile')) {
   process.stdout.write(`CPU profiles of every server child: ${dir} (summary: npx tsx bench/profile.ts ${dir})\n`)
 }
 
-const shape = smoke ? { connections: 10, warmupSec: 0.5, durationSec: 1, rounds: 1 } : { connections: 10, warmupSec: 2, durationSec: 12, rounds: 3 }
+const shape = smoke ? { connections: 10, warmupSec: 0, durationSec: 1, rounds: 1 } : { connections: 10, warmupSec: 2, durationSec: 12, rounds: 3 }
 // `--soak-idle <s>`: another idle window (the default outlasts the bad ones' holds).
 const soakIdleSec = args.includes('--soak-idle') ? Number(args[args.indexOf('--soak-idle') + 1]) : undefined
 const relayOptions = smoke
