@@ -106,7 +106,7 @@ contract Runner {
     /// @notice Gas the Runner spends after it measures what the relay used: the event, the return, the refund call's own
     /// cost (besides the gas the refund itself may use), and `REASON_WORD_GAS` per word of the call's revert data it logs
     /// and returns. Measured to count at most ≈120 gas more than the transaction is charged (test/runner-refund.test.ts).
-    uint256 public constant SETTLE_TAIL_GAS = 9_500;
+    uint256 public constant SETTLE_TAIL_GAS = 9_700;
     uint256 public constant REASON_WORD_GAS = 272;
 
     /// @notice True only while the Runner makes a refund: a `PayeeVault` refunds nothing else, so no relayed call (run
@@ -151,6 +151,7 @@ contract Runner {
     /// @return callSucceeded whether the call returned without reverting (true when there is no call).
     /// @return callGasUsed the gas the call phase spent.
     /// @return reason the head of the call's revert data when it failed.
+    /// @return refundGasUsed the gas the refund took, 0 when none was made: a simulation reads it to set the refund's cap.
     function relayWithAuthorization(
         address target,
         bytes calldata data,
@@ -160,7 +161,7 @@ contract Runner {
         uint256 amount,
         Authorization calldata authorization,
         Charge calldata charge
-    ) external returns (bool callSucceeded, uint256 callGasUsed, bytes memory reason) {
+    ) external returns (bool callSucceeded, uint256 callGasUsed, bytes memory reason, uint256 refundGasUsed) {
         uint256 startGas = gasleft();
         if (msg.sender != operator) revert NotOperator();
         if (authorization.from.code.length != 0) revert PayerHasCode(authorization.from);
@@ -175,7 +176,7 @@ contract Runner {
         if (target != address(0)) (callSucceeded, callGasUsed, reason) = _callWithStipend(target, data, callGas, charge.refundGas);
         else _requireGas(0, charge.refundGas);
         relay.callSucceeded = callSucceeded;
-        _settle(relay, reason, charge, startGas);
+        refundGasUsed = _settle(relay, reason, charge, startGas);
     }
 
     /// @notice Payment phase: the account's signed payment-only batch (`batches.payment`), sent to `batches.target` in a
@@ -195,6 +196,7 @@ contract Runner {
     /// @return callSucceeded whether the account's batch of its own calls returned without reverting.
     /// @return callGasUsed the gas the call phase spent.
     /// @return reason the head of the call phase's revert data, when it reverted.
+    /// @return refundGasUsed as `relayWithAuthorization`'s.
     function relayBatch(
         address account,
         address delegate,
@@ -204,7 +206,7 @@ contract Runner {
         address payee,
         uint256 amount,
         Charge calldata charge
-    ) external returns (bool callSucceeded, uint256 callGasUsed, bytes memory reason) {
+    ) external returns (bool callSucceeded, uint256 callGasUsed, bytes memory reason, uint256 refundGasUsed) {
         uint256 startGas = gasleft();
         if (msg.sender != operator) revert NotOperator();
         if (account.codehash != keccak256(abi.encodePacked(hex"ef0100", delegate))) revert NotDelegated(account, delegate);
@@ -216,7 +218,7 @@ contract Runner {
         relay.received = _payByBatch(batches.target, batches.payment, batches.paymentGas, token, payee, amount);
         (callSucceeded, callGasUsed, reason) = _callWithStipend(batches.target, batches.data, callGas, charge.refundGas);
         relay.callSucceeded = callSucceeded;
-        _settle(relay, reason, charge, startGas);
+        refundGasUsed = _settle(relay, reason, charge, startGas);
     }
 
     /// @notice Whether the Runner is making a refund now (a `PayeeVault` refunds only then).
@@ -246,7 +248,10 @@ contract Runner {
     // runner's favour. The refund is the payee's `refund` with at most `charge.refundGas`: when it fails (the token
     // refuses, the payee is no refunder, the gas runs out) nothing is refunded and the payee keeps the payment — it
     // never reverts the payment or the transaction.
-    function _settle(Settled memory relay, bytes memory reason, Charge calldata charge, uint256 startGas) private {
+    function _settle(Settled memory relay, bytes memory reason, Charge calldata charge, uint256 startGas)
+        private
+        returns (uint256 refundGasUsed)
+    {
         uint256 charged = relay.received;
         uint256 refunded;
         if (charge.refundGas != 0) {
@@ -254,30 +259,42 @@ contract Runner {
             if (used < charge.floorGas) used = charge.floorGas;
             uint256 cost = _ceilDiv((used * tx.gasprice + charge.l1FeeWei) * charge.unitsPerEther, 1 ether);
             uint256 priced = _ceilDiv(cost * (10_000 + charge.markupBps), 10_000);
-            if (priced < relay.received && _refund(relay.token, relay.payee, relay.payer, relay.received - priced, charge.refundGas)) {
-                charged = priced;
-                refunded = relay.received - priced;
+            if (priced < relay.received) {
+                bool ok;
+                (ok, refundGasUsed) = _refund(relay.token, relay.payee, relay.payer, relay.received - priced, charge.refundGas);
+                if (ok) {
+                    charged = priced;
+                    refunded = relay.received - priced;
+                } else {
+                    refundGasUsed = 0;
+                }
             }
         }
         emit Relayed(relay.logged, relay.payee, relay.received, charged, refunded, relay.callSucceeded, reason);
     }
 
     // Has `payee` send `amount` of `token` to `payer` with at most `gasLimit`, the `settling` flag up; true only when the
-    // payee answered its `refund` selector.
-    function _refund(address token, address payee, address payer, uint256 amount, uint256 gasLimit) private returns (bool) {
+    // payee answered its `refund` selector. `gasUsed` is what the call took, its own cost included: a cap that large
+    // lets the same refund succeed (a simulation reads it to set the cap it signs).
+    function _refund(address token, address payee, address payer, uint256 amount, uint256 gasLimit) private returns (bool, uint256 gasUsed) {
         bytes memory request = abi.encodeCall(IRefunder.refund, (token, payer, amount));
         bool ok;
         bytes4 answer;
         _settling = true;
         assembly ("memory-safe") {
+            // Warms the payee's account first, so that the gas measured is the refund's and a warm call's (the cold
+            // access, paid here instead, is no part of the cap the refund needs).
+            mstore(0, balance(payee))
+            gasUsed := gas()
             ok := call(gasLimit, payee, 0, add(request, 0x20), mload(request), 0, 0)
+            gasUsed := sub(gasUsed, gas())
             if and(ok, eq(returndatasize(), 0x20)) {
                 returndatacopy(0, 0, 0x20)
                 answer := mload(0)
             }
         }
         _settling = false;
-        return ok && answer == IRefunder.refund.selector;
+        return (ok && answer == IRefunder.refund.selector, gasUsed);
     }
 
     function _ceilDiv(uint256 a, uint256 b) private pure returns (uint256) {

@@ -854,6 +854,11 @@ export const runnerAbi = [
         "internalType": "bytes",
         "name": "reason",
         "type": "bytes"
+      },
+      {
+        "internalType": "uint256",
+        "name": "refundGasUsed",
+        "type": "uint256"
       }
     ],
     "stateMutability": "nonpayable",
@@ -992,6 +997,11 @@ export const runnerAbi = [
         "internalType": "bytes",
         "name": "reason",
         "type": "bytes"
+      },
+      {
+        "internalType": "uint256",
+        "name": "refundGasUsed",
+        "type": "uint256"
       }
     ],
     "stateMutability": "nonpayable",

@@ -27,7 +27,7 @@ import { startAnvil } from '../core/devnet/anvil.ts'
 import { deployDevnet } from '../core/devnet/deploy.ts'
 import { mintUsdc } from '../core/devnet/fund.ts'
 import { encodeTransfer } from '../core/erc20Calls.ts'
-import { encodeRunnerCall, KEEP_PAYMENT, type RunnerCharge, type RunnerRelay } from '../core/relay/runnerCall.ts'
+import { decodeRelayResult, encodeRunnerCall, KEEP_PAYMENT, type RunnerCharge, type RunnerRelay } from '../core/relay/runnerCall.ts'
 import { calldataGas } from '../core/relay/runnerTransaction.ts'
 import { transferWithAuthorizationTypes } from '../core/relay/transferWithAuthorizationTypes.ts'
 import { encodeSignedExecute } from '../plugins/calibur/executeCalldata.ts'
@@ -222,6 +222,21 @@ t.test('the refund\'s gas: the same relay with and without it, on a warm payer b
   const added = refunding.gas - kept.gas
   t.ok(added > 0n && added <= REFUND_GAS + 6_000n, `the settlement and refund add ${added} gas: the refund (at most ${REFUND_GAS}), its call and the arithmetic`)
   t.comment(`settlement + refund: ${added} gas (kept: ${kept.gas}, refunded: ${refunding.gas})`)
+})
+
+t.test('a simulation says what the refund took: that cap makes the same refund, and it is the least within 100 gas', async (t) => {
+  for (const make of [(account: PrivateKeyAccount) => signedTransferRelay(account, vault), (account: PrivateKeyAccount) => caliburRelay(account, vault)]) {
+    const relayed = await make(await payer())
+    // As the relay measures it: no gas price in the simulation (nothing is charged, all is refunded) and a generous cap.
+    const probe = await client.call({ account: operator.account.address, to: runner, data: encodeRunnerCall(relayed, 200_000n, chargeFor(relayed, 200_000n, { refundGas: 100_000n })) })
+    const { refundGasUsed } = decodeRelayResult(relayed.form, probe.data!)
+    t.ok(refundGasUsed >= LEAST_REFUND_GAS && refundGasUsed <= LEAST_REFUND_GAS + 100n, `${relayed.form}: the refund took ${refundGasUsed} (its least cap: ${LEAST_REFUND_GAS})`)
+    const sent = await relay(relayed, chargeFor(relayed, 200_000n, { refundGas: refundGasUsed }))
+    t.ok(sent.refunded > 0n, `${relayed.form}: with ${refundGasUsed} as its cap the refund is made (${sent.refunded})`)
+  }
+  const toEoa = await signedTransferRelay(await payer(), '0xa0Ee7A142d267C1f36714E4a8F75612F20a79720')
+  const eoa = await client.call({ account: operator.account.address, to: runner, data: encodeRunnerCall(toEoa, 200_000n, chargeFor(toEoa, 200_000n)) })
+  t.equal(decodeRelayResult('authorization', eoa.data!).refundGasUsed, 0n, 'a payee that makes no refund: 0')
 })
 
 t.test('the arithmetic: a floor, an L1 fee, the price and the markup, each division rounded up in the runner\'s favour', async (t) => {

@@ -96,20 +96,22 @@ export interface CallOutcome {
   readonly callGasUsed: bigint
   /** The head of the call's revert data (≤ 256 bytes) when it failed. */
   readonly reason: Hex
+  /** The gas the payee's refund took (its call's own cost included), 0 when no refund was made. */
+  readonly refundGasUsed: bigint
 }
 
 /**
  * Decodes a simulated relay's return data.
  *
  * @example
- * decodeRelayResult('relayBatch', await client.call({ … }).data) // { callSucceeded: true, callGasUsed: 151234n, reason: '0x' }
+ * decodeRelayResult('batch', await client.call({ … }).data) // { callSucceeded: true, callGasUsed: 151234n, reason: '0x', refundGasUsed: 0n }
  */
 export function decodeRelayResult(form: RunnerRelay['form'], data: Hex): CallOutcome {
-  const [callSucceeded, callGasUsed, reason] =
+  const [callSucceeded, callGasUsed, reason, refundGasUsed] =
     form === 'batch'
       ? decodeFunctionResult({ abi: runnerAbi, functionName: 'relayBatch', data })
       : decodeFunctionResult({ abi: runnerAbi, functionName: 'relayWithAuthorization', data })
-  return { callSucceeded, callGasUsed, reason }
+  return { callSucceeded, callGasUsed, reason, refundGasUsed }
 }
 
 /** The Runner's `Relayed` event in a receipt's logs: what was received, charged and refunded, and whether the call succeeded. */

@@ -14,8 +14,8 @@ import { fakeDelegate } from '../fixtures/fakeDelegate.ts'
 export const runnerFunctions = parseAbi([
   'struct Authorization { address from; uint256 value; uint256 validAfter; uint256 validBefore; bytes32 nonce; uint8 v; bytes32 r; bytes32 s; }',
   'struct Charge { uint256 baseGas; uint256 floorGas; uint256 l1FeeWei; uint256 unitsPerEther; uint256 markupBps; uint256 refundGas; }',
-  'function relayWithAuthorization(address target, bytes data, uint256 callGas, address token, address payee, uint256 amount, Authorization authorization, Charge charge) returns (bool callSucceeded, uint256 callGasUsed, bytes reason)',
-  'function relayBatch(address account, address delegate, (address target, bytes payment, uint256 paymentGas, bytes data) batches, uint256 callGas, address token, address payee, uint256 amount, Charge charge) returns (bool callSucceeded, uint256 callGasUsed, bytes reason)',
+  'function relayWithAuthorization(address target, bytes data, uint256 callGas, address token, address payee, uint256 amount, Authorization authorization, Charge charge) returns (bool callSucceeded, uint256 callGasUsed, bytes reason, uint256 refundGasUsed)',
+  'function relayBatch(address account, address delegate, (address target, bytes payment, uint256 paymentGas, bytes data) batches, uint256 callGas, address token, address payee, uint256 amount, Charge charge) returns (bool callSucceeded, uint256 callGasUsed, bytes reason, uint256 refundGasUsed)',
 ])
 
 export const runnerErrors = parseAbi([
@@ -60,6 +60,8 @@ export interface Outcome {
   readonly callSucceeded: boolean
   readonly callGasUsed: bigint
   readonly reason?: Hex
+  /** What the payee's refund took; 0 (none made) when not given. */
+  readonly refundGasUsed?: bigint
 }
 
 export interface RunnerNodeOptions {
@@ -136,7 +138,7 @@ export function runnerNode(options: RunnerNodeOptions = {}) {
       if (isRunner(to)) {
         const seenCall = read('eth_call', request.params)
         const outcome = options.relay ? options.relay(seenCall) : { callSucceeded: true, callGasUsed: 100_000n }
-        return encodeFunctionResult({ abi: runnerFunctions, functionName: seenCall.functionName, result: [outcome.callSucceeded, outcome.callGasUsed, outcome.reason ?? '0x'] })
+        return encodeFunctionResult({ abi: runnerFunctions, functionName: seenCall.functionName, result: [outcome.callSucceeded, outcome.callGasUsed, outcome.reason ?? '0x', outcome.refundGasUsed ?? 0n] })
       }
       if (to.toLowerCase() === GAS_PRICE_ORACLE.toLowerCase()) {
         const { args } = decodeFunctionData({ abi: oracleAbi, data })

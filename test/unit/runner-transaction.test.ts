@@ -11,8 +11,8 @@ import { calldataGas, MAX_TRANSACTION_GAS, runnerGasLimit, stipendFor, viemAutho
 const runnerFunctions = parseAbi([
   'struct Authorization { address from; uint256 value; uint256 validAfter; uint256 validBefore; bytes32 nonce; uint8 v; bytes32 r; bytes32 s; }',
   'struct Charge { uint256 baseGas; uint256 floorGas; uint256 l1FeeWei; uint256 unitsPerEther; uint256 markupBps; uint256 refundGas; }',
-  'function relayWithAuthorization(address target, bytes data, uint256 callGas, address token, address payee, uint256 amount, Authorization authorization, Charge charge) returns (bool callSucceeded, uint256 callGasUsed, bytes reason)',
-  'function relayBatch(address account, address delegate, (address target, bytes payment, uint256 paymentGas, bytes data) batches, uint256 callGas, address token, address payee, uint256 amount, Charge charge) returns (bool callSucceeded, uint256 callGasUsed, bytes reason)',
+  'function relayWithAuthorization(address target, bytes data, uint256 callGas, address token, address payee, uint256 amount, Authorization authorization, Charge charge) returns (bool callSucceeded, uint256 callGasUsed, bytes reason, uint256 refundGasUsed)',
+  'function relayBatch(address account, address delegate, (address target, bytes payment, uint256 paymentGas, bytes data) batches, uint256 callGas, address token, address payee, uint256 amount, Charge charge) returns (bool callSucceeded, uint256 callGasUsed, bytes reason, uint256 refundGasUsed)',
   'event Relayed(address indexed target, address indexed payee, uint256 received, uint256 charged, uint256 refunded, bool callSucceeded, bytes reason)',
 ])
 /** The charge that asks no refund: what the relay sends for now. */
@@ -137,10 +137,10 @@ t.test('encodeRunnerCall: relayBatch and relayWithAuthorization, as the contract
 
 t.test('decodeRelayResult and relayedEvent', async (t) => {
   for (const functionName of ['relayBatch', 'relayWithAuthorization'] as const) {
-    const data = encodeFunctionResult({ abi: runnerFunctions, functionName, result: [false, 12_345n, '0xdead'] })
-    t.strictSame(decodeRelayResult(functionName === 'relayBatch' ? 'batch' : 'authorization', data), { callSucceeded: false, callGasUsed: 12_345n, reason: '0xdead' })
+    const data = encodeFunctionResult({ abi: runnerFunctions, functionName, result: [false, 12_345n, '0xdead', 0n] })
+    t.strictSame(decodeRelayResult(functionName === 'relayBatch' ? 'batch' : 'authorization', data), { callSucceeded: false, callGasUsed: 12_345n, reason: '0xdead', refundGasUsed: 0n })
   }
-  t.strictSame(decodeRelayResult('batch', encodeFunctionResult({ abi: runnerFunctions, functionName: 'relayBatch', result: [true, 1n, '0x'] })), { callSucceeded: true, callGasUsed: 1n, reason: '0x' })
+  t.strictSame(decodeRelayResult('batch', encodeFunctionResult({ abi: runnerFunctions, functionName: 'relayBatch', result: [true, 1n, '0x', 6_773n] })), { callSucceeded: true, callGasUsed: 1n, reason: '0x', refundGasUsed: 6_773n })
 
   const log = (address: string, received: bigint, refunded = 0n): Log =>
     ({
