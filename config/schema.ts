@@ -54,6 +54,12 @@ export const MarginsConfig = Type.Object(
   {
     quoteBps: Type.Integer({ minimum: 0, maximum: 100_000, default: 2_000, description: 'added to a quote\'s cost, in basis points' }),
     defaultSlippageBps: Type.Integer({ minimum: 0, maximum: 5_000, default: 50, description: 'slippage a swap helper allows when the caller names none' }),
+    markupBps: Type.Integer({
+      minimum: 0,
+      maximum: 10_000,
+      default: 500,
+      description: 'what a relay charges above its cost, in basis points, when the payee refunds the rest of the payment (a PayeeVault)',
+    }),
   },
   { additionalProperties: false, default: {} },
 )

@@ -877,7 +877,7 @@ t.test('the operator never paid for a reverted transaction', async (t) => {
   t.ok(ledger.length > 0, `${ledger.length} sent`)
   t.same(ledgerViolations(ledger), [], 'nothing reverted, nothing spent beyond its payment')
   const dearest = ledger.reduce((most, entry) => {
-    const share = Number(entry.spentWei) / Number(entry.receivedWei)
+    const share = Number(entry.spentWei) / Number(entry.keptWei)
     return share > most ? share : most
   }, 0)
   t.comment(`the dearest relay spent ${(dearest * 100).toFixed(1)} % of what its payment was worth`)

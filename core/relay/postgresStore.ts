@@ -27,6 +27,7 @@ ALTER TABLE submissions ADD COLUMN IF NOT EXISTS client TEXT;
 ALTER TABLE submissions ADD COLUMN IF NOT EXISTS fault TEXT;
 ALTER TABLE submissions ADD COLUMN IF NOT EXISTS payment_id TEXT;
 ALTER TABLE submissions ADD COLUMN IF NOT EXISTS call_spends TEXT;
+ALTER TABLE submissions ADD COLUMN IF NOT EXISTS refund_gas TEXT;
 CREATE INDEX IF NOT EXISTS submissions_payer ON submissions (payer, stage);
 CREATE INDEX IF NOT EXISTS submissions_client ON submissions (client, stage);
 CREATE INDEX IF NOT EXISTS submissions_active ON submissions (chain, stage, created_at);
@@ -140,7 +141,7 @@ export class PostgresSubmissionStore implements SubmissionStore {
     // is a conflict; the primary key still refuses a second insert of one id.
     const { rows } = await client.query<{ chain: string }>(
       `WITH inserted AS (
-         INSERT INTO submissions (id, chain, stage, created_at, updated_at, deadline, request, call_gas, identity, payer, client, payment_id, call_spends) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+         INSERT INTO submissions (id, chain, stage, created_at, updated_at, deadline, request, call_gas, identity, payer, client, payment_id, call_spends, refund_gas) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
          ON CONFLICT (identity) WHERE identity IS NOT NULL AND stage IN ('waiting', 'sending', 'confirming') DO NOTHING
          RETURNING chain
        )
@@ -159,6 +160,7 @@ export class PostgresSubmissionStore implements SubmissionStore {
         submission.client ?? null,
         submission.paymentId ?? null,
         submission.callSpends ?? null,
+        submission.refundGas ?? null,
       ],
     )
     return rows.length === 1 ? submission : undefined

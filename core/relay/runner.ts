@@ -335,8 +335,8 @@ export class RunnerLoop {
       // A call that failed by its own doing last time is measured afresh: the probe alone answers
       // whether it still fails (one simulation), where the stored stipend would try three.
       const byPayer = this.#holds.get(submission.id)?.failing?.byPayer ?? false
-      const stipend = byPayer || submission.callGas === undefined ? undefined : BigInt(submission.callGas)
-      prepared = await this.#prepare(submission, this.#nextNonce!, fees, stipend)
+      const measured = byPayer || submission.callGas === undefined ? undefined : { callGas: BigInt(submission.callGas), refundGas: BigInt(submission.refundGas ?? 0) }
+      prepared = await this.#prepare(submission, this.#nextNonce!, fees, measured)
     } catch (error) {
       if (!(error instanceof ToolError)) throw error
       // Re-simulated like at submit: a payment or a call that would now fail is not sent; it waits.
@@ -508,27 +508,20 @@ export class RunnerLoop {
 
   /**
    * The submission's runner transaction, prepared and simulated exactly as it will be signed. With a
-   * stipend (the one measured at submit, or the stuck transaction's) that no longer lets the call
-   * succeed, the call is measured afresh (a send; a replacement keeps its stipend, so it is refused).
+   * stipend and a refund's cap (those measured at submit, or the stuck transaction's) that no longer
+   * let the call succeed, both are measured afresh (a send; a replacement keeps them, so it is refused).
    */
-  async #prepare(submission: Submission, nonce: number, fees: Fees, callGas?: bigint, remeasure = true): Promise<PreparedRelay> {
+  async #prepare(submission: Submission, nonce: number, fees: Fees, measured?: { callGas: bigint; refundGas: bigint }, remeasure = true): Promise<PreparedRelay> {
     const { network } = this.#context
     const { request } = submission
     const token = paymentToken(network, request.payment.token)
     const requested = relayOfRequest(this.#context, request.call, request.payment, token)
-    const prepare = (stipend: bigint | undefined) =>
-      prepareRunnerTransaction(this.#context, requested.relay, request.authorizationList, {
-        token,
-        amount: requested.amount,
-        nonce,
-        fees,
-        ...(stipend === undefined ? {} : { callGas: stipend }),
-        refusal: 'waiting',
-      })
+    const prepare = (known: typeof measured) =>
+      prepareRunnerTransaction(this.#context, requested.relay, request.authorizationList, { token, amount: requested.amount, nonce, fees, ...known, refusal: 'waiting' })
     try {
-      return await prepare(callGas)
+      return await prepare(measured)
     } catch (error) {
-      if (!(error instanceof ToolError) || callGas === undefined || !remeasure) throw error
+      if (!(error instanceof ToolError) || measured === undefined || !remeasure) throw error
       return prepare(undefined)
     }
   }
@@ -713,7 +706,8 @@ export class RunnerLoop {
       const maxFeePerGas = max(bump(stuck.maxFeePerGas), current.maxFeePerGas, maxPriorityFeePerGas)
       // The stipend the stuck one carries, so that only the fees change; against the latest block,
       // since the pending state holds the stuck transaction itself.
-      prepared = await this.#prepare(submission, stuck.nonce, { maxFeePerGas, maxPriorityFeePerGas }, BigInt(stuck.callGas), false)
+      const measured = { callGas: BigInt(stuck.callGas), refundGas: BigInt(stuck.refundGas ?? 0) }
+      prepared = await this.#prepare(submission, stuck.nonce, { maxFeePerGas, maxPriorityFeePerGas }, measured, false)
     } catch (error) {
       if (!(error instanceof ToolError)) throw error
       this.#log.warn({ submission: id, reason: error.message }, 'stuck transaction not replaced: it would no longer succeed')
@@ -751,6 +745,7 @@ export class RunnerLoop {
       raw,
       gas: prepared.gas.toString(),
       callGas: prepared.callGas.toString(),
+      ...(prepared.charge.refundGas === 0n ? {} : { refundGas: prepared.charge.refundGas.toString() }),
       maxFeePerGas: fees.maxFeePerGas.toString(),
       maxPriorityFeePerGas: fees.maxPriorityFeePerGas.toString(),
       sentAt: Date.now(),

@@ -12,7 +12,8 @@ import { PaymentRefusal, type PaymentProblem } from './paymentRefusal.ts'
 import { payerShortfall, requireSignedTransfers } from './paymentToken.ts'
 import { paymentCovers, type Coverage } from './pricing.ts'
 import { describeRevertData, runnerRevertReason } from './revertReason.ts'
-import { decodeRelayResult, encodeRunnerCall, RUNNER_SETTLE_GAS, type CallOutcome, type RunnerRelay } from './runnerCall.ts'
+import { decodeRelayResult, encodeRunnerCall, KEEP_PAYMENT, RUNNER_SETTLE_GAS, type CallOutcome, type RunnerCharge, type RunnerRelay } from './runnerCall.ts'
+import { estimateCharge, REFUND_PROBE_CHARGE, REFUND_PROBE_GAS, refundCap, runnerCharge } from './runnerCharge.ts'
 import { yParityOf, type SignedAuthorization } from './schemas.ts'
 
 export type { Fees }
@@ -43,6 +44,8 @@ export interface PreparedRelay {
   readonly weiPerBaseUnit: Fraction
   /** Whether the payment covers `gas × maxFeePerGas + l1FeeWei` at the pool price. */
   readonly coverage: Coverage
+  /** What the Runner charges of the payment and refunds of the rest, inside `data` (`refundGas` 0: the payee keeps it all). */
+  readonly charge: RunnerCharge
 }
 
 /**
@@ -83,16 +86,20 @@ export function viemAuthorizations(list: readonly SignedAuthorization[] | undefi
 /**
  * Prepares the runner transaction for a relay and simulates exactly what will be signed — the same
  * from, to, data, gas limit, fee fields and authorization list — at the latest block:
- * 1. a probe with the largest stipend allowed (`relay.maxCallGas`) measures the call, in the same
- *    JSON-RPC batch as the fees, the block and the price; a payment phase that fails, or a call that
- *    fails even with that stipend, is a `ToolError` (`${refusal}: <reason>`);
- * 2. the stipend is the measured gas with room (`stipendFor`), unless `callGas` is given;
+ * 1. a probe with the largest stipend allowed (`relay.maxCallGas`) measures the call and the payee's
+ *    refund of the whole payment, in the same JSON-RPC batch as the fees, the block and the price; a
+ *    payment phase that fails, or a call that fails even with that stipend, is a `ToolError`
+ *    (`${refusal}: <reason>`);
+ * 2. the stipend is the measured gas with room (`stipendFor`), and the refund's cap the measured
+ *    refund with its margin (none when the payee made no refund), unless `callGas` and `refundGas`
+ *    are given;
  * 3. the gas limit is the node's estimate of the exact transaction — the least limit that gives the
  *    call its whole stipend, since the Runner reverts `GasShort` below it — with the configured headroom;
- * 4. the exact transaction is run at that limit and those fees: a call that fails there gets a larger
+ * 4. the L1 data fee is read where the chain charges one, and the charge made (`runnerCharge`: the
+ *    price of this send, `margins.markupBps`, the refund's cap);
+ * 5. the exact transaction is run at that limit and those fees: a call that fails there gets a larger
  *    stipend (twice at most), then is refused;
- * 5. the L1 data fee is read where the chain charges one, and the worst case is checked against the
- *    payment at the pool price.
+ * 6. the worst case is checked against the payment at the pool price.
  *
  * @example
  * const prepared = await prepareRunnerTransaction(context, relay, undefined, { token: usdc, amount: 150_000n, nonce: 7 })
@@ -102,7 +109,17 @@ export async function prepareRunnerTransaction(
   context: RelayContext,
   relay: RunnerRelay,
   authorizationList: readonly SignedAuthorization[] | undefined,
-  options: { token: PaymentToken; amount: bigint; nonce: number; fees?: Fees; callGas?: bigint; refusal?: string; explainCallFailure?: () => Promise<string | undefined> },
+  options: {
+    token: PaymentToken
+    amount: bigint
+    nonce: number
+    fees?: Fees
+    /** The stipend and the refund's cap measured before (a send, a replacement): the probe is skipped. */
+    callGas?: bigint
+    refundGas?: bigint
+    refusal?: string
+    explainCallFailure?: () => Promise<string | undefined>
+  },
 ): Promise<PreparedRelay> {
   const { network, operator } = context
   const { client, config } = network
@@ -114,16 +131,17 @@ export async function prepareRunnerTransaction(
   const callData = relay.form === 'batch' ? concat([relay.paymentData, relay.data]) : relay.call.data
   const hasCall = relay.form === 'batch' || getAddress(relay.call.to) !== zeroAddress
   const base = { account: operator, to, blockTag: 'latest' as const, ...(authorizations ? { authorizationList: authorizations } : {}) }
-  const run = async (callGas: bigint, gas: bigint, withFees: Fees | undefined): Promise<CallOutcome> => {
+  const run = async (data: Hex, gas: bigint, withFees: Fees | undefined): Promise<CallOutcome> => {
     try {
-      const result = await client.call({ ...base, data: encodeRunnerCall(relay, callGas), gas, ...(withFees ?? {}) })
+      const result = await client.call({ ...base, data, gas, ...(withFees ?? {}) })
       return decodeRelayResult(relay.form, result.data ?? '0x')
     } catch (error) {
       throw await refuseOrFault(error, withFees)
     }
   }
-  const estimateFor = (callGas: bigint, fees: Fees) =>
-    client.estimateGas({ ...base, data: encodeRunnerCall(relay, callGas), ...fees }).catch(async (error: unknown) => {
+  const markupBps = config.margins.markupBps
+  const estimateFor = (callGas: bigint, refundGas: bigint, fees: Fees) =>
+    client.estimateGas({ ...base, data: encodeRunnerCall(relay, callGas, refundGas === 0n ? KEEP_PAYMENT : estimateCharge(refundGas, markupBps)), ...fees }).catch(async (error: unknown) => {
       throw await refuseOrFault(error, fees)
     })
   // The simulations run from the runner's operator: one that fails for want of its ETH is Bruno's
@@ -146,17 +164,20 @@ export async function prepareRunnerTransaction(
     return new BrunoFault("the runner's ETH balance is too low to pay for gas", { cause: error })
   }
   // One JSON-RPC batch: the block, fees and price, and either the probe (its stipend the configured
-  // cap, checked against the block's gas limit once that is known) or, when the stipend and fees are
-  // known already (a send), the estimate of the exact transaction.
+  // cap, checked against the block's gas limit once that is known; no gas price, so that the whole
+  // payment is refunded and the refund measured) or, when the stipend, the refund's cap and the fees
+  // are known already (a send), the estimate of the exact transaction.
   const probeCap = BigInt(config.relay.maxCallGas)
-  const probing = options.callGas === undefined && hasCall
+  const probing = options.callGas === undefined
+  const probeStipend = hasCall ? probeCap : 0n
+  const probeGas = probeStipend + roomBesideCall(relay) + calldataGas(callData) + REFUND_PROBE_GAS + REFUND_PROBE_GAS / 63n
   const blockRead = client.getBlock({ blockTag: 'latest' })
   const [fees, block, weiPerBaseUnit, probe, knownEstimate] = await Promise.all([
     options.fees ?? readFees(client, blockRead),
     blockRead,
     readWeiPerBaseUnit(network, token.address),
-    probing ? run(probeCap, probeCap + roomBesideCall(relay) + calldataGas(callData), undefined) : undefined,
-    options.callGas !== undefined && options.fees ? estimateFor(options.callGas, options.fees) : undefined,
+    probing ? run(encodeRunnerCall(relay, probeStipend, REFUND_PROBE_CHARGE), probeGas, undefined) : undefined,
+    options.callGas !== undefined && options.fees ? estimateFor(options.callGas, options.refundGas ?? 0n, options.fees) : undefined,
     expectChainId(network),
   ])
   const transactionCap = block.gasLimit < MAX_TRANSACTION_GAS ? block.gasLimit : MAX_TRANSACTION_GAS
@@ -173,23 +194,30 @@ export async function prepareRunnerTransaction(
   }
 
   let callGas = options.callGas ?? 0n
+  let refundGas = options.refundGas ?? 0n
   if (probe) {
-    if (!probe.callSucceeded) throw await callFails(probe, `in simulation even with ${probeCap} gas`)
+    if (!probe.callSucceeded && hasCall) throw await callFails(probe, `in simulation even with ${probeCap} gas`)
     const floor = relay.form === 'batch' ? (relay.callGasFloor ?? 0n) : 0n
     const measured = stipendFor(probe.callGasUsed)
-    callGas = min(measured > floor ? measured : floor, callCap)
+    if (hasCall) callGas = min(measured > floor ? measured : floor, callCap)
+    refundGas = refundCap(probe.refundGasUsed)
   }
   for (let attempt = 0; ; attempt++) {
-    const data = encodeRunnerCall(relay, callGas)
-    const estimate = attempt === 0 && knownEstimate !== undefined ? knownEstimate : await estimateFor(callGas, fees)
+    const estimate = attempt === 0 && knownEstimate !== undefined ? knownEstimate : await estimateFor(callGas, refundGas, fees)
     const gas = min((estimate * BigInt(config.runner.gasLimitBps)) / 10_000n, transactionCap)
     if (estimate > transactionCap) throw new ToolError(`${refusal}: the transaction needs ${estimate} gas, over the ${transactionCap} one transaction may carry on ${config.name}`)
-    const outcome = await run(callGas, gas, fees)
+    // The L1 fee of the transaction with its charge at its dearest: the real charge's bytes cost no more.
+    // A payee that makes no refund keeps the payment: the charge is then all zeros (`KEEP_PAYMENT`).
+    const withAuthorizations = authorizations ? { authorizationList: authorizations } : {}
+    const dearest = encodeRunnerCall(relay, callGas, refundGas === 0n ? KEEP_PAYMENT : estimateCharge(refundGas, markupBps))
+    const l1FeeWei = await readL1DataFee(network, { to, data: dearest, gas, nonce: options.nonce, ...fees, ...withAuthorizations })
+    const charge =
+      refundGas === 0n ? KEEP_PAYMENT : runnerCharge({ relay, callGas, authorizations: authorizations?.length ?? 0, l1FeeWei, weiPerBaseUnit, markupBps, refundGas })
+    const data = encodeRunnerCall(relay, callGas, charge)
+    const outcome = await run(data, gas, fees)
     if (outcome.callSucceeded || !hasCall) {
-      const nonce = options.nonce
-      const l1FeeWei = await readL1DataFee(network, { to, data, gas, nonce, ...fees, ...(authorizations ? { authorizationList: authorizations } : {}) })
       const coverage = paymentCovers(options.amount, { gasLimit: gas, maxFeePerGas: fees.maxFeePerGas, l1FeeWei }, weiPerBaseUnit)
-      return { to, data, callGas, gas, fees, ...(authorizations ? { authorizationList: authorizations } : {}), l1FeeWei, weiPerBaseUnit, coverage }
+      return { to, data, callGas, gas, fees, ...withAuthorizations, l1FeeWei, weiPerBaseUnit, coverage, charge }
     }
     if (attempt === 2 || callGas >= callCap) throw await callFails(outcome, `in simulation with a ${callGas}-gas stipend at the fees it would be sent with`)
     callGas = min(callCap, (callGas * 3n) / 2n)

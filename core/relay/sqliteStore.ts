@@ -27,7 +27,8 @@ CREATE TABLE IF NOT EXISTS submissions (
   client TEXT,
   fault TEXT,
   payment_id TEXT,
-  call_spends TEXT
+  call_spends TEXT,
+  refund_gas TEXT
 );
 CREATE INDEX IF NOT EXISTS submissions_active ON submissions (chain, stage, created_at);
 CREATE TABLE IF NOT EXISTS runner_epochs (
@@ -86,14 +87,14 @@ export class SqliteSubmissionStore implements SubmissionStore {
     this.#db.exec(SCHEMA)
     // A file made before payment-first relays gains their columns.
     const columns = this.#db.prepare<[], { name: string }>('PRAGMA table_info(submissions)').all()
-    for (const name of ['outcome', 'call_gas', 'identity', 'payer', 'client', 'fault', 'payment_id', 'call_spends']) {
+    for (const name of ['outcome', 'call_gas', 'identity', 'payer', 'client', 'fault', 'payment_id', 'call_spends', 'refund_gas']) {
       if (!columns.some((column) => column.name === name)) this.#db.exec(`ALTER TABLE submissions ADD COLUMN ${name} TEXT`)
     }
     this.#db.exec(IDENTITY_INDEX)
     // OR IGNORE: a used id is answered by the caller's own words (the identity is read first, in the same transaction).
     this.#insert = this.#db.prepare(
-      `INSERT OR IGNORE INTO submissions (id, chain, stage, created_at, updated_at, deadline, request, call_gas, identity, payer, client, payment_id, call_spends)
-       VALUES (@id, @chain, @stage, @createdAt, @updatedAt, @deadline, @request, @callGas, @identity, @payer, @client, @paymentId, @callSpends)`,
+      `INSERT OR IGNORE INTO submissions (id, chain, stage, created_at, updated_at, deadline, request, call_gas, refund_gas, identity, payer, client, payment_id, call_spends)
+       VALUES (@id, @chain, @stage, @createdAt, @updatedAt, @deadline, @request, @callGas, @refundGas, @identity, @payer, @client, @paymentId, @callSpends)`,
     )
     this.#byIdentity = this.#db.prepare("SELECT * FROM submissions WHERE identity = ? AND stage IN ('waiting', 'sending', 'confirming')")
     this.#doneByIdentity = this.#db.prepare("SELECT * FROM submissions WHERE identity = ? AND stage = 'done' ORDER BY updated_at DESC LIMIT 1")
@@ -123,6 +124,7 @@ export class SqliteSubmissionStore implements SubmissionStore {
         ...submission,
         request: JSON.stringify(submission.request),
         callGas: submission.callGas ?? null,
+        refundGas: submission.refundGas ?? null,
         identity: submission.identity ?? null,
         payer: submission.payer ?? null,
         client: submission.client ?? null,

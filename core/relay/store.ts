@@ -12,6 +12,8 @@ export interface SentTransaction {
   readonly gas: string
   /** The call's stipend inside `raw`: a replacement keeps it, changing only the fees. */
   readonly callGas: string
+  /** The refund's cap inside `raw` (0 or absent: none), kept by a replacement like the stipend. */
+  readonly refundGas?: string
   /** unix ms of the (latest) broadcast */
   readonly sentAt: number
   /** unix ms of the first broadcast at this nonce: `runner.maxSendingMs` counts from it. */
@@ -37,6 +39,8 @@ export interface Submission {
   readonly identity?: string
   /** The call's stipend measured at submit (decimal gas): each send re-simulates with it, raising it only if the call now needs more. */
   readonly callGas?: string
+  /** The payee's refund's cap measured at submit (decimal gas; absent: no refund, the payee keeps the payment): each send signs it. */
+  readonly refundGas?: string
   /** The paying account (the signed transfer's `from`, the batch's account), for admission. */
   readonly payer?: string
   /** Who submitted it (the caller's address as the transport saw it), for admission. */

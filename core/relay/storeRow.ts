@@ -16,6 +16,7 @@ export interface SubmissionRow {
   request: string
   identity: string | null
   call_gas: string | null
+  refund_gas: string | null
   payer: string | null
   client: string | null
   payment_id: string | null
@@ -60,6 +61,7 @@ export function fromRow(row: SubmissionRow): Submission {
     request: requestOf(row.request),
     ...(row.identity ? { identity: row.identity } : {}),
     ...(row.call_gas ? { callGas: row.call_gas } : {}),
+    ...(row.refund_gas ? { refundGas: row.refund_gas } : {}),
     ...(row.payment_id ? { paymentId: row.payment_id } : {}),
     ...(row.call_spends ? { callSpends: row.call_spends } : {}),
     ...(row.payer ? { payer: row.payer } : {}),

@@ -101,6 +101,7 @@ async function acceptCall(context: RelayContext, request: SubmitRequest, request
     request,
     identity: requested.identity,
     callGas: prepared.callGas.toString(),
+    ...(prepared.charge.refundGas === 0n ? {} : { refundGas: prepared.charge.refundGas.toString() }),
     payer: requested.payer,
     ...(client === undefined ? {} : { client }),
     ...(paymentId === undefined ? {} : { paymentId }),

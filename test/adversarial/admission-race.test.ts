@@ -59,7 +59,7 @@ async function settleAll(t: Test, accepted: { binding: Binding; id: string }[]) 
     const view = views[index]
     t.equal(view.stage, 'done', `${id} done (${view.reason ?? ''})`)
     const entry = await ledgerEntry(bruno, view.transaction.hash)
-    t.ok(entry.spentWei <= entry.receivedWei, `${id}: the runner spent ${entry.spentWei} wei, was paid ${entry.receivedWei}`)
+    t.ok(entry.spentWei <= entry.keptWei, `${id}: the runner spent ${entry.spentWei} wei, was paid ${entry.keptWei}`)
     ledgerLine(t, `${binding} ${id}`, entry)
   }
 }

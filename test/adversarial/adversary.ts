@@ -278,12 +278,12 @@ export async function ledgerEntry(bruno: DevnetBruno, hash: Hex): Promise<Ledger
   return entry
 }
 
-/** One ledger line for the issue's closing note: spent wei, received (USDC and wei), ratio. */
+/** One ledger line for the issue's closing note: spent wei, received and kept (USDC, kept in wei), ratio. */
 export function ledgerLine(t: Test, label: string, entry: LedgerEntry): void {
-  const ratio = entry.receivedWei > 0n ? (Number(entry.spentWei) / Number(entry.receivedWei)).toFixed(3) : '∞ (nothing received)'
+  const ratio = entry.keptWei > 0n ? (Number(entry.spentWei) / Number(entry.keptWei)).toFixed(3) : '∞ (nothing kept)'
   t.comment(
     `ledger | ${label} | ${entry.status} | gas used ${entry.gasUsed} of ${entry.gasLimit} | spent ${entry.spentWei} wei | ` +
-      `received ${formatUnits(entry.received, 6)} USDC = ${entry.receivedWei} wei | spent/received ${ratio}`,
+      `received ${formatUnits(entry.received, 6)} USDC, kept ${formatUnits(entry.charged, 6)} USDC = ${entry.keptWei} wei | spent/kept ${ratio}`,
   )
 }
 
@@ -320,7 +320,7 @@ export async function expectCallFailedAndPaid(t: Test, bruno: DevnetBruno, view:
   const entry = await ledgerEntry(bruno, view.transaction.hash)
   t.equal(entry.status, 'success', `${label}: the runner transaction succeeded`)
   t.equal(entry.received, amount, `${label}: Relayed says the payee received the payment`)
-  t.ok(entry.spentWei <= entry.receivedWei, `${label}: spent ${entry.spentWei} wei ≤ received ${entry.receivedWei} wei`)
+  t.ok(entry.spentWei <= entry.keptWei, `${label}: spent ${entry.spentWei} wei ≤ kept ${entry.keptWei} wei`)
   ledgerLine(t, label, entry)
   return entry
 }

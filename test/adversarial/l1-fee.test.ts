@@ -60,7 +60,7 @@ async function checkLedger(t: Test, sent: Submitted, label: string) {
   const spent = entry.spentWei + l1Fee
   const worst = raw.gas * raw.maxFeePerGas + l1Fee
   t.comment(
-    `ledger ${label}: spent ${spent} wei (L2 ${entry.spentWei} + L1 ${l1Fee}), received ${entry.received} USDC units = ${entry.receivedWei} wei, spent/received ${ratio(spent, entry.receivedWei)}; ` +
+    `ledger ${label}: spent ${spent} wei (L2 ${entry.spentWei} + L1 ${l1Fee}), kept ${entry.charged} of ${entry.received} USDC units = ${entry.keptWei} wei, spent/kept ${ratio(spent, entry.keptWei)}; ` +
       `signed worst case at the L1 fee charged ${worst} wei vs payment ${valueWei(sent.amount, price)} wei`,
   )
   return { spent, entry, l1Fee, worst }
@@ -100,7 +100,7 @@ t.test('the L1 fee rises between submit and send: not sent while the payment doe
   const done = await waitFor(() => status(sent), (s) => s.stage === 'done' || s.stage === 'failed', 'done', 15_000)
   t.equal(done.stage, 'done', done.reason)
   const { spent, entry } = await checkLedger(t, sent, 'L1 fee x3 between submit and send, sent when it fell')
-  t.ok(spent <= entry.receivedWei, `spent ${spent} wei (incl. L1) ≤ received ${entry.receivedWei} wei`)
+  t.ok(spent <= entry.keptWei, `spent ${spent} wei (incl. L1) ≤ kept ${entry.keptWei} wei`)
 })
 
 t.test('quote and submit price the L1 fee: L2-only cover refused, L2 + L1 accepted and sent', async (t) => {
@@ -124,7 +124,7 @@ t.test('quote and submit price the L1 fee: L2-only cover refused, L2 + L1 accept
   t.equal(done.outcome.callSucceeded, true, 'the 100 KB call ran')
   const { spent, entry, worst } = await checkLedger(t, least, 'least payment covering L2 + L1, ~100 KB calldata')
   t.ok(worst <= valueWei(least.amount, price), `signed worst case incl. the L1 fee charged ${worst} wei ≤ the payment's ${valueWei(least.amount, price)} wei`)
-  t.ok(spent <= entry.receivedWei, `spent ${spent} wei (incl. L1) ≤ received ${entry.receivedWei} wei`)
+  t.ok(spent <= entry.keptWei, `spent ${spent} wei (incl. L1) ≤ kept ${entry.keptWei} wei`)
 })
 
 t.test('the L1 fee rises by half while the transaction is pending: the runner cancels it rather than be included at a loss', async (t) => {
@@ -218,5 +218,5 @@ t.test('the least payment on an OP-stack chain: sent, not cancelled at its first
   const { spent, entry, l1Fee, worst } = await checkLedger(t, sent, 'the least accepted payment, ~1 KB calldata')
   t.comment(`included: ${entry.gasUsed} gas used of ${entry.gasLimit}, L1 fee charged ${l1Fee} wei (priced ${priced.l1} at submit)`)
   t.ok(worst <= valueWei(sent.amount, price), `signed worst case incl. the L1 fee charged ${worst} wei ≤ the payment's ${valueWei(sent.amount, price)} wei`)
-  t.ok(spent <= entry.receivedWei, `spent ${spent} wei (incl. L1) ≤ received ${entry.receivedWei} wei`)
+  t.ok(spent <= entry.keptWei, `spent ${spent} wei (incl. L1) ≤ kept ${entry.keptWei} wei`)
 })

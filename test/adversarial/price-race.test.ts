@@ -82,7 +82,7 @@ t.test('the pool is pushed up before Bruno prices, and back down ahead of the ru
     `price | fair ${tokenToWei(1_000_000n, fair)} wei per USDC, pushed ×${factor.toFixed(2)} when Bruno priced, ${tokenToWei(1_000_000n, await price())} wei per USDC at inclusion; ` +
       `payer paid ${amount} base units (${payer.address}); the attacker's round trip left it ${formatWeth(wethBefore + wethIn - (await wethOf()))} WETH poorer`,
   )
-  t.ok(entry.spentWei <= entry.receivedWei, `the runner spent ${entry.spentWei} wei ≤ the payment's ${entry.receivedWei} wei at the price it was included at`)
+  t.ok(entry.spentWei <= entry.keptWei, `the runner spent ${entry.spentWei} wei ≤ the payment's ${entry.keptWei} wei at the price it was included at`)
 })
 
 function formatWeth(wei: bigint): string {

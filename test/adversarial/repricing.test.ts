@@ -56,9 +56,9 @@ async function checkLedger(t: Test, sent: Sent, label: string) {
   t.equal(included.length, 1, `${label}: exactly one of its ${hashes.size} signed transaction(s) was included`)
   const entry = included[0]!
   t.equal(entry.status, 'success', `${label}: the runner transaction succeeded`)
-  t.ok(entry.spentWei <= entry.receivedWei, `${label}: spent ${entry.spentWei} wei ≤ received ${entry.receivedWei} wei`)
+  t.ok(entry.spentWei <= entry.keptWei, `${label}: spent ${entry.spentWei} wei ≤ kept ${entry.keptWei} wei`)
   t.comment(
-    `ledger ${label}: spent ${entry.spentWei} wei (gas used ${entry.gasUsed} of ${entry.gasLimit}), received ${entry.received} USDC units = ${entry.receivedWei} wei, spent/received ${ratio(entry.spentWei, entry.receivedWei)}`,
+    `ledger ${label}: spent ${entry.spentWei} wei (gas used ${entry.gasUsed} of ${entry.gasLimit}), kept ${entry.charged} of ${entry.received} USDC units = ${entry.keptWei} wei, spent/kept ${ratio(entry.spentWei, entry.keptWei)}`,
   )
   return entry
 }

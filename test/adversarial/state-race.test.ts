@@ -249,7 +249,7 @@ async function raceDelegate(t: Test, form: DelegateForm, cases: readonly (RaceCa
         t.equal(view.outcome?.callSucceeded, true, 'the calls ran as signed')
         t.equal((await chain.usdcOf(payee)) - payeeBefore, amount, 'the payee holds the payment')
         const entry = await ledgerEntry(bruno, view.transaction.hash)
-        t.ok(entry.spentWei <= entry.receivedWei, `spent ${entry.spentWei} wei ≤ received ${entry.receivedWei} wei`)
+        t.ok(entry.spentWei <= entry.keptWei, `spent ${entry.spentWei} wei ≤ kept ${entry.keptWei} wei`)
         return
       }
       if (race.expected === 'paid') {

@@ -2,6 +2,7 @@ import { decodeFunctionData, encodeErrorResult, encodeFunctionData, encodeFuncti
 import type { NetworkConfig } from '../../config/schema.ts'
 import type { RelayContext } from '../../core/relay/context.ts'
 import type { Delegate } from '../../core/relay/delegate.ts'
+import type { RunnerCharge } from '../../core/relay/runnerCall.ts'
 import { SqliteSubmissionStore } from '../../core/relay/sqliteStore.ts'
 import { fakeClient, fakeNetwork, networkConfig, type NodeAnswer, type SeenRequest } from './fakeChain.ts'
 import { fakeDelegate } from '../fixtures/fakeDelegate.ts'
@@ -191,6 +192,7 @@ export function relayWithAuthorizationData(
   callGas: bigint,
   payment: { token: Address; from: Address; value: bigint; validAfter: bigint; validBefore: bigint; nonce: Hex; signature: Hex },
   payee: Address,
+  charge: RunnerCharge = KEPT,
 ): Hex {
   const r = `0x${payment.signature.slice(2, 66)}` as Hex
   const s = `0x${payment.signature.slice(66, 130)}` as Hex
@@ -206,7 +208,7 @@ export function relayWithAuthorizationData(
       payee,
       payment.value,
       { from: payment.from, value: payment.value, validAfter: payment.validAfter, validBefore: payment.validBefore, nonce: payment.nonce, v, r, s },
-      KEPT,
+      charge,
     ],
   })
 }

@@ -5,10 +5,11 @@ import { serializeAsSigned } from '../../core/chain/l1DataFee.ts'
 import type { Delegate } from '../../core/relay/delegate.ts'
 import { ChainUnavailableError } from '../../core/chain/guardedTransport.ts'
 import { BrunoFault } from '../../core/faults.ts'
-import type { RunnerRelay } from '../../core/relay/runnerCall.ts'
-import { prepareRunnerTransaction } from '../../core/relay/runnerTransaction.ts'
+import type { RunnerCharge, RunnerRelay } from '../../core/relay/runnerCall.ts'
+import { calldataGas, prepareRunnerTransaction } from '../../core/relay/runnerTransaction.ts'
 import { ToolError } from '../../core/tool.ts'
 import { networkConfig } from './fakeChain.ts'
+import { estimateCharge, REFUND_GAS_MARGIN, REFUND_PROBE_CHARGE, REFUND_PROBE_GAS } from '../../core/relay/runnerCharge.ts'
 import { a, errorString, KEPT, methods, relayContext, relayWithAuthorizationData, revert, runnerErrors, runnerFunctions, runnerNode, SIGNATURE, type RunnerNodeOptions } from './fakeRunnerNode.ts'
 import { fakeDelegate } from '../fixtures/fakeDelegate.ts'
 
@@ -32,8 +33,10 @@ const FEES = { maxFeePerGas: MAX_FEE, maxPriorityFeePerGas: 1_000_000n }
 const payment = { token: weth.address, authorization: { from: payer, to: payee, value: '500', validAfter: '0', validBefore: '4000000000', nonce }, signature: SIGNATURE }
 const relayOf = (call: { to: `0x${string}`; data: Hex }): RunnerRelay => ({ form: 'authorization', call, payment, payee })
 const relay = relayOf({ to: target, data: '0xabcd' }) // call data: 2 non-zero bytes, 32 gas
-const dataAt = (callGas: bigint, call = { to: target, data: '0xabcd' as Hex }) =>
-  relayWithAuthorizationData(call, callGas, { token: weth.address, from: payer, value: 500n, validAfter: 0n, validBefore: 4_000_000_000n, nonce, signature: SIGNATURE }, payee)
+const dataAt = (callGas: bigint, call = { to: target, data: '0xabcd' as Hex }, charge: RunnerCharge = KEPT) =>
+  relayWithAuthorizationData(call, callGas, { token: weth.address, from: payer, value: 500n, validAfter: 0n, validBefore: 4_000_000_000n, nonce, signature: SIGNATURE }, payee, charge)
+/** The probe's gas limit: the largest stipend, 500,000 of room, the call data's 32 gas, the refund's probe cap and its 1/63. */
+const PROBE_GAS = 15_000_000n + 500_000n + 32n + REFUND_PROBE_GAS + REFUND_PROBE_GAS / 63n
 
 const batch: RunnerRelay = {
   form: 'batch',
@@ -47,8 +50,8 @@ const batch: RunnerRelay = {
   payee,
   amount: 777n,
 }
-const batchData = (callGas: bigint) =>
-  encodeFunctionData({ abi: runnerFunctions, functionName: 'relayBatch', args: [a(0xacc), a(0xde1e), { target: a(0xacc), payment: '0xc3c16ee40101', paymentGas: 150_000n, data: '0xc3c16ee400ff' }, callGas, weth.address, payee, 777n, KEPT] })
+const batchData = (callGas: bigint, charge: RunnerCharge = KEPT) =>
+  encodeFunctionData({ abi: runnerFunctions, functionName: 'relayBatch', args: [a(0xacc), a(0xde1e), { target: a(0xacc), payment: '0xc3c16ee40101', paymentGas: 150_000n, data: '0xc3c16ee400ff' }, callGas, weth.address, payee, 777n, charge] })
 
 function setup(options: RunnerNodeOptions = {}) {
   const node = runnerNode(options)
@@ -84,14 +87,16 @@ t.test('the probe, the stipend, the estimate at latest, the exact run, the cover
     l1FeeWei: 0n,
     weiPerBaseUnit: { numerator: 1n, denominator: 1n },
     coverage: { covered: true, requiredAmount: worst, worstCaseWei: worst },
+    charge: KEPT, // the probe's refund made nothing (the payee is no refunder): the payee keeps the payment
   })
   const [probe, estimate, exact] = node.runnerRequests
   t.equal(node.runnerRequests.length, 3)
-  // the probe: the largest stipend, the gas to give it (15,000,000 + 500,000 room + 32 calldata), no fee fields
-  t.match(probe, { method: 'eth_call', functionName: 'relayWithAuthorization', callGas: 15_000_000n, gas: 15_500_032n, from: operator, blockTag: 'latest' })
+  // the probe: the largest stipend, the gas to give it (15,000,000 + 500,000 room + 32 calldata + the refund's
+  // 100,000 and its 1/63), no fee fields (nothing charged: the whole payment refunded, the refund measured)
+  t.match(probe, { method: 'eth_call', functionName: 'relayWithAuthorization', callGas: 15_000_000n, gas: 15_601_619n, from: operator, blockTag: 'latest' })
   t.equal(probe!.maxFeePerGas, undefined, 'the probe runs without fee fields')
   t.equal(probe!.authorizationList, undefined)
-  t.equal(probe!.data, dataAt(15_000_000n))
+  t.equal(probe!.data, dataAt(15_000_000n, undefined, REFUND_PROBE_CHARGE))
   // the estimate of the exact transaction: its stipend, its fees, at the latest block
   t.match(estimate, { method: 'eth_estimateGas', callGas: 180_000n, from: operator, blockTag: 'latest', maxFeePerGas: MAX_FEE, maxPriorityFeePerGas: 1_000_000n })
   t.equal(estimate!.gas, undefined, 'the estimate carries no gas limit')
@@ -116,9 +121,37 @@ t.test('the probe, the stipend, the estimate at latest, the exact run, the cover
   t.strictSame(short.coverage, { covered: false, requiredAmount: worst, worstCaseWei: worst })
 })
 
+t.test('a payee that refunds: the probe measures its refund, the estimate runs at the dearest charge, the exact run and the data carry the charge', async (t) => {
+  // The probe's refund took 6,773 gas: its cap is 7,023; weth is priced at a wei per base unit (10^18 units per ether).
+  const { node, context } = setup({ relay: ({ gas }) => ({ callSucceeded: true, callGasUsed: 160_000n, refundGasUsed: gas === PROBE_GAS ? 6_773n : 6_700n }), estimate: () => 300_000n })
+  const prepared = await prepareRunnerTransaction(context, relay, undefined, { token: weth, amount: 10n ** 15n, nonce: 3 })
+  const calldata = calldataGas(dataAt(180_000n, undefined, { ...prepared.charge, baseGas: 0xffffffn, floorGas: 0xffffffn }))
+  t.strictSame(prepared.charge, {
+    baseGas: 21_000n + calldata,
+    floorGas: 21_000n + (10n * calldata) / 4n,
+    l1FeeWei: 0n,
+    unitsPerEther: 10n ** 18n,
+    markupBps: 500n,
+    refundGas: 6_773n + REFUND_GAS_MARGIN,
+  })
+  t.equal(prepared.data, dataAt(180_000n, undefined, prepared.charge))
+  const [, estimate, exact] = node.runnerRequests
+  t.equal(estimate!.data, dataAt(180_000n, undefined, estimateCharge(7_023n, 500)), 'the estimate: every figure of the charge at its dearest bytes, the refund cap real')
+  t.equal(exact!.data, prepared.data, 'the exact run: the charge that is signed')
+
+  // A send: the cap measured at submit is signed again, with no probe.
+  const send = setup({ relay: () => ({ callSucceeded: true, callGasUsed: 1n, refundGasUsed: 6_700n }), estimate: () => 200_000n })
+  const sent = await prepareRunnerTransaction(send.context, relay, undefined, { token: weth, amount: 1n, nonce: 0, callGas: 250_000n, refundGas: 7_023n, fees: FEES })
+  t.equal(sent.charge.refundGas, 7_023n)
+  t.strictSame(
+    send.node.runnerRequests.map((request) => request.method),
+    ['eth_estimateGas', 'eth_call'],
+  )
+})
+
 t.test('a stipend that fails at the exact run is raised by half, twice at most', async (t) => {
   // succeeds from 400,000 on: 180,000 → 270,000 → 405,000
-  const passing = setup({ relay: ({ gas, callGas }) => (gas === 15_500_032n ? { callSucceeded: true, callGasUsed: 160_000n } : { callSucceeded: callGas >= 400_000n, callGasUsed: callGas, reason: errorString('too little') }) })
+  const passing = setup({ relay: ({ gas, callGas }) => (gas === PROBE_GAS ? { callSucceeded: true, callGasUsed: 160_000n } : { callSucceeded: callGas >= 400_000n, callGasUsed: callGas, reason: errorString('too little') }) })
   const prepared = await prepareRunnerTransaction(passing.context, relay, undefined, { token: weth, amount: 1n, nonce: 0 })
   t.equal(prepared.callGas, 405_000n)
   t.equal(prepared.data, dataAt(405_000n))
@@ -137,7 +170,7 @@ t.test('a stipend that fails at the exact run is raised by half, twice at most',
   t.equal(prepared.coverage.covered, false)
 
   // never succeeds: refused after the third try, with the call's reason and the sender's note
-  const failing = setup({ relay: ({ gas, callGas }) => (gas === 15_500_032n ? { callSucceeded: true, callGasUsed: 160_000n } : { callSucceeded: false, callGasUsed: callGas, reason: errorString('too little') }) })
+  const failing = setup({ relay: ({ gas, callGas }) => (gas === PROBE_GAS ? { callSucceeded: true, callGasUsed: 160_000n } : { callSucceeded: false, callGasUsed: callGas, reason: errorString('too little') }) })
   await refusal(
     t,
     prepareRunnerTransaction(failing.context, relay, undefined, { token: weth, amount: 1n, nonce: 0 }),
@@ -149,7 +182,7 @@ t.test('a stipend that fails at the exact run is raised by half, twice at most',
 t.test('the stipend stops at relay.maxCallGas: the probe, the raise and the refusal', async (t) => {
   const capped = networkConfig({ relay: { ...config.relay, maxCallGas: 200_000 } })
   // the probe measures 195,000: its stipend (217,187) is capped at 200,000
-  const { node, context } = setup({ config: capped, relay: ({ gas, callGas }) => (gas === 700_032n ? { callSucceeded: true, callGasUsed: 195_000n } : { callSucceeded: false, callGasUsed: callGas }) })
+  const { node, context } = setup({ config: capped, relay: ({ gas, callGas }) => (gas === 700_032n + REFUND_PROBE_GAS + REFUND_PROBE_GAS / 63n ? { callSucceeded: true, callGasUsed: 195_000n } : { callSucceeded: false, callGasUsed: callGas }) })
   await refusal(
     t,
     prepareRunnerTransaction(context, relay, undefined, { token: weth, amount: 1n, nonce: 0, explainCallFailure: async () => 'the replay says why' }),
@@ -158,7 +191,7 @@ t.test('the stipend stops at relay.maxCallGas: the probe, the raise and the refu
   t.strictSame(
     node.runnerRequests.map((request) => [request.method, request.callGas, request.gas]),
     [
-      ['eth_call', 200_000n, 700_032n],
+      ['eth_call', 200_000n, 700_032n + REFUND_PROBE_GAS + REFUND_PROBE_GAS / 63n],
       ['eth_estimateGas', 200_000n, undefined],
       ['eth_call', 200_000n, 315_000n],
     ],
@@ -166,7 +199,7 @@ t.test('the stipend stops at relay.maxCallGas: the probe, the raise and the refu
   )
 
   // 180,000 first, raised once to the cap (not to 270,000), then refused there
-  const raised = setup({ config: capped, relay: ({ gas, callGas }) => (gas === 700_032n ? { callSucceeded: true, callGasUsed: 160_000n } : { callSucceeded: false, callGasUsed: callGas }) })
+  const raised = setup({ config: capped, relay: ({ gas, callGas }) => (gas === 700_032n + REFUND_PROBE_GAS + REFUND_PROBE_GAS / 63n ? { callSucceeded: true, callGasUsed: 160_000n } : { callSucceeded: false, callGasUsed: callGas }) })
   await refusal(
     t,
     prepareRunnerTransaction(raised.context, relay, undefined, { token: weth, amount: 1n, nonce: 0 }),
@@ -220,9 +253,9 @@ t.test('a delegate batch: relayBatch, its own refusal word, no note on msg.sende
   const { node, context } = setup({ relay: () => ({ callSucceeded: false, callGasUsed: 5n, reason: errorString('nope') }) })
   await refusal(t, prepareRunnerTransaction(context, batch, undefined, { token: weth, amount: 777n, nonce: 0, refusal: 'cannot quote' }), `cannot quote: the call fails in simulation even with 15000000 gas: the call reverted: nope${TAIL}`)
   // the probe's gas: 15,000,000 + 500,000 + both batches' data (the payment batch's 6 non-zero bytes: 96; the
-  // calls batch's 5 non-zero bytes and 1 zero: 84)
-  t.match(node.runnerRequests[0], { functionName: 'relayBatch', callGas: 15_000_000n, gas: 15_500_180n })
-  t.equal(node.runnerRequests[0]!.data, batchData(15_000_000n), 'the payment batch and its gas cap, then the calls batch and its stipend')
+  // calls batch's 5 non-zero bytes and 1 zero: 84) + the refund's probe cap and its 1/63
+  t.match(node.runnerRequests[0], { functionName: 'relayBatch', callGas: 15_000_000n, gas: 15_500_180n + REFUND_PROBE_GAS + REFUND_PROBE_GAS / 63n })
+  t.equal(node.runnerRequests[0]!.data, batchData(15_000_000n, REFUND_PROBE_CHARGE), 'the payment batch and its gas cap, then the calls batch and its stipend')
 
   const passing = setup({ relay: () => ({ callSucceeded: true, callGasUsed: 16_000n }), estimate: () => 100_000n })
   const prepared = await prepareRunnerTransaction(passing.context, batch, undefined, { token: weth, amount: 777n, nonce: 0 })
@@ -266,16 +299,17 @@ t.test('a delegate batch whose payment batch reverts: refused, PaymentFailed sai
   )
 })
 
-t.test('no call (to the zero address): no probe, a zero stipend, and a failed call phase is no failure', async (t) => {
+t.test('no call (to the zero address): a probe of the payment and its refund alone, a zero stipend, and a failed call phase is no failure', async (t) => {
   const { node, context } = setup({ relay: () => ({ callSucceeded: false, callGasUsed: 0n }), estimate: () => 100_000n })
   const prepared = await prepareRunnerTransaction(context, relayOf({ to: zeroAddress, data: '0x' }), undefined, { token: weth, amount: 1n, nonce: 0 })
   t.equal(prepared.callGas, 0n)
   t.equal(prepared.gas, 105_000n)
   t.strictSame(
-    node.runnerRequests.map((request) => [request.method, request.callGas]),
+    node.runnerRequests.map((request) => [request.method, request.callGas, request.gas]),
     [
-      ['eth_estimateGas', 0n],
-      ['eth_call', 0n],
+      ['eth_call', 0n, 500_000n + REFUND_PROBE_GAS + REFUND_PROBE_GAS / 63n],
+      ['eth_estimateGas', 0n, undefined],
+      ['eth_call', 0n, 105_000n],
     ],
   )
 })
@@ -332,7 +366,7 @@ t.test('the transaction cap: the block gas limit or 2²⁴, whichever is lower',
   t.equal(prepared.gas, 1_000_000n, 'not 1,050,000')
   t.equal(small.node.runnerRequests.at(-1)!.gas, 1_000_000n)
   // the probe's own gas is not cut: it asks for the cap it probes with
-  t.equal(small.node.runnerRequests[0]!.gas, 15_500_032n)
+  t.equal(small.node.runnerRequests[0]!.gas, PROBE_GAS)
   // the stipend is capped by the block: 1,000,000 − 500,000 − 32
   const capped = setup({ blockGasLimit: 1_000_000n, relay: () => ({ callSucceeded: true, callGasUsed: 600_000n }), estimate: () => 900_000n })
   t.equal((await prepareRunnerTransaction(capped.context, relay, undefined, { token: weth, amount: 1n, nonce: 0 })).callGas, 499_968n)

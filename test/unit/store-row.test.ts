@@ -29,6 +29,7 @@ const bare: SubmissionRow = {
   request: JSON.stringify(request),
   identity: null,
   call_gas: null,
+  refund_gas: null,
   payer: null,
   client: null,
     payment_id: null,

@@ -61,7 +61,7 @@ for (const kind of storeKinds('bruno-unit-stores-')) {
 
     t.test('update writes every field a patch names, and clears what null clears', async (t) => {
       const fence = await store.takeRunnerKey('bruno-runner:1:0xpatch')
-      await store.insert(submission('patch-1', { callGas: '40000', identity: 'id-patch', payer: '0xpayer', client: '10.0.0.9' }))
+      await store.insert(submission('patch-1', { callGas: '40000', refundGas: '7023', identity: 'id-patch', payer: '0xpayer', client: '10.0.0.9' }))
       const before = Date.now()
       await store.update(
         'patch-1',
@@ -73,7 +73,7 @@ for (const kind of storeKinds('bruno-unit-stores-')) {
       const { updatedAt, ...rest } = stored
       t.ok(updatedAt >= before && updatedAt <= after, 'updatedAt stamped now')
       t.strictSame(rest, {
-        ...(({ updatedAt: _, ...s }) => s)(submission('patch-1', { callGas: '40000', identity: 'id-patch', payer: '0xpayer', client: '10.0.0.9' })),
+        ...(({ updatedAt: _, ...s }) => s)(submission('patch-1', { callGas: '40000', refundGas: '7023', identity: 'id-patch', payer: '0xpayer', client: '10.0.0.9' })),
         stage: 'done',
         transaction: sent(3),
         blockNumber: '12',
@@ -294,7 +294,7 @@ t.test('sqlite: a file made before the payment-first columns gains them, and the
   const store = new SqliteSubmissionStore(path)
   t.teardown(() => store.close())
   t.strictSame(await store.get('legacy'), submission('legacy', { createdAt: 1_000, updatedAt: 1_000, deadline: 2 }), 'the old row as it was')
-  const fresh = submission('fresh', { identity: 'pay-1', payer: '0xp', client: 'c', callGas: '50000' })
+  const fresh = submission('fresh', { identity: 'pay-1', payer: '0xp', client: 'c', callGas: '50000', refundGas: '7023' })
   await store.insert(fresh)
   t.strictSame(await store.get('fresh'), fresh)
   const fence = await store.takeRunnerKey('k')
@@ -303,7 +303,7 @@ t.test('sqlite: a file made before the payment-first columns gains them, and the
   const check = new Database(path, { readonly: true })
   t.teardown(() => check.close())
   const columns = check.prepare<[], { name: string }>('PRAGMA table_info(submissions)').all().map((c) => c.name)
-  t.strictSame(columns.slice(-8), ['outcome', 'call_gas', 'identity', 'payer', 'client', 'fault', 'payment_id', 'call_spends'])
+  t.strictSame(columns.slice(-9), ['outcome', 'call_gas', 'identity', 'payer', 'client', 'fault', 'payment_id', 'call_spends', 'refund_gas'])
   const indexes = check.prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'submissions_%' ORDER BY name").all().map((i) => i.name)
   t.strictSame(indexes, ['submissions_active', 'submissions_active_call_spends', 'submissions_active_identity', 'submissions_client', 'submissions_done_identity', 'submissions_payer', 'submissions_payment_id', 'submissions_settled'])
 })
@@ -324,6 +324,6 @@ t.test('sqlite: a new file in a folder made for it, in WAL mode, reopened as it 
   t.teardown(() => columns.close())
   t.strictSame(
     columns.prepare<[], { name: string }>('PRAGMA table_info(submissions)').all().map((c) => c.name),
-    ['id', 'chain', 'stage', 'created_at', 'updated_at', 'deadline', 'request', 'tx', 'tx_nonce', 'block_number', 'gas_used', 'fee', 'reason', 'outcome', 'call_gas', 'identity', 'payer', 'client', 'fault', 'payment_id', 'call_spends'],
+    ['id', 'chain', 'stage', 'created_at', 'updated_at', 'deadline', 'request', 'tx', 'tx_nonce', 'block_number', 'gas_used', 'fee', 'reason', 'outcome', 'call_gas', 'identity', 'payer', 'client', 'fault', 'payment_id', 'call_spends', 'refund_gas'],
   )
 })

@@ -1,0 +1,83 @@
+import type { Fraction } from '../chain/tokenPrice.ts'
+import { weiToToken } from './pricing.ts'
+import { encodeRunnerCall, type RunnerCharge, type RunnerRelay } from './runnerCall.ts'
+import { calldataGas } from './runnerTransaction.ts'
+
+/**
+ * A gas figure the charge carries at its most: no transaction may use more than 2²⁴ gas (EIP-7825),
+ * so three bytes of `0xff` count at least the calldata any real figure costs.
+ */
+const GAS_PLACEHOLDER = 0xffffffn
+
+/**
+ * The charge as it is estimated before its price is known: every field at a value whose bytes cost
+ * at least the real one's (eight bytes of `0xff` for the price and the L1 fee, far above either), so
+ * that a gas limit estimated with it is never short. Its price leaves nothing to refund, but the
+ * Runner reserves the refund's gas before the call whatever happens after, so the estimate counts it.
+ */
+export function estimateCharge(refundGas: bigint, markupBps: number): RunnerCharge {
+  return { baseGas: GAS_PLACEHOLDER, floorGas: GAS_PLACEHOLDER, l1FeeWei: 2n ** 64n - 1n, unitsPerEther: 2n ** 64n - 1n, markupBps: BigInt(markupBps), refundGas }
+}
+
+/**
+ * The charge that measures the payee's refund in a simulation: no gas price is given there, so
+ * nothing is charged and the whole payment is refunded with up to `REFUND_PROBE_GAS`; the Runner
+ * answers what the refund took (0 when the payee made none: no refund can be asked of it).
+ */
+export const REFUND_PROBE_GAS = 100_000n
+export const REFUND_PROBE_CHARGE: RunnerCharge = { baseGas: 0n, floorGas: 0n, l1FeeWei: 0n, unitsPerEther: 0n, markupBps: 0n, refundGas: REFUND_PROBE_GAS }
+
+/**
+ * Gas above the measured refund that its cap allows: the refund at inclusion may meet other state
+ * than in simulation. Charged whole, like the cap.
+ */
+export const REFUND_GAS_MARGIN = 250n
+
+/** EIP-7702: the gas charged per authorization, counted whole (the 12,500 refunded when the account exists is not counted on). */
+export const AUTHORIZATION_GAS = 25_000n
+
+/**
+ * An L1 data fee rises at most 12.5 % per L1 block (EIP-1559's bound on its base fee, and EIP-4844's
+ * on its blob fee): the charge prices it a block ahead, so that one rise before inclusion is paid.
+ */
+const L1_FEE_HEADROOM = { numerator: 9n, denominator: 8n }
+
+/**
+ * The charge the runner signs into a relay (contracts/Runner.sol, `Charge`): the gas the transaction
+ * costs outside the Runner's code (21,000, its calldata at its dearest, 25,000 per authorization), the
+ * EIP-7623 floor, the L1 data fee with one L1 block's rise, the token's base units per ether at the
+ * price of this send (rounded up), the markup, and the refund's cap (0: the payee keeps the payment).
+ * The figures in the calldata are counted at their most, so the count errs by a few gas, for the runner.
+ *
+ * @example
+ * runnerCharge({ relay, callGas: 180_000n, authorizations: 0, l1FeeWei: 0n, weiPerBaseUnit, markupBps: 500, refundGas: 7_023n })
+ * // { baseGas: 27_652n, floorGas: 36_130n, l1FeeWei: 0n, unitsPerEther: 3_000_000_000n, markupBps: 500n, refundGas: 7_023n }
+ */
+export function runnerCharge(parts: {
+  relay: RunnerRelay
+  callGas: bigint
+  authorizations: number
+  l1FeeWei: bigint
+  weiPerBaseUnit: Fraction
+  markupBps: number
+  refundGas: bigint
+}): RunnerCharge {
+  const priced = {
+    l1FeeWei: (parts.l1FeeWei * L1_FEE_HEADROOM.numerator + L1_FEE_HEADROOM.denominator - 1n) / L1_FEE_HEADROOM.denominator,
+    unitsPerEther: weiToToken(10n ** 18n, parts.weiPerBaseUnit),
+    markupBps: BigInt(parts.markupBps),
+    refundGas: parts.refundGas,
+  }
+  const calldata = calldataGas(encodeRunnerCall(parts.relay, parts.callGas, { ...priced, baseGas: GAS_PLACEHOLDER, floorGas: GAS_PLACEHOLDER }))
+  return {
+    baseGas: 21_000n + calldata + AUTHORIZATION_GAS * BigInt(parts.authorizations),
+    // EIP-7623: 10 gas per calldata token, a token per zero byte and four per other (a quarter of the calldata gas).
+    floorGas: 21_000n + (10n * calldata) / 4n,
+    ...priced,
+  }
+}
+
+/** The refund's cap for a simulation's measure: none when the payee made no refund, else the measure and the margin. */
+export function refundCap(refundGasUsed: bigint): bigint {
+  return refundGasUsed === 0n ? 0n : refundGasUsed + REFUND_GAS_MARGIN
+}
