@@ -3,6 +3,9 @@ import type { DevnetDeployment } from '../core/devnet/deploy.ts'
 import { parseConfig } from './load.ts'
 import type { BrunoConfig, GroupName } from './schema.ts'
 
+/** anvil's account #9, which nothing else uses: the devnet's payee (an account) and its `PayeeVault`'s owner. */
+export const DEVNET_TREASURY = '0xa0Ee7A142d267C1f36714E4a8F75612F20a79720'
+
 /** The environment variables the devnet's config names for its RPC URL and its runner's key. */
 export const DEVNET_RPC_ENV = 'BRUNO_DEVNET_RPC_URL'
 export const DEVNET_RUNNER_KEY_ENV = 'BRUNO_DEVNET_RUNNER_KEY'
@@ -16,8 +19,10 @@ export interface DevnetConfigOptions {
   readonly host?: string
   /** The groups it serves: every built-in one unless given. */
   readonly groups?: readonly GroupName[]
-  /** Receives the payments; defaults to anvil's account #9, which nothing else uses. */
+  /** Receives the payments; defaults to anvil's account #9 (`DEVNET_TREASURY`), which nothing else uses. */
   readonly payee?: `0x${string}`
+  /** The payee is the deployment's `PayeeVault`: each relay refunds its payer what it did not cost (`payee` is then ignored). */
+  readonly refunds?: boolean
   /** The SQLite file; defaults to one in memory (the devnet itself forgets everything on exit). */
   readonly storePath?: string
   /** How often the runner looks for work, in ms. */
@@ -59,7 +64,7 @@ export function devnetConfig(deployment: DevnetDeployment, env: NodeJS.ProcessEn
     rpcUrl: { env: DEVNET_RPC_ENV },
     // anvil mines only when a transaction arrives: an idle devnet's latest block ages forever.
     maxBlockAgeSec: options.maxBlockAgeSec ?? 0,
-    payee: options.payee ?? '0xa0Ee7A142d267C1f36714E4a8F75612F20a79720',
+    payee: options.refunds ? deployment.payeeVault : (options.payee ?? DEVNET_TREASURY),
     // One developer, many agents and scripts on loopback: no per-client admission or simulation
     // bound to speak of (test/admission.test.ts and test/adversarial/refused-simulations.test.ts set their own).
     relay: {

@@ -16,7 +16,8 @@ import {
 import { privateKeyToAccount } from 'viem/accounts'
 import { foundry } from 'viem/chains'
 import { PRESETS, type NetworkPreset, type PresetName } from '../../config/presets.ts'
-import { runnerArtifact } from '../../contracts/artifacts.ts'
+import { DEVNET_TREASURY } from '../../config/devnet.ts'
+import { payeeVaultArtifact, runnerArtifact } from '../../contracts/artifacts.ts'
 import { loadBuiltinGroups } from './builtinGroups.ts'
 import { GAS_PRICE_ORACLE } from '../chain/l1DataFee.ts'
 import { deployCodeTo } from './deployCodeTo.ts'
@@ -59,6 +60,11 @@ export type DevnetDeployment = {
   noEthAccount: { address: Address; privateKey: Hex }
   /** Our Runner contract and the EOA it accepts calls from: anvil's account #4 (10,000 ETH). */
   runner: { contract: Address; operator: { address: Address; privateKey: Hex } }
+  /**
+   * A `PayeeVault` for the Runner, owned by `DEVNET_TREASURY`: a payee that refunds each payer what
+   * its relay did not cost (SPEC §6).
+   */
+  payeeVault: Address
   /** The preset whose identity the chain took (`deployDevnet(…, { as })`): its contracts are at the preset's addresses. */
   preset?: PresetName
 }
@@ -239,6 +245,8 @@ export async function deployDevnet(rpcUrl: string, options: DeployDevnetOptions 
   // 7. The Runner, operated by anvil #4.
   const operator = privateKeyToAccount(operatorKey)
   const runner = await deploy('Runner', runnerArtifact, [operator.address])
+  // 7c. The payee that refunds, owned by the devnet's treasury (the last contract created: every address above stays where it was).
+  const payeeVault = await deploy('PayeeVault', payeeVaultArtifact, [runner, DEVNET_TREASURY])
 
   // 7b. The no-ETH demo account's USDC (after the Runner, so every address above stays where it was).
   const noEthAccount = { address: privateKeyToAccount(noEthKey).address, privateKey: noEthKey }
@@ -264,6 +272,7 @@ export async function deployDevnet(rpcUrl: string, options: DeployDevnetOptions 
     demoAccounts,
     noEthAccount,
     runner: { contract: runner, operator: { address: operator.address, privateKey: operatorKey } },
+    payeeVault,
     ...(options.as ? { preset: options.as } : {}),
   }
   // 9. What the built-in groups deploy for themselves (their `devnet` hooks: the delegates accounts use).

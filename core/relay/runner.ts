@@ -675,17 +675,17 @@ export class RunnerLoop {
     const token = paymentToken(network, request.payment.token)
     const relayed = relayedEvent(receipt.logs, getAddress(network.config.runner.contract))
     if (!relayed) return { paidBaseUnits: '0', callSucceeded: false, callReason: 'the Runner logged no relay' }
-    const paidBaseUnits = relayed.received.toString()
+    const paid = { paidBaseUnits: relayed.received.toString(), chargedBaseUnits: relayed.charged.toString(), refundedBaseUnits: relayed.refunded.toString() }
     if (relayed.callSucceeded) {
       const swallowed = swallowedFailure(this.#context, request, token, receipt.logs)
-      return swallowed === undefined ? { paidBaseUnits, callSucceeded: true } : { paidBaseUnits, callSucceeded: false, callReason: swallowed }
+      return swallowed === undefined ? { ...paid, callSucceeded: true } : { ...paid, callSucceeded: false, callReason: swallowed }
     }
     const requested = relayOfRequest(this.#context, request.call, request.payment, token)
     const callReason =
       relayed.reason !== '0x'
         ? describeRevertData(relayed.reason, token.decimals, token.symbol, this.#context.delegates)
         : await describeCallFailure(this.#context, requested, token, receipt.blockNumber - 1n).catch(() => undefined)
-    return { paidBaseUnits, callSucceeded: false, ...(callReason ? { callReason } : {}) }
+    return { ...paid, callSucceeded: false, ...(callReason ? { callReason } : {}) }
   }
 
   /**

@@ -28,7 +28,7 @@ const vOf = (parity: 0 | 1) => {
   return Type.Union([
     Type.Literal(parity),
     Type.Literal(legacy),
-    Type.String({ pattern: `^(${parity}|${legacy}|${parity === 0 ? '0x0+' : '0x0*1'}|0x0*${legacy.toString(16)}|0x0*${legacy.toString(16).toUpperCase()})$` }),
+    Type.String({ pattern: `^(${parity}|${legacy}|${parity === 0 ? '0x0+' : '0x0*1'}|0x0*1[${parity === 0 ? 'bB' : 'cC'}])$` }),
   ])
 }
 const V0 = vOf(0)
@@ -172,6 +172,8 @@ export const Stage = Type.Union([
 export const RelayOutcome = Type.Object(
   {
     paidBaseUnits: BaseUnits,
+    chargedBaseUnits: Type.Optional(BaseUnits),
+    refundedBaseUnits: Type.Optional(BaseUnits),
     callSucceeded: Type.Boolean(),
     callReason: Type.Optional(Type.String()),
   },

@@ -181,8 +181,7 @@ export const transferAuthorizationCall = (chain: TSchema) =>
     title: 'Encode a signed gasless transfer',
     description:
       'Takes transfer_authorization\'s typedData and the wallet\'s signature, checks them as the token will, and ' +
-      'returns `call` for submit, beside payment_authorization\'s signed payment: the call runs from Bruno\'s Runner ' +
-      'contract, so only calls that act by signature belong there, as this transfer does.',
+      'returns `call` for submit, beside payment_authorization\'s signed payment.',
     input: Type.Object(
       {
         chain,

@@ -26,8 +26,8 @@ const instructions =
   'account\'s current EOA nonce: they delegate the account in the same transaction. A submission ' +
   '(submit\'s and status\'s result): `stage` waiting (stored, not sent; `reason` says why it is held), sending, ' +
   'confirming, done (check outcome.callSucceeded) or failed (`reason`); `transaction` once sent {hash, nonce, ' +
-  'blockNumber, gasUsed, feeWei: what the runner paid}; `outcome` once included {paidBaseUnits, callSucceeded, ' +
-  'callReason}. `quote` returns `amount` (whole units) and `amountBaseUnits`, `payee`, `validUntil`, and the worst ' +
+  'blockNumber, gasUsed, feeWei: what the runner paid}; `outcome` once included {paidBaseUnits, chargedBaseUnits ' +
+  '(kept by the payee), refundedBaseUnits (sent back in the same transaction), callSucceeded, callReason}. `quote` returns `amount` (whole units) and `amountBaseUnits`, `payee`, `validUntil`, and the worst ' +
   'case it priced (gas, feePerGasWei, costWei).'
 
 /**
