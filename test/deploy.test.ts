@@ -4,8 +4,8 @@ import { join } from 'node:path'
 import t from 'tap'
 import { createPublicClient, createTestClient, formatEther, getAddress, http, parseEther, parseGwei, type Address, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import { runnerArtifact } from '../contracts/artifacts.ts'
-import { DEPLOYMENT_PROXY, deployCommand, deploymentGasLimit, RUNNER_DEPLOYMENT_GAS, runnerDeploymentAddress } from '../core/commands/deploy.ts'
+import { payeeVaultArtifact, runnerArtifact } from '../contracts/artifacts.ts'
+import { DEPLOYMENT_PROXY, deployCommand, deploymentGasLimit, PAYEE_VAULT_DEPLOYMENT_GAS, payeeVaultDeploymentAddress, RUNNER_DEPLOYMENT_GAS, runnerDeploymentAddress } from '../core/commands/deploy.ts'
 import { preflightCommand } from '../core/commands/preflight.ts'
 import { startAnvil } from '../core/devnet/anvil.ts'
 import { deployDevnet } from '../core/devnet/deploy.ts'
@@ -69,7 +69,7 @@ t.test('the same address on two chains, and the Runner artifact\'s code for the 
     t.equal(await client.getCode({ address: expected }), undefined, 'nothing there before')
     const run = await deploy(anvil.rpcUrl)
     t.equal(run.code, 0, run.stderr)
-    const address = getAddress(/Deployed the Runner at (0x[0-9a-fA-F]{40})/.exec(run.stdout)![1]!)
+    const address = getAddress(/Deployed the Runner for operator 0x[0-9a-fA-F]{40} at (0x[0-9a-fA-F]{40})/.exec(run.stdout)![1]!)
     deployed.push(address)
     hashes.push(/\(transaction (0x[0-9a-f]{64})\)/.exec(run.stdout)![1]! as Hex)
     t.equal(await client.getCode({ address }), await creationRuntime(client, runnerArtifact, [operator]), 'the code is the artifact\'s, operator filled in')
@@ -215,4 +215,37 @@ t.test('deploy, fund, preflight: the printed entry is a network preflight passes
   t.equal(funded.code, 0, funded.stdout + funded.stderr)
   t.match(funded.stdout, /^base \(chainId 8453\): ok$/m)
   t.notMatch(funded.stdout, /\[FAIL\]/)
+})
+
+t.test('--treasury: the Runner\'s PayeeVault at its CREATE2 address, owned by the treasury, is the printed payee; a second run sends nothing', async (t) => {
+  const anvil = await startAnvil({ chainId: 8453 })
+  t.teardown(() => anvil.stop())
+  await deployDevnet(anvil.rpcUrl, { as: 'base' })
+  const client = createPublicClient({ transport: http(anvil.rpcUrl) })
+  const treasury = '0x90F79bf6EB2c4f870365E785982E1f101E93b906'
+  const vault = payeeVaultDeploymentAddress(expected, treasury)
+  const run = await deploy(anvil.rpcUrl, '--treasury', treasury)
+  t.equal(run.code, 0, run.stderr)
+  t.match(run.stdout, `Deployed the PayeeVault of Runner ${expected} for treasury ${treasury} at ${vault}`)
+  t.equal(await client.getCode({ address: vault }), await creationRuntime(client, payeeVaultArtifact, [expected, treasury]), "the code is the vault artifact's, its Runner and owner filled in")
+  t.equal(await client.readContract({ address: vault, abi: payeeVaultArtifact.abi, functionName: 'owner' }), treasury)
+  t.equal(await client.readContract({ address: vault, abi: payeeVaultArtifact.abi, functionName: 'runner' }), expected)
+  t.same(printedEntry(run.stdout), { preset: 'base', rpcUrl: { env: 'TEST_RPC_URL' }, payee: vault, runner: { contract: expected, key: { env: 'TEST_RUNNER_KEY' } } }, 'the vault is the payee')
+  const hash = /PayeeVault[^\n]*\(transaction (0x[0-9a-f]{64})\)/.exec(run.stdout)![1]! as Hex
+  const used = (await client.getTransactionReceipt({ hash })).gasUsed
+  t.ok(used * 100n >= PAYEE_VAULT_DEPLOYMENT_GAS * 95n && used * 100n <= PAYEE_VAULT_DEPLOYMENT_GAS * 105n, `PAYEE_VAULT_DEPLOYMENT_GAS ${PAYEE_VAULT_DEPLOYMENT_GAS} is within 5% of the ${used} gas measured`)
+
+  const nonce = await client.getTransactionCount({ address: privateKeyToAccount(deployerKey).address })
+  const again = await deploy(anvil.rpcUrl, '--treasury', treasury)
+  t.equal(again.code, 0, again.stderr)
+  t.match(again.stdout, `The PayeeVault of Runner ${expected} for treasury ${treasury} is already deployed at ${vault}`)
+  t.equal(await client.getTransactionCount({ address: privateKeyToAccount(deployerKey).address }), nonce, 'nothing was sent')
+  t.equal(printedEntry(again.stdout).payee, vault)
+
+  const both = await deploy(anvil.rpcUrl, '--treasury', treasury, '--payee', treasury)
+  t.equal(both.code, 2)
+  t.match(both.stderr, '--payee and --treasury both name the payee')
+  const bad = await deploy(anvil.rpcUrl, '--treasury', '0x90f79bf6eb2c4f870365e785982e1f101e93B906')
+  t.equal(bad.code, 2)
+  t.match(bad.stderr, '--treasury: 0x90f79bf6eb2c4f870365e785982e1f101e93B906 is not an address with a valid EIP-55 checksum')
 })

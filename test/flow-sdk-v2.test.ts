@@ -71,7 +71,7 @@ t.test('flow 1 over SDK v2: calibur_batch → wallet signs → calibur_execute �
   const accepted = await use('submit', { chain: 'local', call: executed.call, payment: executed.payment })
   const status = await untilSettled(accepted.id)
   t.equal(status.stage, 'done', status.reason)
-  t.same(status.outcome, { paidBaseUnits: batch.payment.amountBaseUnits, callSucceeded: true }, 'paid first, then the call ran')
+  t.same(status.outcome, { paidBaseUnits: batch.payment.amountBaseUnits, chargedBaseUnits: batch.payment.amountBaseUnits, refundedBaseUnits: '0', callSucceeded: true }, 'paid first, then the call ran; the payee, an account, kept it all')
   t.equal(await usdcOf(friend), 2_000_000n, 'the builder\'s call ran from the account')
   t.equal((await usdcOf(payee)) - payeeBefore, BigInt(batch.payment.amountBaseUnits), 'the payee got the batch\'s payment leg')
   t.equal(ownerBefore - (await usdcOf(owner.address)), 2_000_000n + BigInt(batch.payment.amountBaseUnits), 'the account paid the call and the leg, nothing else')

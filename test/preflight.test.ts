@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import t from 'tap'
-import { createPublicClient, createTestClient, getAddress, http, parseEther, toHex, type Hex } from 'viem'
-import { caliburCompatibleArtifact } from '../contracts/artifacts.ts'
+import { createPublicClient, createTestClient, getAddress, http, parseEther, toHex, type Address, type Hex } from 'viem'
+import { caliburCompatibleArtifact, payeeVaultArtifact } from '../contracts/artifacts.ts'
 import { devnetConfig } from '../config/devnet.ts'
 import { startAnvil } from '../core/devnet/anvil.ts'
 import { deployDevnet } from '../core/devnet/deploy.ts'
@@ -53,7 +53,7 @@ t.test('the devnet as deployed passes every check', async (t) => {
   t.ok(local.ok, JSON.stringify(local.checks.filter((check) => !check.ok)))
   t.same(
     local.checks.map((check) => check.name),
-    ['chain id', 'uniswap', 'calibur', 'metamask', 'runner contract', 'runner balance', 'token USDC', 'token WETH', 'weth', 'pool USDC→WETH 0.05%'],
+    ['chain id', 'uniswap', 'calibur', 'metamask', 'runner contract', 'payee', 'runner balance', 'token USDC', 'token WETH', 'weth', 'pool USDC→WETH 0.05%'],
   )
   const byName = Object.fromEntries(local.checks.map((check) => [check.name, check.detail]))
   t.match(byName.calibur, /^Calibur 1\.0\.0 at 0x000000005c84F8Fd50b21CAC312528A64437030e; a delegated account reports its own EIP-712 domain \(chain id 31337/)
@@ -62,6 +62,32 @@ t.test('the devnet as deployed passes every check', async (t) => {
   t.match(byName['token USDC'], /"USD Coin", 6 decimals, EIP-712 domain "USD Coin" version "2"/)
   t.match(byName['token WETH'], /no EIP-3009 domain/)
   t.equal(byName.weth, `WETH (18 decimals) at ${deployment.weth}, where the swap paths of USDC end`)
+  t.equal(byName.payee, `${config.networks[0]!.payee} is an account: payments are kept whole, nothing is refunded (a PayeeVault refunds what a relay did not cost: bruno deploy --treasury)`)
+})
+
+t.test('"payee": this Runner\'s PayeeVault refunds; another Runner\'s vault fails; other code keeps payments whole', async (t) => {
+  const payeeCheck = async (payee: string) => {
+    const [local] = await preflight({ ...config, networks: [{ ...config.networks[0]!, payee }] }, env, groups)
+    return local!.checks.find((check) => check.name === 'payee')!
+  }
+  t.same(await payeeCheck(deployment.payeeVault), {
+    name: 'payee',
+    ok: true,
+    detail: `${deployment.payeeVault} is this Runner's PayeeVault (owner 0xa0Ee7A142d267C1f36714E4a8F75612F20a79720): each relay refunds what it did not cost, the vault keeps 5 % over cost`,
+  })
+  // The same vault's code, built for another Runner.
+  const elsewhere = getAddress('0x00000000000000000000000000000000000fa11d')
+  const otherRunner: Address = '0x000000000000000000000000000000000000bEEF'
+  const code = await creationRuntime(createPublicClient({ transport: http(anvil.rpcUrl) }), payeeVaultArtifact, [otherRunner, '0xa0Ee7A142d267C1f36714E4a8F75612F20a79720'])
+  await withChange(
+    () => chain.setCode({ address: elsewhere, bytecode: code! }),
+    async () => {
+      const check = await payeeCheck(elsewhere)
+      t.equal(check.ok, false)
+      t.equal(check.detail, `${elsewhere} is the PayeeVault of Runner ${otherRunner}, not of runner.contract ${deployment.runner.contract}: it would refund nothing and keep every payment; deploy this Runner's vault (bruno deploy --treasury)`)
+    },
+  )
+  t.same(await payeeCheck(deployment.usdc), { name: 'payee', ok: true, detail: `${deployment.usdc} is a contract, not a PayeeVault: payments are kept whole, nothing is refunded` })
 })
 
 t.test('a configured weth that is not WETH fails "weth", naming what it is (issue 28, point 1)', async (t) => {

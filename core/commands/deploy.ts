@@ -14,13 +14,17 @@ import {
   isAddress,
   isHex,
   zeroHash,
+  type Abi,
   type Address,
   type Chain,
   type Hex,
+  type PublicClient,
+  type Transport,
+  type WalletClient,
 } from 'viem'
-import { privateKeyToAccount } from 'viem/accounts'
+import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
 import { presetOfChain } from '../../config/presets.ts'
-import { runnerArtifact } from '../../contracts/artifacts.ts'
+import { payeeVaultArtifact, runnerArtifact } from '../../contracts/artifacts.ts'
 import { guardedTransport } from '../chain/guardedTransport.ts'
 import { creationRuntime } from '../preflight/creationRuntime.ts'
 import { commandFailure, type Command } from './command.ts'
@@ -36,11 +40,12 @@ export const DEPLOYMENT_PROXY: Address = '0x4e59b44847b379578588920cA78FbF26c0B4
 export const RUNNER_SALT: Hex = zeroHash
 
 /**
- * The gas a Runner deployment uses (1,245,383 measured on anvil): `--help` derives from it what the
- * deployer must hold ETH for, and test/deploy.test.ts holds it within 5% of a real deployment's, so
- * a new Runner build that costs more cannot leave the help (and DEPLOYMENT.md) behind.
+ * The gas a Runner deployment uses (1,287,427 measured on anvil; the node estimates 1,305,582, and
+ * the limit is sent from the estimate): `--help` derives from it what the deployer must hold ETH
+ * for, and test/deploy.test.ts holds it within 5% of a real deployment's, so a new Runner build that
+ * costs more cannot leave the help (and DEPLOYMENT.md) behind.
  */
-export const RUNNER_DEPLOYMENT_GAS = 1_245_000n
+export const RUNNER_DEPLOYMENT_GAS = 1_300_000n
 
 /**
  * The gas limit a deployment is sent with: the node's estimate + 20%, for a chain whose estimate
@@ -73,6 +78,24 @@ export function runnerDeploymentAddress(operator: Address): Address {
   return getContractAddress({ opcode: 'CREATE2', from: DEPLOYMENT_PROXY, salt: RUNNER_SALT, bytecode: runnerInitCode(operator) })
 }
 
+/** The gas a PayeeVault deployment uses (354,166 measured on anvil; test/deploy.test.ts holds it within 5 %). */
+export const PAYEE_VAULT_DEPLOYMENT_GAS = 354_000n
+
+/**
+ * Where `bruno deploy --treasury` puts the PayeeVault of a Runner and its owner: CREATE2 from the
+ * deployment proxy with the fixed salt, like the Runner. The same on every chain for one Runner and treasury.
+ *
+ * @example
+ * payeeVaultDeploymentAddress(runnerDeploymentAddress(operator), treasury) // '0x…' on every chain
+ */
+export function payeeVaultDeploymentAddress(runner: Address, owner: Address): Address {
+  return getContractAddress({ opcode: 'CREATE2', from: DEPLOYMENT_PROXY, salt: RUNNER_SALT, bytecode: payeeVaultInitCode(runner, owner) })
+}
+
+function payeeVaultInitCode(runner: Address, owner: Address): Hex {
+  return encodeDeployData({ abi: payeeVaultArtifact.abi, bytecode: payeeVaultArtifact.bytecode, args: [runner, owner] })
+}
+
 const usage = `Usage: bruno deploy --rpc-url-env <NAME> --runner-key-env <NAME> [options]
 
 Deploys the Runner contract for the runner key's address (its operator) through the deterministic
@@ -91,11 +114,16 @@ Keys and the RPC URL are read from environment variables, never from the command
                              the runner key); it needs ETH for ~${(Number(deploymentGasLimit(RUNNER_DEPLOYMENT_GAS)) / 1e6).toFixed(1)}M gas at the chain's max
                              fee per gas (the gas limit sent: the node's estimate + 20%)
 Options:
-  --payee <address>          the payee to put in the printed entry (else the entry lacks it)
+  --treasury <address>       also deploy the Runner's PayeeVault (CREATE2, salt 0), owned by this
+                             address, and make it the printed entry's payee: each relay then
+                             refunds its payer what it did not cost, the vault keeps the charge,
+                             and only the treasury withdraws it (~${(Number(deploymentGasLimit(PAYEE_VAULT_DEPLOYMENT_GAS)) / 1e6).toFixed(2)}M gas more)
+  --payee <address>          the payee to put in the printed entry instead (an account: payments
+                             are kept whole, nothing is refunded)
   --name <name>              the network's name in the printed entry (default: the preset's, or chain-<id>)
   -h, --help                 show this help
 
-Exit codes: 0 deployed and verified, or your Runner already deployed there; 1 refused (other code
+Exit codes: 0 deployed and verified, or your Runner (and vault) already deployed there; 1 refused (other code
 at the address, no proxy on the chain, the deployer cannot pay, the deployment failed or its code
 differs); 2 a flag or variable is wrong.
 `
@@ -119,6 +147,7 @@ export const deployCommand: Command = {
         'runner-key-env': { type: 'string' },
         'deployer-key-env': { type: 'string' },
         payee: { type: 'string' },
+        treasury: { type: 'string' },
         name: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -147,8 +176,12 @@ export const deployCommand: Command = {
     if (!deployerKey) return refuse(2, `environment variable ${deployerEnv} (--deployer-key-env) is not set`)
     if (!isPrivateKey(runnerKey)) return refuse(2, `environment variable ${runnerEnv} (--runner-key-env) must hold a 32-byte hex private key (0x + 64 hex)`)
     if (!isPrivateKey(deployerKey)) return refuse(2, `environment variable ${deployerEnv} (--deployer-key-env) must hold a 32-byte hex private key (0x + 64 hex)`)
-    if (values.payee !== undefined && !isAddress(values.payee, { strict: true })) {
-      return refuse(2, `--payee: ${values.payee} is not an address with a valid EIP-55 checksum (or all lowercase)`)
+    for (const flag of ['payee', 'treasury'] as const) {
+      const value = values[flag]
+      if (value !== undefined && !isAddress(value, { strict: true })) return refuse(2, `--${flag}: ${value} is not an address with a valid EIP-55 checksum (or all lowercase)`)
+    }
+    if (values.payee !== undefined && values.treasury !== undefined) {
+      return refuse(2, '--payee and --treasury both name the payee: --treasury makes it the PayeeVault it deploys; give one')
     }
     if (values.name !== undefined && !/^[a-z][a-z0-9-]{0,31}$/.test(values.name)) return refuse(2, '--name: a network name is lowercase letters, digits and "-", starting with a letter (at most 32)')
 
@@ -163,58 +196,109 @@ export const deployCommand: Command = {
       const chainId = await probe.getChainId()
       const chain: Chain = { id: chainId, name: `chain ${chainId}`, nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [] } } }
       const client = createPublicClient({ chain, transport, pollingInterval: 250 })
-      const entry = networkEntry(chainId, { rpcEnv, runnerEnv, contract: address, payee: values.payee, name: values.name })
-      const expected = await creationRuntime(client, runnerArtifact, [operator])
-      const existing = await client.getCode({ address })
-      if (existing && existing !== '0x') {
-        if (existing !== expected) return refuse(1, `${address} on chain ${chainId} already holds code, and it is not the Runner for operator ${operator}: nothing was sent`)
-        io.stdout.write(`The Runner for operator ${operator} is already deployed at ${address} on chain ${chainId} (its code is the Runner artifact's): nothing was sent.\n` + entryText(entry))
-        return 0
-      }
-      const proxy = await client.getCode({ address: DEPLOYMENT_PROXY })
-      if (!proxy || proxy === '0x') {
-        return refuse(
-          1,
-          `chain ${chainId} has no deterministic deployment proxy at ${DEPLOYMENT_PROXY}: deploy it first (github.com/Arachnid/deterministic-deployment-proxy: ` +
-            'fund its deployer and send its presigned transaction), then run bruno deploy again',
-        )
-      }
       const wallet = createWalletClient({ account: deployer, chain, transport })
-      const data = concat([RUNNER_SALT, runnerInitCode(operator)])
-      // Estimated from the deployer's address with no fee, so the node does not weigh its balance (the
-      // check below does, naming it); a node that refuses anyway for lack of funds: the known figure.
-      const estimate = await client.estimateGas({ account: deployer.address, to: DEPLOYMENT_PROXY, data }).catch((error: unknown) => {
-        if (lacksFunds(error)) return RUNNER_DEPLOYMENT_GAS
-        throw error
+      const create2 = { client, wallet, deployer: deployer.address, chainId, write: (text: string) => io.stdout.write(text) }
+      const runner = await deployByCreate2(create2, {
+        what: `the Runner for operator ${operator}`,
+        artifact: runnerArtifact,
+        args: [operator],
+        initCode: runnerInitCode(operator),
+        address,
+        knownGas: RUNNER_DEPLOYMENT_GAS,
       })
-      const request = await wallet.prepareTransactionRequest({ to: DEPLOYMENT_PROXY, data, gas: deploymentGasLimit(estimate) })
-      const cost = { gas: request.gas, feePerGas: request.maxFeePerGas ?? request.gasPrice }
-      const unpaid = (held: bigint) => refuse(1, fundingRefusal(deployer.address, chainId, cost, held))
-      const held = await client.getBalance({ address: deployer.address })
-      if (held < cost.gas * cost.feePerGas) return unpaid(held)
-      io.stdout.write(`Deploying the Runner for operator ${operator} on chain ${chainId} from ${deployer.address} (gas limit ${cost.gas})…\n`)
-      let hash: Hex
-      try {
-        hash = await wallet.sendTransaction(request)
-      } catch (error) {
-        // The node wants more than gas × fee (an OP-stack chain's L1 data fee), or the balance fell since.
-        if (lacksFunds(error)) return unpaid(await client.getBalance({ address: deployer.address }))
-        throw error
+      if (typeof runner !== 'string') return refuse(1, runner.refused)
+      let payee = values.payee
+      let vaultNote = ''
+      if (values.treasury !== undefined) {
+        const treasury = getAddress(values.treasury)
+        const vault = payeeVaultDeploymentAddress(address, treasury)
+        const deployed = await deployByCreate2(create2, {
+          what: `the PayeeVault of Runner ${address} for treasury ${treasury}`,
+          artifact: payeeVaultArtifact,
+          args: [address, treasury],
+          initCode: payeeVaultInitCode(address, treasury),
+          address: vault,
+          knownGas: PAYEE_VAULT_DEPLOYMENT_GAS,
+        })
+        if (typeof deployed !== 'string') return refuse(1, deployed.refused)
+        payee = vault
+        vaultNote = `The payee is the PayeeVault ${vault}: relays refund what they did not cost, and ${treasury} withdraws what the vault keeps.\n`
       }
-      const receipt = await client.waitForTransactionReceipt({ hash, timeout: 300_000 })
-      if (receipt.status !== 'success') return refuse(1, `the deployment transaction ${hash} reverted: nothing was deployed`)
-      const deployed = await client.getCode({ address })
-      if (!deployed || deployed !== expected) return refuse(1, `after transaction ${hash}, the code at ${address} is not the Runner artifact's for operator ${operator}: do not use it`)
-      io.stdout.write(
-        `Deployed the Runner at ${address} on chain ${chainId} (transaction ${hash}); its code is the committed Runner artifact's with operator ${operator}.\n` +
-          `Fund the runner ${operator} with ETH, then run bruno preflight.\n` +
-          entryText(entry),
-      )
+      const fund = runner === 'deployed' ? `Fund the runner ${operator} with ETH, then run bruno preflight.\n` : ''
+      io.stdout.write(fund + vaultNote + entryText(networkEntry(chainId, { rpcEnv, runnerEnv, contract: address, payee, name: values.name })))
       return 0
     } catch (error) {
       return refuse(1, scrub(commandFailure(error)))
     }
   },
+}
+
+/** What `deployByCreate2` needs of the chain: a client, the deployer's wallet, and where to say what it does. */
+interface Create2Context {
+  readonly client: PublicClient
+  readonly wallet: WalletClient<Transport, Chain, PrivateKeyAccount>
+  readonly deployer: Address
+  readonly chainId: number
+  readonly write: (text: string) => void
+}
+
+/**
+ * Deploys a contract through the deployment proxy at its CREATE2 `address`, unless it is there
+ * already; either way checks the code at the address is `artifact`'s with `args`. Answers whether
+ * it was there or deployed now, or a refusal in words (other code there, no proxy, a deployer that
+ * cannot pay, a failed deployment).
+ */
+async function deployByCreate2(
+  { client, wallet, deployer, chainId, write }: Create2Context,
+  contract: { what: string; artifact: { abi: Abi; bytecode: Hex }; args: readonly unknown[]; initCode: Hex; address: Address; knownGas: bigint },
+): Promise<'existing' | 'deployed' | { refused: string }> {
+  const { what, address } = contract
+  const expected = await creationRuntime(client, contract.artifact, contract.args)
+  const existing = await client.getCode({ address })
+  if (existing && existing !== '0x') {
+    if (existing !== expected) return { refused: `${address} on chain ${chainId} already holds code, and it is not ${what}: nothing was sent` }
+    write(`${capitalized(what)} is already deployed at ${address} on chain ${chainId} (its code is the committed artifact's): nothing was sent.\n`)
+    return 'existing'
+  }
+  const proxy = await client.getCode({ address: DEPLOYMENT_PROXY })
+  if (!proxy || proxy === '0x') {
+    return {
+      refused:
+        `chain ${chainId} has no deterministic deployment proxy at ${DEPLOYMENT_PROXY}: deploy it first (github.com/Arachnid/deterministic-deployment-proxy: ` +
+        'fund its deployer and send its presigned transaction), then run bruno deploy again',
+    }
+  }
+  const data = concat([RUNNER_SALT, contract.initCode])
+  // Estimated from the deployer's address with no fee, so the node does not weigh its balance (the
+  // check below does, naming it); a node that refuses anyway for lack of funds: the known figure.
+  const estimate = await client.estimateGas({ account: deployer, to: DEPLOYMENT_PROXY, data }).catch((error: unknown) => {
+    if (lacksFunds(error)) return contract.knownGas
+    throw error
+  })
+  const request = await wallet.prepareTransactionRequest({ to: DEPLOYMENT_PROXY, data, gas: deploymentGasLimit(estimate) })
+  const cost = { gas: request.gas, feePerGas: request.maxFeePerGas ?? request.gasPrice }
+  const unpaid = (held: bigint) => ({ refused: fundingRefusal(deployer, chainId, cost, held) })
+  const held = await client.getBalance({ address: deployer })
+  if (held < cost.gas * cost.feePerGas) return unpaid(held)
+  write(`Deploying ${what} on chain ${chainId} from ${deployer} (gas limit ${cost.gas})…\n`)
+  let hash: Hex
+  try {
+    hash = await wallet.sendTransaction(request)
+  } catch (error) {
+    // The node wants more than gas × fee (an OP-stack chain's L1 data fee), or the balance fell since.
+    if (lacksFunds(error)) return unpaid(await client.getBalance({ address: deployer }))
+    throw error
+  }
+  const receipt = await client.waitForTransactionReceipt({ hash, timeout: 300_000 })
+  if (receipt.status !== 'success') return { refused: `the deployment transaction ${hash} reverted: nothing was deployed` }
+  const deployed = await client.getCode({ address })
+  if (!deployed || deployed !== expected) return { refused: `after transaction ${hash}, the code at ${address} is not the committed artifact's for ${what}: do not use it` }
+  write(`Deployed ${what} at ${address} on chain ${chainId} (transaction ${hash}); its code is the committed artifact's.\n`)
+  return 'deployed'
+}
+
+function capitalized(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1)
 }
 
 /** Whether a failure is the node's (or viem's) "insufficient funds": the account cannot pay gas × fee. */

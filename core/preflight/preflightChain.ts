@@ -1,6 +1,6 @@
 import { erc20Abi, formatEther, getAddress, isHex, type Address, type PublicClient } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
-import { runnerArtifact } from '../../contracts/artifacts.ts'
+import { payeeVaultArtifact, runnerArtifact } from '../../contracts/artifacts.ts'
 import { readTokenDomain } from '../chain/tokenDomain.ts'
 import type { Network } from '../chain/networks.ts'
 import { poolAddress, PRICE_WINDOW_SEC, readOldestObservation, uniswapV3PoolAbi } from '../chain/tokenPrice.ts'
@@ -11,7 +11,8 @@ import { creationRuntime } from './creationRuntime.ts'
 
 /**
  * Checks that one configured chain can be served: the RPC's chain id, Uniswap's contracts, the
- * served groups' own checks (`groups`: a delegate group's contract, say), the Runner and its operator, the runner's ETH, each token, each swap-path pool (its liquidity, and a
+ * served groups' own checks (`groups`: a delegate group's contract, say), the Runner and its operator, the payee (a PayeeVault
+ * refunds, for this Runner only), the runner's ETH, each token, each swap-path pool (its liquidity, and a
  * price history that holds the 600 s window and reaches back over it now). Every check is
  * named in the result, passed or failed with its reason; after a wrong chain id nothing else is
  * checked, since every other answer would be about another chain.
@@ -57,6 +58,24 @@ export async function preflightChain(network: Network, env: NodeJS.ProcessEnv, g
       const actual = await client.readContract({ address: contract, abi: runnerArtifact.abi, functionName: 'operator' }).catch(() => undefined)
       if (actual && getAddress(actual) !== operator) throw new CheckFailed(`${contract}'s operator() is ${getAddress(actual)}, not the runner key's address ${operator}`)
       throw new CheckFailed(`the code at ${contract} is not the committed Runner artifact's`)
+    }),
+
+    // The payee refunds only as this Runner's PayeeVault; an account keeps every payment whole.
+    runCheck('payee', async () => {
+      const payee = getAddress(config.payee)
+      const contract = getAddress(config.runner.contract)
+      const code = await codeAt(payee)
+      if (!code) return `${payee} is an account: payments are kept whole, nothing is refunded (a PayeeVault refunds what a relay did not cost: bruno deploy --treasury)`
+      const [runner, owner] = await Promise.all(
+        (['runner', 'owner'] as const).map((functionName) => client.readContract({ address: payee, abi: payeeVaultArtifact.abi, functionName }).catch(() => undefined)),
+      )
+      if (runner === undefined || owner === undefined || code !== (await creationRuntime(client, payeeVaultArtifact, [runner, owner]))) {
+        return `${payee} is a contract, not a PayeeVault: payments are kept whole, nothing is refunded`
+      }
+      if (getAddress(runner) !== contract) {
+        throw new CheckFailed(`${payee} is the PayeeVault of Runner ${getAddress(runner)}, not of runner.contract ${contract}: it would refund nothing and keep every payment; deploy this Runner's vault (bruno deploy --treasury)`)
+      }
+      return `${payee} is this Runner's PayeeVault (owner ${getAddress(owner)}): each relay refunds what it did not cost, the vault keeps ${config.margins.markupBps / 100} % over cost`
     }),
 
     runCheck('runner balance', async () => {

@@ -33,8 +33,20 @@ export const REFUND_PROBE_CHARGE: RunnerCharge = { baseGas: 0n, floorGas: 0n, l1
  */
 export const REFUND_GAS_MARGIN = 250n
 
-/** EIP-7702: the gas charged per authorization, counted whole (the 12,500 refunded when the account exists is not counted on). */
-export const AUTHORIZATION_GAS = 25_000n
+/**
+ * The gas a transaction's EIP-7702 authorizations cost it: 25,000 each, less the 12,500 refunded when
+ * the account already exists. An authorization with a nonce above 0 is of an account that exists; at
+ * nonce 0 the account may be empty (no ETH either), and its 25,000 is counted whole. The refund is
+ * counted on only where it is certain at signing: it is lost only if the account sends a transaction
+ * of its own before inclusion (its authorization's nonce then no longer matches), which costs it at
+ * least 21,000 gas to take 12,500 from the runner.
+ *
+ * @example
+ * authorizationGas([{ nonce: 0 }, { nonce: 4 }]) // 37_500n
+ */
+export function authorizationGas(list: readonly { readonly nonce: number }[] | undefined): bigint {
+  return (list ?? []).reduce((gas, authorization) => gas + (authorization.nonce > 0 ? 12_500n : 25_000n), 0n)
+}
 
 /**
  * An L1 data fee rises at most 12.5 % per L1 block (EIP-1559's bound on its base fee, and EIP-4844's
@@ -44,19 +56,19 @@ const L1_FEE_HEADROOM = { numerator: 9n, denominator: 8n }
 
 /**
  * The charge the runner signs into a relay (contracts/Runner.sol, `Charge`): the gas the transaction
- * costs outside the Runner's code (21,000, its calldata at its dearest, 25,000 per authorization), the
+ * costs outside the Runner's code (21,000, its calldata at its dearest, its authorizations'), the
  * EIP-7623 floor, the L1 data fee with one L1 block's rise, the token's base units per ether at the
  * price of this send (rounded up), the markup, and the refund's cap (0: the payee keeps the payment).
  * The figures in the calldata are counted at their most, so the count errs by a few gas, for the runner.
  *
  * @example
- * runnerCharge({ relay, callGas: 180_000n, authorizations: 0, l1FeeWei: 0n, weiPerBaseUnit, markupBps: 500, refundGas: 7_023n })
+ * runnerCharge({ relay, callGas: 180_000n, authorizationGas: 0n, l1FeeWei: 0n, weiPerBaseUnit, markupBps: 500, refundGas: 7_023n })
  * // { baseGas: 27_652n, floorGas: 36_130n, l1FeeWei: 0n, unitsPerEther: 3_000_000_000n, markupBps: 500n, refundGas: 7_023n }
  */
 export function runnerCharge(parts: {
   relay: RunnerRelay
   callGas: bigint
-  authorizations: number
+  authorizationGas: bigint
   l1FeeWei: bigint
   weiPerBaseUnit: Fraction
   markupBps: number
@@ -70,7 +82,7 @@ export function runnerCharge(parts: {
   }
   const calldata = calldataGas(encodeRunnerCall(parts.relay, parts.callGas, { ...priced, baseGas: GAS_PLACEHOLDER, floorGas: GAS_PLACEHOLDER }))
   return {
-    baseGas: 21_000n + calldata + AUTHORIZATION_GAS * BigInt(parts.authorizations),
+    baseGas: 21_000n + calldata + parts.authorizationGas,
     // EIP-7623: 10 gas per calldata token, a token per zero byte and four per other (a quarter of the calldata gas).
     floorGas: 21_000n + (10n * calldata) / 4n,
     ...priced,

@@ -13,7 +13,7 @@ import { payerShortfall, requireSignedTransfers } from './paymentToken.ts'
 import { paymentCovers, type Coverage } from './pricing.ts'
 import { describeRevertData, runnerRevertReason } from './revertReason.ts'
 import { decodeRelayResult, encodeRunnerCall, KEEP_PAYMENT, RUNNER_SETTLE_GAS, type CallOutcome, type RunnerCharge, type RunnerRelay } from './runnerCall.ts'
-import { estimateCharge, REFUND_PROBE_CHARGE, REFUND_PROBE_GAS, refundCap, runnerCharge } from './runnerCharge.ts'
+import { authorizationGas, estimateCharge, REFUND_PROBE_CHARGE, REFUND_PROBE_GAS, refundCap, runnerCharge } from './runnerCharge.ts'
 import { yParityOf, type SignedAuthorization } from './schemas.ts'
 
 export type { Fees }
@@ -212,7 +212,7 @@ export async function prepareRunnerTransaction(
     const dearest = encodeRunnerCall(relay, callGas, refundGas === 0n ? KEEP_PAYMENT : estimateCharge(refundGas, markupBps))
     const l1FeeWei = await readL1DataFee(network, { to, data: dearest, gas, nonce: options.nonce, ...fees, ...withAuthorizations })
     const charge =
-      refundGas === 0n ? KEEP_PAYMENT : runnerCharge({ relay, callGas, authorizations: authorizations?.length ?? 0, l1FeeWei, weiPerBaseUnit, markupBps, refundGas })
+      refundGas === 0n ? KEEP_PAYMENT : runnerCharge({ relay, callGas, authorizationGas: authorizationGas(authorizations), l1FeeWei, weiPerBaseUnit, markupBps, refundGas })
     const data = encodeRunnerCall(relay, callGas, charge)
     const outcome = await run(data, gas, fees)
     if (outcome.callSucceeded || !hasCall) {

@@ -104,7 +104,7 @@ t.test('a relay stuck past stuckAfterMs is replaced at its nonce with raised fee
   t.same(done.transaction!.hashes, second.hashes, 'all its hashes kept')
   t.equal(done.blockNumber, receipt.blockNumber.toString())
   t.equal(done.fee, (receipt.gasUsed * receipt.effectiveGasPrice).toString())
-  t.same(done.outcome, { paidBaseUnits: (3n * quoted).toString(), callSucceeded: true })
+  t.same(done.outcome, { paidBaseUnits: (3n * quoted).toString(), chargedBaseUnits: (3n * quoted).toString(), refundedBaseUnits: '0', callSucceeded: true })
 })
 
 t.test('where an earlier hash of the nonce is mined, the stored hash becomes the receipt\'s', async (t) => {

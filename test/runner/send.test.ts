@@ -60,7 +60,7 @@ t.test('a pass sends each payer\'s first submission at consecutive nonces; the s
   t.equal(included.blockNumber, receipt.blockNumber.toString())
   t.equal(included.gasUsed, receipt.gasUsed.toString())
   t.equal(included.fee, (receipt.gasUsed * receipt.effectiveGasPrice).toString(), 'the fee is gas used x the effective price')
-  t.same(included.outcome, { paidBaseUnits: paymentValue(a), callSucceeded: true }, 'paid, and the call succeeded')
+  t.same(included.outcome, { paidBaseUnits: paymentValue(a), chargedBaseUnits: paymentValue(a), refundedBaseUnits: '0', callSucceeded: true }, 'paid, and the call succeeded')
   t.equal(included.transaction!.hash, sentA.transaction!.hash)
   t.equal((await devnet.get(c.id)).stage, 'waiting', 'the payer\'s next still waits while the first confirms')
 

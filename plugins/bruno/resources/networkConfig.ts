@@ -45,7 +45,7 @@ function publicConfig(network: NetworkConfig, delegates: readonly ServedDelegate
       swapRouter02: getAddress(network.uniswap.swapRouter02),
       quoterV2: getAddress(network.uniswap.quoterV2),
     },
-    margins: { quoteBps: network.margins.quoteBps, defaultSlippageBps: network.margins.defaultSlippageBps },
+    margins: { quoteBps: network.margins.quoteBps, defaultSlippageBps: network.margins.defaultSlippageBps, markupBps: network.margins.markupBps },
     relay: {
       quoteTtlSec: network.relay.quoteTtlSec,
       submissionTtlSec: network.relay.submissionTtlSec,

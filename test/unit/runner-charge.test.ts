@@ -1,0 +1,52 @@
+import t from 'tap'
+import { getAddress, zeroAddress } from 'viem'
+import { encodeRunnerCall, type RunnerRelay } from '../../core/relay/runnerCall.ts'
+import { authorizationGas, estimateCharge, refundCap, REFUND_GAS_MARGIN, runnerCharge } from '../../core/relay/runnerCharge.ts'
+import { calldataGas } from '../../core/relay/runnerTransaction.ts'
+
+// The charge the runner signs (core/relay/runnerCharge.ts): its figures from a relay, a price and a fee, each rounded
+// the runner's way.
+
+const a = (n: number) => getAddress(`0x${n.toString(16).padStart(40, '0')}`)
+const relay: RunnerRelay = {
+  form: 'authorization',
+  call: { to: zeroAddress, data: '0x' },
+  payment: {
+    token: a(0xc0),
+    authorization: { from: a(0xa1), to: a(0xb0), value: '1000000', validAfter: '0', validBefore: '4000000000', nonce: `0x${'ab'.repeat(32)}` },
+    signature: `0x${'11'.repeat(32)}${'22'.repeat(32)}1b`,
+  },
+  payee: a(0xb0),
+}
+// 3,000 base units (USDC: 0.003) per 10^12 wei: 3,000,000,000 per ether, exactly.
+const price = { numerator: 1_000_000_000n, denominator: 3n }
+
+t.test('an authorization costs 25,000, 12,500 where its nonce says the account exists', async (t) => {
+  t.equal(authorizationGas(undefined), 0n)
+  t.equal(authorizationGas([]), 0n)
+  t.equal(authorizationGas([{ nonce: 0 }]), 25_000n, 'nonce 0: the account may be empty, counted whole')
+  t.equal(authorizationGas([{ nonce: 1 }]), 12_500n)
+  t.equal(authorizationGas([{ nonce: 0 }, { nonce: 7 }]), 37_500n)
+})
+
+t.test('runnerCharge: base gas from the calldata with its own figures at their dearest, the floor, the price rounded up, the L1 fee a block ahead', async (t) => {
+  const charge = runnerCharge({ relay, callGas: 0n, authorizationGas: 25_000n, l1FeeWei: 1_000n, weiPerBaseUnit: price, markupBps: 500, refundGas: 7_023n })
+  const calldata = calldataGas(encodeRunnerCall(relay, 0n, { ...charge, baseGas: 0xffffffn, floorGas: 0xffffffn }))
+  t.equal(charge.baseGas, 21_000n + calldata + 25_000n)
+  t.equal(charge.floorGas, 21_000n + (10n * calldata) / 4n)
+  t.ok(calldataGas(encodeRunnerCall(relay, 0n, charge)) <= calldata, 'the real figures cost no more calldata than the ones counted')
+  t.equal(charge.unitsPerEther, 3_000_000_000n)
+  t.equal(charge.l1FeeWei, 1_125n, 'the L1 fee + 12.5 %')
+  t.equal(charge.markupBps, 500n)
+  t.equal(charge.refundGas, 7_023n)
+  const odd = runnerCharge({ relay, callGas: 0n, authorizationGas: 0n, l1FeeWei: 1_001n, weiPerBaseUnit: { numerator: 7n, denominator: 1n }, markupBps: 0, refundGas: 1n })
+  t.equal(odd.unitsPerEther, 142_857_142_857_142_858n, '10^18 / 7 rounded up: never a unit per ether less than the price')
+  t.equal(odd.l1FeeWei, 1_127n, '1,001 × 9 / 8 = 1,126.125, rounded up')
+})
+
+t.test('the estimate charge costs at least the real one in calldata; refundCap adds the margin, none for no refund', async (t) => {
+  const real = runnerCharge({ relay, callGas: 0n, authorizationGas: 0n, l1FeeWei: 123_456_789_000n, weiPerBaseUnit: price, markupBps: 500, refundGas: 7_023n })
+  t.ok(calldataGas(encodeRunnerCall(relay, 0n, estimateCharge(7_023n, 500))) >= calldataGas(encodeRunnerCall(relay, 0n, real)))
+  t.equal(refundCap(0n), 0n, 'a payee that made no refund: none asked')
+  t.equal(refundCap(6_773n), 6_773n + REFUND_GAS_MARGIN)
+})
