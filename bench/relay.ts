@@ -403,7 +403,7 @@ export async function runRelayBench(options: RelayBenchOptions, log: (line: stri
     const bruno = await startServerChild('bruno', [], { ...process.env, BENCH_DEVNET: JSON.stringify(deployment), BENCH_RPC_URL: proxy.url, BENCH_NETWORK: JSON.stringify(network) })
     let results: Omit<RelayResults, 'soak'>
     try {
-      const payee = getAddress('0xa0Ee7A142d267C1f36714E4a8F75612F20a79720')
+      const payee = deployment.payeeVault
       // A quote's shape, checked once against the tool's outputSchema by the tests' client.
       const checked = new RawMcpClient(`${bruno.url}/mcp/bruno`)
       const first = calls[0]![0]!

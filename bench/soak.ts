@@ -412,7 +412,7 @@ export async function runSoak(devnet: RelayDevnet, options: SoakOptions, log: (l
   })
   try {
     const mcp = new LeanMcp(`${bruno.url}/mcp/bruno`)
-    const payee = getAddress('0xa0Ee7A142d267C1f36714E4a8F75612F20a79720')
+    const payee = deployment.payeeVault
     // A bound, not a wait: legitimate submissions behind the held ones' re-checks took up to 83 s.
     const followMs = 300_000
 

@@ -3,7 +3,7 @@ import type { DevnetDeployment } from '../core/devnet/deploy.ts'
 import { parseConfig } from './load.ts'
 import type { BrunoConfig, GroupName } from './schema.ts'
 
-/** anvil's account #9, which nothing else uses: the devnet's payee (an account) and its `PayeeVault`'s owner. */
+/** anvil's account #9, which nothing else uses: the owner of the devnet's `PayeeVault` (and the payee with `refunds: false`). */
 export const DEVNET_TREASURY = '0xa0Ee7A142d267C1f36714E4a8F75612F20a79720'
 
 /** The environment variables the devnet's config names for its RPC URL and its runner's key. */
@@ -19,9 +19,9 @@ export interface DevnetConfigOptions {
   readonly host?: string
   /** The groups it serves: every built-in one unless given. */
   readonly groups?: readonly GroupName[]
-  /** Receives the payments; defaults to anvil's account #9 (`DEVNET_TREASURY`), which nothing else uses. */
+  /** Receives the payments; defaults to the deployment's `PayeeVault`, which refunds each payer what its relay did not cost. */
   readonly payee?: `0x${string}`
-  /** The payee is the deployment's `PayeeVault`: each relay refunds its payer what it did not cost (`payee` is then ignored). */
+  /** false: the payee is `DEVNET_TREASURY`, an account that keeps every payment whole (when `payee` is not given). */
   readonly refunds?: boolean
   /** The SQLite file; defaults to one in memory (the devnet itself forgets everything on exit). */
   readonly storePath?: string
@@ -64,7 +64,7 @@ export function devnetConfig(deployment: DevnetDeployment, env: NodeJS.ProcessEn
     rpcUrl: { env: DEVNET_RPC_ENV },
     // anvil mines only when a transaction arrives: an idle devnet's latest block ages forever.
     maxBlockAgeSec: options.maxBlockAgeSec ?? 0,
-    payee: options.refunds ? deployment.payeeVault : (options.payee ?? DEVNET_TREASURY),
+    payee: options.payee ?? (options.refunds === false ? DEVNET_TREASURY : deployment.payeeVault),
     // One developer, many agents and scripts on loopback: no per-client admission or simulation
     // bound to speak of (test/admission.test.ts and test/adversarial/refused-simulations.test.ts set their own).
     relay: {

@@ -89,6 +89,8 @@ async function relayBatch(t: Test, account: PrivateKeyAccount, batch: any) {
   t.ok(BigInt(batch.gas.estimated) >= signed.gas, `the estimate ${batch.gas.estimated} covers the signed limit ${signed.gas}`)
   t.equal(status.outcome.callSucceeded, true, 'the calls ran')
   t.equal(status.outcome.paidBaseUnits, batch.payment.amountBaseUnits, 'the payee received the leg')
+  t.equal(BigInt(status.outcome.chargedBaseUnits) + BigInt(status.outcome.refundedBaseUnits), BigInt(batch.payment.amountBaseUnits), 'and refunded what it did not keep')
+  t.ok(BigInt(status.outcome.refundedBaseUnits) > 0n, 'the worst case was not reached: some came back')
   t.comment(
     `gas: estimated ${batch.gas.estimated} (owner path ${batch.gas.ownerPath}), signed limit ${signed.gas}, used ${receipt.gasUsed}; ` +
       `payment leg ${batch.payment.amount} USDC vs actual cost ${await costInUsdc(fee)} USDC`,
@@ -131,12 +133,12 @@ t.test('flow 1: a delegated account sends 1 USDC to a friend through a signed Ca
     t.equal(batch.typedData.domain.verifyingContract, demo.address)
 
     const before = { payee: await usdcOf(payee), friend: await usdcOf(friend), account: await usdcOf(demo.address), runner: await client.getBalance({ address: runner }) }
-    const { fee, signature, paymentSignature } = await relayBatch(t, demo, batch)
-    const amount = BigInt(batch.payment.amountBaseUnits)
-    t.ok((await usdcOf(payee)) - before.payee >= amount, 'the payee gained at least the payment')
+    const { fee, signature, paymentSignature, status } = await relayBatch(t, demo, batch)
+    const charged = BigInt(status.outcome.chargedBaseUnits)
+    t.equal((await usdcOf(payee)) - before.payee, charged, 'the payee kept the charge')
     t.equal(before.runner - (await client.getBalance({ address: runner })), fee, 'the runner spent only the gas')
     t.equal((await usdcOf(friend)) - before.friend, 1_000_000n, 'the friend got exactly 1 USDC')
-    t.equal(before.account - (await usdcOf(demo.address)), 1_000_000n + amount, 'the account paid 1 USDC and the payment')
+    t.equal(before.account - (await usdcOf(demo.address)), 1_000_000n + charged, 'the account paid 1 USDC and the charge: the rest of the payment came back')
     doneBatch = batch
     doneSignature = signature
     donePaymentSignature = paymentSignature
@@ -155,10 +157,10 @@ t.test('flow 3: a USDC-only account with no ETH swaps USDC to ETH, paying in USD
   t.equal(batch.calls.length, 2, 'approve, swap')
   t.same(batch.calls[1], swap.calls[0])
   t.match(batch.summary, /approve 0x.{4}….{4} for 10 USDC/)
-  await relayBatch(t, account, batch)
+  const { status } = await relayBatch(t, account, batch)
   const eth = await client.getBalance({ address: account.address })
   t.ok(eth >= BigInt(swap.minimumOut.wei), `the account got ${formatUnits(eth, 18)} ETH, at least the minimum ${swap.minimumOut.eth}`)
-  t.equal(await usdcOf(account.address), 50_000_000n - 10_000_000n - BigInt(batch.payment.amountBaseUnits))
+  t.equal(await usdcOf(account.address), 50_000_000n - 10_000_000n - BigInt(status.outcome.chargedBaseUnits))
 })
 
 t.test('delegating first, through the tools: calibur_batch and calibur_execute take the account\'s authorization', async (t) => {
@@ -202,7 +204,7 @@ t.test('delegating first, through the tools: calibur_batch and calibur_execute t
   )
   t.equal(await client.getCode({ address: account.address }), delegatedCode, 'delegated to Calibur by that transaction')
   t.equal(await usdcOf(friend), 1_000_000n)
-  t.equal(await usdcOf(account.address), 20_000_000n - 1_000_000n - BigInt(batch.payment.amountBaseUnits))
+  t.equal(await usdcOf(account.address), 20_000_000n - 1_000_000n - BigInt(status.outcome.chargedBaseUnits))
 })
 
 t.test('delegating first, the wallet\'s way: typed data from the pure encoders, quoted, one transaction', async (t) => {
@@ -238,7 +240,7 @@ t.test('delegating first, the wallet\'s way: typed data from the pure encoders, 
   t.comment(`gas: delegation + batch quoted ${quote.gas}, used ${receipt.gasUsed}; paid ${quote.amount} USDC`)
   t.equal(await client.getCode({ address: account.address }), delegatedCode, 'delegated to Calibur by that transaction')
   t.equal(await usdcOf(friend), 1_000_000n)
-  t.equal(await usdcOf(account.address), 20_000_000n - 1_000_000n - amount)
+  t.equal(await usdcOf(account.address), 20_000_000n - 1_000_000n - BigInt(status.outcome.chargedBaseUnits), 'the charge, the rest of the payment refunded')
 })
 
 t.test('refusals: nothing reaches the runner', async (t) => {

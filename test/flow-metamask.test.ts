@@ -114,13 +114,13 @@ t.test('flow 1: a delegated account runs a builder\'s call, paying in USDC, with
   t.match(batch.summary, /One delegation to Bruno's Runner, redeemed twice/)
   const before = { owner: await usdcOf(owner.address), payee: await usdcOf(payee), runner: await client.getBalance({ address: runner }) }
   const signature = await sign(owner, batch.typedData)
-  const { receipt, executed } = await relay(t, owner, batch)
-  const amount = BigInt(batch.payment.amountBaseUnits)
+  const { receipt, executed, status } = await relay(t, owner, batch)
+  const charged = BigInt(status.outcome.chargedBaseUnits)
   t.equal(await usdcOf(friend), 2_000_000n, 'the friend got exactly 2 USDC')
-  t.equal(before.owner - (await usdcOf(owner.address)), 2_000_000n + amount, 'the account paid 2 USDC and the payment')
-  t.equal((await usdcOf(payee)) - before.payee, amount, 'the payee got the payment')
+  t.equal(before.owner - (await usdcOf(owner.address)), 2_000_000n + charged, 'the account paid 2 USDC and the charge: the rest of the payment came back')
+  t.equal((await usdcOf(payee)) - before.payee, charged, 'the payee kept the charge')
   t.equal(before.runner - (await client.getBalance({ address: runner })), receipt.gasUsed * receipt.effectiveGasPrice, 'the runner spent only the gas')
-  t.comment(`MetaMask, one USDC transfer: ${receipt.gasUsed} gas; paid ${formatUnits(amount, 6)} USDC`)
+  t.comment(`MetaMask, one USDC transfer: ${receipt.gasUsed} gas; paid ${batch.payment.amount} USDC, charged ${formatUnits(charged, 6)}`)
   done = { batch, signature, executed, account: owner }
 })
 
@@ -137,11 +137,11 @@ t.test('flow 3: a USDC-only account with no ETH, delegated in the same transacti
   t.equal(batch.calls.length, 2, 'approve, swap')
   t.same(batch.authorizationList, authorizationList)
   t.match(batch.summary, /delegated to MetaMask's delegator in the same transaction/)
-  await relay(t, account, batch, authorizationList)
+  const { status } = await relay(t, account, batch, authorizationList)
   t.equal(await client.getCode({ address: account.address }), delegatedCode, 'delegated by the runner\'s transaction')
   const eth = await client.getBalance({ address: account.address })
   t.ok(eth >= BigInt(swap.minimumOut.wei), `the account got ${formatUnits(eth, 18)} ETH, at least the minimum ${swap.minimumOut.eth}`)
-  t.equal(await usdcOf(account.address), 50_000_000n - 10_000_000n - BigInt(batch.payment.amountBaseUnits))
+  t.equal(await usdcOf(account.address), 50_000_000n - 10_000_000n - BigInt(status.outcome.chargedBaseUnits))
 })
 
 t.test('refusals and replays: nothing more reaches the runner', async (t) => {

@@ -71,10 +71,12 @@ t.test('flow 1 over SDK v2: calibur_batch → wallet signs → calibur_execute �
   const accepted = await use('submit', { chain: 'local', call: executed.call, payment: executed.payment })
   const status = await untilSettled(accepted.id)
   t.equal(status.stage, 'done', status.reason)
-  t.same(status.outcome, { paidBaseUnits: batch.payment.amountBaseUnits, chargedBaseUnits: batch.payment.amountBaseUnits, refundedBaseUnits: '0', callSucceeded: true }, 'paid first, then the call ran; the payee, an account, kept it all')
+  const { chargedBaseUnits, refundedBaseUnits } = status.outcome
+  t.same(status.outcome, { paidBaseUnits: batch.payment.amountBaseUnits, chargedBaseUnits, refundedBaseUnits, callSucceeded: true }, 'paid first, then the call ran')
+  t.equal(BigInt(chargedBaseUnits) + BigInt(refundedBaseUnits), BigInt(batch.payment.amountBaseUnits), 'the payee kept the charge and refunded the rest')
   t.equal(await usdcOf(friend), 2_000_000n, 'the builder\'s call ran from the account')
-  t.equal((await usdcOf(payee)) - payeeBefore, BigInt(batch.payment.amountBaseUnits), 'the payee got the batch\'s payment leg')
-  t.equal(ownerBefore - (await usdcOf(owner.address)), 2_000_000n + BigInt(batch.payment.amountBaseUnits), 'the account paid the call and the leg, nothing else')
+  t.equal((await usdcOf(payee)) - payeeBefore, BigInt(chargedBaseUnits), 'the payee kept the charge of the batch\'s payment leg')
+  t.equal(ownerBefore - (await usdcOf(owner.address)), 2_000_000n + BigInt(chargedBaseUnits), 'the account paid the call and the charge, nothing else')
 })
 
 t.test('flow 2 over SDK v2: quote → payment_authorization → wallet signs → submit → done', async (t) => {
@@ -88,7 +90,8 @@ t.test('flow 2 over SDK v2: quote → payment_authorization → wallet signs →
   const accepted = await use('submit', { chain: 'local', call, payment: { ...prepared.payment, signature } })
   const status = await untilSettled(accepted.id)
   t.equal(status.stage, 'done', status.reason)
-  t.equal(await usdcOf(payer.address), 3_000_000n - BigInt(quote.amountBaseUnits), 'the payer paid exactly the quote')
+  t.equal(await usdcOf(payer.address), 3_000_000n - BigInt(status.outcome.chargedBaseUnits), 'the payer paid exactly the charge: the rest of the quote came back')
+  t.ok(BigInt(status.outcome.chargedBaseUnits) < BigInt(quote.amountBaseUnits), 'less than the quote')
   t.equal(await client.getBalance({ address: payer.address }), 0n, 'and never held ETH')
 })
 
@@ -106,7 +109,7 @@ t.test('flow 3 over SDK v2: uniswap_swap_to_eth → calibur_batch with its appro
   t.equal(status.stage, 'done', status.reason)
   t.equal(status.outcome.callSucceeded, true, 'the swap ran')
   t.ok((await client.getBalance({ address: owner.address })) >= BigInt(swap.minimumOut.wei), 'the account got at least the swap\'s minimum in ETH')
-  t.equal(await usdcOf(owner.address), 30_000_000n - 10_000_000n - BigInt(batch.payment.amountBaseUnits), 'it paid the swap\'s input and the leg')
+  t.equal(await usdcOf(owner.address), 30_000_000n - 10_000_000n - BigInt(status.outcome.chargedBaseUnits), 'it paid the swap\'s input and the charge')
 })
 
 t.test('flow 4 over SDK v2: the account\'s 7702 authorization in calibur_batch, calibur_execute and submit: one transaction delegates and runs', async (t) => {
@@ -123,5 +126,5 @@ t.test('flow 4 over SDK v2: the account\'s 7702 authorization in calibur_batch, 
   t.equal(status.stage, 'done', status.reason)
   t.equal(await client.getCode({ address: owner.address }), `0xef0100${CALIBUR_ADDRESS.slice(2).toLowerCase()}`, 'delegated by that transaction')
   t.equal(await usdcOf(friend), 1_000_000n)
-  t.equal(await usdcOf(owner.address), 5_000_000n - 1_000_000n - BigInt(batch.payment.amountBaseUnits))
+  t.equal(await usdcOf(owner.address), 5_000_000n - 1_000_000n - BigInt(status.outcome.chargedBaseUnits), 'the transfer and the charge: the rest of the payment refunded')
 })

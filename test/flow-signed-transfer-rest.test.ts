@@ -83,7 +83,7 @@ async function until<T extends { stage: string }>(read: () => Promise<T>): Promi
   return waitFor(read, (status) => status.stage === 'done' || status.stage === 'failed', 'the submission settled', 30_000)
 }
 
-/** What the chain says after a done submission: the payee got `amount`, the runner paid only gas, the account exactly the call and the fee. */
+/** What the chain says after a done submission: `amount` paid, the payee kept the charge and refunded the rest, the runner paid only gas, the account exactly the call and the charge. */
 async function checkSettled(
   t: Test,
   done: any,
@@ -96,8 +96,11 @@ async function checkSettled(
   t.equal(receipt.status, 'success')
   t.equal(getAddress(receipt.from), runner, 'the runner sent it')
   t.equal(await balance(account.friend), 10_000_000n, 'the call ran: the friend got 10 USDC')
-  t.equal((await balance(payee)) - before.payee, amount, 'the payee gained the amount')
-  t.equal(await balance(account.address), account.funds - 10_000_000n - amount, 'the account paid exactly the call and the fee')
+  const { paidBaseUnits, chargedBaseUnits, refundedBaseUnits } = done.outcome
+  t.equal(paidBaseUnits, amount.toString(), 'the amount was paid')
+  t.equal(BigInt(chargedBaseUnits) + BigInt(refundedBaseUnits), amount, 'the payee kept the charge and refunded the rest')
+  t.equal((await balance(payee)) - before.payee, BigInt(chargedBaseUnits), 'the payee gained the charge')
+  t.equal(await balance(account.address), account.funds - 10_000_000n - BigInt(chargedBaseUnits), 'the account paid exactly the call and the charge')
   t.equal(await client.getBalance({ address: account.address }), 0n, 'the account still has no ETH')
   t.equal(await client.getTransactionCount({ address: account.address }), 0, 'the account sent nothing itself')
   t.equal(await client.getCode({ address: account.address }), undefined, 'the account is still not delegated')
@@ -160,7 +163,7 @@ t.test('flow 2 over REST: quote, payment_authorization, sign, submit (202), stat
   t.same(global.json, done, 'the chain-free status path answers the same')
 
   const after = await rest('GET', `/local/v1/account/${account.address}`)
-  t.equal(after.json.tokens.find((entry: any) => entry.symbol === 'USDC').balanceBaseUnits, (funds - 10_000_000n - BigInt(quote.amountBaseUnits)).toString())
+  t.equal(after.json.tokens.find((entry: any) => entry.symbol === 'USDC').balanceBaseUnits, (funds - 10_000_000n - BigInt(done.outcome.chargedBaseUnits)).toString())
 })
 
 t.test('flow 2 over JSON-RPC: bruno_quote, encoder typed data, bruno_sendTransaction, bruno_getStatus', async (t) => {

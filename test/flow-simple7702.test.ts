@@ -70,7 +70,8 @@ t.test('a delegated account with USDC and no ETH sends 1 USDC: two operations, t
   const { status } = await relay(t, account, batch)
   t.equal(status.outcome.callSucceeded, true)
   t.equal(await usdcOf(friend), 1_000_000n)
-  t.equal(await usdcOf(account.address), 20_000_000n - 1_000_000n - BigInt(batch.payment.amountBaseUnits))
+  t.equal(await usdcOf(account.address), 20_000_000n - 1_000_000n - BigInt(status.outcome.chargedBaseUnits), 'the transfer and the charge: the rest of the payment refunded')
+  t.ok(BigInt(status.outcome.refundedBaseUnits) > 0n, 'an ERC-4337 payment operation is refunded too')
   t.equal((await mcp.call('account', { chain: 'local', address: account.address })).delegateNonce, '2', 'both operations spent their nonce')
 })
 

@@ -95,8 +95,8 @@ t.test('flow 2 from the tools: a USDC-only account pays a friend 2 USDC', async 
   t.equal(status.outcome.paidBaseUnits, quote.amountBaseUnits, 'the payee was paid the quoted amount')
   t.ok(BigInt(status.transaction.gasUsed) <= BigInt(quote.gas), `the quote's gas (${quote.gas}) covered what the signed call used (${status.transaction.gasUsed})`)
   t.equal(await usdcOf(friend), 2_000_000n, 'the friend got exactly 2 USDC')
-  t.equal(minted - (await usdcOf(payer.address)), 2_000_000n + BigInt(quote.amountBaseUnits), 'the payer paid exactly 2 USDC and the quote')
-  t.equal((await usdcOf(payee)) - payeeBefore, BigInt(quote.amountBaseUnits))
+  t.equal(minted - (await usdcOf(payer.address)), 2_000_000n + BigInt(status.outcome.chargedBaseUnits), 'the payer paid exactly 2 USDC and the charge: the rest of the quote came back')
+  t.equal((await usdcOf(payee)) - payeeBefore, BigInt(status.outcome.chargedBaseUnits))
   t.equal(await client.getBalance({ address: payer.address }), 0n, 'the payer never held ETH')
 
   const again = await call('transfer_authorization_call', { chain: 'local', typedData: transfer.typedData, signature: transferSignature })

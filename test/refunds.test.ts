@@ -13,7 +13,7 @@ import { waitFor } from './fixtures/waitFor.ts'
 // back, in the same transaction, what the relay did not cost. Per transaction, from the runner ledger: what the
 // payee kept is worth at least what the runner spent, and at most the markup (5 %) and 1 % more.
 
-const bruno = await startDevnetBruno(t, { groups: ['bruno', '3009', 'calibur', 'erc20'], refunds: true })
+const bruno = await startDevnetBruno(t, { groups: ['bruno', '3009', 'calibur', 'erc20'] })
 const { deployment } = bruno
 const client = createPublicClient({ transport: http(deployment.rpcUrl) })
 const mcp = new RawMcpClient(`${bruno.mcpUrl}/bruno,3009,calibur,erc20`)

@@ -9,9 +9,11 @@ import { signTransfer } from './fixtures/signedTransfer.ts'
 import { waitFor } from './fixtures/waitFor.ts'
 
 // Flow 2 through the bruno group: an account with only USDC (no ETH, no delegate) sends USDC to a
-// friend by signature, and pays Bruno with a signed EIP-3009 transfer in the same transaction.
+// friend by signature, and pays Bruno with a signed EIP-3009 transfer in the same transaction. The
+// payee here is an account (`refunds: false`), as an operator without a PayeeVault runs Bruno: it
+// keeps every payment whole (test/refunds.test.ts has the devnet's default, the vault that refunds).
 
-const bruno = await startDevnetBruno(t, { groups: ['bruno', 'erc20'] })
+const bruno = await startDevnetBruno(t, { groups: ['bruno', 'erc20'], refunds: false })
 const { deployment } = bruno
 const client = createPublicClient({ transport: http(deployment.rpcUrl) })
 const mcp = new RawMcpClient(`${bruno.mcpUrl}/bruno`)
@@ -56,6 +58,11 @@ t.test('a USDC-only account pays with a signed transfer and its call runs, in on
 
   const status = await waitFor(() => mcp.call('status', { id: accepted.id }), (status) => status.stage === 'done' || status.stage === 'failed', `submission ${accepted.id} settled`, 30_000)
   t.equal(status.stage, 'done', status.reason)
+  t.same(
+    { charged: status.outcome.chargedBaseUnits, refunded: status.outcome.refundedBaseUnits },
+    { charged: quote.amountBaseUnits, refunded: '0' },
+    'an account as payee refunds nothing: the whole payment is charged',
+  )
   const receipt = await client.getTransactionReceipt({ hash: status.transaction.hash })
   t.equal(receipt.status, 'success')
   t.equal(await balance(friend), 10_000_000n, 'the call ran: the friend got 10 USDC')

@@ -51,7 +51,9 @@ t.test('a USDC-only account with no ETH pays a friend by one fetch of the offici
   t.same(body.outcome.callSucceeded, true)
   t.equal(await usdcOf(friend), 10_000_000n, 'the friend has the gift')
   const paid = (await usdcOf(payee)) - payeeBefore
-  t.equal(BigInt(body.outcome.paidBaseUnits), paid, 'the payee received what the outcome says')
+  t.equal(BigInt(body.outcome.chargedBaseUnits), paid, 'the payee kept what the outcome says it charged')
+  t.equal(BigInt(body.outcome.chargedBaseUnits) + BigInt(body.outcome.refundedBaseUnits), BigInt(body.outcome.paidBaseUnits), 'and refunded the rest of the x402 payment in the same transaction')
+  t.ok(BigInt(body.outcome.refundedBaseUnits) > 0n, `refunded ${body.outcome.refundedBaseUnits} of ${body.outcome.paidBaseUnits}`)
   t.equal(await usdcOf(account.address), 40_000_000n - paid, 'the account paid the gift and Bruno, nothing else')
   const receipt = await client.getTransactionReceipt({ hash: settled.transaction as Hex })
   t.equal(receipt.status, 'success', 'one transaction: the payment, then the call')

@@ -139,8 +139,8 @@ export const simple7702Batch = (chain: TSchema, implementation: Address) =>
       }
       const costFor = (amount: bigint) => {
         const [paying, calling] = opsFor(amount)
-        const paymentData = encodeHandleOps(paying, payee)
-        const data = encodeHandleOps(calling, payee)
+        const paymentData = encodeHandleOps(paying, account)
+        const data = encodeHandleOps(calling, account)
         const paymentGas = VERIFICATION_GAS + PAYMENT_CALL_GAS + ENTRY_POINT_OVERHEAD
         const callGas = stipendFor(VERIFICATION_GAS + callGasLimit + ENTRY_POINT_OVERHEAD)
         const relay = { form: 'batch' as const, account, delegate: implementation, target: ENTRY_POINT, paymentData, paymentGas, data, token: token.address, payee, amount }

@@ -41,7 +41,8 @@ function requireRelayable(op: UserOperation, which: string): void {
  * Simple7702 as the relay knows it: an account delegated to `Simple7702Account` (`implementation`)
  * pays with one signed UserOperation that only pays Bruno, then runs its calls in a second, at the
  * next nonce of the same key; the Runner sends each to the EntryPoint (`handleOps`, beneficiary the
- * payee: the operations pay no fee). The EntryPoint catches a failing operation and goes on, so the
+ * account itself: the operations pay no fee, and the EntryPoint sends the beneficiary its zero, which a
+ * contract payee such as a PayeeVault, with no `receive`, would refuse). The EntryPoint catches a failing operation and goes on, so the
  * calls' outcome is read from its `UserOperationEvent`, and it reserves the operation's signed gas
  * limits before running it: the stipend is at least that.
  *
@@ -66,11 +67,11 @@ export function simple7702Delegate(payments: PaymentServices, implementation: Ad
       if (paymentData === undefined) throw new ToolError('the payment has no `batch`: a Simple7702 call is paid by its signed payment operation, simple7702_execute\'s payment.batch')
       const payment = readHandleOps(paymentData)
       if (typeof payment !== 'object') throw new ToolError(`the payment's \`batch\` is not handleOps of one operation: ${rebuild}`)
-      const payee = getAddress(network.config.payee)
       for (const [read, which] of [[payment, 'payment operation'], [calls, 'calls operation']] as const) {
         requireRelayable(read.op, which)
-        if (!isAddressEqual(read.beneficiary, payee)) throw new ToolError(`the ${which}'s bundle pays ${read.beneficiary}, not the payee ${payee}: ${rebuild}`)
+        if (!isAddressEqual(read.beneficiary, read.op.sender)) throw new ToolError(`the ${which}'s bundle pays ${read.beneficiary}, not the account ${read.op.sender}: ${rebuild}`)
       }
+      const payee = getAddress(network.config.payee)
       const account = payment.op.sender
       if (!isAddressEqual(calls.op.sender, account)) throw new ToolError(`the operations are for ${account} and ${calls.op.sender}: both must be the account's`)
       const [paid, next] = [nonceParts(payment.op.nonce), nonceParts(calls.op.nonce)]

@@ -34,7 +34,7 @@ async function signedOperation(chainId: number, given: Given, signature: Hex, wh
 
 /**
  * `simple7702_execute`: the two operations simple7702_batch prepared, signed; returns `call` and
- * `payment` for submit: each `handleOps` of one operation, the payee the bundle's beneficiary.
+ * `payment` for submit: each `handleOps` of one operation, the account the bundle's beneficiary.
  *
  * @example
  * registry.addGroup({ name: 'simple7702', order: 60, instructions, tools: [simple7702Execute(chain), …] })
@@ -66,10 +66,9 @@ export const simple7702Execute = (chain: TSchema) =>
       if (!leg || more.length > 0) throw new ToolError('the payment operation is not executeBatch of one transfer: build it with simple7702_batch')
       const terms = readPaymentLeg(network, payments, { to: leg.target, value: leg.value, data: leg.data })
       if (typeof terms === 'string') throw new ToolError(`the payment operation is not payment-only: ${terms}`)
-      const payee = getAddress(config.payee)
       return {
-        call: { to: ENTRY_POINT, data: encodeHandleOps(calling, payee) },
-        payment: { token: terms.token, amountBaseUnits: terms.amount.toString(), batch: encodeHandleOps(paying, payee) },
+        call: { to: ENTRY_POINT, data: encodeHandleOps(calling, calling.sender) },
+        payment: { token: terms.token, amountBaseUnits: terms.amount.toString(), batch: encodeHandleOps(paying, paying.sender) },
         ...(args.authorizationList ? { authorizationList: args.authorizationList } : {}),
       }
     },

@@ -3,7 +3,7 @@ import { keccak256, type Address } from 'viem'
 import type { NetworkConfig } from '../../config/schema.ts'
 import { quoteCall } from '../../core/relay/quote.ts'
 import { waitFor } from '../fixtures/waitFor.ts'
-import { answerTip, currentFees, feeBump, signed, startRunnerDevnet, type RunnerDevnet } from './runnerDevnet.ts'
+import { answerTip, currentFees, feeBump, settledOutcome, signed, startRunnerDevnet, type RunnerDevnet } from './runnerDevnet.ts'
 
 // The runner's stuck path, one pass at a time: a relay left unincluded past `runner.stuckAfterMs`
 // is replaced at its nonce with the same transaction at raised fees (exactly the bump of its own, or
@@ -104,7 +104,7 @@ t.test('a relay stuck past stuckAfterMs is replaced at its nonce with raised fee
   t.same(done.transaction!.hashes, second.hashes, 'all its hashes kept')
   t.equal(done.blockNumber, receipt.blockNumber.toString())
   t.equal(done.fee, (receipt.gasUsed * receipt.effectiveGasPrice).toString())
-  t.same(done.outcome, { paidBaseUnits: (3n * quoted).toString(), chargedBaseUnits: (3n * quoted).toString(), refundedBaseUnits: '0', callSucceeded: true })
+  t.same(settledOutcome(t, done.outcome), { paidBaseUnits: (3n * quoted).toString(), callSucceeded: true })
 })
 
 t.test('where an earlier hash of the nonce is mined, the stored hash becomes the receipt\'s', async (t) => {

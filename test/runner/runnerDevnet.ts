@@ -16,6 +16,7 @@ import { localOwnership, runnerKeyName, type RunnerOwnership } from '../../core/
 import { quoteCall } from '../../core/relay/quote.ts'
 import { RunnerLoop } from '../../core/relay/runner.ts'
 import { SqliteSubmissionStore } from '../../core/relay/sqliteStore.ts'
+import type { RelayOutcome } from '../../core/relay/schemas.ts'
 import type { Submission } from '../../core/relay/store.ts'
 import { submitCall } from '../../core/relay/submit.ts'
 import { randomAuthorizationNonce, transferWithAuthorizationTypedData } from '../../plugins/3009/typedData.ts'
@@ -107,6 +108,18 @@ export interface SubmitOptions {
   readonly validBefore?: bigint
   /** The submission's deadline (unix seconds; default the relay's). */
   readonly deadline?: number
+}
+
+/**
+ * A done submission's outcome with its charge and refund checked — they make the payment, and the devnet's payee (its
+ * PayeeVault) refunded some of it — then left out: what remains is compared as it was before refunds.
+ */
+export function settledOutcome(t: Test, outcome: RelayOutcome | undefined): Omit<RelayOutcome, 'chargedBaseUnits' | 'refundedBaseUnits'> | undefined {
+  if (!outcome) return outcome
+  const { chargedBaseUnits, refundedBaseUnits, ...rest } = outcome
+  t.equal(BigInt(chargedBaseUnits ?? -1) + BigInt(refundedBaseUnits ?? -1), BigInt(outcome.paidBaseUnits), 'charged and refunded make the payment')
+  t.ok(BigInt(refundedBaseUnits ?? 0) > 0n, `the payee refunded ${refundedBaseUnits} of ${outcome.paidBaseUnits}`)
+  return rest
 }
 
 /** What a submission's payment pays the payee, in base units (decimal). */
