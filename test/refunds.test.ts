@@ -69,6 +69,11 @@ t.test('flow 2 with a call: the payer pays the gift and the charge; the rest com
   const { quote, status } = await relayPaidBySignedTransfer(key, call)
   t.equal(status.stage, 'done', status.reason)
   const { paidBaseUnits, chargedBaseUnits, refundedBaseUnits } = status.outcome
+  // The quote's expected charge, at the fees it saw, against what was charged at the fees paid (the devnet's base fee
+  // moves little between the two): within a tenth.
+  const [expected, charged] = [Number(quote.expectedChargeBaseUnits), Number(chargedBaseUnits)]
+  t.ok(expected < Number(quote.amountBaseUnits), `the quote expected ${expected} of at most ${quote.amountBaseUnits}`)
+  t.ok(Math.abs(charged - expected) <= expected / 10, `charged ${charged}, expected ${expected}: within a tenth`)
   t.equal(paidBaseUnits, quote.amountBaseUnits, 'the quoted payment arrived')
   t.equal(BigInt(chargedBaseUnits) + BigInt(refundedBaseUnits), BigInt(paidBaseUnits), 'status: charged and refunded make the payment')
   t.equal(await balance(account), 50_000_000n - 10_000_000n - BigInt(chargedBaseUnits), 'the account paid the gift and the charge only')
@@ -80,8 +85,10 @@ t.test('flow 2 with a call: the payer pays the gift and the charge; the rest com
 t.test('flow 2 without a call: the payment alone is refunded too', async (t) => {
   const key = generatePrivateKey()
   await mintUsdc(deployment.rpcUrl, deployment, privateKeyToAccount(key).address, 50_000_000n)
-  const { status } = await relayPaidBySignedTransfer(key, { to: zeroAddress, data: '0x' })
+  const { quote, status } = await relayPaidBySignedTransfer(key, { to: zeroAddress, data: '0x' })
   t.equal(status.stage, 'done', status.reason)
+  const [expected, charged] = [Number(quote.expectedChargeBaseUnits), Number(status.outcome.chargedBaseUnits)]
+  t.ok(Math.abs(charged - expected) <= expected / 10, `charged ${charged}, expected ${expected}: within a tenth`)
   t.ok(BigInt(status.outcome.refundedBaseUnits) > 0n)
   await checkLedger(t, status.transaction.hash, 'flow 2, no call')
 })
@@ -122,8 +129,11 @@ t.test('a Calibur batch from a USDC-only account that delegates in the same tran
     typedData: next.typedData,
     signature: await sign(next.typedData),
   })
+  const quoted = await mcp.call('quote', { chain: 'local', call: nextExecuted.call, token: 'USDC', payment: 'batch', paymentBatch: nextExecuted.payment.batch })
   const again = await mcp.call('submit', { chain: 'local', call: nextExecuted.call, payment: nextExecuted.payment })
   const nextStatus = await waitFor(() => mcp.call('status', { id: again.id }), (s) => s.stage === 'done' || s.stage === 'failed', `submission ${again.id} settled`, 30_000)
   t.equal(nextStatus.stage, 'done', nextStatus.reason)
   await checkLedger(t, nextStatus.transaction.hash, 'Calibur, delegated before')
+  const [expected, charged] = [Number(quoted.expectedChargeBaseUnits), Number(nextStatus.outcome.chargedBaseUnits)]
+  t.ok(Math.abs(charged - expected) <= expected / 10, `a batch quote: charged ${charged}, expected ${expected}: within a tenth`)
 })

@@ -14,6 +14,17 @@ export interface Fees {
  * @example
  * await readFees(client, block) // { maxFeePerGas: 2_400_000_000n, maxPriorityFeePerGas: 1_000_000_000n }
  */
+/**
+ * The fee per gas a transaction signed with `fees` pays if the next block keeps the latest base fee:
+ * that base fee (undone from `readFees`' max fee) plus the tip.
+ *
+ * @example
+ * expectedFeePerGas({ maxFeePerGas: 2_400_000_000n, maxPriorityFeePerGas: 1_000_000_000n }) // 2_166_666_666n
+ */
+export function expectedFeePerGas(fees: Fees): bigint {
+  return ((fees.maxFeePerGas - fees.maxPriorityFeePerGas) * 10n) / 12n + fees.maxPriorityFeePerGas
+}
+
 export async function readFees(client: PublicClient, block?: Promise<Block> | Block): Promise<Fees> {
   const [latest, tip] = await Promise.all([block ?? client.getBlock({ blockTag: 'latest' }), client.request({ method: 'eth_maxPriorityFeePerGas' })])
   const maxPriorityFeePerGas = hexToBigInt(tip)

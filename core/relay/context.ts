@@ -24,4 +24,6 @@ export interface RelayContext {
   readonly checking?: Map<string, Promise<SubmissionView>>
   /** Tokens seen to take signed transfers (EIP-3009): a quote asks each once, not every time. */
   readonly signedTransferTokens?: Set<Address>
+  /** Whether the payee refunds (this Runner's PayeeVault), once read: the code at an address it names never changes. */
+  payeeRefunds?: Promise<boolean>
 }

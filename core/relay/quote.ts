@@ -1,15 +1,17 @@
 import { formatUnits, getAddress, zeroAddress, type Hex } from 'viem'
 import { expectChainId } from '../chain/expectChainId.ts'
-import { readFees } from '../chain/fees.ts'
+import { expectedFeePerGas, readFees } from '../chain/fees.ts'
 import { readL1DataFee } from '../chain/l1DataFee.ts'
-import { readWeiPerBaseUnit } from '../chain/tokenPrice.ts'
+import { readWeiPerBaseUnit, type Fraction } from '../chain/tokenPrice.ts'
 import { ToolError } from '../tool.ts'
 import type { RelayContext } from './context.ts'
 import { paymentToken, requireSignedTransfers } from './paymentToken.ts'
-import { chargeFor, worstCaseWei } from './pricing.ts'
+import { payeeRefunds } from './payeeRefunds.ts'
+import { chargeFor, worstCaseWei, type WorstCase } from './pricing.ts'
 import { revertReason } from './revertReason.ts'
-import { encodeRunnerCall } from './runnerCall.ts'
-import { calldataGas, MAX_TRANSACTION_GAS, prepareRunnerTransaction, runnerGasLimit, signedCallsOnly, stipendFor, viemAuthorizations } from './runnerTransaction.ts'
+import { encodeRunnerCall, KEEP_PAYMENT, RUNNER_SETTLE_GAS, type RunnerCharge } from './runnerCall.ts'
+import { authorizationGas, estimateCharge, expectedCharge, runnerCharge } from './runnerCharge.ts'
+import { calldataGas, MAX_TRANSACTION_GAS, prepareRunnerTransaction, type PreparedRelay, runnerGasLimit, signedCallsOnly, stipendFor, viemAuthorizations } from './runnerTransaction.ts'
 import type { Quote, QuoteRequest } from './schemas.ts'
 import { readBatch } from './relayOfRequest.ts'
 import { simulateAs } from './simulationGate.ts'
@@ -21,6 +23,15 @@ import { simulateAs } from './simulationGate.ts'
  * on the quoted amount). test/runner-contract.test.ts measures the real one below it.
  */
 export const AUTHORIZATION_PHASE_GAS = 110_000n
+
+/**
+ * What a signed transfer's payment phase and the Runner's settlement usually use, for a quote's
+ * expected charge (not a bound: the worst case counts `AUTHORIZATION_PHASE_GAS` and the settlement's
+ * reserve). Measured on the devnet with FiatToken v2.2 (test/refunds.test.ts holds the expected
+ * charge within a tenth of the charged one).
+ */
+export const EXPECTED_AUTHORIZATION_PHASE_GAS = 60_000n
+export const EXPECTED_SETTLEMENT_GAS = 12_000n
 
 /** A placeholder signature with no zero byte (the dearest calldata a real one can be), with r and s in range. */
 const PLACEHOLDER_SIGNATURE: Hex = `0x${'7f'.repeat(64)}1b`
@@ -47,11 +58,15 @@ export async function quoteCall(context: RelayContext, request: QuoteRequest, cl
   const payee = getAddress(config.payee)
   const marginBps = config.margins.quoteBps
   // The simulations are the caller's: bounded per client, a refused one counted at its gas (submitCall's too).
-  const { worstCase, weiPerBaseUnit: price } = await simulateAs(context.simulations, client, BigInt(config.relay.maxCallGas), async () => {
+  const { worstCase, weiPerBaseUnit: price, expected } = await simulateAs(context.simulations, client, BigInt(config.relay.maxCallGas), async (): Promise<Measured> => {
     if (request.payment !== 'batch') return measureAuthorizationRelay(context, request)
     const relay = readBatch(context, request.call, request.paymentBatch as Hex | undefined, token)
     const prepared = await prepareRunnerTransaction(context, relay, request.authorizationList, { token, amount: relay.amount, nonce: 0, refusal: 'cannot quote' })
-    return { worstCase: { gasLimit: prepared.gas, maxFeePerGas: prepared.fees.maxFeePerGas, l1FeeWei: prepared.l1FeeWei }, weiPerBaseUnit: prepared.weiPerBaseUnit }
+    return {
+      worstCase: { gasLimit: prepared.gas, maxFeePerGas: prepared.fees.maxFeePerGas, l1FeeWei: prepared.l1FeeWei },
+      weiPerBaseUnit: prepared.weiPerBaseUnit,
+      expected: { charge: prepared.charge, gas: expectedBatchGas(prepared, config.runner.gasLimitBps), feePerGas: expectedFeePerGas(prepared.fees) },
+    }
   })
   const amount = chargeFor(worstCase, marginBps, price)
   return {
@@ -64,8 +79,38 @@ export async function quoteCall(context: RelayContext, request: QuoteRequest, cl
     gas: worstCase.gasLimit.toString(),
     feePerGasWei: worstCase.maxFeePerGas.toString(),
     costWei: worstCaseWei(worstCase).toString(),
+    expectedChargeBaseUnits: expectedCharge(expected.charge, expected.gas, expected.feePerGas, amount).toString(),
   }
 }
+
+/**
+ * The gas a simulated relay is expected to use: its estimate (the signed limit without its headroom)
+ * less what the Runner reserves and does not spend — the stipend and its 1/64 beyond what the call
+ * used in the probe, the settlement's reserve beyond its usual gas, the refund's 1/64.
+ */
+function expectedBatchGas(prepared: PreparedRelay, gasLimitBps: number): bigint {
+  const estimate = (prepared.gas * 10_000n) / BigInt(gasLimitBps)
+  const unspentStipend = prepared.callGas + prepared.callGas / 63n - (prepared.callGasUsed ?? prepared.callGas)
+  const slack = unspentStipend + RUNNER_SETTLE_GAS - EXPECTED_SETTLEMENT_GAS + prepared.charge.refundGas / 63n
+  return estimate > slack + 21_000n ? estimate - slack : 21_000n
+}
+
+/**
+ * What a quote measured: the worst case the runner would sign, the price, and what the relay is
+ * expected to charge — the charge it would sign, the gas it should use (the limit without its
+ * headroom) and the fee per gas at the latest base fee.
+ */
+interface Measured {
+  readonly worstCase: WorstCase
+  readonly weiPerBaseUnit: Fraction
+  readonly expected: { readonly charge: RunnerCharge; readonly gas: bigint; readonly feePerGas: bigint }
+}
+
+/**
+ * A refund's cap as a quote counts it, before anything is signed that a probe could measure: USDC's
+ * (6,773 measured, + the margin) rounded up. A relay signs the cap its probe measured.
+ */
+export const QUOTED_REFUND_GAS = 7_100n
 
 /**
  * The worst case of a relay paid by a signed transfer that is not signed yet: the call measured as
@@ -106,6 +151,7 @@ async function measureAuthorizationRelay(context: RelayContext, request: QuoteRe
     readFees(client, blockRead),
     readWeiPerBaseUnit(network, token.address),
     blockRead,
+    payeeRefunds(context),
     expectChainId(network),
   ])
   const refused = await tokenRefusal
@@ -113,7 +159,7 @@ async function measureAuthorizationRelay(context: RelayContext, request: QuoteRe
     measured.catch(() => undefined)
     throw refused
   }
-  const [callGasUsed, fees, weiPerBaseUnit, block] = await measured
+  const [callGasUsed, fees, weiPerBaseUnit, block, refunds] = await measured
   const callGas = target === zeroAddress ? 0n : stipendFor(callGasUsed)
   const payee = getAddress(config.payee)
   const placeholder = {
@@ -121,7 +167,10 @@ async function measureAuthorizationRelay(context: RelayContext, request: QuoteRe
     authorization: { from: payee, to: payee, value: '1', validAfter: '0', validBefore: '99999999999', nonce: `0x${'ff'.repeat(32)}` },
     signature: PLACEHOLDER_SIGNATURE,
   }
-  const data = encodeRunnerCall({ form: 'authorization', call: { to: target, data: request.call.data as Hex }, payment: placeholder, payee }, callGas)
+  const relay = { form: 'authorization' as const, call: { to: target, data: request.call.data as Hex }, payment: placeholder, payee }
+  const refundGas = refunds ? QUOTED_REFUND_GAS : 0n
+  const markupBps = config.margins.markupBps
+  const data = encodeRunnerCall(relay, callGas, refunds ? estimateCharge(refundGas, markupBps) : KEEP_PAYMENT)
   const transactionCap = block.gasLimit < MAX_TRANSACTION_GAS ? block.gasLimit : MAX_TRANSACTION_GAS
   const gasLimit = runnerGasLimit({
     runnerData: data,
@@ -130,8 +179,16 @@ async function measureAuthorizationRelay(context: RelayContext, request: QuoteRe
     callGas,
     authorizationGas: 0n,
     gasLimitBps: config.runner.gasLimitBps,
+    refundGas,
   })
   if (gasLimit > transactionCap) throw new ToolError(`cannot quote: the call needs ${gasLimit} gas, over the ${transactionCap} one transaction may carry on ${config.name}`)
   const l1FeeWei = await readL1DataFee(network, { to: runner, data, gas: gasLimit, nonce: 0, ...fees, ...(authorizations ? { authorizationList: authorizations } : {}) })
-  return { worstCase: { gasLimit, maxFeePerGas: fees.maxFeePerGas, l1FeeWei }, weiPerBaseUnit }
+  const charge = refunds
+    ? runnerCharge({ relay, callGas, authorizationGas: authorizationGas(request.authorizationList), l1FeeWei, weiPerBaseUnit, markupBps, refundGas })
+    : KEEP_PAYMENT
+  // Expected, not bounded: the call's measured gas rather than its stipend, the transfer's and the settlement's
+  // usual gas rather than their reserves.
+  const expectedGas = 21_000n + calldataGas(data) + EXPECTED_AUTHORIZATION_PHASE_GAS + callGasUsed + EXPECTED_SETTLEMENT_GAS + refundGas
+  const expected = { charge, gas: expectedGas, feePerGas: expectedFeePerGas(fees) }
+  return { worstCase: { gasLimit, maxFeePerGas: fees.maxFeePerGas, l1FeeWei }, weiPerBaseUnit, expected }
 }

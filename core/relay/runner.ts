@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify'
-import { BaseError, getAddress, keccak256, type Hex, type Log, type PrivateKeyAccount, type SignedAuthorizationList, type TransactionReceipt } from 'viem'
+import { BaseError, getAddress, keccak256, parseTransaction, type Hex, type Log, type PrivateKeyAccount, type SignedAuthorizationList, type TransactionReceipt } from 'viem'
 import { readFees } from '../chain/fees.ts'
-import { readL1DataFee, readL1DataFeeOfBytes } from '../chain/l1DataFee.ts'
+import { L1_FEE_HEADROOM_BPS, readL1DataFee, readL1DataFeeOfBytes } from '../chain/l1DataFee.ts'
 import { readWeiPerBaseUnit } from '../chain/tokenPrice.ts'
 import { BroadcastError } from '../chain/networks.ts'
 import { ToolError } from '../tool.ts'
@@ -13,7 +13,7 @@ import { paymentToken } from './paymentToken.ts'
 import { leastPaymentValiditySec } from './paymentValidity.ts'
 import { relayOfRequest } from './relayOfRequest.ts'
 import { describeRevertData } from './revertReason.ts'
-import { relayedEvent } from './runnerCall.ts'
+import { relayedEvent, signedCharge } from './runnerCall.ts'
 import { paymentCovers, tokenToWei, worstCaseWei } from './pricing.ts'
 import { prepareRunnerTransaction, type Fees, type PreparedRelay } from './runnerTransaction.ts'
 import type { RelayOutcome, SubmitRequest } from './schemas.ts'
@@ -572,12 +572,14 @@ export class RunnerLoop {
       if (stuck) await this.#cancel(submission, transaction, { why: submission.reason ?? 'not included in time' })
       return
     }
-    const cancellation = this.#cancelReason(submission, transaction, now) ?? (await this.#l1FeeOutgrown(submission, transaction))
+    const early = this.#cancelReason(submission, transaction, now)
+    const l1 = early ? undefined : await this.#l1FeeNow(submission, transaction)
+    const cancellation = early ?? l1?.cancellation
     if (cancellation) {
       await this.#cancel(submission, transaction, cancellation)
       return
     }
-    if (stuck) await this.#replace(submission, transaction)
+    if (stuck || l1?.passedCharge) await this.#replace(submission, transaction)
   }
 
   /** Whether a submission's payment expires within `relay.paymentMarginSec` of `now` (ms): its transaction may not go out again. */
@@ -605,19 +607,26 @@ export class RunnerLoop {
   }
 
   /**
-   * On a chain with an L1 data fee, which the signed transaction cannot cap: whether the fee has
-   * risen, while it waits, past what its payment covers beside its gas. Then it is cancelled rather
-   * than included at a loss.
+   * On a chain with an L1 data fee, which the signed transaction cannot cap: the fee of the bytes in
+   * flight now. Risen past what the payment covers beside its gas: a cancellation, rather than an
+   * inclusion at a loss. Risen past the L1 fee its charge counts (a payee that refunds keeps only the
+   * charge): `passedCharge`, and it is replaced, re-priced, before it is included at a loss.
    */
-  async #l1FeeOutgrown(submission: Submission, transaction: SentTransaction): Promise<Cancellation | undefined> {
+  async #l1FeeNow(submission: Submission, transaction: SentTransaction): Promise<{ cancellation?: Cancellation; passedCharge: boolean } | undefined> {
     const { network } = this.#context
     if (network.config.l1DataFee === undefined) return undefined
     const token = paymentToken(network, submission.request.payment.token)
     const { amount } = relayOfRequest(this.#context, submission.request.call, submission.request.payment, token)
     const [l1FeeWei, weiPerBaseUnit] = await Promise.all([readL1DataFeeOfBytes(network, transaction.raw), readWeiPerBaseUnit(network, token.address)])
     const coverage = paymentCovers(amount, { gasLimit: BigInt(transaction.gas), maxFeePerGas: BigInt(transaction.maxFeePerGas), l1FeeWei }, weiPerBaseUnit)
-    if (coverage.covered) return undefined
-    return { why: `its L1 data fee rose to ${l1FeeWei} wei while it waited, past what the payment covers`, instead: coverage.worstCaseWei - tokenToWei(amount, weiPerBaseUnit) }
+    if (!coverage.covered) {
+      const cancellation = { why: `its L1 data fee rose to ${l1FeeWei} wei while it waited, past what the payment covers`, instead: coverage.worstCaseWei - tokenToWei(amount, weiPerBaseUnit) }
+      return { cancellation, passedCharge: false }
+    }
+    // The charge counts the fee as priced at signing, headroom included; what the chain will take is the fee now, without it.
+    const charge = signedCharge(parseTransaction(transaction.raw).data ?? '0x')
+    const feeNow = (l1FeeWei * 10_000n) / (10_000n + L1_FEE_HEADROOM_BPS)
+    return { passedCharge: charge !== undefined && charge.refundGas !== 0n && feeNow > charge.l1FeeWei }
   }
 
   /**

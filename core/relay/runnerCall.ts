@@ -1,4 +1,4 @@
-import { decodeFunctionResult, encodeFunctionData, getAddress, parseEventLogs, parseSignature, type Address, type Hex, type Log } from 'viem'
+import { decodeFunctionData, decodeFunctionResult, encodeFunctionData, getAddress, parseEventLogs, parseSignature, type Address, type Hex, type Log } from 'viem'
 import { runnerAbi } from '../../contracts/abi.ts'
 import type { SignedTransferPayment } from './schemas.ts'
 
@@ -88,6 +88,24 @@ export function encodeRunnerCall(relay: RunnerRelay, callGas: bigint, charge: Ru
       charge,
     ],
   })
+}
+
+/**
+ * The charge a runner transaction's calldata carries (its last argument), or undefined for calldata
+ * that is not a relay.
+ *
+ * @example
+ * signedCharge(parseTransaction(transaction.raw).data!)?.l1FeeWei // 1_250_000_000_000n
+ */
+export function signedCharge(data: Hex): RunnerCharge | undefined {
+  try {
+    const decoded = decodeFunctionData({ abi: runnerAbi, data })
+    if (decoded.functionName === 'relayBatch') return decoded.args[7]
+    if (decoded.functionName === 'relayWithAuthorization') return decoded.args[7]
+  } catch {
+    return undefined
+  }
+  return undefined
 }
 
 /** What the call phase did, as the Runner returns it (simulated) or logs it (`Relayed`). */

@@ -1,5 +1,5 @@
 import type { Fraction } from '../chain/tokenPrice.ts'
-import { weiToToken } from './pricing.ts'
+import { ceilDiv, weiToToken } from './pricing.ts'
 import { encodeRunnerCall, type RunnerCharge, type RunnerRelay } from './runnerCall.ts'
 import { calldataGas } from './runnerTransaction.ts'
 
@@ -49,15 +49,9 @@ export function authorizationGas(list: readonly { readonly nonce: number }[] | u
 }
 
 /**
- * An L1 data fee rises at most 12.5 % per L1 block (EIP-1559's bound on its base fee, and EIP-4844's
- * on its blob fee): the charge prices it a block ahead, so that one rise before inclusion is paid.
- */
-const L1_FEE_HEADROOM = { numerator: 9n, denominator: 8n }
-
-/**
  * The charge the runner signs into a relay (contracts/Runner.sol, `Charge`): the gas the transaction
  * costs outside the Runner's code (21,000, its calldata at its dearest, its authorizations'), the
- * EIP-7623 floor, the L1 data fee with one L1 block's rise, the token's base units per ether at the
+ * EIP-7623 floor, the L1 data fee as the runner priced it (`readL1DataFee`: with its headroom), the token's base units per ether at the
  * price of this send (rounded up), the markup, and the refund's cap (0: the payee keeps the payment).
  * The figures in the calldata are counted at their most, so the count errs by a few gas, for the runner.
  *
@@ -75,7 +69,7 @@ export function runnerCharge(parts: {
   refundGas: bigint
 }): RunnerCharge {
   const priced = {
-    l1FeeWei: (parts.l1FeeWei * L1_FEE_HEADROOM.numerator + L1_FEE_HEADROOM.denominator - 1n) / L1_FEE_HEADROOM.denominator,
+    l1FeeWei: parts.l1FeeWei,
     unitsPerEther: weiToToken(10n ** 18n, parts.weiPerBaseUnit),
     markupBps: BigInt(parts.markupBps),
     refundGas: parts.refundGas,
@@ -87,6 +81,22 @@ export function runnerCharge(parts: {
     floorGas: 21_000n + (10n * calldata) / 4n,
     ...priced,
   }
+}
+
+/**
+ * What the Runner would charge of `amount` for a relay that uses `gas` at `feePerGas` under `charge`: its
+ * formula (contracts/Runner.sol, `_settle`) run ahead, for a quote's expected charge. With no refund
+ * (`refundGas` 0) the payee keeps the whole payment.
+ *
+ * @example
+ * expectedCharge(charge, 140_000n, 1_100_000_000n, 1_000_000n) // 485_100n: 140,000 gas at 1.1 gwei, 3,000 USDC/ETH, + 5 %
+ */
+export function expectedCharge(charge: RunnerCharge, gas: bigint, feePerGas: bigint, amount: bigint): bigint {
+  if (charge.refundGas === 0n) return amount
+  const counted = gas > charge.floorGas ? gas : charge.floorGas
+  const cost = ceilDiv((counted * feePerGas + charge.l1FeeWei) * charge.unitsPerEther, 10n ** 18n)
+  const priced = ceilDiv(cost * (10_000n + charge.markupBps), 10_000n)
+  return priced < amount ? priced : amount
 }
 
 /** The refund's cap for a simulation's measure: none when the payee made no refund, else the measure and the margin. */

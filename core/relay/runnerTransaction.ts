@@ -46,6 +46,8 @@ export interface PreparedRelay {
   readonly coverage: Coverage
   /** What the Runner charges of the payment and refunds of the rest, inside `data` (`refundGas` 0: the payee keeps it all). */
   readonly charge: RunnerCharge
+  /** The gas the call used in the probe (absent when nothing was probed: a send with its stipend known). */
+  readonly callGasUsed?: bigint
 }
 
 /**
@@ -63,17 +65,27 @@ export function stipendFor(gasUsed: bigint): bigint {
  * The gas limit the runner would sign for a relay measured before it can be simulated whole (a
  * quote before the transfer is signed, a batch before it is signed), counted as the Runner spends
  * it: the intrinsic gas of `runnerData` (and `authorizationGas`), the work before the call, the
- * copy of `copiedData` into memory, the stipend with the 1/64 a call keeps back, the settlement —
+ * copy of `copiedData` into memory, the stipend with the 1/64 a call keeps back, the settlement and the refund's reserve —
  * never below the EIP-7623 calldata floor — with the configured headroom (`gasLimitBps`).
  *
  * @example
  * runnerGasLimit({ runnerData, copiedData: call.data, beforeCall: 110_000n, callGas: 60_000n, authorizationGas: 0n, gasLimitBps: 10_500 })
  */
-export function runnerGasLimit(parts: { runnerData: Hex; copiedData: Hex; beforeCall: bigint; callGas: bigint; authorizationGas: bigint; gasLimitBps: number }): bigint {
+export function runnerGasLimit(parts: {
+  runnerData: Hex
+  copiedData: Hex
+  beforeCall: bigint
+  callGas: bigint
+  authorizationGas: bigint
+  gasLimitBps: number
+  /** The refund's cap, which the Runner reserves with its 1/64 before the call (0: no refund). */
+  refundGas?: bigint
+}): bigint {
   const calldata = calldataGas(parts.runnerData)
   const words = BigInt(Math.ceil((parts.copiedData.length - 2) / 64))
+  const refund = parts.refundGas ?? 0n
   const least =
-    21_000n + calldata + parts.authorizationGas + parts.beforeCall + 3n * words + (words * words) / 512n + parts.callGas + parts.callGas / 63n + RUNNER_SETTLE_GAS
+    21_000n + calldata + parts.authorizationGas + parts.beforeCall + 3n * words + (words * words) / 512n + parts.callGas + parts.callGas / 63n + RUNNER_SETTLE_GAS + refund + refund / 63n
   const floor = 21_000n + (10n * calldata) / 4n
   return ((least > floor ? least : floor) * BigInt(parts.gasLimitBps)) / 10_000n
 }
@@ -217,7 +229,7 @@ export async function prepareRunnerTransaction(
     const outcome = await run(data, gas, fees)
     if (outcome.callSucceeded || !hasCall) {
       const coverage = paymentCovers(options.amount, { gasLimit: gas, maxFeePerGas: fees.maxFeePerGas, l1FeeWei }, weiPerBaseUnit)
-      return { to, data, callGas, gas, fees, ...withAuthorizations, l1FeeWei, weiPerBaseUnit, coverage, charge }
+      return { to, data, callGas, gas, fees, ...withAuthorizations, l1FeeWei, weiPerBaseUnit, coverage, charge, ...(probe && hasCall ? { callGasUsed: probe.callGasUsed } : {}) }
     }
     if (attempt === 2 || callGas >= callCap) throw await callFails(outcome, `in simulation with a ${callGas}-gas stipend at the fees it would be sent with`)
     callGas = min(callCap, (callGas * 3n) / 2n)

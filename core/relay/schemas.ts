@@ -146,6 +146,7 @@ export const Quote = Type.Object(
     gas: GasUnits,
     feePerGasWei: BaseUnits,
     costWei: BaseUnits,
+    expectedChargeBaseUnits: BaseUnits,
   },
   { additionalProperties: false },
 )

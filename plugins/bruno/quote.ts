@@ -14,8 +14,7 @@ export const quote = (chain: TSchema) =>
     description:
       'Prices `call` in `token`: the whole runner transaction\'s gas at current max fees plus the margin, at the pool ' +
       'price, rounded up. Pay it with payment_authorization (its `amount`), or quote calibur_execute\'s call with payment ' +
-      '"batch". The call runs from Bruno\'s Runner contract, so only calls that act by signature belong there; one ' +
-      'that fails in simulation is refused with the reason.',
+      '"batch". expectedChargeBaseUnits: the charge expected at current fees, the rest refunded.',
     input: Type.Object({ chain, ...QuoteRequest.properties }, { additionalProperties: false }),
     output: Quote,
     annotations: { readOnlyHint: true, openWorldHint: true },

@@ -1,5 +1,6 @@
 import t, { type Test } from 'tap'
-import { size, toHex, type Hex } from 'viem'
+import { parseTransaction, size, toHex, type Hex } from 'viem'
+import { signedCharge } from '../../core/relay/runnerCall.ts'
 import { GAS_PRICE_ORACLE, L1_FEE_HEADROOM_BPS } from '../../core/chain/l1DataFee.ts'
 import { waitFor } from '../fixtures/waitFor.ts'
 import { expectCancelled, startRunnerDevnet } from './runnerDevnet.ts'
@@ -65,6 +66,31 @@ t.test('a relay whose L1 data fee rises past its payment while it waits is cance
   t.equal(await devnet.nodeHas(relay.hash), false, 'the relay is out of the pool')
 
   await expectCancelled(t, devnet, submission.id, cancel.hash, why)
+})
+
+t.test('a relay whose L1 data fee rises past what its charge counts, still within its payment, is replaced with a charge that counts the new fee', async (t) => {
+  const { devnet, setPerByte } = await opStackDevnet(t)
+  const submission = await devnet.submit(await devnet.payer())
+  await devnet.pass()
+  const relay = (await devnet.get(submission.id)).transaction!
+  const oracleFee = (raw: Hex, perByte: bigint) => (BigInt(size(raw)) + 68n) * perByte
+  const first = signedCharge(parseTransaction(relay.raw).data!)!
+  t.ok(first.refundGas > 0n, 'the payee refunds: the relay signed a charge')
+  t.ok(first.l1FeeWei >= oracleFee(relay.raw, 1_000n), `its L1 fee ${first.l1FeeWei} covers the fee of its bytes (${oracleFee(relay.raw, 1_000n)})`)
+
+  // 40 % more a byte: past the charge's 25 % headroom, far within what the payment covers.
+  await setPerByte(1_400n)
+  const replaced = await waitFor(async () => (await devnet.pass(), devnet.get(submission.id)), (s) => s.transaction!.hashes.length === 2, 'the replacement', 5_000)
+  const replacement = replaced.transaction!
+  t.equal(replacement.nonce, relay.nonce, 'at the same nonce')
+  t.equal(replacement.cancel, undefined, 'a relay, not a cancellation')
+  const second = signedCharge(parseTransaction(replacement.raw).data!)!
+  t.ok(second.l1FeeWei >= oracleFee(replacement.raw, 1_400n), `the new charge counts the new L1 fee: ${second.l1FeeWei} ≥ ${oracleFee(replacement.raw, 1_400n)}`)
+  t.equal(second.refundGas, first.refundGas, 'the refund\'s cap kept')
+  t.same(devnet.logged(/^replaced a stuck transaction$/).map((line) => line.submission), [submission.id])
+  await devnet.mine()
+  await devnet.pass()
+  t.equal((await devnet.get(submission.id)).stage, 'done')
 })
 
 t.test('an OP-stack receipt\'s l1Fee is part of the fee recorded for the relay', async (t) => {

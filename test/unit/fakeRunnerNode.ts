@@ -1,4 +1,4 @@
-import { decodeFunctionData, encodeErrorResult, encodeFunctionData, encodeFunctionResult, getAddress, hexToBigInt, parseAbi, toFunctionSelector, toHex, type Address, type Hex } from 'viem'
+import { decodeFunctionData, encodeAbiParameters, encodeErrorResult, encodeFunctionData, encodeFunctionResult, getAddress, hexToBigInt, parseAbi, toFunctionSelector, toHex, type Address, type Hex } from 'viem'
 import type { NetworkConfig } from '../../config/schema.ts'
 import type { RelayContext } from '../../core/relay/context.ts'
 import type { Delegate } from '../../core/relay/delegate.ts'
@@ -29,6 +29,8 @@ export const runnerErrors = parseAbi([
 const oracleAbi = parseAbi(['function getL1Fee(bytes _data) view returns (uint256)'])
 const tokenAbi = parseAbi(['function authorizationState(address authorizer, bytes32 nonce) view returns (bool)', 'function balanceOf(address owner) view returns (uint256)'])
 const [AUTHORIZATION_STATE, BALANCE_OF] = [toFunctionSelector(tokenAbi[0]), toFunctionSelector(tokenAbi[1])]
+/** `runner()`: what a quote asks the payee, to know whether it refunds (a PayeeVault of this Runner). */
+const RUNNER_OF_VAULT = toFunctionSelector('function runner()')
 export const GAS_PRICE_ORACLE = '0x420000000000000000000000000000000000000F'
 
 /** `Error(string)` revert data. */
@@ -85,6 +87,8 @@ export interface RunnerNodeOptions {
   /** A token's `balanceOf` (default 10³⁰: every payer holds enough). */
   readonly tokenBalance?: (token: Address, holder: Address) => bigint
   /** eth_call to other contracts. */
+  /** The payee is the PayeeVault of this Runner (its `runner()` answer); absent: the payee is an account. */
+  readonly payeeRunner?: Address
   readonly otherCall?: NodeAnswer
   readonly balance?: (address: string) => bigint
   /** GasPriceOracle.getL1Fee's answer. */
@@ -151,6 +155,8 @@ export function runnerNode(options: RunnerNodeOptions = {}) {
         const { args } = decodeFunctionData({ abi: tokenAbi, data })
         return encodeFunctionResult({ abi: tokenAbi, functionName: 'balanceOf', result: options.tokenBalance ? options.tokenBalance(getAddress(to), args[0] as Address) : 10n ** 30n })
       }
+      // `runner()` of the payee: a PayeeVault answers its Runner; an account has no code (no data).
+      if (data.startsWith(RUNNER_OF_VAULT)) return options.payeeRunner ? encodeAbiParameters([{ type: 'address' }], [options.payeeRunner]) : '0x'
       if (options.otherCall) return options.otherCall(request)
       throw new Error(`no contract at ${to}`)
     },

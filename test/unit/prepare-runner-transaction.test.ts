@@ -88,6 +88,7 @@ t.test('the probe, the stipend, the estimate at latest, the exact run, the cover
     weiPerBaseUnit: { numerator: 1n, denominator: 1n },
     coverage: { covered: true, requiredAmount: worst, worstCaseWei: worst },
     charge: KEPT, // the probe's refund made nothing (the payee is no refunder): the payee keeps the payment
+    callGasUsed: 160_000n, // the probe's measure of the call
   })
   const [probe, estimate, exact] = node.runnerRequests
   t.equal(node.runnerRequests.length, 3)

@@ -3,7 +3,9 @@ import { encodeErrorResult, encodeFunctionData, formatUnits, getAddress, parseAb
 import { serializeAsSigned } from '../../core/chain/l1DataFee.ts'
 import { ChainUnavailableError } from '../../core/chain/guardedTransport.ts'
 import type { Delegate, BatchTerms } from '../../core/relay/delegate.ts'
-import { AUTHORIZATION_PHASE_GAS, quoteCall } from '../../core/relay/quote.ts'
+import { AUTHORIZATION_PHASE_GAS, EXPECTED_AUTHORIZATION_PHASE_GAS, EXPECTED_SETTLEMENT_GAS, QUOTED_REFUND_GAS, quoteCall } from '../../core/relay/quote.ts'
+import type { RunnerCharge } from '../../core/relay/runnerCall.ts'
+import { estimateCharge, expectedCharge, runnerCharge } from '../../core/relay/runnerCharge.ts'
 import { ToolError } from '../../core/tool.ts'
 import { ethCall, networkConfig } from './fakeChain.ts'
 import { a, errorString, intrinsicDataGas, KEPT, methods, relayContext, revert, runnerFunctions, runnerNode, type RunnerNodeOptions } from './fakeRunnerNode.ts'
@@ -25,20 +27,20 @@ const MAX_FEE = 1_201_000_000n
 const FEES = { maxFeePerGas: MAX_FEE, maxPriorityFeePerGas: 1_000_000n }
 
 /** The placeholder transfer the quote prices: payee to payee, 1 unit, r = s = 0x7f…, v 27. */
-function placeholderData(call: { to: Address; data: Hex }, callGas: bigint, token: Address): Hex {
+function placeholderData(call: { to: Address; data: Hex }, callGas: bigint, token: Address, charge: RunnerCharge = KEPT): Hex {
   const seven = `0x${'7f'.repeat(32)}` as Hex
   return encodeFunctionData({
     abi: runnerFunctions,
     functionName: 'relayWithAuthorization',
-    args: [call.to, call.data, callGas, token, payee, 1n, { from: payee, value: 1n, validAfter: 0n, validBefore: 99_999_999_999n, nonce: `0x${'ff'.repeat(32)}`, v: 27, r: seven, s: seven }, KEPT],
+    args: [call.to, call.data, callGas, token, payee, 1n, { from: payee, value: 1n, validAfter: 0n, validBefore: 99_999_999_999n, nonce: `0x${'ff'.repeat(32)}`, v: 27, r: seven, s: seven }, charge],
   })
 }
 
 /** The gas limit for the Runner's calldata `data` copying `copied` with stipend `callGas`, by hand. */
-function gasLimitOf(data: Hex, copied: Hex, callGas: bigint): bigint {
+function gasLimitOf(data: Hex, copied: Hex, callGas: bigint, refundGas = 0n): bigint {
   const words = BigInt(Math.ceil((copied.length - 2) / 64))
   const calldata = intrinsicDataGas(data)
-  const least = 21_000n + calldata + 110_000n + 3n * words + (words * words) / 512n + callGas + callGas / 63n + 25_000n
+  const least = 21_000n + calldata + 110_000n + 3n * words + (words * words) / 512n + callGas + callGas / 63n + 25_000n + refundGas + refundGas / 63n
   const floor = 21_000n + (calldata * 10n) / 4n
   return ((least > floor ? least : floor) * 10_500n) / 10_000n
 }
@@ -58,6 +60,40 @@ function quoting(options: RunnerNodeOptions = {}, readers?: Delegate[]) {
   const node = runnerNode(options)
   return { node, context: relayContext(node, operator, readers).context }
 }
+
+t.test('a payee that refunds (this Runner\'s vault): the limit reserves the refund, the charge is priced ahead as the Runner will', async (t) => {
+  const call = { to: target, data: '0xabcd' as Hex }
+  const { node, context } = quoting({ estimateOther: () => 21_000n + 32n + 160_000n, payeeRunner: runner })
+  const quote = await quoteCall(context, { call, token: 'WETH' })
+  const data = placeholderData(call, 180_000n, weth, estimateCharge(QUOTED_REFUND_GAS, 500))
+  const gas = gasLimitOf(data, call.data, 180_000n, QUOTED_REFUND_GAS)
+  const amount = ceil(gas * MAX_FEE * 12_000n, 10_000n)
+  t.equal(quote.gas, gas.toString(), 'the refund\'s cap and its 1/63 reserved in the limit; the charge\'s figures counted at their dearest')
+  t.equal(quote.amountBaseUnits, amount.toString(), 'the most the payment must allow: unchanged in kind')
+  const placeholder = {
+    token: weth,
+    authorization: { from: payee, to: payee, value: '1', validAfter: '0', validBefore: '99999999999', nonce: `0x${'ff'.repeat(32)}` },
+    signature: `0x${'7f'.repeat(64)}1b`,
+  } as const
+  const charge = runnerCharge({
+    relay: { form: 'authorization', call, payment: placeholder, payee },
+    callGas: 180_000n,
+    authorizationGas: 0n,
+    l1FeeWei: 0n,
+    weiPerBaseUnit: { numerator: 1n, denominator: 1n },
+    markupBps: 500,
+    refundGas: QUOTED_REFUND_GAS,
+  })
+  // 1 wei per base unit: the charge is the gas expected (the call's 160,000 measured, the transfer's and the settlement's
+  // usual gas, the refund's cap) × (the latest base fee + the tip), + 5 %, rounded up.
+  const expectedGas = 21_000n + intrinsicDataGas(data) + EXPECTED_AUTHORIZATION_PHASE_GAS + 160_000n + EXPECTED_SETTLEMENT_GAS + QUOTED_REFUND_GAS
+  const expected = expectedCharge(charge, expectedGas, (((MAX_FEE - 1_000_000n) * 10n) / 12n) + 1_000_000n, amount)
+  t.equal(quote.expectedChargeBaseUnits, expected.toString())
+  t.ok(expected * 100n < amount * 70n, `expected ${expected} of at most ${amount}: the max fee's room, the margin, the headroom and the reserves come back`)
+  t.equal(node.seen.filter((request) => request.method === 'eth_call' && JSON.stringify(request.params).includes('0x7a8ca615')).length, 1, 'the payee asked runner() once')
+  await quoteCall(context, { call, token: 'WETH' })
+  t.equal(node.seen.filter((request) => request.method === 'eth_call' && JSON.stringify(request.params).includes('0x7a8ca615')).length, 1, 'and not again: kept for the chain')
+})
 
 t.test('the transfer phase is priced at 110,000 gas', async (t) => {
   t.equal(AUTHORIZATION_PHASE_GAS, 110_000n)
@@ -85,6 +121,7 @@ t.test('a signed-transfer quote: the call measured from the Runner at latest, th
     gas: gas.toString(),
     feePerGasWei: MAX_FEE.toString(),
     costWei: cost.toString(),
+    expectedChargeBaseUnits: amount.toString(), // the payee, an account, keeps the whole payment
   })
   // the call estimated from the Runner contract, at the latest block, with nothing else
   const estimate = node.seen.find((request) => request.method === 'eth_estimateGas')!

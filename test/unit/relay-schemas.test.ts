@@ -190,6 +190,7 @@ t.test('Quote: every field required, closed', async (t) => {
     gas: '90000',
     feePerGasWei: '1000000000',
     costWei: '90000000000000',
+    expectedChargeBaseUnits: '100000',
   }
   pinFields(t, Quote, quote, Object.keys(quote))
   refuses(t, Quote, { ...quote, amount: '150000.' }, 'an amount that is not whole units')
