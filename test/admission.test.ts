@@ -73,11 +73,12 @@ t.test('a paying account may have maxActive submissions active; the next is refu
 t.test('a payer whose accepted submissions fail by its own doing is throttled, then refused for a while', async (t) => {
   const one = await payer(5_000_000n)
   // Two payments its balance covers only until the first payment is in: at the re-check they fail,
-  // and each fails at its deadline, by the payer's doing.
+  // and each fails at its deadline, by the payer's doing. (The first is refunded what it did not cost,
+  // about half: each of these needs all but a tenth or less of the first's payment.)
   await testClient.setAutomine(false)
   const first = await submit(one.call, await one.pay())
   const deadline = Math.floor(Date.now() / 1000) + 4
-  const doomed = [await submit(one.call, await one.pay(5_000_000n - one.amount / 2n), deadline), await submit(one.call, await one.pay(5_000_000n - one.amount / 3n), deadline)]
+  const doomed = [await submit(one.call, await one.pay(5_000_000n - one.amount / 10n), deadline), await submit(one.call, await one.pay(5_000_000n - one.amount / 20n), deadline)]
   await testClient.setAutomine(true)
   await testClient.mine({ blocks: 1 })
   t.equal((await settled(first.structuredContent.id)).stage, 'done')

@@ -44,8 +44,9 @@ async function paidCall() {
   const call = { to: deployment.usdc, data: encodeFunctionData({ abi: erc20Abi, functionName: 'balanceOf', args: [account] }) }
   const quote = await mcp.call('quote', { chain: 'local', call, token: 'USDC', payment: 'authorization' })
   const fee = await signTransfer(key, usdcDomain, payee, BigInt(quote.amountBaseUnits))
-  // A second payment of the same account's that its balance covers only until the first is in.
-  const rest = await signTransfer(key, usdcDomain, payee, 5_000_000n - BigInt(quote.amountBaseUnits) / 2n)
+  // A second payment of the same account's that its balance covers only until the first is in (the first is
+  // refunded what it did not cost, about half of it: this one needs all but a tenth of it).
+  const rest = await signTransfer(key, usdcDomain, payee, 5_000_000n - BigInt(quote.amountBaseUnits) / 10n)
   return {
     call,
     payment: { token: deployment.usdc, authorization: fee.message, signature: fee.signature },

@@ -1,11 +1,11 @@
 import t, { type Test } from 'tap'
-import { createPublicClient, encodeFunctionData, erc20Abi, getAddress, http, parseSignature, zeroAddress, type Address, type Hex } from 'viem'
+import { createPublicClient, erc20Abi, getAddress, http, zeroAddress, type Address, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { mintUsdc } from '../core/devnet/fund.ts'
-import { eip3009Abi } from '../plugins/3009/abi.ts'
 import { CALIBUR_ADDRESS } from '../plugins/calibur/networkOptions.ts'
 import { startDevnetBruno } from './fixtures/devnetBruno.ts'
 import { RawMcpClient } from './fixtures/mcpHttp.ts'
+import { giftCall } from './fixtures/giftCall.ts'
 import { signTransfer } from './fixtures/signedTransfer.ts'
 import { waitFor } from './fixtures/waitFor.ts'
 
@@ -51,20 +51,8 @@ async function checkLedger(t: Test, hash: Hex, label: string, uncountedGas = 0n)
 }
 
 t.test('flow 2 with a call: the payer pays the gift and the charge; the rest comes back in the same transaction', async (t) => {
-  const key = generatePrivateKey()
-  const account = privateKeyToAccount(key).address
-  const friend = privateKeyToAccount(generatePrivateKey()).address
-  await mintUsdc(deployment.rpcUrl, deployment, account, 50_000_000n)
-  const gift = await signTransfer(key, token, friend, 10_000_000n)
-  const { v, r, s } = parseSignature(gift.signature)
-  const call = {
-    to: usdc,
-    data: encodeFunctionData({
-      abi: eip3009Abi,
-      functionName: 'transferWithAuthorization',
-      args: [account, friend, 10_000_000n, 0n, BigInt(gift.message.validBefore), gift.message.nonce, Number(v), r, s],
-    }),
-  }
+  const { key, account: signer, friend, call } = await giftCall(deployment, 50_000_000n, 10_000_000n)
+  const account = signer.address
   const vaultBefore = await balance(payee)
   const { quote, status } = await relayPaidBySignedTransfer(key, call)
   t.equal(status.stage, 'done', status.reason)
@@ -76,6 +64,7 @@ t.test('flow 2 with a call: the payer pays the gift and the charge; the rest com
   t.ok(Math.abs(charged - expected) <= expected / 10, `charged ${charged}, expected ${expected}: within a tenth`)
   t.equal(paidBaseUnits, quote.amountBaseUnits, 'the quoted payment arrived')
   t.equal(BigInt(chargedBaseUnits) + BigInt(refundedBaseUnits), BigInt(paidBaseUnits), 'status: charged and refunded make the payment')
+  t.equal(await balance(friend), 10_000_000n, 'the call ran: the friend has the gift')
   t.equal(await balance(account), 50_000_000n - 10_000_000n - BigInt(chargedBaseUnits), 'the account paid the gift and the charge only')
   t.equal((await balance(payee)) - vaultBefore, BigInt(chargedBaseUnits), 'the vault kept the charge')
   const entry = await checkLedger(t, status.transaction.hash, 'flow 2, a call')

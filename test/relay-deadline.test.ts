@@ -30,8 +30,9 @@ t.test('a submission that would revert waits with its reason, then fails at its 
   await testClient.setAutomine(false)
   const first = await mcp.call('submit', { chain: 'local', call, payment })
   await waitFor(() => mcp.call('status', { id: first.id }), (status) => status.stage === 'sending', `the first submission ${first.id} sent`, 20_000)
-  // A second payment by the same account that its balance covers only until the first is in.
-  const rest = await signTransfer(key, { address: deployment.usdc, name: 'USD Coin', version: '2', chainId: deployment.chainId }, payee, 5_000_000n - BigInt(quote.amountBaseUnits) / 2n)
+  // A second payment by the same account that its balance covers only until the first is in (the first is refunded
+  // what it did not cost, about half of it: this one needs all but a tenth of it).
+  const rest = await signTransfer(key, { address: deployment.usdc, name: 'USD Coin', version: '2', chainId: deployment.chainId }, payee, 5_000_000n - BigInt(quote.amountBaseUnits) / 10n)
   const deadline = Math.floor(Date.now() / 1000) + 3
   const second = await mcp.call('submit', { chain: 'local', call, payment: { token: deployment.usdc, authorization: rest.message, signature: rest.signature }, deadline })
   t.equal(second.stage, 'waiting', 'accepted: against the latest block, the balance still covers it')
