@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import { createPublicClient, erc20Abi, getAddress, http, zeroAddress, type Address, type Hex } from 'viem'
+import { createPublicClient, createTestClient, erc20Abi, getAddress, http, zeroAddress, type Address, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { mintUsdc } from '../core/devnet/fund.ts'
 import { CALIBUR_ADDRESS } from '../plugins/calibur/networkOptions.ts'
@@ -16,6 +16,7 @@ import { waitFor } from './fixtures/waitFor.ts'
 const bruno = await startDevnetBruno(t, { groups: ['bruno', '3009', 'calibur', 'erc20'] })
 const { deployment } = bruno
 const client = createPublicClient({ transport: http(deployment.rpcUrl) })
+const testClient = createTestClient({ mode: 'anvil', transport: http(deployment.rpcUrl) })
 const mcp = new RawMcpClient(`${bruno.mcpUrl}/bruno,3009,calibur,erc20`)
 const payee = getAddress(bruno.config.networks[0]!.payee)
 const usdc = deployment.usdc
@@ -125,4 +126,27 @@ t.test('a Calibur batch from a USDC-only account that delegates in the same tran
   await checkLedger(t, nextStatus.transaction.hash, 'Calibur, delegated before')
   const [expected, charged] = [Number(quoted.expectedChargeBaseUnits), Number(nextStatus.outcome.chargedBaseUnits)]
   t.ok(Math.abs(charged - expected) <= expected / 10, `a batch quote: charged ${charged}, expected ${expected}: within a tenth`)
+})
+
+t.test('a base fee that rises 15 % between signing and inclusion is charged as paid: never below cost', async (t) => {
+  const { key, call } = await giftCall(deployment, 50_000_000n, 10_000_000n)
+  const quote = await mcp.call('quote', { chain: 'local', call, token: 'USDC', payment: 'authorization' })
+  const fee = await signTransfer(key, token, payee, BigInt(quote.amountBaseUnits))
+  await testClient.setAutomine(false)
+  let hash: Hex
+  try {
+    const accepted = await mcp.call('submit', { chain: 'local', call, payment: { token: usdc, authorization: fee.message, signature: fee.signature } })
+    const sent = await waitFor(() => mcp.call('status', { id: accepted.id }), (s) => s.stage === 'sending', `submission ${accepted.id} sent`, 20_000)
+    hash = sent.transaction.hash
+    // Signed at the latest base fee (its max fee 1.2 × that + the tip); included at 1.15 × it.
+    const { baseFeePerGas } = await client.getBlock({ blockTag: 'latest' })
+    await testClient.setNextBlockBaseFeePerGas({ baseFeePerGas: (baseFeePerGas! * 115n) / 100n })
+    await testClient.mine({ blocks: 1 })
+  } finally {
+    await testClient.setAutomine(true)
+  }
+  const receipt = await client.getTransactionReceipt({ hash })
+  const signed = await client.getTransaction({ hash })
+  t.ok(receipt.effectiveGasPrice > (signed.maxFeePerGas! * 90n) / 100n, `included at ${receipt.effectiveGasPrice} wei per gas, near its max fee ${signed.maxFeePerGas}`)
+  await checkLedger(t, hash, 'flow 2, the base fee up 15 % after signing')
 })
