@@ -5,14 +5,16 @@ import { ToolError } from '../tool.ts'
 import { AUTHORIZATION_GAS } from './delegation7702.ts'
 import type { GasPricer } from './gasPricer.ts'
 import { encodeRunnerCall, RUNNER_BATCH_GAS, type RunnerRelay } from './runnerCall.ts'
+import { estimateCharge, QUOTED_REFUND_GAS } from './runnerCharge.ts'
 import { runnerGasLimit } from './runnerTransaction.ts'
 
 /**
  * What a delegate's batch relay will cost, measured before it is signed, as submit will price it:
  * the gas limit of the exact `relayBatch` calldata (placeholder signatures in `relay`), the
  * Runner's work, the payment phase (`paymentPhaseGas`: what it was measured to need, else its cap
- * `relay.paymentGas`), `callGas` as the stipend and the settlement
- * (`runnerGasLimit`, one EIP-7702 authorization each in `authorizations`), and the L1 data fee it
+ * `relay.paymentGas`), `callGas` as the stipend, the settlement and a refund's reserve with the
+ * charge's calldata at its dearest, as a payee that refunds would be sent (`runnerGasLimit`, one
+ * EIP-7702 authorization each in `authorizations`), and the L1 data fee it
  * would pay at `feePerGas` where the chain charges one. A batch tool prices its payment leg from it.
  *
  * @example
@@ -27,7 +29,8 @@ export async function batchRelayCost(
   authorizations?: SignedAuthorizationList,
   paymentPhaseGas: bigint = relay.paymentGas,
 ): Promise<{ gas: bigint; l1FeeWei: bigint }> {
-  const runnerData = encodeRunnerCall(relay, callGas)
+  // Priced as a payee that refunds would be sent: the charge's figures at their dearest, the refund's reserve.
+  const runnerData = encodeRunnerCall(relay, callGas, estimateCharge(QUOTED_REFUND_GAS, network.config.margins.markupBps))
   const gas = runnerGasLimit({
     runnerData,
     copiedData: concat([relay.paymentData, relay.data]),
@@ -35,6 +38,7 @@ export async function batchRelayCost(
     callGas,
     authorizationGas: AUTHORIZATION_GAS * BigInt(authorizations?.length ?? 0),
     gasLimitBps: network.config.runner.gasLimitBps,
+    refundGas: QUOTED_REFUND_GAS,
   })
   const l1FeeWei = await readL1DataFee(network, {
     to: getAddress(network.config.runner.contract),

@@ -10,7 +10,7 @@ import { payeeRefunds } from './payeeRefunds.ts'
 import { chargeFor, worstCaseWei, type WorstCase } from './pricing.ts'
 import { revertReason } from './revertReason.ts'
 import { encodeRunnerCall, KEEP_PAYMENT, RUNNER_SETTLE_GAS, type RunnerCharge } from './runnerCall.ts'
-import { authorizationGas, estimateCharge, expectedCharge, runnerCharge } from './runnerCharge.ts'
+import { authorizationGas, estimateCharge, expectedCharge, QUOTED_REFUND_GAS, runnerCharge } from './runnerCharge.ts'
 import { calldataGas, MAX_TRANSACTION_GAS, prepareRunnerTransaction, type PreparedRelay, runnerGasLimit, signedCallsOnly, stipendFor, viemAuthorizations } from './runnerTransaction.ts'
 import type { Quote, QuoteRequest } from './schemas.ts'
 import { readBatch } from './relayOfRequest.ts'
@@ -106,11 +106,7 @@ interface Measured {
   readonly expected: { readonly charge: RunnerCharge; readonly gas: bigint; readonly feePerGas: bigint }
 }
 
-/**
- * A refund's cap as a quote counts it, before anything is signed that a probe could measure: USDC's
- * (6,773 measured, + the margin) rounded up. A relay signs the cap its probe measured.
- */
-export const QUOTED_REFUND_GAS = 7_100n
+
 
 /**
  * The worst case of a relay paid by a signed transfer that is not signed yet: the call measured as

@@ -99,6 +99,13 @@ export function expectedCharge(charge: RunnerCharge, gas: bigint, feePerGas: big
   return priced < amount ? priced : amount
 }
 
+/**
+ * A refund's cap as it is counted before anything is signed that a probe could measure (a quote, a
+ * delegate batch tool's price): USDC's (6,773 measured, + the margin) rounded up. A relay signs the
+ * cap its probe measured.
+ */
+export const QUOTED_REFUND_GAS = 7_100n
+
 /** The refund's cap for a simulation's measure: none when the payee made no refund, else the measure and the margin. */
 export function refundCap(refundGasUsed: bigint): bigint {
   return refundGasUsed === 0n ? 0n : refundGasUsed + REFUND_GAS_MARGIN

@@ -15,7 +15,6 @@ import {
   erc20Solidity,
   errorString,
   intrinsicOf,
-  KEPT,
   ownerExecute,
   ownerPathCalls,
   reverted,
@@ -31,6 +30,13 @@ import { CALIBUR_ADDRESS } from '../../plugins/calibur/networkOptions.ts'
 // calibur_batch (plugins/calibur/batch.ts) called as Bruno calls it (the plugin's setup, the registry's
 // input check, the handler), on a node the test answers: the typed data, calls and gas rebuilt here
 // from Calibur's and the Runner's Solidity signatures and the gas rules by hand; every refusal's words.
+
+/**
+ * The charge a batch is priced with, as a payee that refunds would be sent: every figure at its dearest bytes (gas
+ * figures 3 bytes, the L1 fee and the price 8), the default markup, and a refund's cap of 7,100, which the Runner
+ * reserves with its 1/63 beside the stipend.
+ */
+const PRICED_CHARGE = { baseGas: 0xffffffn, floorGas: 0xffffffn, l1FeeWei: 2n ** 64n - 1n, unitsPerEther: 2n ** 64n - 1n, markupBps: 500n, refundGas: 7_100n }
 
 const one = getAddress('0x1111111111111111111111111111111111111111')
 const two = getAddress('0x2222222222222222222222222222222222222222')
@@ -71,13 +77,13 @@ function expectedMeasure(
   const runnerData = encodeFunctionData({
     abi: runnerSolidity,
     functionName: 'relayBatch',
-    args: [account, getAddress(CALIBUR_ADDRESS), { target: account, payment: paymentData, paymentGas: 150_000n, data: callsData }, callGas, usdc, getAddress(config.payee), amount, KEPT],
+    args: [account, getAddress(CALIBUR_ADDRESS), { target: account, payment: paymentData, paymentGas: 150_000n, data: callsData }, callGas, usdc, getAddress(config.payee), amount, PRICED_CHARGE],
   })
   const calldata = intrinsicOf(runnerData)
   // the Runner copies both signed batches into memory
   const words = BigInt(Math.ceil((paymentData.length - 2 + callsData.length - 2) / 64))
   const least =
-    21_000n + calldata + (options.authorization ? 25_000n : 0n) + 20_000n + paymentGas + 3n * words + (words * words) / 512n + callGas + callGas / 63n + 25_000n
+    21_000n + calldata + (options.authorization ? 25_000n : 0n) + 20_000n + paymentGas + 3n * words + (words * words) / 512n + callGas + callGas / 63n + 25_000n + 7_100n + 7_100n / 63n
   const floor = 21_000n + (10n * calldata) / 4n
   return { legData, ownerData, runnerData, paymentGas, accountGas, gas: ((least > floor ? least : floor) * 10_500n) / 10_000n, callGas }
 }
