@@ -9,7 +9,7 @@ import { paymentToken, requireSignedTransfers } from './paymentToken.ts'
 import { payeeRefunds } from './payeeRefunds.ts'
 import { chargeFor, worstCaseWei, type WorstCase } from './pricing.ts'
 import { revertReason } from './revertReason.ts'
-import { encodeRunnerCall, KEEP_PAYMENT, RUNNER_SETTLE_GAS, type RunnerCharge } from './runnerCall.ts'
+import { encodeRunnerCall, RUNNER_SETTLE_GAS, type RunnerCharge } from './runnerCall.ts'
 import { authorizationGas, estimateCharge, expectedCharge, QUOTED_REFUND_GAS, runnerCharge } from './runnerCharge.ts'
 import { calldataGas, MAX_TRANSACTION_GAS, prepareRunnerTransaction, type PreparedRelay, runnerGasLimit, signedCallsOnly, stipendFor, viemAuthorizations } from './runnerTransaction.ts'
 import type { Quote, QuoteRequest } from './schemas.ts'
@@ -106,8 +106,6 @@ interface Measured {
   readonly expected: { readonly charge: RunnerCharge; readonly gas: bigint; readonly feePerGas: bigint }
 }
 
-
-
 /**
  * The worst case of a relay paid by a signed transfer that is not signed yet: the call measured as
  * the Runner would make it, given its stipend, and the gas limit that stipend needs beside the
@@ -166,7 +164,7 @@ async function measureAuthorizationRelay(context: RelayContext, request: QuoteRe
   const relay = { form: 'authorization' as const, call: { to: target, data: request.call.data as Hex }, payment: placeholder, payee }
   const refundGas = refunds ? QUOTED_REFUND_GAS : 0n
   const markupBps = config.margins.markupBps
-  const data = encodeRunnerCall(relay, callGas, refunds ? estimateCharge(refundGas, markupBps) : KEEP_PAYMENT)
+  const data = encodeRunnerCall(relay, callGas, estimateCharge(refundGas, markupBps))
   const transactionCap = block.gasLimit < MAX_TRANSACTION_GAS ? block.gasLimit : MAX_TRANSACTION_GAS
   const gasLimit = runnerGasLimit({
     runnerData: data,
@@ -179,9 +177,7 @@ async function measureAuthorizationRelay(context: RelayContext, request: QuoteRe
   })
   if (gasLimit > transactionCap) throw new ToolError(`cannot quote: the call needs ${gasLimit} gas, over the ${transactionCap} one transaction may carry on ${config.name}`)
   const l1FeeWei = await readL1DataFee(network, { to: runner, data, gas: gasLimit, nonce: 0, ...fees, ...(authorizations ? { authorizationList: authorizations } : {}) })
-  const charge = refunds
-    ? runnerCharge({ relay, callGas, authorizationGas: authorizationGas(request.authorizationList), l1FeeWei, weiPerBaseUnit, markupBps, refundGas })
-    : KEEP_PAYMENT
+  const charge = runnerCharge({ relay, callGas, authorizationGas: authorizationGas(request.authorizationList), l1FeeWei, weiPerBaseUnit, markupBps, refundGas })
   // Expected, not bounded: the call's measured gas rather than its stipend, the transfer's and the settlement's
   // usual gas rather than their reserves.
   const expectedGas = 21_000n + calldataGas(data) + EXPECTED_AUTHORIZATION_PHASE_GAS + callGasUsed + EXPECTED_SETTLEMENT_GAS + refundGas

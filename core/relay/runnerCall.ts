@@ -100,12 +100,10 @@ export function encodeRunnerCall(relay: RunnerRelay, callGas: bigint, charge: Ru
 export function signedCharge(data: Hex): RunnerCharge | undefined {
   try {
     const decoded = decodeFunctionData({ abi: runnerAbi, data })
-    if (decoded.functionName === 'relayBatch') return decoded.args[7]
-    if (decoded.functionName === 'relayWithAuthorization') return decoded.args[7]
+    return decoded.functionName === 'relayBatch' || decoded.functionName === 'relayWithAuthorization' ? decoded.args[7] : undefined
   } catch {
     return undefined
   }
-  return undefined
 }
 
 /** What the call phase did, as the Runner returns it (simulated) or logs it (`Relayed`). */

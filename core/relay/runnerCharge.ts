@@ -1,6 +1,6 @@
 import type { Fraction } from '../chain/tokenPrice.ts'
 import { ceilDiv, weiToToken } from './pricing.ts'
-import { encodeRunnerCall, type RunnerCharge, type RunnerRelay } from './runnerCall.ts'
+import { encodeRunnerCall, KEEP_PAYMENT, type RunnerCharge, type RunnerRelay } from './runnerCall.ts'
 import { calldataGas } from './runnerTransaction.ts'
 
 /**
@@ -14,8 +14,10 @@ const GAS_PLACEHOLDER = 0xffffffn
  * at least the real one's (eight bytes of `0xff` for the price and the L1 fee, far above either), so
  * that a gas limit estimated with it is never short. Its price leaves nothing to refund, but the
  * Runner reserves the refund's gas before the call whatever happens after, so the estimate counts it.
+ * With no refund (`refundGas` 0) it is `KEEP_PAYMENT`, the charge that will be signed.
  */
 export function estimateCharge(refundGas: bigint, markupBps: number): RunnerCharge {
+  if (refundGas === 0n) return KEEP_PAYMENT
   return { baseGas: GAS_PLACEHOLDER, floorGas: GAS_PLACEHOLDER, l1FeeWei: 2n ** 64n - 1n, unitsPerEther: 2n ** 64n - 1n, markupBps: BigInt(markupBps), refundGas }
 }
 
@@ -32,6 +34,13 @@ export const REFUND_PROBE_CHARGE: RunnerCharge = { baseGas: 0n, floorGas: 0n, l1
  * than in simulation. Charged whole, like the cap.
  */
 export const REFUND_GAS_MARGIN = 250n
+
+/**
+ * A refund's cap as it is counted before anything is signed that a probe could measure (a quote, a
+ * delegate batch tool's price): USDC's (6,773 measured, + the margin) rounded up. A relay signs the
+ * cap its probe measured.
+ */
+export const QUOTED_REFUND_GAS = 7_100n
 
 /**
  * The gas a transaction's EIP-7702 authorizations cost it: 25,000 each, less the 12,500 refunded when
@@ -51,9 +60,10 @@ export function authorizationGas(list: readonly { readonly nonce: number }[] | u
 /**
  * The charge the runner signs into a relay (contracts/Runner.sol, `Charge`): the gas the transaction
  * costs outside the Runner's code (21,000, its calldata at its dearest, its authorizations'), the
- * EIP-7623 floor, the L1 data fee as the runner priced it (`readL1DataFee`: with its headroom), the token's base units per ether at the
- * price of this send (rounded up), the markup, and the refund's cap (0: the payee keeps the payment).
- * The figures in the calldata are counted at their most, so the count errs by a few gas, for the runner.
+ * EIP-7623 floor, the L1 data fee as the runner priced it (`readL1DataFee`: with its headroom), the
+ * token's base units per ether at the price of this send (rounded up), the markup, and the refund's
+ * cap. With no refund (`refundGas` 0) it is `KEEP_PAYMENT`: the payee keeps the payment. The figures
+ * in the calldata are counted at their most, so the count errs by a few gas, for the runner.
  *
  * @example
  * runnerCharge({ relay, callGas: 180_000n, authorizationGas: 0n, l1FeeWei: 0n, weiPerBaseUnit, markupBps: 500, refundGas: 7_023n })
@@ -68,6 +78,7 @@ export function runnerCharge(parts: {
   markupBps: number
   refundGas: bigint
 }): RunnerCharge {
+  if (parts.refundGas === 0n) return KEEP_PAYMENT
   const priced = {
     l1FeeWei: parts.l1FeeWei,
     unitsPerEther: weiToToken(10n ** 18n, parts.weiPerBaseUnit),
@@ -98,13 +109,6 @@ export function expectedCharge(charge: RunnerCharge, gas: bigint, feePerGas: big
   const priced = ceilDiv(cost * (10_000n + charge.markupBps), 10_000n)
   return priced < amount ? priced : amount
 }
-
-/**
- * A refund's cap as it is counted before anything is signed that a probe could measure (a quote, a
- * delegate batch tool's price): USDC's (6,773 measured, + the margin) rounded up. A relay signs the
- * cap its probe measured.
- */
-export const QUOTED_REFUND_GAS = 7_100n
 
 /** The refund's cap for a simulation's measure: none when the payee made no refund, else the measure and the margin. */
 export function refundCap(refundGasUsed: bigint): bigint {

@@ -12,7 +12,7 @@ import { PaymentRefusal, type PaymentProblem } from './paymentRefusal.ts'
 import { payerShortfall, requireSignedTransfers } from './paymentToken.ts'
 import { paymentCovers, type Coverage } from './pricing.ts'
 import { describeRevertData, runnerRevertReason } from './revertReason.ts'
-import { decodeRelayResult, encodeRunnerCall, KEEP_PAYMENT, RUNNER_SETTLE_GAS, type CallOutcome, type RunnerCharge, type RunnerRelay } from './runnerCall.ts'
+import { decodeRelayResult, encodeRunnerCall, RUNNER_SETTLE_GAS, type CallOutcome, type RunnerCharge, type RunnerRelay } from './runnerCall.ts'
 import { authorizationGas, estimateCharge, REFUND_PROBE_CHARGE, REFUND_PROBE_GAS, refundCap, runnerCharge } from './runnerCharge.ts'
 import { yParityOf, type SignedAuthorization } from './schemas.ts'
 
@@ -152,8 +152,10 @@ export async function prepareRunnerTransaction(
     }
   }
   const markupBps = config.margins.markupBps
-  const estimateFor = (callGas: bigint, refundGas: bigint, fees: Fees) =>
-    client.estimateGas({ ...base, data: encodeRunnerCall(relay, callGas, refundGas === 0n ? KEEP_PAYMENT : estimateCharge(refundGas, markupBps)), ...fees }).catch(async (error: unknown) => {
+  // The transaction with its charge at its dearest: estimated, and its L1 fee read (the real charge's bytes cost no more).
+  const dearestData = (callGas: bigint, refundGas: bigint) => encodeRunnerCall(relay, callGas, estimateCharge(refundGas, markupBps))
+  const estimateFor = (data: Hex, fees: Fees) =>
+    client.estimateGas({ ...base, data, ...fees }).catch(async (error: unknown) => {
       throw await refuseOrFault(error, fees)
     })
   // The simulations run from the runner's operator: one that fails for want of its ETH is Bruno's
@@ -189,7 +191,7 @@ export async function prepareRunnerTransaction(
     blockRead,
     readWeiPerBaseUnit(network, token.address),
     probing ? run(encodeRunnerCall(relay, probeStipend, REFUND_PROBE_CHARGE), probeGas, undefined) : undefined,
-    options.callGas !== undefined && options.fees ? estimateFor(options.callGas, options.refundGas ?? 0n, options.fees) : undefined,
+    options.callGas !== undefined && options.fees ? estimateFor(dearestData(options.callGas, options.refundGas ?? 0n), options.fees) : undefined,
     expectChainId(network),
   ])
   const transactionCap = block.gasLimit < MAX_TRANSACTION_GAS ? block.gasLimit : MAX_TRANSACTION_GAS
@@ -215,16 +217,14 @@ export async function prepareRunnerTransaction(
     refundGas = refundCap(probe.refundGasUsed)
   }
   for (let attempt = 0; ; attempt++) {
-    const estimate = attempt === 0 && knownEstimate !== undefined ? knownEstimate : await estimateFor(callGas, refundGas, fees)
+    const dearest = dearestData(callGas, refundGas)
+    const estimate = attempt === 0 && knownEstimate !== undefined ? knownEstimate : await estimateFor(dearest, fees)
     const gas = min((estimate * BigInt(config.runner.gasLimitBps)) / 10_000n, transactionCap)
     if (estimate > transactionCap) throw new ToolError(`${refusal}: the transaction needs ${estimate} gas, over the ${transactionCap} one transaction may carry on ${config.name}`)
-    // The L1 fee of the transaction with its charge at its dearest: the real charge's bytes cost no more.
-    // A payee that makes no refund keeps the payment: the charge is then all zeros (`KEEP_PAYMENT`).
     const withAuthorizations = authorizations ? { authorizationList: authorizations } : {}
-    const dearest = encodeRunnerCall(relay, callGas, refundGas === 0n ? KEEP_PAYMENT : estimateCharge(refundGas, markupBps))
     const l1FeeWei = await readL1DataFee(network, { to, data: dearest, gas, nonce: options.nonce, ...fees, ...withAuthorizations })
-    const charge =
-      refundGas === 0n ? KEEP_PAYMENT : runnerCharge({ relay, callGas, authorizationGas: authorizationGas(authorizations), l1FeeWei, weiPerBaseUnit, markupBps, refundGas })
+    // A payee that makes no refund (`refundGas` 0) keeps the payment: the charge is then `KEEP_PAYMENT`.
+    const charge = runnerCharge({ relay, callGas, authorizationGas: authorizationGas(authorizations), l1FeeWei, weiPerBaseUnit, markupBps, refundGas })
     const data = encodeRunnerCall(relay, callGas, charge)
     const outcome = await run(data, gas, fees)
     if (outcome.callSucceeded || !hasCall) {
