@@ -6,7 +6,7 @@ import { foundry } from 'viem/chains'
 import { mintUsdc } from '../core/devnet/fund.ts'
 import { encodeTransfer } from '../core/erc20Calls.ts'
 import { metaMaskContracts } from '../plugins/metamask/contracts.ts'
-import { startDevnetBruno } from './fixtures/devnetBruno.ts'
+import { chargedAtCost, startDevnetBruno } from './fixtures/devnetBruno.ts'
 import { waitFor } from './fixtures/waitFor.ts'
 
 // Issue 31: MetaMask's EIP7702StatelessDeleGator v1.3.0 as a built-in group, its flows as an agent
@@ -121,6 +121,7 @@ t.test('flow 1: a delegated account runs a builder\'s call, paying in USDC, with
   t.equal((await usdcOf(payee)) - before.payee, charged, 'the payee kept the charge')
   t.equal(before.runner - (await client.getBalance({ address: runner })), receipt.gasUsed * receipt.effectiveGasPrice, 'the runner spent only the gas')
   t.comment(`MetaMask, one USDC transfer: ${receipt.gasUsed} gas; paid ${batch.payment.amount} USDC, charged ${formatUnits(charged, 6)}`)
+  await chargedAtCost(t, bruno, receipt.transactionHash, 'MetaMask, flow 1')
   done = { batch, signature, executed, account: owner }
 })
 

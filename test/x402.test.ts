@@ -7,7 +7,7 @@ import { appendPaymentIdentifierToExtensions, declarePaymentIdentifierExtension,
 import t from 'tap'
 import { createPublicClient, createTestClient, encodeFunctionData, erc20Abi, getAddress, http, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import { startDevnetBruno } from './fixtures/devnetBruno.ts'
+import { chargedAtCost, startDevnetBruno } from './fixtures/devnetBruno.ts'
 import { giftCall } from './fixtures/giftCall.ts'
 import { transferWithAuthorizationTypedData } from '../plugins/3009/typedData.ts'
 import { waitFor } from './fixtures/waitFor.ts'
@@ -57,6 +57,7 @@ t.test('a USDC-only account with no ETH pays a friend by one fetch of the offici
   t.equal(await usdcOf(account.address), 40_000_000n - paid, 'the account paid the gift and Bruno, nothing else')
   const receipt = await client.getTransactionReceipt({ hash: settled.transaction as Hex })
   t.equal(receipt.status, 'success', 'one transaction: the payment, then the call')
+  await chargedAtCost(t, bruno, receipt.transactionHash, 'x402')
 })
 
 t.test('the first answer: 402 with PAYMENT-REQUIRED (x402 v2, one exact offer in USDC, its EIP-712 domain) and the quote', async (t) => {
