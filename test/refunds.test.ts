@@ -1,5 +1,5 @@
 import t from 'tap'
-import { createPublicClient, createTestClient, erc20Abi, getAddress, http, zeroAddress, type Address, type Hex } from 'viem'
+import { createPublicClient, createTestClient, createWalletClient, encodeFunctionData, erc20Abi, getAddress, http, parseAbi, zeroAddress, type Address, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { mintUsdc } from '../core/devnet/fund.ts'
 import { CALIBUR_ADDRESS } from '../plugins/calibur/networkOptions.ts'
@@ -21,6 +21,7 @@ const mcp = new RawMcpClient(`${bruno.mcpUrl}/bruno,3009,calibur,erc20`)
 const payee = getAddress(bruno.config.networks[0]!.payee)
 const usdc = deployment.usdc
 const token = { address: usdc, name: 'USD Coin', version: '2', chainId: deployment.chainId }
+const blacklistAbi = parseAbi(['function updateBlacklister(address)', 'function blacklist(address)', 'function isBlacklisted(address) view returns (bool)'])
 const balance = (address: Address) => client.readContract({ address: usdc, abi: erc20Abi, functionName: 'balanceOf', args: [address] })
 
 t.equal(payee, deployment.payeeVault, "the payee is the devnet's vault")
@@ -134,4 +135,40 @@ t.test('a base fee that rises 15 % between signing and inclusion is charged as p
   const signed = await client.getTransaction({ hash })
   t.ok(receipt.effectiveGasPrice > (signed.maxFeePerGas! * 90n) / 100n, `included at ${receipt.effectiveGasPrice} wei per gas, near its max fee ${signed.maxFeePerGas}`)
   await chargedAtCost(t, bruno, hash, 'flow 2, the base fee up 15 % after signing')
+})
+
+t.test('a payer whose own call makes its refund impossible (USDC blacklists it): the payee keeps the whole payment, nothing reverts', async (t) => {
+  const account = privateKeyToAccount(generatePrivateKey())
+  await mintUsdc(deployment.rpcUrl, deployment, account.address, 20_000_000n)
+  const owner = createWalletClient({ account: privateKeyToAccount(deployment.deployer.privateKey), transport: http(deployment.rpcUrl), chain: null })
+  await client.waitForTransactionReceipt({ hash: await owner.writeContract({ address: usdc, abi: blacklistAbi, functionName: 'updateBlacklister', args: [account.address] }) })
+  const delegation = await owner.signAuthorization({ account, contractAddress: CALIBUR_ADDRESS, chainId: deployment.chainId })
+  await client.waitForTransactionReceipt({ hash: await owner.sendTransaction({ to: owner.account.address, authorizationList: [delegation] }) })
+  // The account's one call blacklists itself, after its payment went in: USDC refuses any transfer to it from then on.
+  const calls = [{ to: usdc, value: '0', data: encodeFunctionData({ abi: blacklistAbi, functionName: 'blacklist', args: [account.address] }) }]
+  const batch = await mcp.call('calibur_batch', { chain: 'local', account: account.address, calls, token: 'USDC' })
+  const sign = (typedData: unknown) => account.signTypedData(typedData as never)
+  const executed = await mcp.call('calibur_execute', {
+    chain: 'local',
+    paymentTypedData: batch.paymentTypedData,
+    paymentSignature: await sign(batch.paymentTypedData),
+    typedData: batch.typedData,
+    signature: await sign(batch.typedData),
+  })
+  const vaultBefore = await balance(payee)
+  const accepted = await mcp.call('submit', { chain: 'local', call: executed.call, payment: executed.payment })
+  const status = await waitFor(() => mcp.call('status', { id: accepted.id }), (s) => s.stage === 'done' || s.stage === 'failed', `submission ${accepted.id} settled`, 30_000)
+  t.equal(status.stage, 'done', status.reason)
+  t.equal(status.outcome.callSucceeded, true, 'the call ran')
+  t.equal(await client.readContract({ address: usdc, abi: blacklistAbi, functionName: 'isBlacklisted', args: [account.address] }), true, 'the account is blacklisted')
+  t.same(
+    { charged: status.outcome.chargedBaseUnits, refunded: status.outcome.refundedBaseUnits },
+    { charged: status.outcome.paidBaseUnits, refunded: '0' },
+    'no refund could be made: the payment is kept whole',
+  )
+  t.equal((await balance(payee)) - vaultBefore, BigInt(status.outcome.paidBaseUnits), 'the vault holds all of it')
+  const receipt = await client.getTransactionReceipt({ hash: status.transaction.hash })
+  t.equal(receipt.status, 'success', 'the transaction did not revert')
+  const entry = (await bruno.ledger()).find((line) => line.hash === status.transaction.hash)!
+  t.ok(entry.keptWei >= entry.spentWei, `kept ${entry.keptWei} wei ≥ spent ${entry.spentWei} wei`)
 })
