@@ -156,7 +156,7 @@ export const SubmitRequest = Type.Object(
     call: RelayCall,
     authorizationList: Type.Optional(AuthorizationList),
     payment: Payment,
-    deadline: Type.Optional(described(UnixSeconds, 'unix seconds (default: now + the submission ttl)')),
+    deadline: Type.Optional(described(UnixSeconds, 'unix seconds (default: now + submission ttl)')),
   },
   { additionalProperties: false },
 )

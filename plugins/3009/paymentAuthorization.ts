@@ -64,9 +64,9 @@ export const paymentAuthorization = (chain: TSchema, leastValidSec: number) =>
     title: 'Prepare a signed-transfer payment',
     description:
       'Prepares the EIP-3009 transfer that pays Bruno\'s payee `amount` of `token` from `from`: pass the `amount` of a ' +
-      'quote made with payment "authorization". Returns typedData for the paying account\'s own wallet (an EOA key: ' +
-      'smart-wallet signatures are refused) to sign unchanged, and `payment` for submit: add the signature, change ' +
-      'nothing else. The account needs no ETH and no delegate.',
+      'quote made with payment "authorization". Returns typedData for the payer\'s own EOA key (not a smart wallet) to ' +
+      'sign unchanged, and `payment` for submit: add the signature, change nothing else. The account needs no ETH and ' +
+      'no delegate; the unused part comes back.',
     input: Type.Object(
       {
         chain,

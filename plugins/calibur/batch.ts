@@ -262,7 +262,7 @@ export const caliburBatch = (chain: TSchema, caliburOn: CaliburOn) =>
     title: 'Prepare a Calibur batch',
     description:
       'Wraps the account\'s calls for Calibur (EIP-7702) as two batches to sign: paymentTypedData pays Bruno in ' +
-      '`token`, then typedData runs the calls all or nothing (paid even if they fail on chain). `calls`: helpers\' ' +
+      '`token` (unused part refunded), then typedData runs the calls all or nothing (paid even if they fail on chain). `calls`: helpers\' ' +
       'calls or a builder\'s transactionRequest (gas, fee, from, nonce ignored). ' +
       '`approvals` add an approve where short. Not delegated: pass its EIP-7702 authorization as authorizationList.',
     input: Type.Object(
@@ -272,7 +272,7 @@ export const caliburBatch = (chain: TSchema, caliburOn: CaliburOn) =>
         calls: Type.Array(BatchCall, { minItems: 1, maxItems: 64, description: 'in order' }),
         approvals: Type.Optional(Type.Array(ApprovalRequest, { maxItems: 16 })),
         token: Type.String({ minLength: 1, maxLength: 42, description: 'the token to pay in' }),
-        deadline: Type.Optional(Type.Integer({ minimum: 1, description: 'unix seconds (default: now + the submission ttl)' })),
+        deadline: Type.Optional(Type.Integer({ minimum: 1, description: 'unix seconds (default: now + submission ttl)' })),
         nonceKey: Type.Optional(Type.String({ pattern: '^[0-9]{1,58}$', description: 'Calibur nonce key, decimal (default 0)' })),
         authorizationList: Type.Optional({ ...AuthorizationList, maxItems: 1, description: 'the account\'s, to Calibur, if not yet delegated' }),
       },

@@ -139,7 +139,7 @@ export const metaMaskBatch = (chain: TSchema) =>
         calls: Type.Array(BatchCall, { minItems: 1, maxItems: 64, description: 'in order' }),
         approvals: Type.Optional(Type.Array(ApprovalRequest, { maxItems: 16 })),
         token: Type.String({ minLength: 1, maxLength: 42, description: 'the token to pay in' }),
-        deadline: Type.Optional(Type.Integer({ minimum: 1, description: 'unix seconds (default: now + the submission ttl)' })),
+        deadline: Type.Optional(Type.Integer({ minimum: 1, description: 'unix seconds (default: now + submission ttl)' })),
         authorizationList: Type.Optional({ ...AuthorizationList, maxItems: 1, description: 'the account\'s, to MetaMask\'s delegator, if not yet delegated' }),
       },
       { additionalProperties: false },

@@ -226,7 +226,7 @@ t.test('the calibur group as the plugin declares it', async (t) => {
   t.same(batch.annotations, { readOnlyHint: true, openWorldHint: true })
   t.equal(
     batch.description,
-    'Wraps the account\'s calls for Calibur (EIP-7702) as two batches to sign: paymentTypedData pays Bruno in `token`, ' +
+    'Wraps the account\'s calls for Calibur (EIP-7702) as two batches to sign: paymentTypedData pays Bruno in `token` (unused part refunded), ' +
       'then typedData runs the calls all or nothing (paid even if they fail on chain). `calls`: helpers\' calls or a ' +
       'builder\'s transactionRequest (gas, fee, from, nonce ignored). `approvals` add an approve where short. Not ' +
       'delegated: pass its EIP-7702 authorization as authorizationList.',
@@ -651,7 +651,7 @@ t.test('the input schema: what calibur_batch accepts and refuses', async (t) => 
   t.equal(input.account!.description, 'makes the calls and signs')
   t.equal(input.calls!.description, 'in order')
   t.equal(input.token!.description, 'the token to pay in')
-  t.equal(input.deadline!.description, 'unix seconds (default: now + the submission ttl)')
+  t.equal(input.deadline!.description, 'unix seconds (default: now + submission ttl)')
   t.equal(input.nonceKey!.description, 'Calibur nonce key, decimal (default 0)')
   t.equal(input.authorizationList!.description, "the account's, to Calibur, if not yet delegated")
   t.equal(input.calls!.items!.properties.value!.description, 'wei, decimal or 0x-hex (default 0)')

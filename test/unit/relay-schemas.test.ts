@@ -208,7 +208,7 @@ t.test('SubmitRequest: a call and a payment, a deadline in unix seconds', async 
   refuses(t, SubmitRequest, { ...request, deadline: -1 }, 'a negative deadline')
   refuses(t, SubmitRequest, { ...request, deadline: '1900000000' }, 'a deadline as a string')
   t.equal(SubmitRequest.additionalProperties, false)
-  t.equal(SubmitRequest.properties.deadline.description, 'unix seconds (default: now + the submission ttl)')
+  t.equal(SubmitRequest.properties.deadline.description, 'unix seconds (default: now + submission ttl)')
 })
 
 t.test('Stage: the five stages and nothing else', async (t) => {
