@@ -95,6 +95,12 @@ export const RunnerConfig = Type.Object(
       default: 600_000,
       description: 'a transaction still not included after this is cancelled (a 0-value self-transfer at its nonce) and its submission fails',
     }),
+    maxInFlight: Type.Integer({
+      minimum: 1,
+      maximum: 1_024,
+      default: 16,
+      description: 'the most transactions the runner key has sent and not yet seen included; more wait. geth and reth keep 16 pending per sender by default and refuse a 17th',
+    }),
     feeBumpBps: Type.Integer({ minimum: 1_000, maximum: 100_000, default: 1_250, description: 'fee increase of a replacement, at least 10% (1000)' }),
     gasLimitBps: Type.Integer({
       minimum: 10_000,

@@ -99,7 +99,7 @@ for (const kind of kinds) {
       t.equal((await store.activeByIdentity(identity))?.id, 'id-next', 'activeByIdentity finds the new one')
       t.equal((await store.insert(row('id-next-again', 'waiting', now + 5, identity))).id, 'id-next', 'and it is the one a further copy returns')
 
-      await store.update('id-next', { stage: 'failed', reason: 'the node refused the transaction: txpool is full' }, fence)
+      await store.update('id-next', { stage: 'failed', reason: 'the node refused the transaction: exceeds block gas limit' }, fence)
       t.equal(await store.activeByIdentity(identity), undefined, 'once failed, none either')
       t.equal((await store.insert(row('id-third', 'waiting', now + 6, identity))).id, 'id-third', 'and a third may follow a failed one')
 

@@ -176,12 +176,12 @@ t.test('a submission done after a hold says no stale "waiting: …" reason', asy
 
 t.test('a broadcast the node refuses fails its submission with the node\'s reason and gives its nonce back', async (t) => {
   const nonceBefore = await chain.client.getTransactionCount({ address: bruno.runner })
-  const refusal = chaos.rule('refuse one broadcast', broadcasting, { error: { code: -32000, message: 'txpool is full' } }, 1)
+  const refusal = chaos.rule('refuse one broadcast', broadcasting, { error: { code: -32000, message: 'exceeds block gas limit' } }, 1)
   const refused = await submitFresh(bruno.readCall)
   const failed = await settled(refused.id, 'the refused submission')
   t.equal(refusal.hits, 1, 'the node refused one broadcast')
   t.equal(failed.stage, 'failed', 'the refused submission failed')
-  t.equal(failed.reason, 'the node refused the transaction: txpool is full', 'failed with the node\'s reason')
+  t.equal(failed.reason, 'the node refused the transaction: exceeds block gas limit', 'failed with the node\'s reason')
   t.equal(failed.transaction, undefined, 'it holds no transaction, so no nonce')
 
   const next = await submitFresh(bruno.readCall)

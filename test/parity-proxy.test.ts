@@ -2,7 +2,7 @@ import t, { type Test } from 'tap'
 import { keccak256, type Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { startAnvil } from '../core/devnet/anvil.ts'
-import { OVERSIZED_DATA, startParityProxy, TX_MAX_SIZE } from './fixtures/parityProxy.ts'
+import { ACCOUNT_SLOTS, OVERSIZED_DATA, POOL_FULL, startParityProxy, TX_MAX_SIZE } from './fixtures/parityProxy.ts'
 
 // The devnet's node (anvil) and production nodes (geth, reth, op-geth) differ where a test could
 // pass on the devnet and fail in production (DESIGN §3, "Production parity"). Each difference is
@@ -172,6 +172,37 @@ t.test('raw transactions over 128 KiB: anvil takes them, the proxy refuses them 
   for (const raw of [atLimit, small]) {
     t.equal(((await result(anvil.rpcUrl, 'eth_getTransactionReceipt', [keccak256(raw)])) as { status: Hex }).status, '0x1', 'mined')
   }
+})
+
+t.test('a sender\'s 17th pending transaction: anvil keeps it, the proxy refuses it as reth does; a replacement is no new slot', async (t) => {
+  const account = privateKeyToAccount(FUNDED_KEY)
+  const transfer = (nonce: number, tip = 1_000_000_000n) =>
+    account.signTransaction({ chainId: 31337, to: SINK, value: 1n, gas: 21_000n, nonce, maxFeePerGas: 100n * tip, maxPriorityFeePerGas: tip, type: 'eip1559' })
+  await result(anvil.rpcUrl, 'evm_setAutomine', [false])
+  t.teardown(async () => {
+    await result(anvil.rpcUrl, 'evm_mine', [])
+    await result(anvil.rpcUrl, 'evm_setAutomine', [true])
+  })
+  const first = Number(BigInt((await result(anvil.rpcUrl, 'eth_getTransactionCount', [FUNDED, 'latest'])) as Hex))
+  proxy.reset()
+  for (let slot = 0; slot < ACCOUNT_SLOTS; slot++) {
+    const raw = await transfer(first + slot)
+    t.equal(await result(proxy.url, 'eth_sendRawTransaction', [raw]), keccak256(raw), `pending transaction ${slot + 1} of ${ACCOUNT_SLOTS}: passed on`)
+  }
+  const seventeenth = await transfer(first + ACCOUNT_SLOTS)
+  t.same((await rpc(proxy.url, 'eth_sendRawTransaction', [seventeenth])).error, { code: -32003, message: POOL_FULL }, 'the 17th: refused in reth\'s words')
+  t.equal(proxy.refused.get('eth_sendRawTransaction'), 1)
+  const replacement = await transfer(first + 3, 2_000_000_000n)
+  t.equal(await result(proxy.url, 'eth_sendRawTransaction', [replacement]), keccak256(replacement), 'a replacement at a pending nonce is passed on')
+  t.equal(await result(anvil.rpcUrl, 'eth_sendRawTransaction', [seventeenth]), keccak256(seventeenth), 'bare anvil keeps the 17th')
+
+  // Mined, the slots are free again. With 15 pending, two sent at once cannot both take the last slot.
+  await result(anvil.rpcUrl, 'evm_mine', [])
+  const next = first + ACCOUNT_SLOTS + 1
+  for (let slot = 0; slot < ACCOUNT_SLOTS - 1; slot++) await result(proxy.url, 'eth_sendRawTransaction', [await transfer(next + slot)])
+  const [sixteenth, beyond] = [await transfer(next + ACCOUNT_SLOTS - 1), await transfer(next + ACCOUNT_SLOTS)]
+  const answers = await Promise.all([rpc(proxy.url, 'eth_sendRawTransaction', [sixteenth]), rpc(proxy.url, 'eth_sendRawTransaction', [beyond])])
+  t.same(answers.map((answer) => answer.result ?? answer.error), [keccak256(sixteenth), { code: -32003, message: POOL_FULL }], 'the 16th goes, the one sent beside it is refused')
 })
 
 t.test('everything else passes through unchanged', async (t) => {

@@ -19,6 +19,9 @@ import { prepareRunnerTransaction, type Fees, type PreparedRelay } from './runne
 import type { RelayOutcome, SubmitRequest } from './schemas.ts'
 import { StaleEpochError, type RunnerFence, type SentTransaction, type Submission } from './store.ts'
 
+/** A node's refusal of a sender's transaction beyond what its pool keeps per sender (reth and geth: "txpool is full"). */
+const POOL_FULL = /txpool is full/i
+
 /** The longest wait between two passes while the chain keeps failing. */
 const MAX_BACKOFF_MS = 30_000
 /** The longest wait before a held submission is looked at again (SPEC §6: "up to 60 s"). */
@@ -104,6 +107,11 @@ export class RunnerLoop {
   /** The fence this process took the key with: set while it owns the key, carried by every write. */
   #fence: RunnerFence | undefined
   #nextNonce: number | undefined
+  /** How many more transactions this pass may send before the key has `runner.maxInFlight` unincluded. */
+  #slots = 0
+  /** How many submissions this pass left waiting for a slot, and why they wait. */
+  #slotWaits = 0
+  #slotsFull = ''
   #timer: NodeJS.Timeout | undefined
   #pass: Promise<void> | undefined
   #again = false
@@ -242,11 +250,20 @@ export class RunnerLoop {
       .sort((a, b) => this.#holds.get(a.id)!.retryAt - this.#holds.get(b.id)!.retryAt)
     // The fees are read once per pass, for all its sends: a chain that cannot answer fails the pass.
     const fees = fresh.length + due.length > 0 ? await readFees(network.client) : undefined
+    // A node's pool keeps only so many pending transactions per sender: beyond `runner.maxInFlight`
+    // unincluded ones, the rest wait (in arrival order) for a slot.
+    this.#slots = network.config.runner.maxInFlight - inFlight.filter((submission) => submission.stage === 'sending').length
+    this.#slotWaits = 0
+    this.#slotsFull = `waiting: the runner has ${network.config.runner.maxInFlight} transactions in flight, as many as a node's pool keeps per sender; this one goes when one is included`
     for (const submission of fresh) {
       // Lost mid-pass (the lock's session ended): the new owner carries on from the store.
       if (!this.#ownership.held()) return
       // A nonce the node found too low: nothing more is sent before the next pass reads it afresh.
       if (this.#nextNonce === undefined) break
+      if (this.#slots <= 0) {
+        await this.#waitForSlot(submission)
+        continue
+      }
       await this.#send(submission, fees!, payersInFlight)
     }
     if (!this.#ownership.held()) return
@@ -257,17 +274,23 @@ export class RunnerLoop {
     const following = await Promise.allSettled(inFlight.map((submission) => this.#follow(submission, restarted, latestBlock)))
     const refused = following.find((outcome) => outcome.status === 'rejected' && outcome.reason instanceof StaleEpochError)
     if (refused) throw (refused as PromiseRejectedResult).reason
+    // Submissions waited for a slot that an inclusion just freed: the next pass follows at once.
+    if (this.#slotWaits > 0 && following.some((outcome) => outcome.status === 'fulfilled' && outcome.value)) void this.wake()
     following.forEach((outcome, index) => {
       if (outcome.status === 'rejected') this.#log.warn({ submission: inFlight[index]!.id, err: outcome.reason }, 'following a transaction failed; retried next pass')
     })
     // Last, the held ones due again: re-checked a few at a time (one slow simulation does not hold
     // the others), then sent in order, each with the next nonce (none once a nonce was found too low).
-    if (this.#nextNonce === undefined) return
+    if (this.#nextNonce === undefined || this.#slots <= 0) return
     const batch = due.slice(0, RECHECKS_PER_PASS)
     const rechecked = await mapLimited(batch, RECHECKS_AT_ONCE, (submission) => this.#check(submission, fees!, payersInFlight))
     if (due.length > batch.length) void this.wake()
     for (const [index, submission] of batch.entries()) {
       if (!this.#ownership.held() || this.#nextNonce === undefined) return
+      if (this.#slots <= 0) {
+        await this.#waitForSlot(submission)
+        continue
+      }
       const checked = rechecked[index]!
       if (checked) await this.#dispatch(submission, checked, payersInFlight)
     }
@@ -385,6 +408,11 @@ export class RunnerLoop {
       if (/nonce too low/i.test(refusal)) {
         this.#nextNonce = undefined
         await store.update(submission.id, { stage: 'waiting', transaction: null, reason: `waiting: the node refused the nonce (${refusal}); sent again with a fresh one` }, this.#fence!)
+      } else if (POOL_FULL.test(refusal)) {
+        // The node keeps no more of this key's transactions: nothing more is sent this pass.
+        this.#slots = 0
+        this.#slotsFull = `waiting: the node's pool holds as many of the runner's transactions as it keeps (${refusal}); it goes when one is included`
+        await store.update(submission.id, { stage: 'waiting', transaction: null, reason: this.#slotsFull }, this.#fence!)
       } else if (/insufficient funds/i.test(refusal)) {
         await store.update(submission.id, { stage: 'waiting', transaction: null, reason: 'waiting: the runner\'s ETH balance is too low to send it' }, this.#fence!)
         this.#log.error({ submission: submission.id }, 'the runner cannot pay for gas: fund it')
@@ -395,6 +423,7 @@ export class RunnerLoop {
     }
     this.#holds.delete(submission.id)
     this.#nextNonce = nonce + 1
+    this.#slots--
     payersInFlight.add(payer)
     this.#log.info({ submission: submission.id, hash: transaction.hash, nonce, gas: prepared.gas.toString(), callGas: prepared.callGas.toString() }, 'sent')
   }
@@ -459,6 +488,16 @@ export class RunnerLoop {
     this.#holds.set(submission.id, { holds: (previous?.holds ?? 0) + 1, retryAt: 0, behind: payer })
     const reason = `waiting: ${payer} has a transaction in flight; this one follows it`
     if (reason !== submission.reason) await this.#context.store.update(submission.id, { reason }, this.#fence!)
+  }
+
+  /**
+   * Leaves a submission waiting, without a look or a backoff, while the runner key has
+   * `runner.maxInFlight` transactions unincluded (or the node said its pool holds no more of them):
+   * the next pass with a free slot takes it, in turn.
+   */
+  async #waitForSlot(submission: Submission): Promise<void> {
+    this.#slotWaits++
+    if (this.#slotsFull !== submission.reason) await this.#context.store.update(submission.id, { reason: this.#slotsFull }, this.#fence!)
   }
 
   /** The account whose payment a submission spends: the signed transfer's `from`, or the batch's account. */
@@ -526,7 +565,8 @@ export class RunnerLoop {
     }
   }
 
-  async #follow(submission: Submission, restarted: boolean, latestBlock: () => Promise<bigint>): Promise<void> {
+  /** Follows a transaction in flight; answers whether it was found included. */
+  async #follow(submission: Submission, restarted: boolean, latestBlock: () => Promise<bigint>): Promise<boolean> {
     const { network, store } = this.#context
     const transaction = submission.transaction!
     const receipt = await this.#receipt(transaction.hashes)
@@ -540,12 +580,12 @@ export class RunnerLoop {
         // A relay cancelled for its payment's expiry: the payer chose that expiry, and the runner paid the cancellation.
         const fault = transaction.expiring ? { fault: 'payer' as const } : {}
         await store.update(submission.id, { ...included, ...transactionOfReceipt, ...fault, stage: 'failed', reason: `cancelled: ${submission.reason ?? 'not included in time'}` }, this.#fence!)
-        return
+        return true
       }
       if (receipt.status !== 'success') {
         // Only the payer's own doing can make a payment phase that simulated fail (DESIGN §3's one bounded loss).
         await store.update(submission.id, { ...included, ...transactionOfReceipt, stage: 'failed', fault: 'revert', reason: 'the transaction reverted in its payment phase: nothing was paid' }, this.#fence!)
-        return
+        return true
       }
       const latest = await latestBlock()
       const confirmed = latest - receipt.blockNumber + 1n >= BigInt(network.config.runner.confirmations)
@@ -557,29 +597,30 @@ export class RunnerLoop {
         ...(outcome.callSucceeded ? {} : { reason: `the call failed on chain (the payment was taken)${outcome.callReason ? `: ${outcome.callReason}` : ''}` }),
         stage: confirmed ? 'done' : 'confirming',
       }, this.#fence!)
-      return
+      return submission.stage === 'sending'
     }
     const now = Date.now()
     // After a restart what was in flight goes again as stored, unless its payment is about to expire:
     // then it is cancelled below rather than sent to revert.
     if (restarted && !this.#nearExpiry(submission, now)) {
       await this.#broadcast(transaction.raw)
-      return
+      return false
     }
     const stuck = now - transaction.sentAt > network.config.runner.stuckAfterMs
     if (transaction.cancel) {
       // A cancellation itself stuck: outbid again, within its cap.
       if (stuck) await this.#cancel(submission, transaction, { why: submission.reason ?? 'not included in time' })
-      return
+      return false
     }
     const early = this.#cancelReason(submission, transaction, now)
     const l1 = early ? undefined : await this.#l1FeeNow(submission, transaction)
     const cancellation = early ?? l1?.cancellation
     if (cancellation) {
       await this.#cancel(submission, transaction, cancellation)
-      return
+      return false
     }
     if (stuck || l1?.passedCharge) await this.#replace(submission, transaction)
+    return false
   }
 
   /** Whether a submission's payment expires within `relay.paymentMarginSec` of `now` (ms): its transaction may not go out again. */

@@ -84,7 +84,7 @@ interface LiveRule {
  *
  * @example
  * const chaos = await startChaosProxy(parity.url)
- * chaos.rule('refuse one broadcast', broadcasting, { error: { code: -32000, message: 'txpool is full' } }, 1)
+ * chaos.rule('refuse one broadcast', broadcasting, { error: { code: -32000, message: 'exceeds block gas limit' } }, 1)
  */
 export async function startChaosProxy(target: string): Promise<ChaosProxy> {
   const rules: LiveRule[] = []

@@ -167,18 +167,18 @@ t.test('any other refusal fails the submission; the nonce it did not use goes to
   const a = await devnet.submit(payer)
   const b = await devnet.submit(payer)
   const nonce = await pendingNonce(devnet)
-  devnet.chaos.rule('refuse', broadcasting, { error: { code: -32000, message: 'txpool is full' } }, 1)
+  devnet.chaos.rule('refuse', broadcasting, { error: { code: -32000, message: 'exceeds block gas limit' } }, 1)
 
   await devnet.pass()
   const failed = await devnet.get(a.id)
   t.equal(failed.stage, 'failed')
-  t.equal(failed.reason, 'the node refused the transaction: txpool is full')
+  t.equal(failed.reason, 'the node refused the transaction: exceeds block gas limit')
   t.equal(failed.transaction, undefined, 'its transaction cleared: it holds no nonce')
   t.equal(failed.fault, undefined, 'not counted against the payer')
   const refused = devnet.logged(/^broadcast not accepted$/)
   t.same(
     refused.map((line) => ({ level: line.level, component: line.component, ...errorOf(line) })),
-    [{ level: INFO, component: 'runner', type: 'BroadcastError', code: -32000, reason: 'txpool is full', endpoint: 'RPC', chain: devnet.network.name }],
+    [{ level: INFO, component: 'runner', type: 'BroadcastError', code: -32000, reason: 'exceeds block gas limit', endpoint: 'RPC', chain: devnet.network.name }],
     'the refusal is logged once, with the node\'s code and words',
   )
   // The same payer's next is not held behind the refused one: that one is not in flight.
