@@ -52,7 +52,7 @@ export function devnetServer(options: Pick<DevnetConfigOptions, 'host' | 'port'>
  * the deployed 0.05% pool). A devnet that took a preset's identity (`deployDevnet(…, { as })`) is
  * served by the config an operator writes for that chain: `"preset"`, the RPC URL, the payee and
  * the Runner, nothing else (and it must expand to the very addresses the devnet built). Sets the
- * RPC URL's and the runner key's environment variables in `env`.
+ * RPC URL's and the runner keys' environment variables in `env` (the lanes' `BRUNO_DEVNET_RUNNER_KEY_LANE_<n>`).
  *
  * @example
  * const config = devnetConfig(await deployDevnet(anvil.rpcUrl), process.env, { port: 0 })
@@ -60,6 +60,12 @@ export function devnetServer(options: Pick<DevnetConfigOptions, 'host' | 'port'>
 export function devnetConfig(deployment: DevnetDeployment, env: NodeJS.ProcessEnv, options: DevnetConfigOptions = {}): BrunoConfig {
   env[DEVNET_RPC_ENV] = deployment.rpcUrl
   env[DEVNET_RUNNER_KEY_ENV] = deployment.runner.operator.privateKey
+  // The deployment's further lanes (`deployDevnet(…, { lanes })`), one variable each.
+  const lanes = deployment.runner.lanes.map(({ privateKey }, index) => {
+    const name = `${DEVNET_RUNNER_KEY_ENV}_LANE_${index + 1}`
+    env[name] = privateKey
+    return { env: name }
+  })
   const common = {
     rpcUrl: { env: DEVNET_RPC_ENV },
     // anvil mines only when a transaction arrives: an idle devnet's latest block ages forever.
@@ -79,6 +85,7 @@ export function devnetConfig(deployment: DevnetDeployment, env: NodeJS.ProcessEn
     runner: {
       contract: deployment.runner.contract,
       key: { env: DEVNET_RUNNER_KEY_ENV },
+      ...(lanes.length > 0 ? { lanes } : {}),
       pollMs: options.pollMs ?? 200,
       stuckAfterMs: options.stuckAfterMs ?? 5_000,
     },

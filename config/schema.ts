@@ -64,12 +64,36 @@ export const MarginsConfig = Type.Object(
   { additionalProperties: false, default: {} },
 )
 
+const EnvName = Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' })
+
 export const RunnerConfig = Type.Object(
   {
     contract: AddressString,
     key: Type.Object(
       { env: Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$', description: 'environment variable holding the runner\'s private key (0x-hex)' }) },
       { additionalProperties: false },
+    ),
+    lanes: Type.Optional(
+      Type.Union(
+        [
+          Type.Array(Type.Object({ env: EnvName }, { additionalProperties: false }), {
+            minItems: 1,
+            maxItems: 63,
+            description: 'environment variables each holding a further runner key (0x-hex)',
+          }),
+          Type.Object(
+            {
+              mnemonic: Type.Object({ env: EnvName }, { additionalProperties: false, description: 'environment variable holding a BIP-39 mnemonic' }),
+              count: Type.Integer({ minimum: 1, maximum: 63, description: 'its accounts m/44\'/60\'/0\'/0/1 to /count' }),
+            },
+            { additionalProperties: false },
+          ),
+        ],
+        {
+          description:
+            'further runner keys besides runner.key, each a lane of its own (its nonces, transactions in flight, replacements); the Runner\'s owner must allow each (setOperator). Absent: one lane',
+        },
+      ),
     ),
     broadcastUrl: Type.Optional(
       Type.Object(

@@ -34,8 +34,8 @@ interface IRefunder {
 /// @dev Why arbitrary calls are safe here: the contract is nonpayable and holds nothing (no ETH, no tokens, no
 /// allowances, no roles anywhere), so a call made as `msg.sender == Runner` can take nothing. Tokens sent here
 /// by mistake are not guarded: a relayed call to the token could move them, until the operator sweeps them
-/// (`sweep`, `bruno sweep`). Only the operator may relay, so a target reentering
-/// a relay fails `NotOperator`. A call's return data is never copied beyond `REASON_BYTES`, so a call cannot make
+/// (`sweep`, `bruno sweep`). Only an operator (the runner's EOAs: `operator` and those the owner allowed) may relay,
+/// and the Runner is never one, so a target reentering a relay fails `NotOperator`. A call's return data is never copied beyond `REASON_BYTES`, so a call cannot make
 /// the settlement run out of gas by returning megabytes.
 contract Runner {
     /// @notice A signed EIP-3009 `transferWithAuthorization` whose `to` is the payee.
@@ -91,8 +91,15 @@ contract Runner {
         bool callSucceeded;
     }
 
-    /// @notice The runner EOA, the only caller of the relay entry points.
+    /// @notice The runner's first EOA (its first lane): a caller of the relay entry points, checked at no storage cost.
     address public immutable operator;
+
+    /// @notice Who may change the further operators (`setOperator`): the deployment's owner, an EOA, never the Runner.
+    address public immutable owner;
+
+    /// @notice The runner's further EOAs (its other lanes), allowed to relay as `operator` is; set by the owner. A
+    /// relay from one of them costs a storage read (2,100 gas cold), counted in its charge like all its gas.
+    mapping(address => bool) public isOperator;
 
     /// @notice Revert data kept of a failed call (its head: the error's selector and first words).
     uint256 public constant REASON_BYTES = 256;
@@ -122,6 +129,9 @@ contract Runner {
     );
 
     error NotOperator();
+    error NotOwner();
+    /// @notice The Runner itself may never relay: a relayed call runs as the Runner.
+    error RunnerCannotOperate();
     /// @notice The signed transfer's payer has code: the token would run it (ERC-1271) inside the payment phase.
     error PayerHasCode(address payer);
     /// @notice The batch's account is not delegated to `delegate` (EIP-7702 code `0xef0100 ‖ delegate`).
@@ -136,8 +146,20 @@ contract Runner {
     /// @notice Tokens sent to the Runner by mistake, sent on by the operator.
     event Swept(address indexed token, address indexed to, uint256 amount);
 
-    constructor(address operator_) {
+    /// @notice The owner allowed (`allowed`) or stopped a further operator.
+    event OperatorSet(address indexed operator, bool allowed);
+
+    constructor(address operator_, address owner_) {
         operator = operator_;
+        owner = owner_;
+    }
+
+    /// @notice Allows `who` to relay as an operator, or stops it (`allowed` false). Owner only.
+    function setOperator(address who, bool allowed) external {
+        if (msg.sender != owner) revert NotOwner();
+        if (who == address(this)) revert RunnerCannotOperate();
+        isOperator[who] = allowed;
+        emit OperatorSet(who, allowed);
     }
 
     /// @notice Payment phase: the signed EIP-3009 transfer of `token` from `authorization.from` to `payee`,
@@ -163,7 +185,7 @@ contract Runner {
         Charge calldata charge
     ) external returns (bool callSucceeded, uint256 callGasUsed, bytes memory reason, uint256 refundGasUsed) {
         uint256 startGas = gasleft();
-        if (msg.sender != operator) revert NotOperator();
+        if (msg.sender != operator && !isOperator[msg.sender]) revert NotOperator();
         if (authorization.from.code.length != 0) revert PayerHasCode(authorization.from);
         // Kept in memory, field by field: the stack holds no more.
         Settled memory relay;
@@ -208,7 +230,7 @@ contract Runner {
         Charge calldata charge
     ) external returns (bool callSucceeded, uint256 callGasUsed, bytes memory reason, uint256 refundGasUsed) {
         uint256 startGas = gasleft();
-        if (msg.sender != operator) revert NotOperator();
+        if (msg.sender != operator && !isOperator[msg.sender]) revert NotOperator();
         if (account.codehash != keccak256(abi.encodePacked(hex"ef0100", delegate))) revert NotDelegated(account, delegate);
         Settled memory relay;
         relay.logged = account;
@@ -227,12 +249,12 @@ contract Runner {
     }
 
     /// @notice Sends the Runner's whole balance of `token` to `to`: tokens sent here by mistake, which a relayed
-    /// call to that token could otherwise move. Operator only.
+    /// call to that token could otherwise move. Operators only.
     /// @dev A token that answers nothing (no bool) is taken at its word that it transferred, as ERC-20s before the
     /// standard's return value do; one that answers false, or reverts, is `SweepFailed`.
     /// @return amount what was sent (0 when the Runner held none: nothing is called).
     function sweep(address token, address to) external returns (uint256 amount) {
-        if (msg.sender != operator) revert NotOperator();
+        if (msg.sender != operator && !isOperator[msg.sender]) revert NotOperator();
         amount = IPaymentToken(token).balanceOf(address(this));
         if (amount == 0) return 0;
         (bool ok, bytes memory answer) = token.call(abi.encodeCall(IPaymentToken.transfer, (to, amount)));

@@ -511,6 +511,11 @@ export const runnerAbi = [
         "internalType": "address",
         "name": "operator_",
         "type": "address"
+      },
+      {
+        "internalType": "address",
+        "name": "owner_",
+        "type": "address"
       }
     ],
     "stateMutability": "nonpayable",
@@ -554,6 +559,11 @@ export const runnerAbi = [
     "type": "error"
   },
   {
+    "inputs": [],
+    "name": "NotOwner",
+    "type": "error"
+  },
+  {
     "inputs": [
       {
         "internalType": "address",
@@ -592,6 +602,11 @@ export const runnerAbi = [
     "type": "error"
   },
   {
+    "inputs": [],
+    "name": "RunnerCannotOperate",
+    "type": "error"
+  },
+  {
     "inputs": [
       {
         "internalType": "address",
@@ -601,6 +616,25 @@ export const runnerAbi = [
     ],
     "name": "SweepFailed",
     "type": "error"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "operator",
+        "type": "address"
+      },
+      {
+        "indexed": false,
+        "internalType": "bool",
+        "name": "allowed",
+        "type": "bool"
+      }
+    ],
+    "name": "OperatorSet",
+    "type": "event"
   },
   {
     "anonymous": false,
@@ -729,8 +763,40 @@ export const runnerAbi = [
     "type": "function"
   },
   {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "",
+        "type": "address"
+      }
+    ],
+    "name": "isOperator",
+    "outputs": [
+      {
+        "internalType": "bool",
+        "name": "",
+        "type": "bool"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
     "inputs": [],
     "name": "operator",
+    "outputs": [
+      {
+        "internalType": "address",
+        "name": "",
+        "type": "address"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "owner",
     "outputs": [
       {
         "internalType": "address",
@@ -1004,6 +1070,24 @@ export const runnerAbi = [
         "type": "uint256"
       }
     ],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "who",
+        "type": "address"
+      },
+      {
+        "internalType": "bool",
+        "name": "allowed",
+        "type": "bool"
+      }
+    ],
+    "name": "setOperator",
+    "outputs": [],
     "stateMutability": "nonpayable",
     "type": "function"
   },

@@ -110,15 +110,15 @@ export class Metrics {
    * worth exporting as it is now, and the runner loop need not poll it. `read` is expected to be
    * shared (`sharedRead`): `/metrics` is not rate-limited.
    */
-  runnerBalances(read: () => Promise<readonly { chain: string; wei: bigint }[]>): void {
+  runnerBalances(read: () => Promise<readonly { chain: string; operator: string; wei: bigint }[]>): void {
     new Gauge({
       name: 'bruno_runner_balance_wei',
-      help: `the runner EOA's ETH balance, by chain (read at scrape time, at most once per ${OPERATOR_READ_INTERVAL_MS / 1000} s)`,
-      labelNames: ['chain'] as const,
+      help: `each runner EOA's ETH balance, by chain and lane (read at scrape time, at most once per ${OPERATOR_READ_INTERVAL_MS / 1000} s)`,
+      labelNames: ['chain', 'operator'] as const,
       registers: [this.registry],
       async collect() {
         this.reset()
-        for (const { chain, wei } of await read()) this.set({ chain }, Number(wei))
+        for (const { chain, operator, wei } of await read()) this.set({ chain, operator }, Number(wei))
       },
     })
   }

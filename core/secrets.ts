@@ -1,8 +1,9 @@
 import type { BrunoConfig } from '../config/schema.ts'
+import { laneSecrets } from './chain/runnerKeys.ts'
 
 /**
  * The secret values a config points to: each network's RPC URL (it usually carries an API key),
- * its runner's private key and its broadcast URL if it has one, and the PostgreSQL store's URL
+ * its runner's private keys (its lanes' too, or their mnemonic) and its broadcast URL if it has one, and the PostgreSQL store's URL
  * and password. The logger scrubs them from every line.
  *
  * @example
@@ -15,7 +16,7 @@ export function configuredSecrets(config: BrunoConfig, env: NodeJS.ProcessEnv): 
     const key = env[network.runner.key.env]?.replace(/^0x/i, '')
     // A private builder's endpoint carries its API key like an RPC URL does.
     const broadcastUrl = network.runner.broadcastUrl && env[network.runner.broadcastUrl.env]
-    return [...urlSecrets(url), key, ...urlSecrets(broadcastUrl)].filter((secret): secret is string => Boolean(secret))
+    return [...urlSecrets(url), key, ...laneSecrets(network, env), ...urlSecrets(broadcastUrl)].filter((secret): secret is string => Boolean(secret))
   })
   return [...networkSecrets, ...storeSecrets(config, env)]
 }

@@ -59,7 +59,8 @@ t.teardown(async () => {
   await first.stop()
   await second.stop()
 })
-const expected = runnerDeploymentAddress(operator)
+const owner = privateKeyToAccount(deployerKey).address
+const expected = runnerDeploymentAddress(operator, owner)
 
 t.test('the same address on two chains, and the Runner artifact\'s code for the runner key there', async (t) => {
   const deployed: Address[] = []
@@ -69,17 +70,19 @@ t.test('the same address on two chains, and the Runner artifact\'s code for the 
     t.equal(await client.getCode({ address: expected }), undefined, 'nothing there before')
     const run = await deploy(anvil.rpcUrl)
     t.equal(run.code, 0, run.stderr)
-    const address = getAddress(/Deployed the Runner for operator 0x[0-9a-fA-F]{40} at (0x[0-9a-fA-F]{40})/.exec(run.stdout)![1]!)
+    const address = getAddress(/Deployed the Runner for operator 0x[0-9a-fA-F]{40}, owner 0x[0-9a-fA-F]{40} at (0x[0-9a-fA-F]{40})/.exec(run.stdout)![1]!)
     deployed.push(address)
     hashes.push(/\(transaction (0x[0-9a-f]{64})\)/.exec(run.stdout)![1]! as Hex)
-    t.equal(await client.getCode({ address }), await creationRuntime(client, runnerArtifact, [operator]), 'the code is the artifact\'s, operator filled in')
+    t.equal(await client.getCode({ address }), await creationRuntime(client, runnerArtifact, [operator, owner]), 'the code is the artifact\'s, operator and owner filled in')
     t.equal(await client.readContract({ address, abi: runnerArtifact.abi, functionName: 'operator' }), operator)
+    t.equal(await client.readContract({ address, abi: runnerArtifact.abi, functionName: 'owner' }), owner, 'the deployer owns it')
     t.equal(await client.getBalance({ address: operator }), 0n, 'the deployer paid, not the runner')
     t.match(printedEntry(run.stdout), { name: `chain-${await client.getChainId()}`, chainId: await client.getChainId(), runner: { contract: address, key: { env: 'TEST_RUNNER_KEY' } } })
   }
   t.equal(deployed[0], deployed[1], 'one address on both chains (chain ids 31337 and 4242)')
   t.equal(deployed[0], expected)
-  t.not(runnerDeploymentAddress(privateKeyToAccount(deployerKey).address), expected, 'another operator, another address')
+  t.not(runnerDeploymentAddress(owner, owner), expected, 'another operator, another address')
+  t.not(runnerDeploymentAddress(operator, operator), expected, 'another owner, another address')
 
   // The gas --help and DEPLOYMENT.md state is the deployment's, measured.
   const client = createPublicClient({ transport: http(first.rpcUrl) })
@@ -99,7 +102,7 @@ t.test('a second run finds the Runner deployed: nothing sent, its entry again, e
   const again = await deploy(first.rpcUrl)
   t.equal(again.code, 0, again.stderr)
   t.equal(again.stderr, '')
-  t.match(again.stdout, `The Runner for operator ${operator} is already deployed at ${expected} on chain 31337`)
+  t.match(again.stdout, `The Runner for operator ${operator}, owner ${owner} is already deployed at ${expected} on chain 31337`)
   t.match(again.stdout, /nothing was sent/)
   t.equal(await client.getTransactionCount({ address: privateKeyToAccount(deployerKey).address }), nonce, 'nothing was sent')
   t.match(printedEntry(again.stdout), { runner: { contract: expected } }, 'the entry is printed again')
@@ -109,7 +112,7 @@ t.test('a second run finds the Runner deployed: nothing sent, its entry again, e
   await test.setCode({ address: expected, bytecode: '0x6000' })
   const other = await deploy(second.rpcUrl)
   t.equal(other.code, 1)
-  t.match(other.stderr, `${expected} on chain 4242 already holds code, and it is not the Runner for operator ${operator}`)
+  t.match(other.stderr, `${expected} on chain 4242 already holds code, and it is not the Runner for operator ${operator}, owner ${owner}`)
 })
 
 t.test('a chain without the deployment proxy is refused, naming the proxy', async (t) => {
@@ -135,7 +138,7 @@ t.test('a deployer that cannot pay is told its address, what the deployment need
   t.equal(needed, formatEther(BigInt(gas!) * parseGwei(gwei!)), 'the ETH needed is the gas limit × the max fee per gas')
   t.ok(parseEther(needed!) > parseEther('0.001'), 'more than it holds')
   t.equal(await client.getTransactionCount({ address: poor }), 0, 'nothing was sent')
-  t.equal(await client.getCode({ address: runnerDeploymentAddress(privateKeyToAccount(keys.runner).address) }), undefined)
+  t.equal(await client.getCode({ address: runnerDeploymentAddress(privateKeyToAccount(keys.runner).address, poor) }), undefined)
 
   // What a node refuses for lack of funds is told the same way: an estimate it will not make (the
   // known gas stands in), and a send it refuses though gas × fee is covered (an L1 data fee, say).

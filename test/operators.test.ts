@@ -84,7 +84,7 @@ t.test('metrics after flow 2: requests, stages, time to done, runner balance, RP
   t.equal(samples.get('bruno_mcp_requests_total{method="(error)",tool=""}'), 1, 'its name is not a label')
   t.notOk([...samples.keys()].some((sample) => sample.includes('no_such_tool')))
   const balance = await client.getBalance({ address: deployment.runner.operator.address })
-  t.equal(samples.get('bruno_runner_balance_wei{chain="local"}'), Number(balance))
+  t.equal(samples.get(`bruno_runner_balance_wei{chain="local",operator="${deployment.runner.operator.address}"}`), Number(balance))
   t.ok(samples.get('bruno_rpc_duration_seconds_count{chain="local",method="eth_sendRawTransaction"}')! >= 1, 'the runner\'s broadcast was timed')
   t.ok(samples.get('bruno_rpc_duration_seconds_count{chain="local",method="eth_estimateGas"}')! >= 1)
   t.equal(samples.get(`bruno_price_window_seconds{chain="local",pool="${deployment.uniswap.usdcWethPool}"}`), 600, 'the devnet pool, an hour old, priced over the whole window')

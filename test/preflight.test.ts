@@ -214,7 +214,7 @@ t.test('no Runner code: "runner contract" fails', async (t) => {
 t.test('a Runner for another operator: "runner contract" names the operator', async (t) => {
   const other = await import('viem/accounts').then(({ privateKeyToAccount, generatePrivateKey }) => privateKeyToAccount(generatePrivateKey()))
   const { runnerArtifact } = await import('../contracts/artifacts.ts')
-  const code = await creationRuntime(createPublicClient({ transport: http(anvil.rpcUrl) }), runnerArtifact, [other.address])
+  const code = await creationRuntime(createPublicClient({ transport: http(anvil.rpcUrl) }), runnerArtifact, [other.address, other.address])
   await withChange(
     () => chain.setCode({ address: deployment.runner.contract, bytecode: code! }),
     async () => {

@@ -450,6 +450,37 @@ t.test('operator-only: both entry points refuse anyone else, and a call cannot r
   }
 })
 
+t.test('further operators (a runner\'s lanes): only the owner allows or stops one; allowed, it relays as the operator does, for one storage read more', async (t) => {
+  const lane = privateKeyToAccount(generatePrivateKey()).address
+  const withAuthorization = relayWithAuthorizationData({ authorization: await authorizationFor(fee) })
+  const batch = probeRelay({ callGas: 100_000n })
+  const notOperator = { errorName: 'NotOperator', args: undefined }
+  const setOperator = (allowed: boolean) => encodeFunctionData({ abi: runnerAbi, functionName: 'setOperator', args: [lane, allowed] })
+  t.equal(await client.readContract({ address: runner, abi: runnerAbi, functionName: 'owner' }), deployer.account.address, 'the deployer owns the devnet\'s Runner')
+  t.same(runnerError(await revertData({ from: lane, data: withAuthorization })), notOperator, 'not yet allowed: NotOperator')
+  for (const from of [stranger.address, operator.account.address, lane]) {
+    t.same(runnerError(await revertData({ from, data: setOperator(true) })), { errorName: 'NotOwner', args: undefined }, `${from} may not allow one`)
+  }
+  t.same(
+    runnerError(await revertData({ from: deployer.account.address, data: encodeFunctionData({ abi: runnerAbi, functionName: 'setOperator', args: [runner, true] }) })),
+    { errorName: 'RunnerCannotOperate', args: undefined },
+    'the Runner itself is never an operator: a relayed call runs as the Runner',
+  )
+
+  const allowed = await mined(await deployer.sendTransaction({ to: runner, data: setOperator(true) }))
+  t.same(parseEventLogs({ abi: runnerAbi, eventName: 'OperatorSet', logs: allowed.logs }).map((log) => log.args), [{ operator: lane, allowed: true }], 'OperatorSet logged')
+  t.equal(await client.readContract({ address: runner, abi: runnerAbi, functionName: 'isOperator', args: [lane] }), true)
+  for (const data of [withAuthorization, batch]) t.equal(await revertData({ from: lane, data }), undefined, 'allowed: it relays')
+  // Its check reads the set (a cold slot): 2,100 gas more than the first lane's, which the immutable answers.
+  const [first, further] = await Promise.all([operator.account.address, lane].map((account) => client.estimateGas({ account, to: runner, data: withAuthorization })))
+  t.ok(further! - first! >= 2_100n && further! - first! <= 2_300n, `a further lane's relay estimates ${further! - first!} gas more`)
+
+  await mined(await deployer.sendTransaction({ to: runner, data: setOperator(false) }))
+  t.equal(await client.readContract({ address: runner, abi: runnerAbi, functionName: 'isOperator', args: [lane] }), false)
+  for (const data of [withAuthorization, batch]) t.same(runnerError(await revertData({ from: lane, data })), notOperator, 'stopped: NotOperator again')
+  t.equal(await revertData({ data: withAuthorization }), undefined, 'the first lane is untouched')
+})
+
 t.test('sweep: tokens sent to the Runner by mistake are open to a relayed call until the operator sends them on', async (t) => {
   const held = parseUnits('7', 6)
   const sweepData = encodeFunctionData({ abi: runnerAbi, functionName: 'sweep', args: [usdc, payee] })
@@ -806,7 +837,7 @@ t.test('two relays in one transaction (an operator that batches): each pays and 
   const batcherAbi = parseAbi(['function callAll(address[] targets, bytes[] data) returns (bytes[] results)'])
   const batcherArtifact = compileTypedFixture('BatchingOperator', batcherAbi)
   const batcher = getAddress((await mined(await deployer.deployContract({ ...batcherArtifact }))).contractAddress!)
-  const batched = getAddress((await mined(await deployer.deployContract({ ...runnerArtifact, args: [batcher] }))).contractAddress!)
+  const batched = getAddress((await mined(await deployer.deployContract({ ...runnerArtifact, args: [batcher, deployer.account.address] }))).contractAddress!)
   const callAll = (calls: { to: Address; data: Hex }[]) =>
     encodeFunctionData({ abi: batcherAbi, functionName: 'callAll', args: [calls.map(({ to }) => to), calls.map(({ data }) => data)] })
   const relay = (amount: bigint) => ({ to: batched, data: probeRelay({ amount }) })

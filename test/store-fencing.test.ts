@@ -6,6 +6,9 @@ import { postgresDatabase, postgresSkip } from './fixtures/postgres.ts'
 import { storeKinds } from './fixtures/storeKinds.ts'
 import { waitFor } from './fixtures/waitFor.ts'
 
+// Transactions stored before lanes name no key: they are the first lane's.
+const FIRST_LANE = '0x15d34AAf54267DB7D7c367839AAf71A00a2C6A65'
+
 // Runner writes carry the fence their process took the key with: once another process has taken
 // the key (a new epoch), the old fence's writes are refused and change nothing. Both stores.
 
@@ -46,7 +49,7 @@ for (const kind of kinds) {
     await old.insert(submission('s-2'))
     await old.insert(submission('settled', 'done', 1_000))
     await old.update('s-1', { stage: 'sending', transaction: transaction(7) }, stale)
-    t.equal(await old.highestNonce('base'), 7, 'the owner reserves a nonce by storing its transaction')
+    t.equal(await old.highestNonce('base', FIRST_LANE, true), 7, 'the owner reserves a nonce by storing its transaction')
 
     const fence = await next.takeRunnerKey(KEY)
     t.same(fence, { key: KEY, epoch: 2 }, 'a takeover raises the epoch')
@@ -60,7 +63,7 @@ for (const kind of kinds) {
     t.ok(refused instanceof StaleEpochError, 'the old owner storing a transaction is refused')
     t.match(refused, { fence: stale, current: 2 }, 'naming its epoch and the current one')
     t.equal((await next.get('s-2'))?.stage, 'waiting', 'and changes nothing: the submission still waits')
-    t.equal(await next.highestNonce('base'), 7, 'no nonce is reserved')
+    t.equal(await next.highestNonce('base', FIRST_LANE, true), 7, 'no nonce is reserved')
     await t.rejects(old.update('s-1', { stage: 'done', blockNumber: '1' }, stale), StaleEpochError, 'nor may it settle one')
     t.equal((await next.get('s-1'))?.stage, 'sending', 'it is still sending')
     await t.rejects(old.prune(Date.now(), stale), StaleEpochError, 'nor prune')
@@ -109,7 +112,7 @@ t.test('postgres: a write and a takeover never interleave', { skip: postgresSkip
     await waitFor(blocked, (waiting) => waiting, 'the takeover to wait for the write')
     await admin.query('COMMIT')
     t.same(await takeover, { key: KEY, epoch: 3 }, 'taken once the write committed')
-    t.equal(await store.highestNonce('base'), 4, 'and the write is visible to the new owner')
+    t.equal(await store.highestNonce('base', FIRST_LANE, true), 4, 'and the write is visible to the new owner')
     await t.rejects(store.update('race-1', { stage: 'done' }, fence), StaleEpochError, 'the writer, taken over, is refused from then on')
   })
 })

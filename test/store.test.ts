@@ -2,6 +2,9 @@ import t from 'tap'
 import type { SentTransaction, Submission } from '../core/relay/store.ts'
 import { storeKinds } from './fixtures/storeKinds.ts'
 
+// Transactions stored before lanes name no key: they are the first lane's.
+const FIRST_LANE = '0x15d34AAf54267DB7D7c367839AAf71A00a2C6A65'
+
 // One suite, every store: what the relay relies on must hold for SQLite and PostgreSQL alike.
 
 const kinds = storeKinds('bruno-store-')
@@ -98,18 +101,18 @@ for (const kind of kinds) {
     })
 
     t.test('highestNonce: per chain, the highest nonce of any stored transaction', async (t) => {
-      t.equal(await store.highestNonce('nonces'), undefined, 'none before any transaction')
+      t.equal(await store.highestNonce('nonces', FIRST_LANE, true), undefined, 'none before any transaction')
       await store.insert(submission('n1', 'nonces', 1))
       await store.insert(submission('n2', 'nonces', 2))
       await store.insert(submission('n3', 'nonces-other', 3))
-      t.equal(await store.highestNonce('nonces'), undefined, 'a waiting submission has no nonce')
+      t.equal(await store.highestNonce('nonces', FIRST_LANE, true), undefined, 'a waiting submission has no nonce')
       await store.update('n1', { stage: 'sending', transaction: transaction(9) }, fence)
       await store.update('n2', { stage: 'sending', transaction: transaction(4) }, fence)
       await store.update('n3', { stage: 'sending', transaction: transaction(100) }, fence)
-      t.equal(await store.highestNonce('nonces'), 9)
+      t.equal(await store.highestNonce('nonces', FIRST_LANE, true), 9)
       await store.update('n1', { stage: 'done' }, fence)
-      t.equal(await store.highestNonce('nonces'), 9, 'finished submissions still count: their nonces are spent')
-      t.equal(await store.highestNonce('nonces-other'), 100)
+      t.equal(await store.highestNonce('nonces', FIRST_LANE, true), 9, 'finished submissions still count: their nonces are spent')
+      t.equal(await store.highestNonce('nonces-other', FIRST_LANE, true), 100)
     })
 
     t.test('a second store on the same place sees every acknowledged write at once', async (t) => {
@@ -119,7 +122,7 @@ for (const kind of kinds) {
       t.equal((await other.get('shared-1'))?.stage, 'waiting')
       await other.update('shared-1', { stage: 'sending', transaction: transaction(3) }, fence)
       t.same((await store.get('shared-1'))?.transaction, transaction(3))
-      t.equal(await store.highestNonce('shared'), 3)
+      t.equal(await store.highestNonce('shared', FIRST_LANE, true), 3)
     })
   })
 
@@ -137,6 +140,6 @@ for (const kind of kinds) {
     t.teardown(() => reopened.close())
     t.same([await reopened.get('durable-1'), await reopened.get('durable-2')], expected)
     t.same((await reopened.active('base')).map((s) => s.id), ['durable-1', 'durable-2'])
-    t.equal(await reopened.highestNonce('base'), 11)
+    t.equal(await reopened.highestNonce('base', FIRST_LANE, true), 11)
   })
 }

@@ -40,12 +40,12 @@ export const DEPLOYMENT_PROXY: Address = '0x4e59b44847b379578588920cA78FbF26c0B4
 export const RUNNER_SALT: Hex = zeroHash
 
 /**
- * The gas a Runner deployment uses (1,287,427 measured on anvil; the node estimates 1,305,582, and
+ * The gas a Runner deployment uses (1,420,189 measured on anvil; the node estimates 1,440,296, and
  * the limit is sent from the estimate): `--help` derives from it what the deployer must hold ETH
  * for, and test/deploy.test.ts holds it within 5% of a real deployment's, so a new Runner build that
  * costs more cannot leave the help (and DEPLOYMENT.md) behind.
  */
-export const RUNNER_DEPLOYMENT_GAS = 1_300_000n
+export const RUNNER_DEPLOYMENT_GAS = 1_430_000n
 
 /**
  * The gas limit a deployment is sent with: the node's estimate + 20%, for a chain whose estimate
@@ -56,26 +56,27 @@ export function deploymentGasLimit(estimate: bigint): bigint {
 }
 
 /**
- * The Runner's creation code for an operator: the artifact's bytecode with `operator` as its
- * constructor argument (the CREATE2 address hashes exactly this).
+ * The Runner's creation code for an operator and an owner: the artifact's bytecode with `operator`
+ * (its first lane) and `owner` (who may allow further lanes) as its constructor arguments (the
+ * CREATE2 address hashes exactly this).
  *
  * @example
- * runnerInitCode('0x15d3…6A65') // '0x6080…' ‖ the operator, ABI-encoded
+ * runnerInitCode('0x15d3…6A65', '0x15d3…6A65') // '0x6080…' ‖ the operator and the owner, ABI-encoded
  */
-export function runnerInitCode(operator: Address): Hex {
-  return encodeDeployData({ abi: runnerArtifact.abi, bytecode: runnerArtifact.bytecode, args: [operator] })
+export function runnerInitCode(operator: Address, owner: Address): Hex {
+  return encodeDeployData({ abi: runnerArtifact.abi, bytecode: runnerArtifact.bytecode, args: [operator, owner] })
 }
 
 /**
- * Where `bruno deploy` puts the Runner of `operator`: CREATE2 from the deployment proxy with the
- * fixed salt over the Runner's creation code. The same on every chain; a new Runner build (new
- * bytecode) or a new operator gives a new address.
+ * Where `bruno deploy` puts the Runner of `operator` and `owner`: CREATE2 from the deployment proxy
+ * with the fixed salt over the Runner's creation code. The same on every chain; a new Runner build
+ * (new bytecode), operator or owner gives a new address.
  *
  * @example
- * runnerDeploymentAddress('0x15d34AAf54267DB7D7c367839AAf71A00a2C6A65') // '0x…' on every chain
+ * runnerDeploymentAddress('0x15d34AAf54267DB7D7c367839AAf71A00a2C6A65', '0x15d34AAf54267DB7D7c367839AAf71A00a2C6A65') // '0x…' on every chain
  */
-export function runnerDeploymentAddress(operator: Address): Address {
-  return getContractAddress({ opcode: 'CREATE2', from: DEPLOYMENT_PROXY, salt: RUNNER_SALT, bytecode: runnerInitCode(operator) })
+export function runnerDeploymentAddress(operator: Address, owner: Address): Address {
+  return getContractAddress({ opcode: 'CREATE2', from: DEPLOYMENT_PROXY, salt: RUNNER_SALT, bytecode: runnerInitCode(operator, owner) })
 }
 
 /** The gas a PayeeVault deployment uses (354,166 measured on anvil; test/deploy.test.ts holds it within 5 %). */
@@ -98,8 +99,9 @@ function payeeVaultInitCode(runner: Address, owner: Address): Hex {
 
 const usage = `Usage: bruno deploy --rpc-url-env <NAME> --runner-key-env <NAME> [options]
 
-Deploys the Runner contract for the runner key's address (its operator) through the deterministic
-deployment proxy at ${DEPLOYMENT_PROXY} (CREATE2, salt 0): one operator's
+Deploys the Runner contract for the runner key's address (its operator), owned by the deployer
+key (who may allow further runner keys: lanes), through the deterministic deployment proxy at
+${DEPLOYMENT_PROXY} (CREATE2, salt 0): one operator's and owner's
 Runner has one address on every chain. Checks the deployed code against the committed Runner
 artifact, and prints the network entry to paste into the config's "networks" (a preset's, when the
 chain has one). Where your Runner is deployed already, a second run sends nothing and prints the
@@ -110,8 +112,8 @@ Keys and the RPC URL are read from environment variables, never from the command
   --runner-key-env <NAME>    the variable holding the runner's private key (0x + 64 hex): its
                              address is the Runner's operator (required); also the printed
                              entry's runner.key.env
-  --deployer-key-env <NAME>  the variable holding the key that pays for the deployment (default:
-                             the runner key); it needs ETH for ~${(Number(deploymentGasLimit(RUNNER_DEPLOYMENT_GAS)) / 1e6).toFixed(1)}M gas at the chain's max
+  --deployer-key-env <NAME>  the variable holding the key that pays for the deployment and owns
+                             the Runner (default: the runner key); it needs ETH for ~${(Number(deploymentGasLimit(RUNNER_DEPLOYMENT_GAS)) / 1e6).toFixed(1)}M gas at the chain's max
                              fee per gas (the gas limit sent: the node's estimate + 20%)
 Options:
   --treasury <address>       also deploy the Runner's PayeeVault (CREATE2, salt 0), owned by this
@@ -187,7 +189,8 @@ export const deployCommand: Command = {
 
     const operator = privateKeyToAccount(runnerKey).address
     const deployer = privateKeyToAccount(deployerKey)
-    const address = runnerDeploymentAddress(operator)
+    // The deployer owns the Runner: the key that paid for it is the one that allows further lanes.
+    const address = runnerDeploymentAddress(operator, deployer.address)
     // Every failure is retold without the URL: the guard names the chain, viem's short messages the call.
     const scrub = (text: string) => text.replaceAll(url, '[RPC URL]')
     const transport = guardedTransport(rpcEnv, http(url, { retryCount: 1 }))
@@ -199,10 +202,10 @@ export const deployCommand: Command = {
       const wallet = createWalletClient({ account: deployer, chain, transport })
       const create2 = { client, wallet, deployer: deployer.address, chainId, write: (text: string) => io.stdout.write(text) }
       const runner = await deployByCreate2(create2, {
-        what: `the Runner for operator ${operator}`,
+        what: `the Runner for operator ${operator}, owner ${deployer.address}`,
         artifact: runnerArtifact,
-        args: [operator],
-        initCode: runnerInitCode(operator),
+        args: [operator, deployer.address],
+        initCode: runnerInitCode(operator, deployer.address),
         address,
         knownGas: RUNNER_DEPLOYMENT_GAS,
       })

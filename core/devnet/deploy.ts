@@ -11,9 +11,10 @@ import {
   maxUint256,
   parseEther,
   parseUnits,
+  toHex,
   zeroAddress,
 } from 'viem'
-import { privateKeyToAccount } from 'viem/accounts'
+import { mnemonicToAccount, privateKeyToAccount } from 'viem/accounts'
 import { foundry } from 'viem/chains'
 import { PRESETS, type NetworkPreset, type PresetName } from '../../config/presets.ts'
 import { DEVNET_TREASURY } from '../../config/devnet.ts'
@@ -58,8 +59,12 @@ export type DevnetDeployment = {
    * an anvil dev account (anvil gives those 10,000 ETH each).
    */
   noEthAccount: { address: Address; privateKey: Hex }
-  /** Our Runner contract and the EOA it accepts calls from: anvil's account #4 (10,000 ETH). */
-  runner: { contract: Address; operator: { address: Address; privateKey: Hex } }
+  /**
+   * Our Runner contract (owned by the deployer), the EOA it accepts calls from (anvil's account #4,
+   * 10,000 ETH), and the further operators it allows (`deployDevnet(…, { lanes })`: each a lane of
+   * the runner, 10,000 ETH each; none by default).
+   */
+  runner: { contract: Address; operator: { address: Address; privateKey: Hex }; lanes: { address: Address; privateKey: Hex }[] }
   /**
    * A `PayeeVault` for the Runner, owned by `DEVNET_TREASURY`: a payee that refunds each payer what
    * its relay did not cost (SPEC §6).
@@ -78,6 +83,8 @@ export interface DeployDevnetOptions {
    * addresses already.
    */
   readonly as?: PresetName
+  /** Further runner keys to allow as operators (`runner.lanes`), besides anvil #4: keys of anvil's mnemonic at m/44'/60'/1'/0/i, funded here. */
+  readonly lanes?: number
 }
 
 /**
@@ -242,9 +249,9 @@ export async function deployDevnet(rpcUrl: string, options: DeployDevnetOptions 
   // 6. On an OP-stack preset, the L1 fee oracle's stand-in.
   if (preset?.l1DataFee === 'op-stack') await testClient.setCode({ address: GAS_PRICE_ORACLE, bytecode: zeroGasPriceOracle })
 
-  // 7. The Runner, operated by anvil #4.
+  // 7. The Runner, operated by anvil #4, owned by the deployer.
   const operator = privateKeyToAccount(operatorKey)
-  const runner = await deploy('Runner', runnerArtifact, [operator.address])
+  const runner = await deploy('Runner', runnerArtifact, [operator.address, me])
   // 7c. The payee that refunds, owned by the devnet's treasury (the last contract created: every address above stays where it was).
   const payeeVault = await deploy('PayeeVault', payeeVaultArtifact, [runner, DEVNET_TREASURY])
 
@@ -271,14 +278,25 @@ export async function deployDevnet(rpcUrl: string, options: DeployDevnetOptions 
     uniswap: { factory, positionManager, swapRouter02, quoterV2, usdcWethPool, usdcWethFee: poolFee },
     demoAccounts,
     noEthAccount,
-    runner: { contract: runner, operator: { address: operator.address, privateKey: operatorKey } },
+    runner: { contract: runner, operator: { address: operator.address, privateKey: operatorKey }, lanes: [] },
     payeeVault,
     ...(options.as ? { preset: options.as } : {}),
   }
   // 9. What the built-in groups deploy for themselves (their `devnet` hooks: the delegates accounts use).
   await (await loadBuiltinGroups()).deployBuiltinGroups(deployment)
+
+  // 10. The runner's further lanes: funded, and allowed by the Runner's owner (last: every address above stays where it was).
+  for (let index = 0; index < (options.lanes ?? 0); index++) {
+    const lane = mnemonicToAccount(ANVIL_MNEMONIC, { accountIndex: 1, addressIndex: index })
+    await testClient.setBalance({ address: lane.address, value: parseEther('10000') })
+    await call(runner, runnerArtifact.abi, 'setOperator', [lane.address, true])
+    deployment.runner.lanes.push({ address: lane.address, privateKey: toHex(lane.getHdKey().privateKey!) })
+  }
   return deployment
 }
+
+/** anvil's default mnemonic: its accounts m/44'/60'/0'/0/0–9 are the funded dev accounts. */
+const ANVIL_MNEMONIC = 'test test test test test test test test test test test junk'
 
 // A Uniswap V3 price is token1 per token0 in raw units, stored as √price in Q64.96; shifting
 // before the root keeps full precision (√(a·2¹⁹²) = √a·2⁹⁶).

@@ -7,7 +7,7 @@ import { encodeDeployData } from 'viem'
  * deployment writes them, so the result compares byte for byte with the code at an address.
  *
  * @example
- * const expected = await creationRuntime(client, runnerArtifact, [operator])
+ * const expected = await creationRuntime(client, runnerArtifact, [operator, owner])
  * const ok = (await client.getCode({ address: runner })) === expected
  */
 export async function creationRuntime(client: PublicClient, artifact: { abi: Abi; bytecode: Hex }, args: readonly unknown[]): Promise<Hex | undefined> {

@@ -54,8 +54,10 @@ export async function preflightChain(network: Network, env: NodeJS.ProcessEnv, g
       const operator = runnerAddress(env[config.runner.key.env], config.runner.key.env)
       const code = await codeAt(contract)
       if (!code) throw new CheckFailed(`no code at runner.contract ${contract}`)
-      if (code === (await creationRuntime(client, runnerArtifact, [operator]))) return `the Runner artifact's code at ${contract}, operator ${operator}`
-      const actual = await client.readContract({ address: contract, abi: runnerArtifact.abi, functionName: 'operator' }).catch(() => undefined)
+      const [actual, owner] = await Promise.all(
+        (['operator', 'owner'] as const).map((functionName) => client.readContract({ address: contract, abi: runnerArtifact.abi, functionName }).catch(() => undefined)),
+      )
+      if (owner !== undefined && code === (await creationRuntime(client, runnerArtifact, [operator, owner]))) return `the Runner artifact's code at ${contract}, operator ${operator}, owner ${getAddress(owner)}`
       if (actual && getAddress(actual) !== operator) throw new CheckFailed(`${contract}'s operator() is ${getAddress(actual)}, not the runner key's address ${operator}`)
       throw new CheckFailed(`the code at ${contract} is not the committed Runner artifact's`)
     }),

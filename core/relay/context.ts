@@ -10,8 +10,12 @@ import type { SubmissionStore } from './store.ts'
 export interface RelayContext {
   readonly network: Network
   readonly store: SubmissionStore
-  /** The runner EOA's address (the Runner contract's operator). */
+  /** The runner EOA's address (the Runner contract's operator) that simulations run from: the first lane for quotes and submits, the sending lane for the runner. */
   readonly operator: Address
+  /** The chain's other lanes, which a quote or submit simulates from, in turn, when `operator` cannot pay for gas. */
+  readonly spareOperators?: readonly Address[]
+  /** Gas a quote or submit adds to its estimate so that its price covers any lane: past the first, a lane pays the Runner's read of its operator set (`RUNNER_OPERATOR_SET_GAS`). */
+  readonly laneGas?: bigint
   /** The delegates whose signed batches the relay accepts as payment (added by their groups at start), with their errors' words. */
   readonly delegates: readonly Delegate[]
   /** Tells the runner loop there is work, so it need not wait for its next poll. */

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Metrics } from '../metrics.ts'
-import type { SubmissionStore } from './store.ts'
+import type { Submission, SubmissionPatch, SubmissionStore } from './store.ts'
 
 /**
  * A store that logs every submission's life (accepted and done at info, failed at warn with its
@@ -28,24 +28,17 @@ export function observedStore(store: SubmissionStore, log: FastifyBaseLogger, me
       // Read before writing only for a stage change: the count needs the chain, `done` its age.
       const before = patch.stage === undefined ? undefined : await store.get(id)
       await store.update(id, patch, fence)
-      if (!before || patch.stage === undefined || patch.stage === before.stage) return
-      const fields = { submission: id, chain: before.chain, stage: patch.stage }
-      metrics?.submissions.inc({ chain: before.chain, stage: patch.stage })
-      if (patch.stage === 'done') {
-        const seconds = (Date.now() - before.createdAt) / 1000
-        metrics?.timeToDone.observe({ chain: before.chain }, seconds)
-        const outcome = patch.outcome ?? before.outcome
-        if (outcome?.callSucceeded === false) {
-          // Paid for, and the caller's call did nothing: the operator sees it, the caller's status says why.
-          metrics?.callsFailed.inc({ chain: before.chain })
-          log.warn({ ...fields, blockNumber: patch.blockNumber ?? before.blockNumber, seconds, callReason: outcome.callReason }, 'submission done: the call failed on chain (the payment was taken)')
-        } else log.info({ ...fields, blockNumber: patch.blockNumber, seconds }, 'submission done')
-      } else if (patch.stage === 'failed') log.warn({ ...fields, reason: patch.reason }, 'submission failed')
-      else log.debug(fields, 'submission stage')
+      observe(id, patch, before)
+    },
+    async claim(id, patch, fence) {
+      const before = await store.get(id)
+      const claimed = await store.claim(id, patch, fence)
+      if (claimed) observe(id, patch, before)
+      return claimed
     },
     get: (id) => store.get(id),
     active: (chain) => store.active(chain),
-    highestNonce: (chain) => store.highestNonce(chain),
+    highestNonce: (chain, lane, first) => store.highestNonce(chain, lane, first),
     activeByIdentity: (identity) => store.activeByIdentity(identity),
     doneByIdentity: (identity) => store.doneByIdentity(identity),
     byPaymentId: (chain, paymentId) => store.byPaymentId(chain, paymentId),
@@ -59,5 +52,23 @@ export function observedStore(store: SubmissionStore, log: FastifyBaseLogger, me
     runnerEpoch: (key) => store.runnerEpoch(key),
     ping: () => store.ping(),
     close: () => store.close(),
+  }
+
+  /** Counts and logs a stage change `patch` made to the submission that was `before`. */
+  function observe(id: string, patch: SubmissionPatch, before: Submission | undefined): void {
+    if (!before || patch.stage === undefined || patch.stage === before.stage) return
+    const fields = { submission: id, chain: before.chain, stage: patch.stage }
+    metrics?.submissions.inc({ chain: before.chain, stage: patch.stage })
+    if (patch.stage === 'done') {
+      const seconds = (Date.now() - before.createdAt) / 1000
+      metrics?.timeToDone.observe({ chain: before.chain }, seconds)
+      const outcome = patch.outcome ?? before.outcome
+      if (outcome?.callSucceeded === false) {
+        // Paid for, and the caller's call did nothing: the operator sees it, the caller's status says why.
+        metrics?.callsFailed.inc({ chain: before.chain })
+        log.warn({ ...fields, blockNumber: patch.blockNumber ?? before.blockNumber, seconds, callReason: outcome.callReason }, 'submission done: the call failed on chain (the payment was taken)')
+      } else log.info({ ...fields, blockNumber: patch.blockNumber, seconds }, 'submission done')
+    } else if (patch.stage === 'failed') log.warn({ ...fields, reason: patch.reason }, 'submission failed')
+    else log.debug(fields, 'submission stage')
   }
 }

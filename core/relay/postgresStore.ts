@@ -1,4 +1,5 @@
 import pg from 'pg'
+import type { Address } from 'viem'
 import { ActiveCapReached, AlreadySpent, PaymentIdTaken, StaleEpochError, type ActiveCaps, type PartyStanding, type RunnerFence, type Standing, type Submission, type SubmissionPatch, type SubmissionStore } from './store.ts'
 import { fromRow, patchColumns, type SubmissionRow } from './storeRow.ts'
 import { advisoryLockKey, SUBMISSION_CHANNEL } from './postgresRunnerLock.ts'
@@ -28,6 +29,7 @@ ALTER TABLE submissions ADD COLUMN IF NOT EXISTS fault TEXT;
 ALTER TABLE submissions ADD COLUMN IF NOT EXISTS payment_id TEXT;
 ALTER TABLE submissions ADD COLUMN IF NOT EXISTS call_spends TEXT;
 ALTER TABLE submissions ADD COLUMN IF NOT EXISTS refund_gas TEXT;
+ALTER TABLE submissions ADD COLUMN IF NOT EXISTS lane TEXT;
 CREATE INDEX IF NOT EXISTS submissions_payer ON submissions (payer, stage);
 CREATE INDEX IF NOT EXISTS submissions_client ON submissions (client, stage);
 CREATE INDEX IF NOT EXISTS submissions_active ON submissions (chain, stage, created_at);
@@ -242,11 +244,46 @@ export class PostgresSubmissionStore implements SubmissionStore {
     await this.#fenced(fence, `UPDATE submissions SET ${sets} WHERE id = $3`, [id, ...names.map((name) => columns[name])])
   }
 
-  async highestNonce(chain: string): Promise<number | undefined> {
+  async highestNonce(chain: string, lane: Address, first: boolean): Promise<number | undefined> {
     const row = (
-      await this.#query<{ nonce: string | null }>(`SELECT MAX(tx_nonce) AS nonce FROM submissions WHERE chain = $1 AND (stage <> 'failed' OR block_number IS NOT NULL)`, [chain])
+      await this.#query<{ nonce: string | null }>(
+        `SELECT MAX(tx_nonce) AS nonce FROM submissions WHERE chain = $1 AND (lane = $2 OR ($3 AND lane IS NULL)) AND (stage <> 'failed' OR block_number IS NOT NULL)`,
+        [chain, lane.toLowerCase(), first],
+      )
     )[0]
     return row?.nonce == null ? undefined : Number(row.nonce)
+  }
+
+  /**
+   * Under the payer's advisory lock (the insert's, so a claim and a capped insert of one payer are
+   * serialized too), in one transaction: the fenced, conditional UPDATE is a statement of its own,
+   * after the lock, so it reads what another replica's claim of the same payer committed.
+   */
+  async claim(id: string, patch: SubmissionPatch, fence: RunnerFence): Promise<boolean> {
+    await this.#ensureSchema()
+    const columns = patchColumns(patch, Date.now())
+    const names = Object.keys(columns)
+    const sets = names.map((name, index) => `${name} = $${index + 4}`).join(', ')
+    const client = await this.#pool.connect()
+    try {
+      await client.query('BEGIN')
+      const payer = (await client.query<{ payer: string | null }>('SELECT payer FROM submissions WHERE id = $1', [id])).rows[0]?.payer
+      if (payer) await client.query(`SELECT pg_advisory_xact_lock(hashtext('bruno:active:payer'), hashtext($1))`, [payer])
+      const changed = await this.#fencedIn(
+        client,
+        fence,
+        `UPDATE submissions SET ${sets} WHERE id = $3 AND stage = 'waiting' AND tx IS NULL
+           AND NOT EXISTS (SELECT 1 FROM submissions other WHERE other.payer = submissions.payer AND other.id <> submissions.id AND other.stage IN ('sending', 'confirming'))`,
+        [id, ...names.map((name) => columns[name])],
+      )
+      await client.query('COMMIT')
+      client.release()
+      return changed === 1
+    } catch (error) {
+      // Destroyed rather than returned to the pool: closing the connection also rolls back.
+      client.release(true)
+      throw error
+    }
   }
 
   async ping(): Promise<boolean> {
@@ -266,12 +303,19 @@ export class PostgresSubmissionStore implements SubmissionStore {
    * changes nothing.
    */
   async #fenced(fence: RunnerFence, write: string, values: unknown[]): Promise<number> {
-    const [row] = await this.#query<{ epoch: string | null; changed: string }>(
+    await this.#ensureSchema()
+    return this.#fencedIn(this.#pool, fence, write, values)
+  }
+
+  /** `#fenced` on `client`: the pool, or a connection inside a transaction. */
+  async #fencedIn(client: pg.Pool | pg.PoolClient, fence: RunnerFence, write: string, values: unknown[]): Promise<number> {
+    const { rows } = await client.query<{ epoch: string | null; changed: string }>(
       `WITH owner AS (SELECT epoch FROM runner_epochs WHERE key = $1 FOR SHARE),
             written AS (${write} AND (SELECT epoch FROM owner) = $2 RETURNING 1)
        SELECT (SELECT epoch FROM owner) AS epoch, (SELECT count(*) FROM written) AS changed`,
       [fence.key, fence.epoch, ...values],
     )
+    const row = rows[0]
     const current = Number(row?.epoch ?? 0)
     if (current !== fence.epoch) throw new StaleEpochError(fence, current)
     return Number(row!.changed)

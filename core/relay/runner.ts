@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify'
-import { BaseError, getAddress, keccak256, parseTransaction, type Hex, type Log, type PrivateKeyAccount, type SignedAuthorizationList, type TransactionReceipt } from 'viem'
+import { BaseError, getAddress, keccak256, parseTransaction, type Address, type Hex, type LocalAccount, type Log, type SignedAuthorizationList, type TransactionReceipt } from 'viem'
 import { readFees } from '../chain/fees.ts'
 import { L1_FEE_HEADROOM_BPS, readL1DataFee, readL1DataFeeOfBytes } from '../chain/l1DataFee.ts'
 import { readWeiPerBaseUnit } from '../chain/tokenPrice.ts'
@@ -15,9 +15,12 @@ import { relayOfRequest } from './relayOfRequest.ts'
 import { describeRevertData } from './revertReason.ts'
 import { relayedEvent, signedCharge } from './runnerCall.ts'
 import { paymentCovers, tokenToWei, worstCaseWei } from './pricing.ts'
-import { prepareRunnerTransaction, type Fees, type PreparedRelay } from './runnerTransaction.ts'
+import { prepareRunnerTransaction, RunnerShortOfEth, type Fees, type PreparedRelay } from './runnerTransaction.ts'
 import type { RelayOutcome, SubmitRequest } from './schemas.ts'
 import { StaleEpochError, type RunnerFence, type SentTransaction, type Submission } from './store.ts'
+
+/** Why a submission waits while the lane that would send it cannot pay for its gas. */
+const SHORT_OF_ETH = "waiting: the runner's ETH balance is too low to send it"
 
 /** A node's refusal of a sender's transaction beyond what its pool keeps per sender (reth and geth: "txpool is full"). */
 const POOL_FULL = /txpool is full/i
@@ -66,6 +69,36 @@ interface Failing {
   readonly byPayer: boolean
 }
 
+/** A runner key of a chain, and how this process owns it. */
+export interface RunnerKey {
+  readonly account: LocalAccount
+  readonly ownership: RunnerOwnership
+}
+
+/**
+ * One runner key of a chain (a lane, `runner.lanes`): its own nonces, transactions in flight,
+ * replacements, gap filling and ownership.
+ */
+interface Lane {
+  readonly account: LocalAccount
+  readonly address: Address
+  /** `runner.key`, the Runner's `operator`: transactions stored before lanes (no `from`) are its. */
+  readonly first: boolean
+  readonly ownership: RunnerOwnership
+  /** The fence this process took the key with: set while it owns the key, carried by every write for the lane. */
+  fence: RunnerFence | undefined
+  nextNonce: number | undefined
+  restarted: boolean
+  /** Whether this tenure's start was logged (once, with what it takes up). */
+  announced: boolean
+  /** How many more transactions this pass may send before the lane has `runner.maxInFlight` unincluded. */
+  slots: number
+  /** Why a submission waits when the lane is full. */
+  full: string
+  /** The wei the node found the lane's balance short of (its last refused transaction's most): it takes no new work until it holds that. */
+  short: bigint | undefined
+}
+
 /**
  * The runner of one chain. Each pass:
  * 1. sends waiting submissions — those never held first, then held ones whose backoff has passed —
@@ -100,35 +133,41 @@ interface Failing {
  */
 export class RunnerLoop {
   readonly #context: RelayContext
-  readonly #account: PrivateKeyAccount
+  readonly #lanes: readonly Lane[]
   readonly #log: FastifyBaseLogger
-  readonly #ownership: RunnerOwnership
   readonly #holds = new Map<string, Hold>()
-  /** The fence this process took the key with: set while it owns the key, carried by every write. */
-  #fence: RunnerFence | undefined
-  #nextNonce: number | undefined
-  /** How many more transactions this pass may send before the key has `runner.maxInFlight` unincluded. */
-  #slots = 0
-  /** How many submissions this pass left waiting for a slot, and why they wait. */
+  /** How many submissions this pass left waiting for a lane's slot. */
   #slotWaits = 0
-  #slotsFull = ''
   #timer: NodeJS.Timeout | undefined
   #pass: Promise<void> | undefined
   #again = false
-  #restarted = true
-  /** Whether this tenure's start was logged (once, with what it takes up). */
-  #announced = false
   #stopped = false
   #failures = 0
   /** unix ms before which no pass runs (backoff after failures) */
   #retryAt = 0
   #prunedAt = 0
 
-  constructor(context: RelayContext, account: PrivateKeyAccount, log: FastifyBaseLogger, ownership: RunnerOwnership = localOwnership(context.store, runnerKeyName(context.network.config.chainId, account.address))) {
+  /**
+   * `keys`: the chain's runner keys, one lane each, the first being `runner.key` (the Runner's
+   * `operator`), each with how this process owns it; or the one key, owned as `ownership` says.
+   */
+  constructor(context: RelayContext, keys: LocalAccount | readonly RunnerKey[], log: FastifyBaseLogger, ownership?: RunnerOwnership) {
     this.#context = context
-    this.#account = account
     this.#log = log.child({ chain: context.network.name, component: 'runner' })
-    this.#ownership = ownership
+    const given = 'address' in keys ? [{ account: keys, ownership: ownership ?? localOwnership(context.store, runnerKeyName(context.network.config.chainId, keys.address)) }] : keys
+    this.#lanes = given.map(({ account, ownership }, index) => ({
+      account,
+      address: getAddress(account.address),
+      first: index === 0,
+      ownership,
+      fence: undefined,
+      nextNonce: undefined,
+      restarted: true,
+      announced: false,
+      slots: 0,
+      full: '',
+      short: undefined,
+    }))
   }
 
   start(): void {
@@ -141,12 +180,15 @@ export class RunnerLoop {
     clearInterval(this.#timer)
     this.#timer = undefined
     await this.#pass
-    // One line an operator can read a restart by: what the next start takes up.
-    if (this.#fence) {
-      const inFlight = await this.#context.store.active(this.#context.network.name).then(countByStage, () => undefined)
-      this.#log.info({ operator: this.#account.address, epoch: this.#fence.epoch, inFlight }, 'runner stopped: what is in flight is taken up by the next start')
+    // One line per lane an operator can read a restart by: what the next start takes up.
+    const active = this.#lanes.some((lane) => lane.fence) ? await this.#context.store.active(this.#context.network.name).catch(() => undefined) : undefined
+    for (const lane of this.#lanes) {
+      if (lane.fence) {
+        const inFlight = active && countByStage(active.filter((submission) => submission.stage === 'waiting' || this.#laneOf(submission) === lane))
+        this.#log.info({ operator: lane.address, epoch: lane.fence.epoch, inFlight }, 'runner stopped: what is in flight is taken up by the next start')
+      }
+      await lane.ownership.release()
     }
-    await this.#ownership.release()
   }
 
   /**
@@ -181,7 +223,8 @@ export class RunnerLoop {
     } catch (error) {
       // Another process took the key: not a fault to back off from, the end of this tenure.
       if (error instanceof StaleEpochError) {
-        await this.#standDown(error.current)
+        const lane = this.#lanes.find((each) => each.fence?.key === error.fence.key)
+        if (lane) await this.#standDown(lane, error.current)
         return
       }
       // A pass that fails (the chain unreachable) is retried with exponential backoff.
@@ -194,39 +237,44 @@ export class RunnerLoop {
 
   async #tick(): Promise<void> {
     const { store, network } = this.#context
-    if (!this.#ownership.held()) {
+    for (const lane of this.#lanes) {
+      if (lane.ownership.held()) continue
       // Lost since the last pass (its lock's session ended): that tenure is over, whoever has the key now.
-      if (this.#fence) await this.#standDown(await store.runnerEpoch(this.#fence.key))
-      const fence = await this.#ownership.acquire()
-      if (!fence) return
+      if (lane.fence) await this.#standDown(lane, await store.runnerEpoch(lane.fence.key))
+      const fence = await lane.ownership.acquire()
+      if (!fence) continue
       // Taken over (or first start): re-read the nonces and rebroadcast what is in flight.
-      this.#fence = fence
-      this.#nextNonce = undefined
-      this.#restarted = true
-      this.#announced = false
+      lane.fence = fence
+      lane.nextNonce = undefined
+      lane.restarted = true
+      lane.announced = false
     }
-    await this.#prune()
+    const owned = this.#lanes.filter((lane) => lane.fence)
+    if (owned.length === 0) return
+    await this.#prune(owned[0]!)
     const active = await store.active(network.name)
-    const restarted = this.#restarted
-    if (!this.#announced) {
-      this.#announced = true
-      this.#log.info({ operator: this.#account.address, epoch: this.#fence!.epoch, inFlight: countByStage(active) }, 'runner started: it sends for the runner key and takes up what is in flight')
+    const inFlightOf = (lane: Lane) => active.filter((submission) => submission.stage !== 'waiting' && this.#laneOf(submission) === lane)
+    for (const lane of owned.filter((each) => !each.announced)) {
+      lane.announced = true
+      this.#log.info(
+        { operator: lane.address, epoch: lane.fence!.epoch, inFlight: countByStage(active.filter((submission) => submission.stage === 'waiting' || this.#laneOf(submission) === lane)) },
+        'runner started: it sends for the runner key and takes up what is in flight',
+      )
     }
     if (active.length === 0) return
-    if (this.#nextNonce === undefined) {
-      const [pending, stored] = await Promise.all([
-        network.client.getTransactionCount({ address: this.#account.address, blockTag: 'pending' }),
-        store.highestNonce(network.name),
-      ])
-      this.#nextNonce = Math.max(pending, stored === undefined ? 0 : stored + 1)
-    }
-    this.#restarted = false
+    await Promise.all(owned.filter((lane) => lane.nextNonce === undefined).map((lane) => this.#readNonce(lane)))
+    await Promise.all(owned.filter((lane) => lane.short !== undefined).map((lane) => this.#checkShort(lane)))
+    const restarted = new Set(owned.filter((lane) => lane.restarted))
+    for (const lane of owned) lane.restarted = false
+    // Every lane's transactions in flight: a payer's next waits for its one in flight, whichever lane it is on.
     let inFlight = active.filter((submission) => submission.stage !== 'waiting')
     // A transaction that stays unincluded may be waiting behind a nonce the node is missing. One the
     // gap filler cancelled is followed from the next pass, with its cancellation.
     const stuckAfterMs = network.config.runner.stuckAfterMs
-    if (!restarted && inFlight.some((submission) => Date.now() - submission.transaction!.sentAt > stuckAfterMs)) {
-      const cancelled = await this.#fillGap(inFlight)
+    for (const lane of owned) {
+      const mine = inFlightOf(lane)
+      if (restarted.has(lane) || !mine.some((submission) => Date.now() - submission.transaction!.sentAt > stuckAfterMs)) continue
+      const cancelled = await this.#fillGap(lane, mine)
       if (cancelled) inFlight = inFlight.filter((submission) => submission.id !== cancelled)
     }
 
@@ -236,7 +284,7 @@ export class RunnerLoop {
     // transactions in flight are followed, so a slow re-check delays neither a new send nor a receipt.
     const payersInFlight = new Set(inFlight.map((submission) => this.#payerOf(submission)))
     const fresh = waiting.filter((submission) => !this.#holds.has(submission.id))
-    // One held behind its payer's transaction is not looked at while that one is in flight (the
+    // One held behind its payer's transaction in flight is not looked at while that one is in flight (the
     // look would hold it again) unless it is to fail (its deadline passed, its payment expiring),
     // and is due at once when it is not.
     const due = waiting
@@ -251,78 +299,145 @@ export class RunnerLoop {
     // The fees are read once per pass, for all its sends: a chain that cannot answer fails the pass.
     const fees = fresh.length + due.length > 0 ? await readFees(network.client) : undefined
     // A node's pool keeps only so many pending transactions per sender: beyond `runner.maxInFlight`
-    // unincluded ones, the rest wait (in arrival order) for a slot.
-    this.#slots = network.config.runner.maxInFlight - inFlight.filter((submission) => submission.stage === 'sending').length
-    this.#slotWaits = 0
-    this.#slotsFull = `waiting: the runner has ${network.config.runner.maxInFlight} transactions in flight, as many as a node's pool keeps per sender; this one goes when one is included`
-    for (const submission of fresh) {
-      // Lost mid-pass (the lock's session ended): the new owner carries on from the store.
-      if (!this.#ownership.held()) return
-      // A nonce the node found too low: nothing more is sent before the next pass reads it afresh.
-      if (this.#nextNonce === undefined) break
-      if (this.#slots <= 0) {
-        await this.#waitForSlot(submission)
-        continue
-      }
-      await this.#send(submission, fees!, payersInFlight)
+    // unincluded ones, a lane takes no more, and with every lane full the rest wait (in arrival order) for a slot.
+    const { maxInFlight } = network.config.runner
+    for (const lane of owned) {
+      lane.slots = maxInFlight - inFlightOf(lane).filter((submission) => submission.stage === 'sending').length
+      lane.full = `waiting: the runner has ${maxInFlight} transactions in flight, as many as a node's pool keeps per sender; this one goes when one is included`
     }
-    if (!this.#ownership.held()) return
-    // Then every transaction in flight at once: their reads leave in one JSON-RPC batch, and the
-    // latest block is read once per pass (uncached: a stale one would hold `done` back).
+    this.#slotWaits = 0
+    for (const submission of fresh) {
+      // Every lane's nonce found too low: nothing more is sent before the next pass reads them afresh.
+      if (!owned.some((lane) => lane.nextNonce !== undefined && lane.ownership.held())) break
+      // A lane found short of ETH while checking leaves the submission to the next lane.
+      for (let lane = this.#pickLane(owned, inFlightOf); ; lane = this.#pickLane(owned, inFlightOf)) {
+        if (!lane) {
+          await this.#waitForSlot(submission, owned)
+          break
+        }
+        await this.#send(lane, submission, fees!, payersInFlight)
+        if (lane.short === undefined) break
+      }
+    }
+    if (!owned.some((lane) => lane.ownership.held())) return
+    // Then every transaction in flight on this process's lanes at once: their reads leave in one JSON-RPC batch, and
+    // the latest block is read once per pass (uncached: a stale one would hold `done` back).
     let latest: Promise<bigint> | undefined
     const latestBlock = () => (latest ??= network.client.getBlockNumber({ cacheTime: 0 }))
-    const following = await Promise.allSettled(inFlight.map((submission) => this.#follow(submission, restarted, latestBlock)))
+    const followed = inFlight.flatMap((submission) => {
+      const lane = this.#laneOf(submission)
+      return lane?.fence && lane.ownership.held() ? [{ lane, submission }] : []
+    })
+    const following = await Promise.allSettled(followed.map(({ lane, submission }) => this.#follow(lane, submission, restarted.has(lane), latestBlock)))
     const refused = following.find((outcome) => outcome.status === 'rejected' && outcome.reason instanceof StaleEpochError)
     if (refused) throw (refused as PromiseRejectedResult).reason
+    following.forEach((outcome, index) => {
+      if (outcome.status === 'rejected') this.#log.warn({ submission: followed[index]!.submission.id, err: outcome.reason }, 'following a transaction failed; retried next pass')
+    })
     // Submissions waited for a slot that an inclusion just freed: the next pass follows at once.
     if (this.#slotWaits > 0 && following.some((outcome) => outcome.status === 'fulfilled' && outcome.value)) void this.wake()
-    following.forEach((outcome, index) => {
-      if (outcome.status === 'rejected') this.#log.warn({ submission: inFlight[index]!.id, err: outcome.reason }, 'following a transaction failed; retried next pass')
-    })
     // Last, the held ones due again: re-checked a few at a time (one slow simulation does not hold
-    // the others), then sent in order, each with the next nonce (none once a nonce was found too low).
-    if (this.#nextNonce === undefined || this.#slots <= 0) return
+    // the others), then sent in order, each on a lane with a free slot (none once every lane's nonce was found too low).
+    const ready = owned.filter((lane) => lane.nextNonce !== undefined && lane.slots > 0)
+    if (ready.length === 0) return
     const batch = due.slice(0, RECHECKS_PER_PASS)
-    const rechecked = await mapLimited(batch, RECHECKS_AT_ONCE, (submission) => this.#check(submission, fees!, payersInFlight))
+    // Each re-check simulates as the lane least loaded now; the send takes whichever lane is then.
+    const rechecked = await mapLimited(batch, RECHECKS_AT_ONCE, (submission) => this.#check(this.#pickLane(owned, inFlightOf) ?? ready[0]!, submission, fees!, payersInFlight))
     if (due.length > batch.length) void this.wake()
     for (const [index, submission] of batch.entries()) {
-      if (!this.#ownership.held() || this.#nextNonce === undefined) return
-      if (this.#slots <= 0) {
-        await this.#waitForSlot(submission)
+      const checked = rechecked[index]
+      if (!checked) continue
+      const lane = this.#pickLane(owned, inFlightOf)
+      if (!lane) {
+        await this.#waitForSlot(submission, owned)
         continue
       }
-      const checked = rechecked[index]!
-      if (checked) await this.#dispatch(submission, checked, payersInFlight)
+      await this.#dispatch(lane, submission, checked, payersInFlight)
     }
+  }
+
+  /** A lane's next nonce: the node's pending count, or past the highest its stored transactions hold. */
+  async #readNonce(lane: Lane): Promise<void> {
+    const { network, store } = this.#context
+    const [pending, stored] = await Promise.all([
+      network.client.getTransactionCount({ address: lane.address, blockTag: 'pending' }),
+      store.highestNonce(network.name, lane.address, lane.first),
+    ])
+    lane.nextNonce = Math.max(pending, stored === undefined ? 0 : stored + 1)
+  }
+
+  /**
+   * Takes `lane` out of new work until it holds `wei` (at least `runner.minBalanceWei`), with an
+   * error to fund it once (naming the submission it could not send).
+   */
+  #shortOfEth(lane: Lane, wei: bigint, submission: string): void {
+    const floor = BigInt(this.#context.network.config.runner.minBalanceWei)
+    if (lane.short === undefined) this.#log.error({ submission, operator: lane.address }, 'the runner cannot pay for gas: fund it')
+    lane.short = wei > floor ? wei : floor
+  }
+
+  /** A lane short of ETH takes work again once its balance pays for the transaction the node refused. */
+  async #checkShort(lane: Lane): Promise<void> {
+    const balance = await this.#context.network.client.getBalance({ address: lane.address })
+    if (balance >= lane.short!) {
+      this.#log.info({ operator: lane.address, balance: balance.toString() }, 'runner lane funded again: it takes work')
+      lane.short = undefined
+    }
+  }
+
+  /**
+   * The lane a new send goes on: of this process's lanes whose nonce is known, with a free slot and
+   * ETH to pay, the least loaded (fewest transactions unincluded), one with nothing stuck before one
+   * with a transaction stuck past `runner.stuckAfterMs` (its later nonces would wait behind it).
+   */
+  #pickLane(owned: readonly Lane[], inFlightOf: (lane: Lane) => readonly Submission[]): Lane | undefined {
+    const stuckAfterMs = this.#context.network.config.runner.stuckAfterMs
+    const now = Date.now()
+    const open = owned.filter((lane) => lane.nextNonce !== undefined && lane.slots > 0 && lane.short === undefined && lane.ownership.held())
+    // Stuck since its first send: a replacement is not an inclusion.
+    const stuck = (lane: Lane) => inFlightOf(lane).some((submission) => submission.stage === 'sending' && now - submission.transaction!.firstSentAt > stuckAfterMs)
+    const rank = (lane: Lane) => (stuck(lane) ? 1_000_000 : 0) - lane.slots
+    return open.reduce<Lane | undefined>((best, lane) => (best === undefined || rank(lane) < rank(best) ? lane : best), undefined)
   }
 
   /**
    * Sends a waiting submission if it passes its checks (`#check`). A fault while checking or sending
    * it (its simulation's data, the chain's answer to it) holds it with its reason; the pass goes on.
    */
-  async #send(submission: Submission, fees: Fees, payersInFlight: Set<string>): Promise<void> {
-    const prepared = await this.#check(submission, fees, payersInFlight)
-    if (prepared) await this.#dispatch(submission, prepared, payersInFlight)
+  async #send(lane: Lane, submission: Submission, fees: Fees, payersInFlight: Set<string>): Promise<void> {
+    const prepared = await this.#check(lane, submission, fees, payersInFlight)
+    if (prepared) await this.#dispatch(lane, submission, prepared, payersInFlight)
   }
 
   /**
    * A waiting submission's checks before a send, each failing one settled or held with its reason:
    * its deadline (failed past it), its payment's expiry (failed within `relay.paymentMarginSec`),
    * its payer's transaction in flight (held), the exact simulation and the price (held). Returns the
-   * prepared transaction when it may go. Never throws: a fault holds the submission.
+   * prepared transaction when it may go, simulated as `lane` sends it. Never throws: a fault holds the submission.
    */
-  async #check(submission: Submission, fees: Fees, payersInFlight: Set<string>): Promise<PreparedRelay | undefined> {
+  async #check(lane: Lane, submission: Submission, fees: Fees, payersInFlight: Set<string>): Promise<PreparedRelay | undefined> {
     try {
-      return await this.#checkOrThrow(submission, fees, payersInFlight)
+      return await this.#checkOrThrow(lane, submission, fees, payersInFlight)
     } catch (error) {
       if (error instanceof StaleEpochError) throw error
+      if (error instanceof RunnerShortOfEth) {
+        // The lane's ETH, not the submission: it stays waiting, unheld, for a lane that can pay.
+        this.#shortOfEth(lane, BigInt(this.#context.network.config.runner.minBalanceWei), submission.id)
+        if (submission.reason !== SHORT_OF_ETH) await this.#context.store.update(submission.id, { reason: SHORT_OF_ETH }, this.#anyFence())
+        return undefined
+      }
       await this.#hold(submission, `waiting: ${shortReason(error)}`, 'fault')
       this.#log.warn({ submission: submission.id, err: error }, 'submission held by a fault')
       return undefined
     }
   }
 
-  async #checkOrThrow(submission: Submission, fees: Fees, payersInFlight: Set<string>): Promise<PreparedRelay | undefined> {
+  /**
+   * Fails a waiting submission past its deadline, or whose payment expires within
+   * `relay.paymentMarginSec` + `relay.inclusionSec` (sent, it would be cancelled before its time to be
+   * included): answers whether it did.
+   */
+  async #failIfTooLate(submission: Submission): Promise<boolean> {
     const { store, network } = this.#context
     const now = Math.floor(Date.now() / 1000)
     if (now > submission.deadline) {
@@ -332,8 +447,8 @@ export class RunnerLoop {
         stage: 'failed',
         reason: `not sent before its deadline${submission.reason ? `: ${submission.reason}` : ''}`,
         ...(byPayer ? { fault: 'payer' as const } : {}),
-      }, this.#fence!)
-      return undefined
+      }, this.#anyFence())
+      return true
     }
     const { request } = submission
     const token = paymentToken(network, request.payment.token)
@@ -344,9 +459,14 @@ export class RunnerLoop {
       await store.update(submission.id, {
         stage: 'failed',
         reason: `not sent: its payment expires at ${requested.paymentDeadline}, within ${margin} s${submission.reason ? ` (${submission.reason})` : ''}`,
-      }, this.#fence!)
-      return undefined
+      }, this.#anyFence())
+      return true
     }
+    return false
+  }
+
+  async #checkOrThrow(lane: Lane, submission: Submission, fees: Fees, payersInFlight: Set<string>): Promise<PreparedRelay | undefined> {
+    if (await this.#failIfTooLate(submission)) return undefined
     const payer = this.#payerOf(submission)
     if (payersInFlight.has(payer)) {
       // Simulated at latest, a second payment by the same account would not see the first in flight.
@@ -359,7 +479,7 @@ export class RunnerLoop {
       // whether it still fails (one simulation), where the stored stipend would try three.
       const byPayer = this.#holds.get(submission.id)?.failing?.byPayer ?? false
       const measured = byPayer || submission.callGas === undefined ? undefined : { callGas: BigInt(submission.callGas), refundGas: BigInt(submission.refundGas ?? 0) }
-      prepared = await this.#prepare(submission, this.#nextNonce!, fees, measured)
+      prepared = await this.#prepare(lane, submission, lane.nextNonce!, fees, measured)
     } catch (error) {
       if (!(error instanceof ToolError)) throw error
       // Re-simulated like at submit: a payment or a call that would now fail is not sent; it waits.
@@ -374,26 +494,33 @@ export class RunnerLoop {
   }
 
   /**
-   * Signs a checked submission's transaction with the next nonce, stores it, and broadcasts it; the
-   * nonce is kept only when the node takes it. A payer with a transaction in flight by now (sent
-   * earlier in this pass) waits. A fault holds the submission; a crash after the store keeps the
-   * stored bytes for the restart's rebroadcast.
+   * Signs a checked submission's transaction with `lane`'s next nonce, stores it, and broadcasts it;
+   * the nonce is kept only when the node takes it. The store takes the send only if the submission
+   * is still waiting and its payer has nothing in flight on any lane (`claim`): otherwise nothing is
+   * broadcast. A payer with a transaction in flight by now (sent earlier in this pass) waits. A fault
+   * holds the submission; a crash after the store keeps the stored bytes for the restart's rebroadcast.
    */
-  async #dispatch(submission: Submission, prepared: PreparedRelay, payersInFlight: Set<string>): Promise<void> {
+  async #dispatch(lane: Lane, submission: Submission, prepared: PreparedRelay, payersInFlight: Set<string>): Promise<void> {
     const { store } = this.#context
     const payer = this.#payerOf(submission)
     if (payersInFlight.has(payer)) {
       await this.#holdBehind(submission, payer)
       return
     }
-    const nonce = this.#nextNonce!
+    const nonce = lane.nextNonce!
+    const fence = lane.fence!
     let refusal: string | undefined
     let transaction: SentTransaction
     try {
-      transaction = await this.#sign(prepared, nonce, [], Date.now())
+      transaction = await this.#sign(lane, prepared, nonce, [], Date.now())
       // Stored before it is broadcast: after a crash, the stored bytes are sent again, never new ones;
       // this write reserves the nonce, and is refused if another process has taken the key.
-      await store.update(submission.id, { stage: 'sending', transaction, reason: null }, this.#fence!)
+      if (!(await store.claim(submission.id, { stage: 'sending', transaction, reason: null }, fence))) {
+        // Sent meanwhile by another process's lane, or its payer's other submission was: this one is not.
+        this.#log.info({ submission: submission.id, operator: lane.address }, 'not sent: another lane sent it, or a transaction of its payer, first')
+        payersInFlight.add(payer)
+        return
+      }
       refusal = await this.#broadcast(transaction.raw)
     } catch (error) {
       // Refused by the store: another process owns the key, and this transaction is never broadcast.
@@ -406,42 +533,54 @@ export class RunnerLoop {
       // Not accepted: the nonce is given back, and the transaction is forgotten.
       this.#holds.delete(submission.id)
       if (/nonce too low/i.test(refusal)) {
-        this.#nextNonce = undefined
-        await store.update(submission.id, { stage: 'waiting', transaction: null, reason: `waiting: the node refused the nonce (${refusal}); sent again with a fresh one` }, this.#fence!)
+        lane.nextNonce = undefined
+        await store.update(submission.id, { stage: 'waiting', transaction: null, reason: `waiting: the node refused the nonce (${refusal}); sent again with a fresh one` }, fence)
       } else if (POOL_FULL.test(refusal)) {
-        // The node keeps no more of this key's transactions: nothing more is sent this pass.
-        this.#slots = 0
-        this.#slotsFull = `waiting: the node's pool holds as many of the runner's transactions as it keeps (${refusal}); it goes when one is included`
-        await store.update(submission.id, { stage: 'waiting', transaction: null, reason: this.#slotsFull }, this.#fence!)
+        // The node keeps no more of this key's transactions: nothing more goes on this lane this pass.
+        lane.slots = 0
+        lane.full = `waiting: the node's pool holds as many of the runner's transactions as it keeps (${refusal}); it goes when one is included`
+        await store.update(submission.id, { stage: 'waiting', transaction: null, reason: lane.full }, fence)
       } else if (/insufficient funds/i.test(refusal)) {
-        await store.update(submission.id, { stage: 'waiting', transaction: null, reason: 'waiting: the runner\'s ETH balance is too low to send it' }, this.#fence!)
-        this.#log.error({ submission: submission.id }, 'the runner cannot pay for gas: fund it')
+        // The lane takes no new work until its balance pays for what it was refused; the other lanes go on.
+        this.#shortOfEth(lane, BigInt(transaction.gas) * BigInt(transaction.maxFeePerGas), submission.id)
+        await store.update(submission.id, { stage: 'waiting', transaction: null, reason: SHORT_OF_ETH }, fence)
       } else {
-        await store.update(submission.id, { stage: 'failed', transaction: null, reason: `the node refused the transaction: ${refusal}` }, this.#fence!)
+        await store.update(submission.id, { stage: 'failed', transaction: null, reason: `the node refused the transaction: ${refusal}` }, fence)
       }
       return
     }
     this.#holds.delete(submission.id)
-    this.#nextNonce = nonce + 1
-    this.#slots--
+    lane.nextNonce = nonce + 1
+    lane.slots--
     payersInFlight.add(payer)
-    this.#log.info({ submission: submission.id, hash: transaction.hash, nonce, gas: prepared.gas.toString(), callGas: prepared.callGas.toString() }, 'sent')
+    this.#log.info({ submission: submission.id, hash: transaction.hash, nonce, operator: lane.address, gas: prepared.gas.toString(), callGas: prepared.callGas.toString() }, 'sent')
   }
 
   /**
-   * Ends this process's tenure as the key's owner, once it finds the key lost (its lock's session
+   * Ends this process's tenure as a lane's owner, once it finds the key lost (its lock's session
    * ended) or taken over (the store refused a write: `current` is the new owner's epoch). It forgets
-   * its nonce and holds, gives the lock up, and sends nothing until it takes the key again at a new
-   * epoch, starting over then as after a restart.
+   * the lane's nonce (and, with no lane left, its holds), gives the lock up, and sends nothing more on
+   * the lane until it takes the key again at a new epoch, starting over then as after a restart.
    */
-  async #standDown(current: number): Promise<void> {
-    const { epoch } = this.#fence!
-    this.#fence = undefined
-    this.#nextNonce = undefined
-    this.#holds.clear()
+  async #standDown(lane: Lane, current: number): Promise<void> {
+    const { epoch } = lane.fence!
+    lane.fence = undefined
+    lane.nextNonce = undefined
+    if (!this.#lanes.some((each) => each.fence)) this.#holds.clear()
     const to = current > epoch ? ` to epoch ${current}` : ''
-    this.#log.warn({ epoch, current }, `runner stands down: it lost ownership of the runner key at epoch ${epoch}${to}; it sends nothing until it takes the key again`)
-    await this.#ownership.release()
+    this.#log.warn({ epoch, current, operator: lane.address }, `runner stands down: it lost ownership of the runner key at epoch ${epoch}${to}; it sends nothing until it takes the key again`)
+    await lane.ownership.release()
+  }
+
+  /** The fence a write to a waiting submission carries: any of this process's lanes' (none of them sent it). */
+  #anyFence(): RunnerFence {
+    return this.#lanes.find((lane) => lane.fence && lane.ownership.held())?.fence ?? this.#lanes.find((lane) => lane.fence)!.fence!
+  }
+
+  /** The lane that sent a submission's transaction: its `from`, or the first lane for one stored before lanes; undefined for another process's key. */
+  #laneOf(submission: Submission): Lane | undefined {
+    const from = submission.transaction?.from
+    return from === undefined ? this.#lanes[0] : this.#lanes.find((lane) => lane.address === getAddress(from))
   }
 
   /**
@@ -468,14 +607,14 @@ export class RunnerLoop {
           stage: 'failed',
           reason: `not sent: its ${failing === 'payer' ? 'payment or call' : 'simulation'} kept failing for ${failingHoldSec} s: ${reason}`,
           ...(failing === 'payer' ? { fault: 'payer' as const } : {}),
-        }, this.#fence!)
+        }, this.#anyFence())
         return
       }
       // The last look falls when its time is up, not a doubling later.
       const waitMs = Math.min(pollMs * 2 ** holds, MAX_FAILING_HOLD_MS, endsAt - now)
       this.#holds.set(submission.id, { holds, retryAt: now + waitMs, failing: { since, byPayer: failing === 'payer' || previous?.failing?.byPayer === true } })
     }
-    if (reason !== submission.reason) await store.update(submission.id, { reason }, this.#fence!)
+    if (reason !== submission.reason) await store.update(submission.id, { reason }, this.#anyFence())
   }
 
   /**
@@ -487,17 +626,25 @@ export class RunnerLoop {
     const previous = this.#holds.get(submission.id)
     this.#holds.set(submission.id, { holds: (previous?.holds ?? 0) + 1, retryAt: 0, behind: payer })
     const reason = `waiting: ${payer} has a transaction in flight; this one follows it`
-    if (reason !== submission.reason) await this.#context.store.update(submission.id, { reason }, this.#fence!)
+    if (reason !== submission.reason) await this.#context.store.update(submission.id, { reason }, this.#anyFence())
   }
 
   /**
-   * Leaves a submission waiting, without a look or a backoff, while the runner key has
-   * `runner.maxInFlight` transactions unincluded (or the node said its pool holds no more of them):
-   * the next pass with a free slot takes it, in turn.
+   * Leaves a submission waiting (failed instead if too late), without a look or a backoff, while every lane has
+   * `runner.maxInFlight` transactions unincluded (or the node said its pool holds no more of them, or
+   * its ETH is short): the next pass with a free slot takes it, in turn.
    */
-  async #waitForSlot(submission: Submission): Promise<void> {
+  async #waitForSlot(submission: Submission, owned: readonly Lane[]): Promise<void> {
+    if (await this.#failIfTooLate(submission)) return
     this.#slotWaits++
-    if (this.#slotsFull !== submission.reason) await this.#context.store.update(submission.id, { reason: this.#slotsFull }, this.#fence!)
+    const { maxInFlight } = this.#context.network.config.runner
+    const reason =
+      owned.length === 1
+        ? owned[0]!.short === undefined
+          ? owned[0]!.full
+          : SHORT_OF_ETH
+        : `waiting: each of the runner's ${owned.length} lanes has ${maxInFlight} transactions in flight (as many as a node's pool keeps per sender) or is short of ETH; this one goes when one is included`
+    if (reason !== submission.reason) await this.#context.store.update(submission.id, { reason }, this.#anyFence())
   }
 
   /** The account whose payment a submission spends: the signed transfer's `from`, or the batch's account. */
@@ -506,11 +653,11 @@ export class RunnerLoop {
   }
 
   /** Deletes settled submissions past the retention period, at most once a minute. */
-  async #prune(): Promise<void> {
+  async #prune(lane: Lane): Promise<void> {
     const now = Date.now()
     if (now - this.#prunedAt < PRUNE_EVERY_MS) return
     this.#prunedAt = now
-    await this.#context.store.prune(now - this.#context.network.config.relay.retentionSec * 1000, this.#fence!)
+    await this.#context.store.prune(now - this.#context.network.config.relay.retentionSec * 1000, lane.fence!)
   }
 
   /**
@@ -519,10 +666,10 @@ export class RunnerLoop {
    * submission that holds it, or with a self-transfer — that submission's cancellation when its
    * payment is about to expire (its id is returned), a bare one when no submission holds it.
    */
-  async #fillGap(inFlight: readonly Submission[]): Promise<string | undefined> {
+  async #fillGap(lane: Lane, inFlight: readonly Submission[]): Promise<string | undefined> {
     const { network } = this.#context
-    const pending = await network.client.getTransactionCount({ address: this.#account.address, blockTag: 'pending' })
-    if (pending >= this.#nextNonce!) return
+    const pending = await network.client.getTransactionCount({ address: lane.address, blockTag: 'pending' })
+    if (pending >= lane.nextNonce!) return
     const held = inFlight.find((submission) => submission.transaction?.nonce === pending)
     if (held && !this.#nearExpiry(held, Date.now())) {
       // Ours, but not in the node's pool: sent again as stored.
@@ -533,16 +680,16 @@ export class RunnerLoop {
       // Its payment expires too soon to be taken: its bytes could only revert, at the runner's cost and
       // against an innocent payer. The nonce is taken back at the current fees, whatever they cost:
       // every later nonce waits on it.
-      await this.#cancel(held, held.transaction!, { why: `lost by the node, and its payment came within ${network.config.relay.paymentMarginSec} s of expiring` }, { capped: false })
+      await this.#cancel(lane, held, held.transaction!, { why: `lost by the node, and its payment came within ${network.config.relay.paymentMarginSec} s of expiring` }, { capped: false })
       return held.id
     }
     const fees = await readFees(network.client)
-    const raw = await this.#account.signTransaction({ chainId: network.config.chainId, to: this.#account.address, value: 0n, gas: 21_000n, nonce: pending, ...fees, type: 'eip1559' })
+    const raw = await lane.account.signTransaction({ chainId: network.config.chainId, to: lane.address, value: 0n, gas: 21_000n, nonce: pending, ...fees, type: 'eip1559' })
     // No submission's, so not stored: the fence is checked last, just before it goes.
-    const current = await this.#context.store.runnerEpoch(this.#fence!.key)
-    if (current !== this.#fence!.epoch) throw new StaleEpochError(this.#fence!, current)
+    const current = await this.#context.store.runnerEpoch(lane.fence!.key)
+    if (current !== lane.fence!.epoch) throw new StaleEpochError(lane.fence!, current)
     const refusal = await this.#broadcast(raw)
-    this.#log.warn({ nonce: pending, next: this.#nextNonce, refused: refusal }, 'filled a nonce gap with a self-transfer')
+    this.#log.warn({ operator: lane.address, nonce: pending, next: lane.nextNonce, refused: refusal }, 'filled a nonce gap with a self-transfer')
   }
 
   /**
@@ -550,13 +697,15 @@ export class RunnerLoop {
    * stipend and a refund's cap (those measured at submit, or the stuck transaction's) that no longer
    * let the call succeed, both are measured afresh (a send; a replacement keeps them, so it is refused).
    */
-  async #prepare(submission: Submission, nonce: number, fees: Fees, measured?: { callGas: bigint; refundGas: bigint }, remeasure = true): Promise<PreparedRelay> {
+  async #prepare(lane: Lane, submission: Submission, nonce: number, fees: Fees, measured?: { callGas: bigint; refundGas: bigint }, remeasure = true): Promise<PreparedRelay> {
     const { network } = this.#context
     const { request } = submission
     const token = paymentToken(network, request.payment.token)
     const requested = relayOfRequest(this.#context, request.call, request.payment, token)
+    // Simulated from the lane that signs, as it will be sent: no other lane, no added gas.
+    const context: RelayContext = { ...this.#context, operator: lane.address, spareOperators: [], laneGas: 0n }
     const prepare = (known: typeof measured) =>
-      prepareRunnerTransaction(this.#context, requested.relay, request.authorizationList, { token, amount: requested.amount, nonce, fees, ...known, refusal: 'waiting' })
+      prepareRunnerTransaction(context, requested.relay, request.authorizationList, { token, amount: requested.amount, nonce, fees, ...known, refusal: 'waiting' })
     try {
       return await prepare(measured)
     } catch (error) {
@@ -566,7 +715,7 @@ export class RunnerLoop {
   }
 
   /** Follows a transaction in flight; answers whether it was found included. */
-  async #follow(submission: Submission, restarted: boolean, latestBlock: () => Promise<bigint>): Promise<boolean> {
+  async #follow(lane: Lane, submission: Submission, restarted: boolean, latestBlock: () => Promise<bigint>): Promise<boolean> {
     const { network, store } = this.#context
     const transaction = submission.transaction!
     const receipt = await this.#receipt(transaction.hashes)
@@ -576,15 +725,15 @@ export class RunnerLoop {
       const fee = (receipt.gasUsed * receipt.effectiveGasPrice + BigInt(l1Fee ?? 0)).toString()
       const included = { blockNumber: receipt.blockNumber.toString(), gasUsed: receipt.gasUsed.toString(), fee }
       const transactionOfReceipt = receipt.transactionHash === transaction.hash ? {} : { transaction: { ...transaction, hash: receipt.transactionHash } }
-      if (receipt.to !== null && getAddress(receipt.to) === this.#account.address) {
+      if (receipt.to !== null && getAddress(receipt.to) === lane.address) {
         // A relay cancelled for its payment's expiry: the payer chose that expiry, and the runner paid the cancellation.
         const fault = transaction.expiring ? { fault: 'payer' as const } : {}
-        await store.update(submission.id, { ...included, ...transactionOfReceipt, ...fault, stage: 'failed', reason: `cancelled: ${submission.reason ?? 'not included in time'}` }, this.#fence!)
+        await store.update(submission.id, { ...included, ...transactionOfReceipt, ...fault, stage: 'failed', reason: `cancelled: ${submission.reason ?? 'not included in time'}` }, lane.fence!)
         return true
       }
       if (receipt.status !== 'success') {
         // Only the payer's own doing can make a payment phase that simulated fail (DESIGN §3's one bounded loss).
-        await store.update(submission.id, { ...included, ...transactionOfReceipt, stage: 'failed', fault: 'revert', reason: 'the transaction reverted in its payment phase: nothing was paid' }, this.#fence!)
+        await store.update(submission.id, { ...included, ...transactionOfReceipt, stage: 'failed', fault: 'revert', reason: 'the transaction reverted in its payment phase: nothing was paid' }, lane.fence!)
         return true
       }
       const latest = await latestBlock()
@@ -596,7 +745,7 @@ export class RunnerLoop {
         outcome,
         ...(outcome.callSucceeded ? {} : { reason: `the call failed on chain (the payment was taken)${outcome.callReason ? `: ${outcome.callReason}` : ''}` }),
         stage: confirmed ? 'done' : 'confirming',
-      }, this.#fence!)
+      }, lane.fence!)
       return submission.stage === 'sending'
     }
     const now = Date.now()
@@ -609,17 +758,17 @@ export class RunnerLoop {
     const stuck = now - transaction.sentAt > network.config.runner.stuckAfterMs
     if (transaction.cancel) {
       // A cancellation itself stuck: outbid again, within its cap.
-      if (stuck) await this.#cancel(submission, transaction, { why: submission.reason ?? 'not included in time' })
+      if (stuck) await this.#cancel(lane, submission, transaction, { why: submission.reason ?? 'not included in time' })
       return false
     }
     const early = this.#cancelReason(submission, transaction, now)
     const l1 = early ? undefined : await this.#l1FeeNow(submission, transaction)
     const cancellation = early ?? l1?.cancellation
     if (cancellation) {
-      await this.#cancel(submission, transaction, cancellation)
+      await this.#cancel(lane, submission, transaction, cancellation)
       return false
     }
-    if (stuck || l1?.passedCharge) await this.#replace(submission, transaction)
+    if (stuck || l1?.passedCharge) await this.#replace(lane, submission, transaction)
     return false
   }
 
@@ -675,7 +824,7 @@ export class RunnerLoop {
    * replacement), so the nonces after it can move. Its cost (21,000 gas at its max fee) is capped at
    * what the relay's payment is worth: past that it waits at its fee.
    */
-  async #cancel(submission: Submission, stuck: SentTransaction, { why, expiring, instead }: Cancellation, { capped = true }: { capped?: boolean } = {}): Promise<void> {
+  async #cancel(lane: Lane, submission: Submission, stuck: SentTransaction, { why, expiring, instead }: Cancellation, { capped = true }: { capped?: boolean } = {}): Promise<void> {
     const { network, store } = this.#context
     const token = paymentToken(network, submission.request.payment.token)
     const { amount } = relayOfRequest(this.#context, submission.request.call, submission.request.payment, token)
@@ -684,15 +833,15 @@ export class RunnerLoop {
     const maxPriorityFeePerGas = max(bump(stuck.maxPriorityFeePerGas), current.maxPriorityFeePerGas)
     const maxFeePerGas = max(bump(stuck.maxFeePerGas), current.maxFeePerGas, maxPriorityFeePerGas)
     // On an OP-stack chain the self-transfer pays an L1 data fee too, which no signed field caps.
-    const l1FeeWei = capped ? await readL1DataFee(network, { to: this.#account.address, data: '0x', gas: 21_000n, nonce: stuck.nonce, maxFeePerGas, maxPriorityFeePerGas }) : 0n
+    const l1FeeWei = capped ? await readL1DataFee(network, { to: lane.address, data: '0x', gas: 21_000n, nonce: stuck.nonce, maxFeePerGas, maxPriorityFeePerGas }) : 0n
     const cost = { gasLimit: 21_000n, maxFeePerGas, l1FeeWei }
     if (capped && !paymentCovers(amount, cost, weiPerBaseUnit).covered && !(instead !== undefined && worstCaseWei(cost) < instead)) {
       this.#log.warn({ submission: submission.id, nonce: stuck.nonce, why }, 'not cancelled: the cancellation would cost more than the payment is worth')
       return
     }
-    const raw = await this.#account.signTransaction({
+    const raw = await lane.account.signTransaction({
       chainId: network.config.chainId,
-      to: this.#account.address,
+      to: lane.address,
       value: 0n,
       gas: 21_000n,
       nonce: stuck.nonce,
@@ -713,7 +862,7 @@ export class RunnerLoop {
       cancel: true,
       ...(expiring ? { expiring: true as const } : {}),
     }
-    await store.update(submission.id, { transaction: cancel, reason: why }, this.#fence!)
+    await store.update(submission.id, { transaction: cancel, reason: why }, lane.fence!)
     const refusal = await this.#broadcast(raw)
     this.#log.warn({ submission: submission.id, nonce: stuck.nonce, hash, refused: refusal, why }, 'cancelling a transaction')
   }
@@ -743,7 +892,7 @@ export class RunnerLoop {
    * ones) but never past what the payment covers: re-simulated at the new fees first. Where the bump
    * the node requires would pass the payment's cover, it is not replaced: it waits at its fee.
    */
-  async #replace(submission: Submission, stuck: SentTransaction): Promise<void> {
+  async #replace(lane: Lane, submission: Submission, stuck: SentTransaction): Promise<void> {
     const { network, store } = this.#context
     const { config, client } = network
     const { id } = submission
@@ -757,7 +906,7 @@ export class RunnerLoop {
       // The stipend the stuck one carries, so that only the fees change; against the latest block,
       // since the pending state holds the stuck transaction itself.
       const measured = { callGas: BigInt(stuck.callGas), refundGas: BigInt(stuck.refundGas ?? 0) }
-      prepared = await this.#prepare(submission, stuck.nonce, { maxFeePerGas, maxPriorityFeePerGas }, measured, false)
+      prepared = await this.#prepare(lane, submission, stuck.nonce, { maxFeePerGas, maxPriorityFeePerGas }, measured, false)
     } catch (error) {
       if (!(error instanceof ToolError)) throw error
       this.#log.warn({ submission: id, reason: error.message }, 'stuck transaction not replaced: it would no longer succeed')
@@ -765,19 +914,19 @@ export class RunnerLoop {
     }
     if (!prepared.coverage.covered) {
       this.#log.warn({ submission: id, worstCaseWei: prepared.coverage.worstCaseWei.toString() }, 'stuck transaction not replaced: the payment does not cover the raised fees')
-      if (!submission.reason?.startsWith('replacement')) await store.update(id, { reason: 'replacement held: the payment does not cover the fee the node requires to replace it' }, this.#fence!)
+      if (!submission.reason?.startsWith('replacement')) await store.update(id, { reason: 'replacement held: the payment does not cover the fee the node requires to replace it' }, lane.fence!)
       return
     }
-    const replacement = await this.#sign(prepared, stuck.nonce, stuck.hashes, stuck.firstSentAt)
-    await store.update(id, { transaction: replacement }, this.#fence!)
+    const replacement = await this.#sign(lane, prepared, stuck.nonce, stuck.hashes, stuck.firstSentAt)
+    await store.update(id, { transaction: replacement }, lane.fence!)
     await this.#broadcast(replacement.raw)
     this.#log.info({ submission: id, hash: replacement.hash, replaces: stuck.hash, nonce: stuck.nonce }, 'replaced a stuck transaction')
   }
 
-  async #sign(prepared: PreparedRelay, nonce: number, earlier: readonly Hex[], firstSentAt: number): Promise<SentTransaction> {
+  async #sign(lane: Lane, prepared: PreparedRelay, nonce: number, earlier: readonly Hex[], firstSentAt: number): Promise<SentTransaction> {
     const { chainId } = this.#context.network.config
     const { fees, authorizationList } = prepared
-    const raw = await this.#account.signTransaction({
+    const raw = await lane.account.signTransaction({
       chainId,
       to: prepared.to,
       data: prepared.data,
@@ -790,6 +939,7 @@ export class RunnerLoop {
     })
     const hash = keccak256(raw)
     return {
+      from: lane.address,
       hash,
       nonce,
       raw,

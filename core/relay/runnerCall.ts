@@ -143,6 +143,8 @@ export function relayedEvent(
 
 /** The Runner's fixed costs the relay prices with, mirrored from `contracts/Runner.sol`. */
 export const RUNNER_SETTLE_GAS = 25_000n
+/** What a relay from a lane besides the first costs more: the Runner reads `isOperator` (a cold slot, 2,100, and its hashing). */
+export const RUNNER_OPERATOR_SET_GAS = 2_200n
 /** The Runner's own work in `relayBatch` besides its two calls: the operator and delegation checks, two cold balance reads. */
 export const RUNNER_BATCH_GAS = 20_000n
 /** Stands in for a 65-byte signature when encoding calldata to count it: all nonzero bytes, the most it can cost. */

@@ -16,6 +16,10 @@ import { decodeRelayResult, encodeRunnerCall, RUNNER_SETTLE_GAS, type CallOutcom
 import { authorizationGas, estimateCharge, REFUND_PROBE_CHARGE, REFUND_PROBE_GAS, refundCap, runnerCharge } from './runnerCharge.ts'
 import { yParityOf, type SignedAuthorization } from './schemas.ts'
 
+
+/** The simulating runner key's ETH cannot pay for the transaction's gas: a fault of Bruno's (its lane takes no work until funded). */
+export class RunnerShortOfEth extends BrunoFault {}
+
 export type { Fees }
 
 /** EIP-7825 (Osaka): no transaction may carry a gas limit above 2²⁴, whatever the block's limit. */
@@ -117,22 +121,30 @@ export function viemAuthorizations(list: readonly SignedAuthorization[] | undefi
  * const prepared = await prepareRunnerTransaction(context, relay, undefined, { token: usdc, amount: 150_000n, nonce: 7 })
  * prepared.coverage.covered // true: 150_000 base units pay for prepared.gas × maxFeePerGas
  */
-export async function prepareRunnerTransaction(
-  context: RelayContext,
-  relay: RunnerRelay,
-  authorizationList: readonly SignedAuthorization[] | undefined,
-  options: {
-    token: PaymentToken
-    amount: bigint
-    nonce: number
-    fees?: Fees
-    /** The stipend and the refund's cap measured before (a send, a replacement): the probe is skipped. */
-    callGas?: bigint
-    refundGas?: bigint
-    refusal?: string
-    explainCallFailure?: () => Promise<string | undefined>
-  },
-): Promise<PreparedRelay> {
+export async function prepareRunnerTransaction(context: RelayContext, relay: RunnerRelay, authorizationList: readonly SignedAuthorization[] | undefined, options: PrepareOptions): Promise<PreparedRelay> {
+  try {
+    return await prepareAs(context, relay, authorizationList, options)
+  } catch (error) {
+    // The simulating lane cannot pay: a quote or submit tries the chain's next lane, which may.
+    const [next, ...rest] = context.spareOperators ?? []
+    if (!(error instanceof RunnerShortOfEth) || next === undefined) throw error
+    return prepareRunnerTransaction({ ...context, operator: next, spareOperators: rest }, relay, authorizationList, options)
+  }
+}
+
+interface PrepareOptions {
+  token: PaymentToken
+  amount: bigint
+  nonce: number
+  fees?: Fees
+  /** The stipend and the refund's cap measured before (a send, a replacement): the probe is skipped. */
+  callGas?: bigint
+  refundGas?: bigint
+  refusal?: string
+  explainCallFailure?: () => Promise<string | undefined>
+}
+
+async function prepareAs(context: RelayContext, relay: RunnerRelay, authorizationList: readonly SignedAuthorization[] | undefined, options: PrepareOptions): Promise<PreparedRelay> {
   const { network, operator } = context
   const { client, config } = network
   const to = getAddress(config.runner.contract)
@@ -175,7 +187,7 @@ export async function prepareRunnerTransaction(
       const balance = await client.getBalance({ address: operator }).catch(() => undefined)
       if (balance === undefined || withFees.maxFeePerGas === 0n || balance / withFees.maxFeePerGas >= MAX_TRANSACTION_GAS) return error
     } else if (!short) return error
-    return new BrunoFault("the runner's ETH balance is too low to pay for gas", { cause: error })
+    return new RunnerShortOfEth("the runner's ETH balance is too low to pay for gas", { cause: error })
   }
   // One JSON-RPC batch: the block, fees and price, and either the probe (its stipend the configured
   // cap, checked against the block's gas limit once that is known; no gas price, so that the whole
@@ -218,7 +230,7 @@ export async function prepareRunnerTransaction(
   }
   for (let attempt = 0; ; attempt++) {
     const dearest = dearestData(callGas, refundGas)
-    const estimate = attempt === 0 && knownEstimate !== undefined ? knownEstimate : await estimateFor(dearest, fees)
+    const estimate = (attempt === 0 && knownEstimate !== undefined ? knownEstimate : await estimateFor(dearest, fees)) + (context.laneGas ?? 0n)
     const gas = min((estimate * BigInt(config.runner.gasLimitBps)) / 10_000n, transactionCap)
     if (estimate > transactionCap) throw new ToolError(`${refusal}: the transaction needs ${estimate} gas, over the ${transactionCap} one transaction may carry on ${config.name}`)
     const withAuthorizations = authorizations ? { authorizationList: authorizations } : {}

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
-import { getAddress, isHex, type Address } from 'viem'
-import { privateKeyToAccount } from 'viem/accounts'
+import { getAddress, type Address } from 'viem'
+import { runnerKeys } from '../chain/runnerKeys.ts'
 import type { BrunoConfig } from '../../config/schema.ts'
 import type { Networks } from '../chain/networks.ts'
 import type { Metrics } from '../metrics.ts'
@@ -12,6 +12,7 @@ import { quoteCall } from './quote.ts'
 import { observedStore } from './observedStore.ts'
 import { SettledWait } from './settledWait.ts'
 import { RunnerLoop } from './runner.ts'
+import { RUNNER_OPERATOR_SET_GAS } from './runnerCall.ts'
 import type { Delegate } from './delegate.ts'
 import type { AccountView, Quote, QuoteRequest, SubmissionView, SubmitRequest } from './schemas.ts'
 import { submissionStatus, submissionView } from './status.ts'
@@ -49,8 +50,8 @@ export interface RelayService {
   settled(accepted: SubmissionView, timeoutMs: number): Promise<SubmissionView>
   /** Whether the store answers (the health check). */
   ping(): Promise<boolean>
-  /** Each chain's runner EOA ETH balance; a chain that does not answer is left out. */
-  runnerBalances(): Promise<{ chain: string; wei: bigint }[]>
+  /** Each chain's runner EOAs' ETH balances, one per lane; a chain that does not answer is left out. */
+  runnerBalances(): Promise<{ chain: string; operator: Address; wei: bigint }[]>
   /** Serves a delegate on every chain (its group's `Delegate`): its signed batches pay, `account` names it. */
   acceptDelegate(delegate: Delegate): void
   /** Starts every chain's runner loop. */
@@ -64,19 +65,21 @@ export function openRelay(config: BrunoConfig, networks: Networks, env: NodeJS.P
   const store: SubmissionStore = observedStore(storage.store, log.child({ component: 'relay' }), metrics)
   const runners = new Map<string, RunnerLoop>()
   const contexts = new Map<string, RelayContext>()
+  const laneAddresses = new Map<string, Address[]>()
   const delegates: Delegate[] = []
   for (const network of config.networks) {
-    const key = env[network.runner.key.env]
-    if (!key || !isHex(key) || key.length !== 66) {
-      throw new Error(`networks.${network.name}.runner.key: environment variable ${network.runner.key.env} must hold a 32-byte hex private key`)
-    }
-    const account = privateKeyToAccount(key)
+    const accounts = runnerKeys(network, env)
+    laneAddresses.set(network.name, accounts.map((account) => getAddress(account.address)))
     const refused = (reason: AdmissionRefusal) => metrics?.admissionRefusals.inc({ chain: network.name, reason })
     const { atOnce, refusedGasPerMinute } = network.relay.admission.simulations
     const context: RelayContext = {
       network: networks.get(network.name),
       store,
-      operator: getAddress(account.address),
+      // Quotes and submits simulate from the first lane (the next when it cannot pay), their price
+      // counting the read of the Runner's operator set that any other lane pays.
+      operator: getAddress(accounts[0]!.address),
+      spareOperators: accounts.slice(1).map((account) => getAddress(account.address)),
+      laneGas: accounts.length > 1 ? RUNNER_OPERATOR_SET_GAS : 0n,
       delegates,
       refused,
       simulations: new SimulationGate({ atOnce, refusedGasPerWindow: BigInt(refusedGasPerMinute), windowMs: 60_000 }, refused),
@@ -85,10 +88,13 @@ export function openRelay(config: BrunoConfig, networks: Networks, env: NodeJS.P
       wake: () => runners.get(network.name)?.wake(),
     }
     contexts.set(network.name, context)
-    const ownership = storage.ownership(network, { operator: context.operator, wake: context.wake }, log.child({ chain: network.name, component: 'runner' }))
+    const lanes = accounts.map((account) => ({
+      account,
+      ownership: storage.ownership(network, { operator: getAddress(account.address), wake: context.wake }, log.child({ chain: network.name, component: 'runner', operator: account.address })),
+    }))
     // The runner reads through a client of its own: its slow simulations never share a batch with a caller's.
     const runnerContext: RelayContext = { ...context, network: { ...context.network, client: context.network.runnerClient } }
-    runners.set(network.name, new RunnerLoop(runnerContext, account, log, ownership))
+    runners.set(network.name, new RunnerLoop(runnerContext, lanes, log))
   }
   const context = (chain: string) => contexts.get(chain)!
   const waits = new SettledWait(store)
@@ -111,10 +117,12 @@ export function openRelay(config: BrunoConfig, networks: Networks, env: NodeJS.P
     ping: () => store.ping().catch(() => false),
     async runnerBalances() {
       const balances = await Promise.all(
-        [...contexts.values()].map(({ network, operator }) =>
-          network.client.getBalance({ address: operator }).then(
-            (wei) => ({ chain: network.name, wei }),
-            () => undefined,
+        [...contexts.values()].flatMap(({ network }) =>
+          laneAddresses.get(network.name)!.map((operator) =>
+            network.client.getBalance({ address: operator }).then(
+              (wei) => ({ chain: network.name, operator, wei }),
+              () => undefined,
+            ),
           ),
         ),
       )

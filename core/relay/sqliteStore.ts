@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
+import type { Address } from 'viem'
 import type { StoreLock } from './sqliteLock.ts'
 import { ActiveCapReached, AlreadySpent, PaymentIdTaken, StaleEpochError, type ActiveCaps, type PartyStanding, type RunnerFence, type Standing, type Submission, type SubmissionPatch, type SubmissionStore } from './store.ts'
 import { fromRow, patchColumns, type SubmissionRow } from './storeRow.ts'
@@ -28,7 +29,8 @@ CREATE TABLE IF NOT EXISTS submissions (
   fault TEXT,
   payment_id TEXT,
   call_spends TEXT,
-  refund_gas TEXT
+  refund_gas TEXT,
+  lane TEXT
 );
 CREATE INDEX IF NOT EXISTS submissions_active ON submissions (chain, stage, created_at);
 CREATE TABLE IF NOT EXISTS runner_epochs (
@@ -66,7 +68,8 @@ export class SqliteSubmissionStore implements SubmissionStore {
   readonly #activeOf: Record<'payer' | 'client', Database.Statement<[string], { active: number }>>
   readonly #get: Database.Statement<[string], SubmissionRow>
   readonly #active: Database.Statement<[string], SubmissionRow>
-  readonly #highestNonce: Database.Statement<[string], { nonce: number | null }>
+  readonly #highestNonce: Database.Statement<[{ chain: string; lane: string; first: number }], { nonce: number | null }>
+  readonly #payerInFlight: Database.Statement<[{ id: string; payer: string | null }], { id: string }>
   readonly #byIdentity: Database.Statement<[string], SubmissionRow>
   readonly #doneByIdentity: Database.Statement<[string], SubmissionRow>
   readonly #byPaymentId: Database.Statement<[string, string], SubmissionRow>
@@ -87,7 +90,7 @@ export class SqliteSubmissionStore implements SubmissionStore {
     this.#db.exec(SCHEMA)
     // A file made before payment-first relays gains their columns.
     const columns = this.#db.prepare<[], { name: string }>('PRAGMA table_info(submissions)').all()
-    for (const name of ['outcome', 'call_gas', 'identity', 'payer', 'client', 'fault', 'payment_id', 'call_spends', 'refund_gas']) {
+    for (const name of ['outcome', 'call_gas', 'identity', 'payer', 'client', 'fault', 'payment_id', 'call_spends', 'refund_gas', 'lane']) {
       if (!columns.some((column) => column.name === name)) this.#db.exec(`ALTER TABLE submissions ADD COLUMN ${name} TEXT`)
     }
     this.#db.exec(IDENTITY_INDEX)
@@ -149,7 +152,10 @@ export class SqliteSubmissionStore implements SubmissionStore {
       if (current !== fence.epoch) throw new StaleEpochError(fence, current)
       return write()
     })
-    this.#highestNonce = this.#db.prepare("SELECT MAX(tx_nonce) AS nonce FROM submissions WHERE chain = ? AND (stage <> 'failed' OR block_number IS NOT NULL)")
+    this.#highestNonce = this.#db.prepare(
+      "SELECT MAX(tx_nonce) AS nonce FROM submissions WHERE chain = @chain AND (lane = @lane OR (@first = 1 AND lane IS NULL)) AND (stage <> 'failed' OR block_number IS NOT NULL)",
+    )
+    this.#payerInFlight = this.#db.prepare("SELECT id FROM submissions WHERE payer = @payer AND id <> @id AND stage IN ('sending', 'confirming') LIMIT 1")
   }
 
   async insert(submission: Submission, caps?: ActiveCaps): Promise<Submission> {
@@ -215,8 +221,19 @@ export class SqliteSubmissionStore implements SubmissionStore {
     this.#fenced.immediate(fence, () => statement.run({ ...columns, id }).changes)
   }
 
-  async highestNonce(chain: string): Promise<number | undefined> {
-    return this.#highestNonce.get(chain)?.nonce ?? undefined
+  async highestNonce(chain: string, lane: Address, first: boolean): Promise<number | undefined> {
+    return this.#highestNonce.get({ chain, lane: lane.toLowerCase(), first: first ? 1 : 0 })?.nonce ?? undefined
+  }
+
+  async claim(id: string, patch: SubmissionPatch, fence: RunnerFence): Promise<boolean> {
+    const columns = patchColumns(patch, Date.now())
+    const statement = this.#db.prepare(`UPDATE submissions SET ${Object.keys(columns).map((name) => `${name} = @${name}`).join(', ')} WHERE id = @id AND stage = 'waiting' AND tx IS NULL`)
+    // One IMMEDIATE transaction holds the write lock: the payer's other transactions are read and the send stored in one state.
+    return this.#fenced.immediate(fence, () => {
+      const row = this.#get.get(id)
+      if (row?.payer && this.#payerInFlight.get({ id, payer: row.payer })) return 0
+      return statement.run({ ...columns, id }).changes
+    }) === 1
   }
 
   async ping(): Promise<boolean> {

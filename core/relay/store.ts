@@ -1,8 +1,13 @@
-import type { Hex } from 'viem'
+import type { Address, Hex } from 'viem'
 import type { RelayOutcome, Stage, SubmitRequest } from './schemas.ts'
 
 /** The runner's transaction for a submission, stored signed *before* it is broadcast. */
 export interface SentTransaction {
+  /**
+   * The runner key that signed it: its lane (`runner.lanes`). Absent in transactions stored before
+   * lanes, which the first lane (`runner.key`) sent.
+   */
+  readonly from?: Address
   readonly hash: Hex
   readonly nonce: number
   /** The signed bytes: rebroadcast as they are after a restart, so nothing is ever sent twice. */
@@ -189,10 +194,20 @@ export interface SubmissionStore {
    */
   update(id: string, patch: SubmissionPatch, fence: RunnerFence): Promise<void>
   /**
-   * The highest runner nonce the chain's submissions hold, if any: the nonces of transactions that
-   * may be on chain. A submission that failed without a block (its broadcast refused) holds none.
+   * The highest nonce of the runner key `lane` that the chain's submissions hold, if any: the nonces
+   * of its transactions that may be on chain. A submission that failed without a block (its
+   * broadcast refused) holds none. `first`: the key is the first lane, whose transactions stored
+   * before lanes name no key.
    */
-  highestNonce(chain: string): Promise<number | undefined>
+  highestNonce(chain: string, lane: Address, first: boolean): Promise<number | undefined>
+  /**
+   * A waiting submission's first send (`patch` stores its transaction, from `lane`), made only if it
+   * is still waiting with no transaction and its payer has no other transaction in flight (sending
+   * or confirming), on any lane: answers whether it was made. One transaction, serialized per payer
+   * across processes, so two lanes (two replicas) never send the same submission, nor two of one
+   * payer's at once. Fenced like `update`.
+   */
+  claim(id: string, patch: SubmissionPatch, fence: RunnerFence): Promise<boolean>
   /** Deletes the submissions settled (done or failed) before `before` (unix ms); says how many. Fenced like `update`. */
   prune(before: number, fence: RunnerFence): Promise<number>
   /**

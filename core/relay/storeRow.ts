@@ -37,9 +37,11 @@ export function patchColumns(patch: SubmissionPatch, now: number): Record<string
   if (patch.transaction === null) {
     columns.tx = null
     columns.tx_nonce = null
+    columns.lane = null
   } else if (patch.transaction !== undefined) {
     columns.tx = JSON.stringify(patch.transaction)
     columns.tx_nonce = patch.transaction.nonce
+    columns.lane = patch.transaction.from?.toLowerCase() ?? null
   }
   if (patch.blockNumber !== undefined) columns.block_number = patch.blockNumber
   if (patch.gasUsed !== undefined) columns.gas_used = patch.gasUsed

@@ -30,10 +30,11 @@ const errorOf = (line: LogLine) => {
 
 /** Makes the store's write that reserves a nonce (stage `sending`, before the broadcast) run `before` first, once per entry. */
 function beforeReserving(devnet: RunnerDevnet, ...before: (() => Promise<void>)[]) {
-  const update = devnet.store.update.bind(devnet.store)
-  devnet.store.update = async (id: string, patch: SubmissionPatch, fence) => {
+  // A first send is stored by `claim`, which reserves its nonce.
+  const claim = devnet.store.claim.bind(devnet.store)
+  devnet.store.claim = async (id: string, patch: SubmissionPatch, fence) => {
     if (patch.stage === 'sending') await before.shift()?.()
-    return update(id, patch, fence)
+    return claim(id, patch, fence)
   }
 }
 

@@ -15,6 +15,7 @@ import type { RelayContext } from '../../core/relay/context.ts'
 import { localOwnership, runnerKeyName, type RunnerOwnership } from '../../core/relay/ownership.ts'
 import { quoteCall } from '../../core/relay/quote.ts'
 import { RunnerLoop } from '../../core/relay/runner.ts'
+import { RUNNER_OPERATOR_SET_GAS } from '../../core/relay/runnerCall.ts'
 import { SqliteSubmissionStore } from '../../core/relay/sqliteStore.ts'
 import type { RelayOutcome } from '../../core/relay/schemas.ts'
 import type { Submission } from '../../core/relay/store.ts'
@@ -28,7 +29,7 @@ import { encodeSignedExecute } from '../../plugins/calibur/executeCalldata.ts'
 import { caliburDelegate, ownCallsBatch, paymentBatch } from '../../plugins/calibur/paymentFirstBatch.ts'
 import { caliburTypedData } from '../../plugins/calibur/typedData.ts'
 import { startParityProxy, type ParityProxy } from '../fixtures/parityProxy.ts'
-import { devnetPricing, ledgerViolations, runnerLedger, type LedgerEntry } from '../../core/testing/runnerLedger.ts'
+import { devnetPricing, devnetRunners, ledgerViolations, runnerLedger, type LedgerEntry } from '../../core/testing/runnerLedger.ts'
 import { startChaosProxy, type ChaosProxy } from '../liveness/chaosProxy.ts'
 import { CALIBUR_ADDRESS } from '../../plugins/calibur/networkOptions.ts'
 
@@ -48,6 +49,8 @@ export interface RunnerDevnetOptions {
   readonly configure?: (network: NetworkConfig) => NetworkConfig
   /** Ownership of the runner key for the first runner (default: the SQLite store's, as openStore gives it). */
   readonly ownership?: (store: SqliteSubmissionStore, key: string) => RunnerOwnership
+  /** Further lanes (`runner.lanes`): keys the devnet's Runner allows, each owned as the store gives it. */
+  readonly lanes?: number
 }
 
 export interface RunnerDevnet {
@@ -66,6 +69,8 @@ export interface RunnerDevnet {
   /** The runner EOA. */
   readonly operator: Address
   readonly operatorKey: Hex
+  /** Every lane's key, the first (`operator`) first. */
+  readonly lanes: readonly Address[]
   /** The runner key's name in the store (its epoch's). */
   readonly runnerKey: string
   readonly payee: Address
@@ -199,7 +204,7 @@ export async function startRunnerDevnet(t: Test, options: RunnerDevnetOptions = 
   })
   const anvil = await startAnvil()
   stops.push(() => anvil.stop())
-  const deployment = await deployDevnet(anvil.rpcUrl)
+  const deployment = await deployDevnet(anvil.rpcUrl, options.lanes ? { lanes: options.lanes } : {})
   const proxy = await startParityProxy(anvil.rpcUrl)
   stops.push(() => proxy.close())
   const chaos = await startChaosProxy(proxy.url)
@@ -224,16 +229,30 @@ export async function startRunnerDevnet(t: Test, options: RunnerDevnetOptions = 
   const operator = deployment.runner.operator.address
   const runnerKey = runnerKeyName(network.chainId, operator)
   const wakes: number[] = []
-  const context: RelayContext = { network: networks.get(network.name), store, operator, delegates: [], wake: () => void wakes.push(Date.now()) }
+  const lanes = devnetRunners(deployment)
+  // Quotes and submits simulate from the first lane, the others spare, as openRelay's do.
+  const context: RelayContext = {
+    network: networks.get(network.name),
+    store,
+    operator,
+    spareOperators: lanes.slice(1),
+    laneGas: lanes.length > 1 ? RUNNER_OPERATOR_SET_GAS : 0n,
+    delegates: [],
+    wake: () => void wakes.push(Date.now()),
+  }
   const runnerContext: RelayContext = { ...context, network: { ...context.network, client: context.network.runnerClient } }
   const account = privateKeyToAccount(deployment.runner.operator.privateKey)
-  const newRunner = (ownership: RunnerOwnership) => new RunnerLoop(runnerContext, account, log, ownership)
+  const further = deployment.runner.lanes.map((lane) => {
+    const laneAccount = privateKeyToAccount(lane.privateKey)
+    return { account: laneAccount, ownership: localOwnership(store, runnerKeyName(network.chainId, laneAccount.address)) }
+  })
+  const newRunner = (ownership: RunnerOwnership) => new RunnerLoop(runnerContext, [{ account, ownership }, ...further], log)
   let runner = newRunner(options.ownership ? options.ownership(store, runnerKey) : localOwnership(store, runnerKey))
 
   const client = createPublicClient({ transport: http(anvil.rpcUrl), pollingInterval: 20 })
   const testClient = createTestClient({ mode: 'anvil', transport: http(anvil.rpcUrl) })
   await testClient.setAutomine(false)
-  const ledger = () => runnerLedger(anvil.rpcUrl, operator, devnetPricing(deployment))
+  const ledger = () => runnerLedger(anvil.rpcUrl, lanes, devnetPricing(deployment))
   let allowedReverts = 0
   let allowedCancels = 0
   ended = async () => {
@@ -264,6 +283,7 @@ export async function startRunnerDevnet(t: Test, options: RunnerDevnetOptions = 
     },
     operator,
     operatorKey: deployment.runner.operator.privateKey,
+    lanes,
     runnerKey,
     payee,
     client,

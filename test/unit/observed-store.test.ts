@@ -5,6 +5,9 @@ import { observedStore } from '../../core/relay/observedStore.ts'
 import { SqliteSubmissionStore } from '../../core/relay/sqliteStore.ts'
 import type { SentTransaction, Submission, SubmissionStore } from '../../core/relay/store.ts'
 
+// Transactions stored before lanes name no key: they are the first lane's.
+const FIRST_LANE = '0x15d34AAf54267DB7D7c367839AAf71A00a2C6A65'
+
 // observedStore (core/relay/observedStore.ts) over a real SQLite store: every line it logs (level,
 // fields, message), every count and time it records, and that every other call answers as the
 // store does. The logger is a recorder of what it is given; the metrics are Bruno's own registry.
@@ -245,9 +248,9 @@ t.test('every other call answers as the store does', async (t) => {
   t.strictSame((await store.active('base')).map((s) => s.id), ['one', 'two'])
   t.strictSame(await store.activeByIdentity('pay-1'), one)
   t.equal(await store.activeByIdentity('pay-2'), undefined)
-  t.equal(await store.highestNonce('base'), undefined)
+  t.equal(await store.highestNonce('base', FIRST_LANE, true), undefined)
   await base.update('two', { stage: 'sending', transaction: { ...sent, nonce: 11 } }, { key: 'bruno-runner:1:0xbb', epoch: 2 })
-  t.equal(await store.highestNonce('base'), 11)
+  t.equal(await store.highestNonce('base', FIRST_LANE, true), 11)
   t.strictSame(await store.standing('0xpayer', '10.0.0.1', 0), { payer: { active: 2, faults: 0, reverts: 0 }, client: { active: 1, faults: 0, reverts: 0 } })
   t.equal(await store.ping(), true)
   t.strictSame(lines, [], 'none of these is logged')

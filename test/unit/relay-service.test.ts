@@ -63,7 +63,7 @@ t.test('the operations by chain name; the operator is the key’s address', asyn
   t.equal(quote.symbol, 'WETH')
   t.equal(quote.feePerGasWei, '1201000000')
   // the runner's balance, read for the operator
-  t.strictSame(await relay.runnerBalances(), [{ chain: 'local', wei: 10n ** 18n }])
+  t.strictSame(await relay.runnerBalances(), [{ chain: 'local', operator, wei: 10n ** 18n }])
   const asked = node.seen.filter((request) => request.method === 'eth_getBalance').map((request) => getAddress(request.params[0] as string))
   t.strictSame(asked, [operator])
 })

@@ -100,6 +100,7 @@ t.test('patchColumns: updated_at always, each patched field to its column', asyn
       stage: 'done',
       tx: JSON.stringify(transaction),
       tx_nonce: 7,
+      lane: null,
       block_number: '123',
       gas_used: '99000',
       fee: '5',
@@ -109,7 +110,9 @@ t.test('patchColumns: updated_at always, each patched field to its column', asyn
     },
   )
   // null clears: the transaction (and its nonce) and the reason
-  t.strictSame(patchColumns({ transaction: null, reason: null }, 44), { updated_at: 44, tx: null, tx_nonce: null, reason: null })
+  t.strictSame(patchColumns({ transaction: null, reason: null }, 44), { updated_at: 44, tx: null, tx_nonce: null, lane: null, reason: null })
+  // a transaction names its lane, lowercased for the store's index
+  t.equal(patchColumns({ transaction: { ...transaction, from: '0x15d34AAf54267DB7D7c367839AAf71A00a2C6A65' } }, 46).lane, '0x15d34aaf54267db7d7c367839aaf71a00a2c6a65')
   // what a row stores, fromRow reads back
   const columns = patchColumns({ transaction, outcome: outcome as never }, 45)
   const back = fromRow({ ...bare, tx: columns.tx as string, outcome: columns.outcome as string })

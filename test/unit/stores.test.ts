@@ -7,6 +7,9 @@ import { SqliteSubmissionStore } from '../../core/relay/sqliteStore.ts'
 import { ActiveCapReached, AlreadySpent, PaymentIdTaken, StaleEpochError, type SentTransaction, type Submission, type SubmissionStore } from '../../core/relay/store.ts'
 import { storeKinds } from '../fixtures/storeKinds.ts'
 
+// Transactions stored before lanes name no key: they are the first lane's.
+const FIRST_LANE = '0x15d34AAf54267DB7D7c367839AAf71A00a2C6A65'
+
 // Both stores (core/relay/sqliteStore.ts, postgresStore.ts) on what test/store.test.ts leaves
 // out: a party's standing, the fence's refusals and their numbers, highestNonce's rules, every
 // patch field, the answers' types (numbers, not PostgreSQL's BIGINT strings); then SQLite's own
@@ -125,23 +128,49 @@ for (const kind of storeKinds('bruno-unit-stores-')) {
     t.test('highestNonce: a number; a failure without a block holds no nonce, one with a block does', async (t) => {
       const fence = await store.takeRunnerKey('bruno-runner:1:0xnonce')
       const chain = 'nonces'
-      t.equal(await store.highestNonce(chain), undefined)
+      t.equal(await store.highestNonce(chain, FIRST_LANE, true), undefined)
       await store.insert(submission('n-1', { chain }))
-      t.equal(await store.highestNonce(chain), undefined, 'no transaction yet')
+      t.equal(await store.highestNonce(chain, FIRST_LANE, true), undefined, 'no transaction yet')
       await store.update('n-1', { stage: 'sending', transaction: sent(5) }, fence)
-      t.strictSame(await store.highestNonce(chain), 5)
+      t.strictSame(await store.highestNonce(chain, FIRST_LANE, true), 5)
       await store.insert(submission('n-2', { chain }))
       await store.update('n-2', { stage: 'failed', transaction: sent(9), reason: 'refused' }, fence)
-      t.strictSame(await store.highestNonce(chain), 5, 'failed unsent: its nonce is free')
+      t.strictSame(await store.highestNonce(chain, FIRST_LANE, true), 5, 'failed unsent: its nonce is free')
       await store.insert(submission('n-3', { chain }))
       await store.update('n-3', { stage: 'failed', transaction: sent(8), blockNumber: '100', reason: 'reverted' }, fence)
-      t.strictSame(await store.highestNonce(chain), 8, 'failed in a block: its nonce is used')
+      t.strictSame(await store.highestNonce(chain, FIRST_LANE, true), 8, 'failed in a block: its nonce is used')
       await store.insert(submission('n-4', { chain: 'other-nonces' }))
       await store.update('n-4', { stage: 'confirming', transaction: sent(40) }, fence)
-      t.strictSame(await store.highestNonce(chain), 8, 'another chain\'s nonces do not count')
+      t.strictSame(await store.highestNonce(chain, FIRST_LANE, true), 8, 'another chain\'s nonces do not count')
       await store.update('n-1', { stage: 'done', blockNumber: '101' }, fence)
-      t.strictSame(await store.highestNonce(chain), 8)
-      t.strictSame(await store.highestNonce('other-nonces'), 40)
+      t.strictSame(await store.highestNonce(chain, FIRST_LANE, true), 8)
+      t.strictSame(await store.highestNonce('other-nonces', FIRST_LANE, true), 40)
+    })
+
+    t.test('lanes: highestNonce per key (the first lane also counts transactions that name none); claim sends only a waiting submission whose payer has none in flight', async (t) => {
+      const fence = await store.takeRunnerKey('bruno-runner:1:0xlanes')
+      const chain = 'lanes'
+      const other = '0x9965507D1a55bcC2695C58ba16FB37d819B0A4dc'
+      const from = (nonce: number, lane: `0x${string}`): SentTransaction => ({ ...sent(nonce), from: lane })
+      await store.insert(submission('l-old', { chain, payer: '0x01' }))
+      await store.update('l-old', { stage: 'sending', transaction: sent(3) }, fence)
+      await store.insert(submission('l-1', { chain, payer: '0x02' }))
+      t.equal(await store.claim('l-1', { stage: 'sending', transaction: from(7, other), reason: null }, fence), true, 'a waiting submission is claimed')
+      t.strictSame([await store.highestNonce(chain, FIRST_LANE, true), await store.highestNonce(chain, other, false)], [3, 7], 'each lane its own nonces')
+      t.equal(await store.highestNonce(chain, FIRST_LANE, false), undefined, 'not the first lane: what names no key is not its')
+      t.equal((await store.get('l-1'))!.transaction!.from, other)
+      t.equal(await store.claim('l-1', { stage: 'sending', transaction: from(8, FIRST_LANE) }, fence), false, 'sent already: no second claim')
+      t.equal((await store.get('l-1'))!.transaction!.nonce, 7, 'and nothing changed')
+      await store.insert(submission('l-2', { chain, payer: '0x02' }))
+      t.equal(await store.claim('l-2', { stage: 'sending', transaction: from(4, FIRST_LANE) }, fence), false, 'its payer has one in flight on another lane')
+      t.equal((await store.get('l-2'))!.stage, 'waiting')
+      await store.update('l-1', { stage: 'done', blockNumber: '9' }, fence)
+      t.equal(await store.claim('l-2', { stage: 'sending', transaction: from(4, FIRST_LANE) }, fence), true, 'that one done: this one goes')
+      await store.update('l-2', { stage: 'waiting', transaction: null }, fence)
+      t.equal((await store.get('l-2'))!.transaction, undefined, 'given back: no transaction, no lane')
+      t.equal(await store.highestNonce(chain, FIRST_LANE, true), 3)
+      const stale = { ...fence, epoch: fence.epoch - 1 }
+      await t.rejects(store.claim('l-2', { stage: 'sending', transaction: from(4, FIRST_LANE) }, stale), StaleEpochError, 'fenced like update')
     })
 
     t.test('standing: active submissions, faults and reverts since `since`, the last fault\'s time', async (t) => {
@@ -303,7 +332,7 @@ t.test('sqlite: a file made before the payment-first columns gains them, and the
   const check = new Database(path, { readonly: true })
   t.teardown(() => check.close())
   const columns = check.prepare<[], { name: string }>('PRAGMA table_info(submissions)').all().map((c) => c.name)
-  t.strictSame(columns.slice(-9), ['outcome', 'call_gas', 'identity', 'payer', 'client', 'fault', 'payment_id', 'call_spends', 'refund_gas'])
+  t.strictSame(columns.slice(-10), ['outcome', 'call_gas', 'identity', 'payer', 'client', 'fault', 'payment_id', 'call_spends', 'refund_gas', 'lane'])
   const indexes = check.prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'submissions_%' ORDER BY name").all().map((i) => i.name)
   t.strictSame(indexes, ['submissions_active', 'submissions_active_call_spends', 'submissions_active_identity', 'submissions_client', 'submissions_done_identity', 'submissions_payer', 'submissions_payment_id', 'submissions_settled'])
 })
@@ -324,6 +353,6 @@ t.test('sqlite: a new file in a folder made for it, in WAL mode, reopened as it 
   t.teardown(() => columns.close())
   t.strictSame(
     columns.prepare<[], { name: string }>('PRAGMA table_info(submissions)').all().map((c) => c.name),
-    ['id', 'chain', 'stage', 'created_at', 'updated_at', 'deadline', 'request', 'tx', 'tx_nonce', 'block_number', 'gas_used', 'fee', 'reason', 'outcome', 'call_gas', 'identity', 'payer', 'client', 'fault', 'payment_id', 'call_spends', 'refund_gas'],
+    ['id', 'chain', 'stage', 'created_at', 'updated_at', 'deadline', 'request', 'tx', 'tx_nonce', 'block_number', 'gas_used', 'fee', 'reason', 'outcome', 'call_gas', 'identity', 'payer', 'client', 'fault', 'payment_id', 'call_spends', 'refund_gas', 'lane'],
   )
 })

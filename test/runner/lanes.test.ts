@@ -1,0 +1,131 @@
+import t from 'tap'
+import { getAddress, parseEther, type Address } from 'viem'
+import type { Submission } from '../../core/relay/store.ts'
+import { startRunnerDevnet, type RunnerDevnet } from './runnerDevnet.ts'
+
+// Issue 33: a runner of several keys (`runner.lanes`), one pass at a time. Each lane has its own nonces; a new send goes
+// on the least loaded lane, never on one whose transaction is stuck while another can take it, never on one short of
+// ETH; a payer's next submission waits for its one in flight, whichever lane that is on.
+
+const laneOf = (submission: Submission) => getAddress(submission.transaction!.from!)
+
+type Payer = Awaited<ReturnType<RunnerDevnet['payer']>>
+
+/** `count` fresh payers. Each is funded in a block of its own, which also takes whatever the node holds pending. */
+async function payers(devnet: RunnerDevnet, count: number): Promise<Payer[]> {
+  const made = []
+  for (let index = 0; index < count; index++) made.push(await devnet.payer())
+  return made
+}
+
+async function submitAll(devnet: RunnerDevnet, from: readonly Payer[]): Promise<Submission[]> {
+  const submissions = []
+  for (const payer of from) submissions.push(await devnet.submit(payer))
+  return submissions
+}
+
+const submitted = async (devnet: RunnerDevnet, count: number) => submitAll(devnet, await payers(devnet, count))
+
+const reread = (devnet: RunnerDevnet, submissions: readonly Submission[]) => Promise.all(submissions.map((submission) => devnet.get(submission.id)))
+
+/** How many of `submissions` each lane sent, in the lanes' order. */
+function perLane(devnet: RunnerDevnet, submissions: readonly Submission[]): number[] {
+  return devnet.lanes.map((lane) => submissions.filter((submission) => submission.transaction && laneOf(submission) === lane).length)
+}
+
+t.test('four lanes: eight payers\' submissions go two per lane, each lane at its own nonces; a payer\'s second waits for its first', async (t) => {
+  const devnet = await startRunnerDevnet(t, { lanes: 3 })
+  t.equal(devnet.lanes.length, 4)
+  const nonces = await Promise.all(devnet.lanes.map((lane) => devnet.client.getTransactionCount({ address: lane, blockTag: 'pending' })))
+  const submissions = await submitted(devnet, 8)
+  const payer = await devnet.payer()
+  const first = await devnet.submit(payer)
+  const second = await devnet.submit(payer)
+
+  await devnet.pass()
+  const sent = await reread(devnet, [...submissions, first])
+  t.same(perLane(devnet, sent), [3, 2, 2, 2], 'least loaded first: nine sends over four lanes, the first lane breaking ties')
+  for (const [index, lane] of devnet.lanes.entries()) {
+    const ofLane = sent.filter((submission) => laneOf(submission) === lane).map((submission) => submission.transaction!.nonce).sort((a, b) => a - b)
+    t.same(ofLane, Array.from({ length: ofLane.length }, (_, offset) => nonces[index]! + offset), `lane ${index + 1}: consecutive nonces of its own`)
+  }
+  const held = await devnet.get(second.id)
+  t.equal(held.stage, 'waiting', 'the payer\'s second is not sent on another lane beside its first')
+  t.equal(held.reason, `waiting: ${payer.address} has a transaction in flight; this one follows it`)
+
+  await devnet.mine()
+  await devnet.pass()
+  await devnet.pass()
+  const followed = await devnet.get(second.id)
+  t.equal(followed.stage, 'sending', 'sent once the first is included')
+  await devnet.mine()
+  await devnet.pass()
+  t.same((await reread(devnet, [...submissions, first, second])).map((submission) => submission.stage), Array(10).fill('done'))
+  const used = new Set((await devnet.ledger()).map((entry) => entry.hash))
+  t.equal(used.size, 10, 'ten runner transactions, one per submission, none sent twice')
+})
+
+t.test('a lane whose transaction is stuck takes no new work while the others can; included, it takes work again', async (t) => {
+  const devnet = await startRunnerDevnet(t, { lanes: 3, configure: (network) => ({ ...network, runner: { ...network.runner, stuckAfterMs: 1_000 } }) })
+  const [stuckLane, ...others] = devnet.lanes as [Address, ...Address[]]
+  // Every payer funded first: a funding block would include what the lanes have pending.
+  const funded = await payers(devnet, 9)
+  const [lone] = await submitAll(devnet, funded.slice(0, 1))
+  await devnet.pass()
+  t.equal(laneOf(await devnet.get(lone!.id)), stuckLane, 'the first send takes the first lane')
+  await new Promise((resolve) => setTimeout(resolve, 1_100))
+
+  const six = await submitAll(devnet, funded.slice(1, 7))
+  await devnet.pass()
+  t.same(perLane(devnet, await reread(devnet, six)), [0, 2, 2, 2], 'its transaction unincluded past runner.stuckAfterMs: six sends go to the other three')
+  const [next] = await submitAll(devnet, funded.slice(7, 8))
+  await devnet.pass()
+  const placed = laneOf(await devnet.get(next!.id))
+  t.ok(others.includes(placed), `the least loaded lane is the stuck one (1 in flight against 2), yet the send goes on ${placed}`)
+
+  await devnet.mine()
+  await devnet.pass()
+  const [after] = await submitAll(devnet, funded.slice(8))
+  await devnet.pass()
+  t.equal(laneOf(await devnet.get(after!.id)), stuckLane, 'included, the first lane takes work again')
+  await devnet.mine()
+  await devnet.pass()
+})
+
+t.test('a lane out of ETH is passed over, its submission sent on another lane; funded, it takes work again', async (t) => {
+  const devnet = await startRunnerDevnet(t, { lanes: 1 })
+  const [firstLane, poorLane] = devnet.lanes as [Address, Address]
+  const funded = await payers(devnet, 4)
+  await devnet.testClient.setBalance({ address: poorLane, value: 0n })
+  const two = await submitAll(devnet, funded.slice(0, 2))
+  await devnet.pass()
+  const sent = await reread(devnet, two)
+  t.same(sent.map((submission) => [submission.stage, laneOf(submission)]), [['sending', firstLane], ['sending', firstLane]], 'both on the first lane: the second lane cannot pay')
+  t.same(devnet.logged(/^the runner cannot pay for gas/).map((line) => line.operator), [poorLane], 'the poor lane is named once')
+  await devnet.mine()
+  await devnet.pass()
+
+  await devnet.testClient.setBalance({ address: poorLane, value: parseEther('10') })
+  const more = await submitAll(devnet, funded.slice(2))
+  await devnet.pass()
+  t.same(perLane(devnet, await reread(devnet, more)), [1, 1], 'funded again: it takes its share')
+  t.same(devnet.logged(/^runner lane funded again/).map((line) => line.operator), [poorLane])
+  await devnet.mine()
+  await devnet.pass()
+})
+
+t.test('every lane full: the rest wait in turn, named as such', async (t) => {
+  const devnet = await startRunnerDevnet(t, { lanes: 1, configure: (network) => ({ ...network, runner: { ...network.runner, maxInFlight: 2 } }) })
+  const five = await submitted(devnet, 5)
+  await devnet.pass()
+  const sent = await reread(devnet, five)
+  t.same(perLane(devnet, sent), [2, 2], 'two in flight per lane')
+  t.equal(sent[4]!.stage, 'waiting')
+  t.equal(sent[4]!.reason, 'waiting: each of the runner\'s 2 lanes has 2 transactions in flight (as many as a node\'s pool keeps per sender) or is short of ETH; this one goes when one is included')
+  await devnet.mine()
+  await devnet.pass()
+  await devnet.pass()
+  t.equal((await devnet.get(five[4]!.id)).stage, 'sending', 'a slot freed: it goes')
+  await devnet.mine()
+  await devnet.pass()
+})
