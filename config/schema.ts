@@ -95,6 +95,20 @@ export const RunnerConfig = Type.Object(
         },
       ),
     ),
+    treasury: Type.Optional(
+      Type.Object(
+        {
+          key: Type.Object({ env: EnvName }, { additionalProperties: false, description: 'environment variable holding the treasury\'s private key (0x-hex)' }),
+          floorWei: Type.String({ pattern: '^[0-9]{1,30}$', description: 'a lane under this ETH balance (wei, decimal) is topped up' }),
+          targetWei: Type.String({ pattern: '^[0-9]{1,30}$', description: 'to this balance (wei, decimal), above floorWei' }),
+          intervalSec: Type.Integer({ minimum: 60, default: 600, description: 'at most one top-up per lane in this many seconds' }),
+        },
+        {
+          additionalProperties: false,
+          description: 'a key that tops each lane up to targetWei when its balance falls under floorWei, by a plain transfer (logged and counted: bruno_runner_lane_topups_total)',
+        },
+      ),
+    ),
     broadcastUrl: Type.Optional(
       Type.Object(
         {

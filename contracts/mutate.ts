@@ -33,8 +33,9 @@ const testsFor: Record<ContractName, string[]> = {
 const R = 'Runner' as const
 const C = 'CaliburCompatible' as const
 const P = 'PayeeVault' as const
-const rwaHead = '        if (msg.sender != operator) revert NotOperator();\n        if (authorization.from.code.length'
-const batchHead = '        if (msg.sender != operator) revert NotOperator();\n        if (account.codehash'
+const operatorCheck = 'if (msg.sender != operator && !isOperator[msg.sender]) revert NotOperator();'
+const rwaHead = `        ${operatorCheck}\n        if (authorization.from.code.length`
+const batchHead = `        ${operatorCheck}\n        if (account.codehash`
 const rwaSig = '        Authorization calldata authorization,\n        Charge calldata charge\n    ) external returns'
 const batchSig = '        uint256 amount,\n        Charge calldata charge\n    ) external returns'
 const receivedShort = '        if (received < amount) revert PaymentShort(received, amount);'
@@ -64,6 +65,12 @@ export const mutants: Mutant[] = [
   { name: 'operator-check-inverted-rwa', file: R, find: rwaHead, replace: rwaHead.replace('!= operator', '== operator') },
   { name: 'operator-check-removed-batch', file: R, find: batchHead, replace: batchHead.replace(/.*NotOperator\(\);\n/, '') },
   { name: 'operator-check-inverted-batch', file: R, find: batchHead, replace: batchHead.replace('!= operator', '== operator') },
+  // The further operators (lanes): the set ignored (a lane refused), or opened (anyone outside it relays); the owner's rule.
+  { name: 'operator-set-ignored-rwa', file: R, find: rwaHead, replace: rwaHead.replace(' && !isOperator[msg.sender]', '') },
+  { name: 'operator-set-open-batch', file: R, find: batchHead, replace: batchHead.replace('!isOperator[msg.sender]', 'isOperator[msg.sender]') },
+  { name: 'set-operator-owner-check-removed', file: R, find: '        if (msg.sender != owner) revert NotOwner();\n', replace: '' },
+  { name: 'set-operator-runner-allowed', file: R, find: '        if (who == address(this)) revert RunnerCannotOperate();\n', replace: '' },
+  { name: 'set-operator-always-allows', file: R, find: 'isOperator[who] = allowed;', replace: 'isOperator[who] = true;' },
   // ─── Runner: PayerHasCode, NotDelegated ───
   {
     name: 'payer-has-code-removed',

@@ -146,6 +146,7 @@ const core: FastifyPluginAsync<AppOptions> = async (app, options) => {
   const relay = openRelay(options.config, networks, options.env ?? process.env, app.log, metrics)
   // Read at scrape time, but at most once per interval however often /metrics is scraped.
   metrics.runnerBalances(sharedRead(() => relay.runnerBalances()))
+  metrics.runnerLanes(() => relay.lanes())
   app.addHook('onClose', () => relay.close())
   const names = networks.names.map((name) => Type.Literal(name))
   const chainArgument = Type.Union(names)

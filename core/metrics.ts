@@ -63,6 +63,13 @@ export class Metrics {
     registers: [this.registry],
   })
 
+  readonly laneTopUps = new Counter({
+    name: 'bruno_runner_lane_topups_total',
+    help: 'ETH transfers runner.treasury sent to a lane under its floor, by chain and lane',
+    labelNames: ['chain', 'operator'] as const,
+    registers: [this.registry],
+  })
+
   readonly timeToDone = new Histogram({
     name: 'bruno_submission_done_seconds',
     help: 'from a submission being accepted to it being done, by chain',
@@ -121,5 +128,26 @@ export class Metrics {
         for (const { chain, operator, wei } of await read()) this.set({ chain, operator }, Number(wei))
       },
     })
+  }
+
+  /**
+   * Registers the runner lanes' gauges, read from the runner loops' memory at each scrape: each lane's
+   * transactions in flight, and whether it is stuck or short of ETH (1 or 0), by chain and operator.
+   */
+  runnerLanes(read: () => readonly { chain: string; lanes: readonly { operator: string; owned: boolean; inFlight: number; stuck: boolean; short: boolean }[] }[]): void {
+    const gauge = (name: string, help: string, value: (lane: { inFlight: number; stuck: boolean; short: boolean }) => number) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['chain', 'operator'] as const,
+        registers: [this.registry],
+        collect() {
+          this.reset()
+          for (const { chain, lanes } of read()) for (const lane of lanes) if (lane.owned) this.set({ chain, operator: lane.operator }, value(lane))
+        },
+      })
+    gauge('bruno_runner_lane_in_flight', 'transactions each lane this process owns has sent and not yet seen included, by chain and lane', (lane) => lane.inFlight)
+    gauge('bruno_runner_lane_stuck', '1 while a lane has a transaction unincluded past runner.stuckAfterMs (it takes no new work while another lane can), by chain and lane', (lane) => (lane.stuck ? 1 : 0))
+    gauge('bruno_runner_lane_short', '1 while a lane cannot pay for gas (it takes no new work until funded), by chain and lane', (lane) => (lane.short ? 1 : 0))
   }
 }

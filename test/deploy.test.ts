@@ -115,6 +115,25 @@ t.test('a second run finds the Runner deployed: nothing sent, its entry again, e
   t.match(other.stderr, `${expected} on chain 4242 already holds code, and it is not the Runner for operator ${operator}, owner ${owner}`)
 })
 
+t.test('--lane: the deployer, the Runner\'s owner, allows each lane as an operator; a second run sends nothing for it', async (t) => {
+  const client = createPublicClient({ transport: http(first.rpcUrl) })
+  const lanes = [privateKeyToAccount(generatePrivateKey()).address, privateKeyToAccount(generatePrivateKey()).address]
+  const isOperator = (lane: Address) => client.readContract({ address: expected, abi: runnerArtifact.abi, functionName: 'isOperator', args: [lane] })
+  t.same(await Promise.all(lanes.map(isOperator)), [false, false])
+  const run = await deploy(first.rpcUrl, '--lane', lanes[0]!, '--lane', lanes[1]!)
+  t.equal(run.code, 0, run.stderr)
+  for (const lane of lanes) t.match(run.stdout, new RegExp(`Allowed lane ${lane} as an operator of ${expected} on chain 31337 \\(transaction 0x[0-9a-f]{64}\\)`))
+  t.match(run.stdout, `Name each lane's key in the entry's runner.lanes, and fund every lane: ${lanes.join(', ')}.`)
+  t.same(await Promise.all(lanes.map(isOperator)), [true, true], 'both are operators now')
+  const nonce = await client.getTransactionCount({ address: owner })
+  const again = await deploy(first.rpcUrl, '--lane', lanes[0]!)
+  t.equal(again.code, 0, again.stderr)
+  t.match(again.stdout, `Lane ${lanes[0]} is already an operator of ${expected} on chain 31337: nothing was sent.`)
+  t.equal(await client.getTransactionCount({ address: owner }), nonce, 'nothing was sent')
+  const malformed = await deploy(first.rpcUrl, '--lane', 'not-an-address')
+  t.match(malformed, { code: 2, stderr: /--lane: not-an-address is not an address with a valid EIP-55 checksum/ })
+})
+
 t.test('a chain without the deployment proxy is refused, naming the proxy', async (t) => {
   const anvil = await startAnvil({ chainId: 5151 })
   t.teardown(() => anvil.stop())

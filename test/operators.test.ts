@@ -85,6 +85,9 @@ t.test('metrics after flow 2: requests, stages, time to done, runner balance, RP
   t.notOk([...samples.keys()].some((sample) => sample.includes('no_such_tool')))
   const balance = await client.getBalance({ address: deployment.runner.operator.address })
   t.equal(samples.get(`bruno_runner_balance_wei{chain="local",operator="${deployment.runner.operator.address}"}`), Number(balance))
+  for (const gauge of ['bruno_runner_lane_in_flight', 'bruno_runner_lane_stuck', 'bruno_runner_lane_short']) {
+    t.equal(samples.get(`${gauge}{chain="local",operator="${deployment.runner.operator.address}"}`), 0, `${gauge}: the lane is idle`)
+  }
   t.ok(samples.get('bruno_rpc_duration_seconds_count{chain="local",method="eth_sendRawTransaction"}')! >= 1, 'the runner\'s broadcast was timed')
   t.ok(samples.get('bruno_rpc_duration_seconds_count{chain="local",method="eth_estimateGas"}')! >= 1)
   t.equal(samples.get(`bruno_price_window_seconds{chain="local",pool="${deployment.uniswap.usdcWethPool}"}`), 600, 'the devnet pool, an hour old, priced over the whole window')
@@ -111,6 +114,9 @@ t.test('readyz: ready with each chain\'s block age; not ready once a block is ol
   const body = await ready.json()
   t.equal(body.ready, true)
   t.match(body.chains, [{ chain: 'local', ready: true, blockNumber: String(await client.getBlockNumber()), blockAgeSec: Number }])
+  // The runner's one lane, as its loop last saw it: owned here, nothing in flight after flow 2, its next nonce the node's.
+  const nonce = await client.getTransactionCount({ address: deployment.runner.operator.address, blockTag: 'pending' })
+  t.same(body.chains[0].lanes, [{ operator: deployment.runner.operator.address, owned: true, inFlight: 0, nextNonce: nonce, stuck: false, short: false }])
 
   // A second Bruno on the same chain, strict about block age; anvil mines only on transactions.
   const network = bruno.config.networks[0]!

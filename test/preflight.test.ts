@@ -4,8 +4,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import t from 'tap'
-import { createPublicClient, createTestClient, getAddress, http, parseEther, toHex, type Address, type Hex } from 'viem'
-import { caliburCompatibleArtifact, payeeVaultArtifact } from '../contracts/artifacts.ts'
+import { createPublicClient, createTestClient, createWalletClient, getAddress, http, parseEther, toHex, type Address, type Hex } from 'viem'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { foundry } from 'viem/chains'
+import { caliburCompatibleArtifact, payeeVaultArtifact, runnerArtifact } from '../contracts/artifacts.ts'
 import { DEVNET_TREASURY, devnetConfig } from '../config/devnet.ts'
 import { startAnvil } from '../core/devnet/anvil.ts'
 import { deployDevnet } from '../core/devnet/deploy.ts'
@@ -211,9 +213,34 @@ t.test('no Runner code: "runner contract" fails', async (t) => {
   )
 })
 
+t.test('runner.lanes: each further lane must be an operator of the Runner and hold the floor', async (t) => {
+  const key = generatePrivateKey()
+  const lane = privateKeyToAccount(key).address
+  const laneEnv = { ...env, TEST_LANE_1: key }
+  const [network] = config.networks
+  const withLanes = { ...config, networks: [{ ...network!, runner: { ...network!.runner, lanes: [{ env: 'TEST_LANE_1' }] } }] }
+  const laneCheck = async () => (await preflight(withLanes, laneEnv, groups))[0]!.checks.find((check) => check.name === 'runner lanes')
+  const contract = getAddress(deployment.runner.contract)
+  t.match(await laneCheck(), {
+    ok: false,
+    detail: `${lane} is not an operator of ${contract} (its owner allows it: setOperator(${lane}, true)); ${lane} holds 0 ETH, under the floor 0.01 ETH`,
+  })
+  t.notOk((await checks()).checks.some((check) => check.name === 'runner lanes'), 'no lanes configured: no such check')
+  const owner = createWalletClient({ account: privateKeyToAccount(deployment.deployer.privateKey), transport: http(anvil.rpcUrl), chain: foundry })
+  await withChange(
+    async () => {
+      await chain.setBalance({ address: lane, value: parseEther('1') })
+      const hash = await owner.writeContract({ address: contract, abi: runnerArtifact.abi, functionName: 'setOperator', args: [lane, true] })
+      await createPublicClient({ transport: http(anvil.rpcUrl) }).waitForTransactionReceipt({ hash })
+    },
+    async () => {
+      t.match(await laneCheck(), { ok: true, detail: `1 further lane(s), each an operator of ${contract}, the poorest holding 1 ETH (floor 0.01 ETH)` })
+    },
+  )
+})
+
 t.test('a Runner for another operator: "runner contract" names the operator', async (t) => {
-  const other = await import('viem/accounts').then(({ privateKeyToAccount, generatePrivateKey }) => privateKeyToAccount(generatePrivateKey()))
-  const { runnerArtifact } = await import('../contracts/artifacts.ts')
+  const other = privateKeyToAccount(generatePrivateKey())
   const code = await creationRuntime(createPublicClient({ transport: http(anvil.rpcUrl) }), runnerArtifact, [other.address, other.address])
   await withChange(
     () => chain.setCode({ address: deployment.runner.contract, bytecode: code! }),

@@ -27,15 +27,33 @@ export function runnerKeys(network: Pick<NetworkConfig, 'name' | 'runner'>, env:
 }
 
 /**
- * The secrets behind a chain's further lanes, for the logger to scrub: each key's hex digits, or the mnemonic phrase.
+ * The key of `runner.treasury`, which tops the lanes up, if the chain has one; its balances must
+ * leave room to top up (`targetWei` above `floorWei`). Throws naming what is wrong, never a value.
+ *
+ * @example
+ * treasuryKey(network, process.env)?.address // '0x9965…'
+ */
+export function treasuryKey(network: Pick<NetworkConfig, 'name' | 'runner'>, env: NodeJS.ProcessEnv): LocalAccount | undefined {
+  const treasury = network.runner.treasury
+  if (treasury === undefined) return undefined
+  if (BigInt(treasury.targetWei) <= BigInt(treasury.floorWei)) throw new Error(`networks.${network.name}.runner.treasury: targetWei must be above floorWei`)
+  const key = env[treasury.key.env]
+  if (!key || !isHex(key) || key.length !== 66) throw new Error(`networks.${network.name}.runner.treasury.key: environment variable ${treasury.key.env} must hold a 32-byte hex private key`)
+  return privateKeyToAccount(key)
+}
+
+/**
+ * The secrets behind a chain's further lanes and its treasury, for the logger to scrub: each key's hex digits, or the mnemonic phrase.
  *
  * @example
  * laneSecrets(network, process.env) // ['ac09…', …] or ['test test … junk']
  */
 export function laneSecrets(network: Pick<NetworkConfig, 'runner'>, env: NodeJS.ProcessEnv): string[] {
+  const keyHex = (name: string) => (env[name] ? [env[name]!.replace(/^0x/i, '')] : [])
+  const treasury = network.runner.treasury ? keyHex(network.runner.treasury.key.env) : []
   const lanes = network.runner.lanes
-  if (lanes === undefined) return []
-  if (Array.isArray(lanes)) return lanes.flatMap(({ env: name }) => (env[name] ? [env[name]!.replace(/^0x/i, '')] : []))
+  if (lanes === undefined) return treasury
+  if (Array.isArray(lanes)) return [...lanes.flatMap(({ env: name }) => keyHex(name)), ...treasury]
   const phrase = env[lanes.mnemonic.env]?.trim()
-  return phrase ? [phrase] : []
+  return [...(phrase ? [phrase] : []), ...treasury]
 }

@@ -120,6 +120,9 @@ Options:
                              address, and make it the printed entry's payee: each relay then
                              refunds its payer what it did not cost, the vault keeps the charge,
                              and only the treasury withdraws it (~${(Number(deploymentGasLimit(PAYEE_VAULT_DEPLOYMENT_GAS)) / 1e6).toFixed(2)}M gas more)
+  --lane <address>           a further runner key's address (a lane, runner.lanes), allowed as the
+                             Runner's operator by its owner, the deployer (setOperator; once per
+                             lane, repeat the flag for each; one already allowed is left alone)
   --payee <address>          the payee to put in the printed entry instead (an account: payments
                              are kept whole, nothing is refunded)
   --name <name>              the network's name in the printed entry (default: the preset's, or chain-<id>)
@@ -150,6 +153,7 @@ export const deployCommand: Command = {
         'deployer-key-env': { type: 'string' },
         payee: { type: 'string' },
         treasury: { type: 'string' },
+        lane: { type: 'string', multiple: true },
         name: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -181,6 +185,9 @@ export const deployCommand: Command = {
     for (const flag of ['payee', 'treasury'] as const) {
       const value = values[flag]
       if (value !== undefined && !isAddress(value, { strict: true })) return refuse(2, `--${flag}: ${value} is not an address with a valid EIP-55 checksum (or all lowercase)`)
+    }
+    for (const lane of values.lane ?? []) {
+      if (!isAddress(lane, { strict: true })) return refuse(2, `--lane: ${lane} is not an address with a valid EIP-55 checksum (or all lowercase)`)
     }
     if (values.payee !== undefined && values.treasury !== undefined) {
       return refuse(2, '--payee and --treasury both name the payee: --treasury makes it the PayeeVault it deploys; give one')
@@ -227,13 +234,31 @@ export const deployCommand: Command = {
         payee = vault
         vaultNote = `The payee is the PayeeVault ${vault}: relays refund what they did not cost, and ${treasury} withdraws what the vault keeps.\n`
       }
-      const fund = runner === 'deployed' ? `Fund the runner ${operator} with ETH, then run bruno preflight.\n` : ''
+      const lanes = (values.lane ?? []).map((lane) => getAddress(lane))
+      for (const lane of lanes) await allowLane(create2, address, lane)
+      const laneNote = lanes.length > 0 ? `Name each lane's key in the entry's runner.lanes, and fund every lane: ${lanes.join(', ')}.\n` : ''
+      const fund = (runner === 'deployed' ? `Fund the runner ${operator} with ETH, then run bruno preflight.\n` : '') + laneNote
       io.stdout.write(fund + vaultNote + entryText(networkEntry(chainId, { rpcEnv, runnerEnv, contract: address, payee, name: values.name })))
       return 0
     } catch (error) {
       return refuse(1, scrub(commandFailure(error)))
     }
   },
+}
+
+/**
+ * Makes `lane` an operator of the Runner at `runner` (its owner's `setOperator`, sent by the
+ * deployer, who owns it), unless it is one already: then nothing is sent. Either way it says so.
+ */
+async function allowLane({ client, wallet, deployer, chainId, write }: Create2Context, runner: Address, lane: Address): Promise<void> {
+  if (await client.readContract({ address: runner, abi: runnerArtifact.abi, functionName: 'isOperator', args: [lane] })) {
+    write(`Lane ${lane} is already an operator of ${runner} on chain ${chainId}: nothing was sent.\n`)
+    return
+  }
+  const hash = await wallet.writeContract({ account: wallet.account!, chain: wallet.chain, address: runner, abi: runnerArtifact.abi, functionName: 'setOperator', args: [lane, true] })
+  const receipt = await client.waitForTransactionReceipt({ hash, timeout: 300_000 })
+  if (receipt.status !== 'success') throw new Error(`setOperator(${lane}) from ${deployer} reverted (transaction ${hash})`)
+  write(`Allowed lane ${lane} as an operator of ${runner} on chain ${chainId} (transaction ${hash}).\n`)
 }
 
 /** What `deployByCreate2` needs of the chain: a client, the deployer's wallet, and where to say what it does. */

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger, FastifyPluginAsync } from 'fastify'
 import { ChainUnavailableError } from '../chain/guardedTransport.ts'
+import type { LaneView } from '../relay/runner.ts'
 import { OPERATOR_READ_INTERVAL_MS, sharedRead } from './sharedRead.ts'
 
 /** One chain's line in `GET /readyz`. */
@@ -10,13 +11,16 @@ export interface ChainReadiness {
   /** Seconds since the latest block's timestamp. */
   readonly blockAgeSec?: number
   readonly reason?: string
+  /** The runner's lanes on the chain, as its loop last saw them: informational, readiness does not depend on them. */
+  readonly lanes?: readonly LaneView[]
 }
 
 /**
  * The operator endpoints, beside MCP:
  * - `GET /healthz`: 200 while the process is up and its store answers, else 503;
  * - `GET /readyz`: 200 when every chain's latest block is younger than its `maxBlockAgeSec`,
- *   else 503; the body lists each chain's block age;
+ *   else 503; the body lists each chain's block age and its runner lanes (owned here or not, in
+ *   flight, next nonce, stuck, short of ETH);
  * - `GET /metrics`: Prometheus text format.
  * Bodies name chains by their configured names, never an RPC URL. None is rate-limited, so their
  * chain reads (the latest block here, the runner balances in `/metrics`) are shared: at most one
@@ -47,6 +51,7 @@ export const operatorRoutes: FastifyPluginAsync = async (app) => {
   }
 
   app.get('/readyz', async (request, reply) => {
+    const lanesOf = new Map(relay.lanes().map(({ chain, lanes }) => [chain, lanes]))
     const chains = await Promise.all(
       networks.names.map(async (name): Promise<ChainReadiness> => {
         const { config } = networks.get(name)
@@ -62,6 +67,7 @@ export const operatorRoutes: FastifyPluginAsync = async (app) => {
             blockNumber: block.number.toString(),
             blockAgeSec,
             ...(fresh ? {} : { reason: `the latest block is ${blockAgeSec}s old (maxBlockAgeSec ${config.maxBlockAgeSec})` }),
+            ...(lanesOf.has(name) ? { lanes: lanesOf.get(name)! } : {}),
           }
         } catch (error) {
           // Only our own message is quoted: an RPC library's may carry the URL.

@@ -2,6 +2,7 @@ import { erc20Abi, formatEther, getAddress, isHex, type Address, type PublicClie
 import { privateKeyToAccount } from 'viem/accounts'
 import { payeeVaultArtifact, runnerArtifact } from '../../contracts/artifacts.ts'
 import { readTokenDomain } from '../chain/tokenDomain.ts'
+import { runnerKeys } from '../chain/runnerKeys.ts'
 import type { Network } from '../chain/networks.ts'
 import { poolAddress, PRICE_WINDOW_SEC, readOldestObservation, uniswapV3PoolAbi } from '../chain/tokenPrice.ts'
 import type { GroupCheck } from '../groupPlugin.ts'
@@ -12,7 +13,7 @@ import { creationRuntime } from './creationRuntime.ts'
 /**
  * Checks that one configured chain can be served: the RPC's chain id, Uniswap's contracts, the
  * served groups' own checks (`groups`: a delegate group's contract, say), the Runner and its operator, the payee (a PayeeVault
- * refunds, for this Runner only), the runner's ETH, each token, each swap-path pool (its liquidity, and a
+ * refunds, for this Runner only), the runner's ETH, each further lane (an operator, funded), each token, each swap-path pool (its liquidity, and a
  * price history that holds the 600 s window and reaches back over it now). Every check is
  * named in the result, passed or failed with its reason; after a wrong chain id nothing else is
  * checked, since every other answer would be about another chain.
@@ -88,6 +89,8 @@ export async function preflightChain(network: Network, env: NodeJS.ProcessEnv, g
       if (balance < floor) throw new CheckFailed(stated)
       return stated
     }),
+
+    ...(config.runner.lanes === undefined ? [] : [runCheck('runner lanes', () => checkLanes(network, env))]),
 
     ...config.tokens.map((token) =>
       runCheck(`token ${token.symbol}`, async () => {
@@ -180,6 +183,38 @@ async function measureBlockTimeSec(client: PublicClient): Promise<number> {
   return Math.max(1, Math.floor(Number(latest.timestamp - earlier.timestamp) / Number(span)))
 }
 
+
+/**
+ * Each further lane (`runner.lanes`): an operator the Runner allows (its owner's `setOperator`), holding
+ * at least `runner.minBalanceWei`. One line for all, naming every lane that fails and why.
+ */
+async function checkLanes(network: Network, env: NodeJS.ProcessEnv): Promise<string> {
+  const { client, config } = network
+  let lanes: Address[]
+  try {
+    lanes = runnerKeys(config, env).slice(1).map((account) => getAddress(account.address))
+  } catch (error) {
+    throw new CheckFailed((error as Error).message)
+  }
+  const contract = getAddress(config.runner.contract)
+  const floor = BigInt(config.runner.minBalanceWei)
+  const read = await Promise.all(
+    lanes.map(async (lane) => {
+      const [allowed, balance] = await Promise.all([
+        client.readContract({ address: contract, abi: runnerArtifact.abi, functionName: 'isOperator', args: [lane] }),
+        client.getBalance({ address: lane }),
+      ])
+      return { lane, allowed, balance }
+    }),
+  )
+  const failures = read.flatMap(({ lane, allowed, balance }) => [
+    ...(allowed ? [] : [`${lane} is not an operator of ${contract} (its owner allows it: setOperator(${lane}, true))`]),
+    ...(balance < floor ? [`${lane} holds ${formatEther(balance)} ETH, under the floor ${formatEther(floor)} ETH`] : []),
+  ])
+  if (failures.length > 0) throw new CheckFailed(failures.join('; '))
+  const least = read.reduce((low, each) => (each.balance < low ? each.balance : low), read[0]!.balance)
+  return `${lanes.length} further lane(s), each an operator of ${contract}, the poorest holding ${formatEther(least)} ETH (floor ${formatEther(floor)} ETH)`
+}
 
 function runnerAddress(key: string | undefined, envName: string): Address {
   if (!key || !isHex(key) || key.length !== 66) throw new CheckFailed(`environment variable ${envName} must hold a 32-byte hex private key`)

@@ -9,6 +9,7 @@ import { describeCallFailure } from './callFailure.ts'
 import type { RelayContext } from './context.ts'
 import type { PaymentToken } from './gasPricer.ts'
 import { localOwnership, runnerKeyName, type RunnerOwnership } from './ownership.ts'
+import type { LaneFunding } from './laneFunding.ts'
 import { paymentToken } from './paymentToken.ts'
 import { leastPaymentValiditySec } from './paymentValidity.ts'
 import { relayOfRequest } from './relayOfRequest.ts'
@@ -69,6 +70,21 @@ interface Failing {
   readonly byPayer: boolean
 }
 
+/** A lane as this process last saw it (`GET /readyz`, `/metrics`): read from memory, no chain read. */
+export interface LaneView {
+  readonly operator: Address
+  /** Whether this process sends for the key now (replicas sharing a store own different lanes). */
+  readonly owned: boolean
+  /** Its transactions sent and not yet included, at the last pass. */
+  readonly inFlight: number
+  /** The nonce its next transaction takes, when known. */
+  readonly nextNonce?: number
+  /** A transaction of its is unincluded past `runner.stuckAfterMs`: it takes no new work while another lane can. */
+  readonly stuck: boolean
+  /** Its ETH could not pay for a transaction: it takes no new work until funded. */
+  readonly short: boolean
+}
+
 /** A runner key of a chain, and how this process owns it. */
 export interface RunnerKey {
   readonly account: LocalAccount
@@ -97,6 +113,9 @@ interface Lane {
   full: string
   /** The wei the node found the lane's balance short of (its last refused transaction's most): it takes no new work until it holds that. */
   short: bigint | undefined
+  /** At the last pass: its transactions unincluded, and whether one is stuck. */
+  inFlight: number
+  stuck: boolean
 }
 
 /**
@@ -136,6 +155,8 @@ export class RunnerLoop {
   readonly #lanes: readonly Lane[]
   readonly #log: FastifyBaseLogger
   readonly #holds = new Map<string, Hold>()
+  /** `runner.treasury`'s top-ups of this process's lanes, when configured. */
+  readonly #funding: LaneFunding | undefined
   /** How many submissions this pass left waiting for a lane's slot. */
   #slotWaits = 0
   #timer: NodeJS.Timeout | undefined
@@ -151,8 +172,9 @@ export class RunnerLoop {
    * `keys`: the chain's runner keys, one lane each, the first being `runner.key` (the Runner's
    * `operator`), each with how this process owns it; or the one key, owned as `ownership` says.
    */
-  constructor(context: RelayContext, keys: LocalAccount | readonly RunnerKey[], log: FastifyBaseLogger, ownership?: RunnerOwnership) {
+  constructor(context: RelayContext, keys: LocalAccount | readonly RunnerKey[], log: FastifyBaseLogger, ownership?: RunnerOwnership, funding?: LaneFunding) {
     this.#context = context
+    this.#funding = funding
     this.#log = log.child({ chain: context.network.name, component: 'runner' })
     const given = 'address' in keys ? [{ account: keys, ownership: ownership ?? localOwnership(context.store, runnerKeyName(context.network.config.chainId, keys.address)) }] : keys
     this.#lanes = given.map(({ account, ownership }, index) => ({
@@ -167,6 +189,20 @@ export class RunnerLoop {
       slots: 0,
       full: '',
       short: undefined,
+      inFlight: 0,
+      stuck: false,
+    }))
+  }
+
+  /** Each lane as the last pass saw it. */
+  lanes(): LaneView[] {
+    return this.#lanes.map((lane) => ({
+      operator: lane.address,
+      owned: lane.fence !== undefined && lane.ownership.held(),
+      inFlight: lane.inFlight,
+      ...(lane.nextNonce === undefined ? {} : { nextNonce: lane.nextNonce }),
+      stuck: lane.stuck,
+      short: lane.short !== undefined,
     }))
   }
 
@@ -251,9 +287,19 @@ export class RunnerLoop {
     }
     const owned = this.#lanes.filter((lane) => lane.fence)
     if (owned.length === 0) return
+    // A lane found short of ETH is looked at now; the others every LANE_FUNDING_CHECK_MS.
+    await this.#funding?.check(
+      owned.map((lane) => lane.address),
+      owned.some((lane) => lane.short !== undefined),
+    )
     await this.#prune(owned[0]!)
     const active = await store.active(network.name)
     const inFlightOf = (lane: Lane) => active.filter((submission) => submission.stage !== 'waiting' && this.#laneOf(submission) === lane)
+    for (const lane of owned) {
+      const unincluded = inFlightOf(lane).filter((submission) => submission.stage === 'sending')
+      lane.inFlight = unincluded.length
+      lane.stuck = unincluded.some((submission) => Date.now() - submission.transaction!.firstSentAt > network.config.runner.stuckAfterMs)
+    }
     for (const lane of owned.filter((each) => !each.announced)) {
       lane.announced = true
       this.#log.info(
@@ -302,7 +348,7 @@ export class RunnerLoop {
     // unincluded ones, a lane takes no more, and with every lane full the rest wait (in arrival order) for a slot.
     const { maxInFlight } = network.config.runner
     for (const lane of owned) {
-      lane.slots = maxInFlight - inFlightOf(lane).filter((submission) => submission.stage === 'sending').length
+      lane.slots = maxInFlight - lane.inFlight
       lane.full = `waiting: the runner has ${maxInFlight} transactions in flight, as many as a node's pool keeps per sender; this one goes when one is included`
     }
     this.#slotWaits = 0
@@ -333,6 +379,8 @@ export class RunnerLoop {
     if (refused) throw (refused as PromiseRejectedResult).reason
     following.forEach((outcome, index) => {
       if (outcome.status === 'rejected') this.#log.warn({ submission: followed[index]!.submission.id, err: outcome.reason }, 'following a transaction failed; retried next pass')
+      // Included now: no longer in flight on its lane (`lanes()` reads the count between passes).
+      else if (outcome.value) followed[index]!.lane.inFlight--
     })
     // Submissions waited for a slot that an inclusion just freed: the next pass follows at once.
     if (this.#slotWaits > 0 && following.some((outcome) => outcome.status === 'fulfilled' && outcome.value)) void this.wake()

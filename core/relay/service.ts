@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { getAddress, type Address } from 'viem'
-import { runnerKeys } from '../chain/runnerKeys.ts'
+import { runnerKeys, treasuryKey } from '../chain/runnerKeys.ts'
+import { LaneFunding } from './laneFunding.ts'
 import type { BrunoConfig } from '../../config/schema.ts'
 import type { Networks } from '../chain/networks.ts'
 import type { Metrics } from '../metrics.ts'
@@ -11,7 +12,7 @@ import { SimulationGate } from './simulationGate.ts'
 import { quoteCall } from './quote.ts'
 import { observedStore } from './observedStore.ts'
 import { SettledWait } from './settledWait.ts'
-import { RunnerLoop } from './runner.ts'
+import { RunnerLoop, type LaneView } from './runner.ts'
 import { RUNNER_OPERATOR_SET_GAS } from './runnerCall.ts'
 import type { Delegate } from './delegate.ts'
 import type { AccountView, Quote, QuoteRequest, SubmissionView, SubmitRequest } from './schemas.ts'
@@ -52,6 +53,8 @@ export interface RelayService {
   ping(): Promise<boolean>
   /** Each chain's runner EOAs' ETH balances, one per lane; a chain that does not answer is left out. */
   runnerBalances(): Promise<{ chain: string; operator: Address; wei: bigint }[]>
+  /** Each chain's runner lanes as its runner loop last saw them (no chain read). */
+  lanes(): { chain: string; lanes: LaneView[] }[]
   /** Serves a delegate on every chain (its group's `Delegate`): its signed batches pay, `account` names it. */
   acceptDelegate(delegate: Delegate): void
   /** Starts every chain's runner loop. */
@@ -94,7 +97,9 @@ export function openRelay(config: BrunoConfig, networks: Networks, env: NodeJS.P
     }))
     // The runner reads through a client of its own: its slow simulations never share a batch with a caller's.
     const runnerContext: RelayContext = { ...context, network: { ...context.network, client: context.network.runnerClient } }
-    runners.set(network.name, new RunnerLoop(runnerContext, lanes, log))
+    const treasury = treasuryKey(network, env)
+    const funding = treasury && new LaneFunding(runnerContext.network, treasury, log.child({ chain: network.name }), (operator) => metrics?.laneTopUps.inc({ chain: network.name, operator }))
+    runners.set(network.name, new RunnerLoop(runnerContext, lanes, log, undefined, funding))
   }
   const context = (chain: string) => contexts.get(chain)!
   const waits = new SettledWait(store)
@@ -128,6 +133,7 @@ export function openRelay(config: BrunoConfig, networks: Networks, env: NodeJS.P
       )
       return balances.filter((balance) => balance !== undefined)
     },
+    lanes: () => [...runners.entries()].map(([chain, runner]) => ({ chain, lanes: runner.lanes() })),
     acceptDelegate(delegate) {
       delegates.push(delegate)
     },

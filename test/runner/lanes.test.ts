@@ -129,3 +129,29 @@ t.test('every lane full: the rest wait in turn, named as such', async (t) => {
   await devnet.mine()
   await devnet.pass()
 })
+
+t.test('runner.treasury tops a lane under its floor up to the target, once per interval; the others are left alone', async (t) => {
+  // anvil #5: a funded key nothing else on this devnet uses.
+  const treasuryKey = '0x8b3a350cf5c34c9194ca85829a2df0ec3153be0318b5e2d3348e872092edffba'
+  const treasury = { key: { env: 'TEST_TREASURY' }, floorWei: parseEther('1').toString(), targetWei: parseEther('5').toString(), intervalSec: 60 }
+  const devnet = await startRunnerDevnet(t, { lanes: 1, treasuryKey, configure: (network) => ({ ...network, runner: { ...network.runner, treasury } }) })
+  const [firstLane, lowLane] = devnet.lanes as [Address, Address]
+  const firstBalance = await devnet.client.getBalance({ address: firstLane })
+  await devnet.testClient.setBalance({ address: lowLane, value: parseEther('0.5') })
+
+  await devnet.pass()
+  await devnet.mine()
+  t.equal(await devnet.client.getBalance({ address: lowLane }), parseEther('5'), 'topped up to the target')
+  t.equal(await devnet.client.getBalance({ address: firstLane }), firstBalance, 'the lane over its floor is left alone')
+  const topUps = devnet.logged(/^topped up a runner lane from the treasury$/)
+  t.same(topUps.map((line) => [line.operator, line.value]), [[lowLane, parseEther('4.5').toString()]], 'logged once, with what was sent')
+
+  // Under its floor again at once: nothing more is sent however often the runner passes (balances are read at most
+  // every 10 s, and a lane is topped up at most once per runner.treasury.intervalSec).
+  await devnet.testClient.setBalance({ address: lowLane, value: parseEther('0.1') })
+  await devnet.pass()
+  await devnet.pass()
+  await devnet.mine()
+  t.equal(await devnet.client.getBalance({ address: lowLane }), parseEther('0.1'), 'no second top-up within runner.treasury.intervalSec')
+  t.equal(devnet.logged(/^topped up a runner lane from the treasury$/).length, 1)
+})

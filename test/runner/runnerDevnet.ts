@@ -14,6 +14,7 @@ import { createLogger } from '../../core/logger.ts'
 import type { RelayContext } from '../../core/relay/context.ts'
 import { localOwnership, runnerKeyName, type RunnerOwnership } from '../../core/relay/ownership.ts'
 import { quoteCall } from '../../core/relay/quote.ts'
+import { LaneFunding } from '../../core/relay/laneFunding.ts'
 import { RunnerLoop } from '../../core/relay/runner.ts'
 import { RUNNER_OPERATOR_SET_GAS } from '../../core/relay/runnerCall.ts'
 import { SqliteSubmissionStore } from '../../core/relay/sqliteStore.ts'
@@ -51,6 +52,8 @@ export interface RunnerDevnetOptions {
   readonly ownership?: (store: SqliteSubmissionStore, key: string) => RunnerOwnership
   /** Further lanes (`runner.lanes`): keys the devnet's Runner allows, each owned as the store gives it. */
   readonly lanes?: number
+  /** The key of `runner.treasury` (set it with `configure`): the runner tops its lanes up from it. */
+  readonly treasuryKey?: Hex
 }
 
 export interface RunnerDevnet {
@@ -246,7 +249,8 @@ export async function startRunnerDevnet(t: Test, options: RunnerDevnetOptions = 
     const laneAccount = privateKeyToAccount(lane.privateKey)
     return { account: laneAccount, ownership: localOwnership(store, runnerKeyName(network.chainId, laneAccount.address)) }
   })
-  const newRunner = (ownership: RunnerOwnership) => new RunnerLoop(runnerContext, [{ account, ownership }, ...further], log)
+  const funding = options.treasuryKey && new LaneFunding(runnerContext.network, privateKeyToAccount(options.treasuryKey), log)
+  const newRunner = (ownership: RunnerOwnership) => new RunnerLoop(runnerContext, [{ account, ownership }, ...further], log, undefined, funding)
   let runner = newRunner(options.ownership ? options.ownership(store, runnerKey) : localOwnership(store, runnerKey))
 
   const client = createPublicClient({ transport: http(anvil.rpcUrl), pollingInterval: 20 })
