@@ -170,8 +170,8 @@ export const mutants: Mutant[] = [
   {
     name: 'receive-added',
     file: R,
-    find: '    constructor(address operator_) {',
-    replace: '    receive() external payable {}\n\n    constructor(address operator_) {',
+    find: '    constructor(address operator_, address owner_) {',
+    replace: '    receive() external payable {}\n\n    constructor(address operator_, address owner_) {',
   },
   { name: 'value-forwarded', file: R, find: 'call(gasLimit, target, 0,', replace: 'call(gasLimit, target, selfbalance(),' },
   // ─── Runner: the settlement — the count of gas, its price, the refund (issue 32) ───
