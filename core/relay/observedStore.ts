@@ -50,6 +50,7 @@ export function observedStore(store: SubmissionStore, log: FastifyBaseLogger, me
     },
     takeRunnerKey: (key) => store.takeRunnerKey(key),
     runnerEpoch: (key) => store.runnerEpoch(key),
+    heartbeat: (chain, replica, liveMs) => store.heartbeat(chain, replica, liveMs),
     ping: () => store.ping(),
     close: () => store.close(),
   }

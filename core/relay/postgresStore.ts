@@ -44,6 +44,12 @@ CREATE TABLE IF NOT EXISTS runner_epochs (
   key TEXT PRIMARY KEY,
   epoch BIGINT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS runner_replicas (
+  chain TEXT NOT NULL,
+  replica TEXT NOT NULL,
+  seen_at BIGINT NOT NULL,
+  PRIMARY KEY (chain, replica)
+);
 `
 
 /**
@@ -215,6 +221,20 @@ export class PostgresSubmissionStore implements SubmissionStore {
       [key],
     )
     return { key, epoch: Number(row!.epoch) }
+  }
+
+  /** One statement: this replica's row refreshed, rows silent for a minute deleted, the live ones counted. */
+  async heartbeat(chain: string, replica: string, liveMs: number): Promise<number> {
+    const now = Date.now()
+    const [row] = await this.#query<{ live: string }>(
+      `WITH seen AS (
+         INSERT INTO runner_replicas (chain, replica, seen_at) VALUES ($1, $2, $3)
+         ON CONFLICT (chain, replica) DO UPDATE SET seen_at = EXCLUDED.seen_at RETURNING replica
+       ), gone AS (DELETE FROM runner_replicas WHERE seen_at < $3 - 60000 RETURNING 1)
+       SELECT 1 + (SELECT count(*) FROM runner_replicas WHERE chain = $1 AND replica <> $2 AND seen_at >= $4) AS live`,
+      [chain, replica, now, now - liveMs],
+    )
+    return Number(row!.live)
   }
 
   async runnerEpoch(key: string): Promise<number> {

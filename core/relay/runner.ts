@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
 import { BaseError, getAddress, keccak256, parseTransaction, type Address, type Hex, type LocalAccount, type Log, type SignedAuthorizationList, type TransactionReceipt } from 'viem'
 import { readFees } from '../chain/fees.ts'
@@ -25,6 +26,9 @@ const SHORT_OF_ETH = "waiting: the runner's ETH balance is too low to send it"
 
 /** A node's refusal of a sender's transaction beyond what its pool keeps per sender (reth and geth: "txpool is full"). */
 const POOL_FULL = /txpool is full/i
+
+/** A replica that has not said it is alive for this long (or 5 polls, if longer) no longer counts when lanes are divided. */
+const REPLICA_LIVE_MS = 5_000
 
 /** The longest wait between two passes while the chain keeps failing. */
 const MAX_BACKOFF_MS = 30_000
@@ -155,6 +159,8 @@ export class RunnerLoop {
   readonly #lanes: readonly Lane[]
   readonly #log: FastifyBaseLogger
   readonly #holds = new Map<string, Hold>()
+  /** This process's name among the replicas dividing the chain's lanes. */
+  readonly #replica = randomUUID()
   /** `runner.treasury`'s top-ups of this process's lanes, when configured. */
   readonly #funding: LaneFunding | undefined
   /** How many submissions this pass left waiting for a lane's slot. */
@@ -273,10 +279,23 @@ export class RunnerLoop {
 
   async #tick(): Promise<void> {
     const { store, network } = this.#context
+    // Replicas sharing a store divide the lanes: each owns at most its share, and gives up the rest.
+    const share = await this.#share()
+    let count = this.#lanes.filter((lane) => lane.fence).length
+    for (const lane of [...this.#lanes].reverse()) {
+      if (count <= share) break
+      if (!lane.fence) continue
+      await this.#giveUp(lane, share)
+      count--
+    }
     for (const lane of this.#lanes) {
       if (lane.ownership.held()) continue
       // Lost since the last pass (its lock's session ended): that tenure is over, whoever has the key now.
-      if (lane.fence) await this.#standDown(lane, await store.runnerEpoch(lane.fence.key))
+      if (lane.fence) {
+        await this.#standDown(lane, await store.runnerEpoch(lane.fence.key))
+        count--
+      }
+      if (count >= share) continue
       const fence = await lane.ownership.acquire()
       if (!fence) continue
       // Taken over (or first start): re-read the nonces and rebroadcast what is in flight.
@@ -284,6 +303,7 @@ export class RunnerLoop {
       lane.nextNonce = undefined
       lane.restarted = true
       lane.announced = false
+      count++
     }
     const owned = this.#lanes.filter((lane) => lane.fence)
     if (owned.length === 0) return
@@ -617,6 +637,30 @@ export class RunnerLoop {
     if (!this.#lanes.some((each) => each.fence)) this.#holds.clear()
     const to = current > epoch ? ` to epoch ${current}` : ''
     this.#log.warn({ epoch, current, operator: lane.address }, `runner stands down: it lost ownership of the runner key at epoch ${epoch}${to}; it sends nothing until it takes the key again`)
+    await lane.ownership.release()
+  }
+
+  /**
+   * How many lanes this process may own: all of them alone, else its part of the replicas alive on
+   * the chain (rounded up, so that every lane has an owner). A single lane needs no count.
+   */
+  async #share(): Promise<number> {
+    if (this.#lanes.length === 1) return 1
+    const { store, network } = this.#context
+    const liveMs = Math.max(REPLICA_LIVE_MS, 5 * network.config.runner.pollMs)
+    const replicas = await store.heartbeat(network.name, this.#replica, liveMs)
+    return Math.ceil(this.#lanes.length / replicas)
+  }
+
+  /**
+   * Gives a lane up for another replica to take (more replicas alive than when it was taken): its
+   * nonce forgotten and its lock released; the taker starts it over as after a restart, rebroadcasting
+   * what is in flight.
+   */
+  async #giveUp(lane: Lane, share: number): Promise<void> {
+    lane.fence = undefined
+    lane.nextNonce = undefined
+    this.#log.info({ operator: lane.address, share, lanes: this.#lanes.length }, `runner gives a lane up: the replicas alive share ${this.#lanes.length} lanes, ${share} each at most`)
     await lane.ownership.release()
   }
 

@@ -225,6 +225,11 @@ export class SqliteSubmissionStore implements SubmissionStore {
     return this.#highestNonce.get({ chain, lane: lane.toLowerCase(), first: first ? 1 : 0 })?.nonce ?? undefined
   }
 
+  /** One process uses the file: it is the only replica. */
+  async heartbeat(): Promise<number> {
+    return 1
+  }
+
   async claim(id: string, patch: SubmissionPatch, fence: RunnerFence): Promise<boolean> {
     const columns = patchColumns(patch, Date.now())
     const statement = this.#db.prepare(`UPDATE submissions SET ${Object.keys(columns).map((name) => `${name} = @${name}`).join(', ')} WHERE id = @id AND stage = 'waiting' AND tx IS NULL`)

@@ -217,6 +217,12 @@ export interface SubmissionStore {
   takeRunnerKey(key: string): Promise<RunnerFence>
   /** The runner key's latest epoch (0 before it is first taken). */
   runnerEpoch(key: string): Promise<number>
+  /**
+   * Says that `replica` (a process's runner on `chain`) is alive now, and answers how many replicas
+   * of the chain are (each said so within `liveMs`, itself included): the runners divide the chain's
+   * lanes by it. Always 1 for a store one process uses.
+   */
+  heartbeat(chain: string, replica: string, liveMs: number): Promise<number>
   /** A payer's and a client's standing: their active submissions, and their faults since `since` (unix ms). */
   standing(payer: string, client: string | undefined, since: number): Promise<Standing>
   /** Whether the store answers (for health checks). */

@@ -85,7 +85,7 @@ t.test('PostgreSQL store', { skip: postgresSkip() }, async (t) => {
     t.equal(await store.ping(), true, 'the next query makes the schema')
     const late = await admin(t, url.toString())
     const { rows } = await late.query<{ name: string }>("SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1")
-    t.strictSame(rows.map((row) => row.name), ['runner_epochs', 'submissions'])
+    t.strictSame(rows.map((row) => row.name), ['runner_epochs', 'runner_replicas', 'submissions'])
   })
 
   t.test('a schema that cannot be made fails each query alike, and is made once the obstacle is gone', async (t) => {

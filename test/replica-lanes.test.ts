@@ -1,0 +1,116 @@
+import pino from 'pino'
+import t from 'tap'
+import { createPublicClient, encodeFunctionData, erc20Abi, getAddress, http, type Address } from 'viem'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { devnetConfig } from '../config/devnet.ts'
+import { Networks } from '../core/chain/networks.ts'
+import { startAnvil } from '../core/devnet/anvil.ts'
+import { deployDevnet } from '../core/devnet/deploy.ts'
+import { mintUsdc } from '../core/devnet/fund.ts'
+import type { RelayContext } from '../core/relay/context.ts'
+import { openStore } from '../core/relay/openStore.ts'
+import { quoteCall } from '../core/relay/quote.ts'
+import { RunnerLoop } from '../core/relay/runner.ts'
+import { RUNNER_OPERATOR_SET_GAS } from '../core/relay/runnerCall.ts'
+import type { SubmitRequest } from '../core/relay/schemas.ts'
+import { submitCall } from '../core/relay/submit.ts'
+import { devnetPricing, devnetRunners, ledgerViolations, runnerLedger } from '../core/testing/runnerLedger.ts'
+import { postgresDatabase, postgresSkip } from './fixtures/postgres.ts'
+import { signTransfer } from './fixtures/signedTransfer.ts'
+
+// Issue 33: two replicas on one PostgreSQL divide a chain's four lanes, two each, and both send; when one stops, the
+// other takes its lanes over once it stops counting as alive. In-process, two runner loops on two store connections
+// (each lane's lock on a session of its own, as two processes hold them), driven pass by pass; the chain automines.
+
+t.test('two replicas divide four lanes, both send, and the survivor takes the other\'s lanes', { skip: postgresSkip() }, async (t) => {
+  const pgUrl = await postgresDatabase(t)
+  const anvil = await startAnvil()
+  t.teardown(() => anvil.stop())
+  const deployment = await deployDevnet(anvil.rpcUrl, { lanes: 3 })
+  const env: NodeJS.ProcessEnv = { BRUNO_LANES_PG_URL: pgUrl }
+  const config = { ...devnetConfig(deployment, env, { port: 0, groups: ['bruno'], pollMs: 100 }), store: { kind: 'postgres' as const, url: { env: 'BRUNO_LANES_PG_URL' } } }
+  const keys = [deployment.runner.operator, ...deployment.runner.lanes].map(({ privateKey }) => privateKeyToAccount(privateKey))
+  const lanes = keys.map((key) => getAddress(key.address))
+  const silent = pino({ level: 'silent' })
+
+  /** One replica: its own store connection and lane locks, its runner loop (never started: passes are run by the test). */
+  const replica = () => {
+    const storage = openStore(config.store, env)
+    const network = new Networks(config, env).get('local')
+    const context: RelayContext = { network, store: storage.store, operator: lanes[0]!, spareOperators: lanes.slice(1), laneGas: RUNNER_OPERATOR_SET_GAS, delegates: [], wake: () => {} }
+    const runner = new RunnerLoop(
+      { ...context, network: { ...network, client: network.runnerClient } },
+      keys.map((account) => ({ account, ownership: storage.ownership(network.config, { operator: getAddress(account.address), wake: () => {} }, silent) })),
+      silent,
+    )
+    return { context, runner, store: storage.store }
+  }
+  const owned = (one: { runner: RunnerLoop }) => one.runner.lanes().filter((lane) => lane.owned).map((lane) => lane.operator)
+
+  const a = replica()
+  t.teardown(() => a.runner.stop().then(() => a.store.close()))
+  await a.runner.wake()
+  t.same(owned(a), lanes, 'alone, the first replica owns all four lanes')
+
+  const b = replica()
+  t.teardown(() => b.runner.stop().then(() => b.store.close()))
+  await b.runner.wake()
+  t.same(owned(b), [], 'the second finds every lane held')
+  await a.runner.wake()
+  t.same(owned(a), lanes.slice(0, 2), 'two alive: the first gives its last two lanes up')
+  await b.runner.wake()
+  t.same(owned(b), lanes.slice(2), 'and the second takes them')
+
+  // Twelve payers, submitted through either replica; both run passes until every submission is done.
+  const token = { address: deployment.usdc, name: 'USD Coin', version: '2', chainId: deployment.chainId }
+  const payee = getAddress(config.networks[0]!.payee)
+  const submitFrom = async (context: RelayContext) => {
+    const key = generatePrivateKey()
+    const account = privateKeyToAccount(key).address
+    await mintUsdc(anvil.rpcUrl, deployment, account, 5_000_000n)
+    const call = { to: deployment.usdc, data: encodeFunctionData({ abi: erc20Abi, functionName: 'balanceOf', args: [account] }) }
+    const quote = await quoteCall(context, { call, token: 'USDC', payment: 'authorization' })
+    const fee = await signTransfer(key, token, payee, BigInt(quote.amountBaseUnits))
+    return (await submitCall(context, { call, payment: { token: deployment.usdc, authorization: fee.message, signature: fee.signature } as SubmitRequest['payment'] })).id
+  }
+  const untilDone = async (replicas: { runner: RunnerLoop; store: { get(id: string): Promise<{ stage: string; transaction?: { from?: Address } } | undefined> } }[], ids: string[]) => {
+    for (let pass = 0; pass < 40; pass++) {
+      for (const one of replicas) await one.runner.wake()
+      const stages = await Promise.all(ids.map(async (id) => (await replicas[0]!.store.get(id))!.stage))
+      if (stages.every((stage) => stage === 'done')) return Promise.all(ids.map(async (id) => (await replicas[0]!.store.get(id))!))
+    }
+    throw new Error('not every submission was done after 40 passes of each replica')
+  }
+  // Whichever replica passes first sends what is waiting: six go out through the second, six through the first.
+  const first: string[] = []
+  for (let index = 0; index < 6; index++) first.push(await submitFrom(a.context))
+  await b.runner.wake()
+  for (let index = 0; index < 6; index++) first.push(await submitFrom(b.context))
+  await a.runner.wake()
+  const done = await untilDone([a, b], first)
+  const senders = done.map((submission) => getAddress(submission.transaction!.from!))
+  t.ok(senders.some((sender) => lanes.slice(0, 2).includes(sender)), 'the first replica\'s lanes sent some')
+  t.ok(senders.some((sender) => lanes.slice(2).includes(sender)), 'and the second\'s the others')
+
+  // The second stops (its locks released); once it no longer counts as alive (5 s), the first takes all four lanes.
+  await b.runner.stop()
+  await a.runner.wake()
+  t.same(owned(a), lanes.slice(0, 2), 'the stopped one still counts as alive for a while: no more lanes yet')
+  await new Promise((resolve) => setTimeout(resolve, 5_200))
+  await a.runner.wake()
+  t.same(owned(a), lanes, 'then the survivor owns all four')
+  const second: string[] = []
+  for (let index = 0; index < 4; index++) second.push(await submitFrom(a.context))
+  await untilDone([a], second)
+
+  // On chain: one transaction per submission, each lane's nonces with no gap and none used twice.
+  const ledger = await runnerLedger(anvil.rpcUrl, devnetRunners(deployment), devnetPricing(deployment))
+  t.equal(ledger.length, 16, 'sixteen runner transactions for sixteen submissions: none sent twice')
+  t.same(ledgerViolations(ledger), [], 'none reverted, none spent more than it kept')
+  const client = createPublicClient({ transport: http(anvil.rpcUrl) })
+  const nonces = await Promise.all(ledger.map((entry) => client.getTransaction({ hash: entry.hash }).then((tx) => ({ from: getAddress(tx.from), nonce: tx.nonce }))))
+  for (const lane of lanes) {
+    const used = nonces.filter((entry) => entry.from === lane).map((entry) => entry.nonce).sort((x, y) => x - y)
+    t.same(used, Array.from({ length: used.length }, (_, index) => index), `${lane}: nonces 0..${used.length - 1}`)
+  }
+})
