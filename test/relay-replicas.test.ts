@@ -1,4 +1,3 @@
-import type { ChildProcess } from 'node:child_process'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { hostname, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -10,11 +9,10 @@ import { devnetConfig } from '../config/devnet.ts'
 import { startAnvil } from '../core/devnet/anvil.ts'
 import { deployDevnet } from '../core/devnet/deploy.ts'
 import { mintUsdc } from '../core/devnet/fund.ts'
-import { RawMcpClient } from './fixtures/mcpHttp.ts'
 import { postgresDatabase, postgresSkip } from './fixtures/postgres.ts'
 import { devnetPricing, ledgerViolations, runnerLedger } from '../core/testing/runnerLedger.ts'
 import { signTransfer } from './fixtures/signedTransfer.ts'
-import { spawnOwned } from './fixtures/ownedProcess.ts'
+import { serveReplica, type Replica } from './fixtures/replicaProcess.ts'
 import { waitFor } from './fixtures/waitFor.ts'
 
 // Two Bruno processes on one PostgreSQL and one runner key: submissions posted to either are each
@@ -30,16 +28,6 @@ const LOCK_TAKEN = 'runner key lock taken: this process sends for the key'
 // ledger's block-by-block reads); the suite runs two files at once, so .taprc's 180 s is too tight.
 t.setTimeout(420_000)
 
-interface Replica {
-  readonly name: string
-  readonly child: ChildProcess
-  readonly mcp: RawMcpClient
-  /** Every log line (pino JSON) the process wrote, parsed. */
-  readonly logs: { msg?: string; time?: number }[]
-  /** Every log line as written, for the secrets check. */
-  readonly text: string[]
-  readonly exited: Promise<unknown>
-}
 
 
 /** Runs `work` over `items`, `limit` at a time, in order of start. */
@@ -84,35 +72,7 @@ t.test('two replicas on one PostgreSQL and one runner key', { skip: postgresSkip
   for (const sender of senders) await mintUsdc(anvil.rpcUrl, deployment, sender.account, 5_000_000n)
   t.comment(`funded ${senders.length} accounts in ${Date.now() - started} ms`)
 
-  const serve = async (name: string): Promise<Replica> => {
-    const child = spawnOwned(t, process.execPath, ['--import', 'tsx', 'core/cli.ts', 'serve', '--config', configPath], { env })
-    const exited = new Promise((resolve) => child.once('exit', resolve))
-    const logs: Replica['logs'] = []
-    const text: string[] = []
-    let partial = ''
-    child.stderr!.on('data', (chunk) => {
-      const lines = (partial + chunk).split('\n')
-      partial = lines.pop()!
-      for (const line of lines.filter(Boolean)) {
-        text.push(line)
-        try {
-          logs.push(JSON.parse(line))
-        } catch {
-          logs.push({ msg: line })
-        }
-      }
-    })
-    const url = await new Promise<string>((resolve, reject) => {
-      let out = ''
-      child.stdout!.on('data', (chunk) => {
-        out += chunk
-        const found = /Bruno is serving MCP at (\S+)/.exec(out)
-        if (found) resolve(found[1]!)
-      })
-      child.once('exit', (code) => reject(new Error(`${name} exited with ${code} before serving: ${text.join('\n')}`)))
-    })
-    return { name, child, mcp: new RawMcpClient(`${url}/bruno`), logs, text, exited }
-  }
+  const serve = (name: string) => serveReplica(t, name, configPath, env)
   const submit = async (replica: Replica, sender: (typeof senders)[number]): Promise<string> => {
     const quote = await replica.mcp.call('quote', { chain: 'local', call: sender.call, token: 'USDC', payment: 'authorization' })
     const fee = await signTransfer(sender.key, token, payee, BigInt(quote.amountBaseUnits))

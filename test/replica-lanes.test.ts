@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import pino from 'pino'
 import t from 'tap'
 import { createPublicClient, encodeFunctionData, erc20Abi, getAddress, http, type Address } from 'viem'
@@ -16,7 +19,9 @@ import type { SubmitRequest } from '../core/relay/schemas.ts'
 import { submitCall } from '../core/relay/submit.ts'
 import { devnetPricing, devnetRunners, ledgerViolations, runnerLedger } from '../core/testing/runnerLedger.ts'
 import { postgresDatabase, postgresSkip } from './fixtures/postgres.ts'
+import { serveReplica, type Replica } from './fixtures/replicaProcess.ts'
 import { signTransfer } from './fixtures/signedTransfer.ts'
+import { waitFor } from './fixtures/waitFor.ts'
 
 // Issue 33: two replicas on one PostgreSQL divide a chain's four lanes, two each, and both send; when one stops, the
 // other takes its lanes over once it stops counting as alive. In-process, two runner loops on two store connections
@@ -112,5 +117,66 @@ t.test('two replicas divide four lanes, both send, and the survivor takes the ot
   for (const lane of lanes) {
     const used = nonces.filter((entry) => entry.from === lane).map((entry) => entry.nonce).sort((x, y) => x - y)
     t.same(used, Array.from({ length: used.length }, (_, index) => index), `${lane}: nonces 0..${used.length - 1}`)
+  }
+})
+
+t.test('two replica processes on two lanes: each sends on its own; one killed (SIGKILL), the other takes its lane and completes the rest', { skip: postgresSkip() }, async (t) => {
+  const pgUrl = await postgresDatabase(t)
+  const anvil = await startAnvil()
+  t.teardown(() => anvil.stop())
+  const deployment = await deployDevnet(anvil.rpcUrl, { lanes: 1 })
+  const env = { ...process.env, BRUNO_LANES_PG_URL: pgUrl }
+  const config = { ...devnetConfig(deployment, env, { port: 0, groups: ['bruno'], pollMs: 100 }), store: { kind: 'postgres' as const, url: { env: 'BRUNO_LANES_PG_URL' } } }
+  const dir = mkdtempSync(join(tmpdir(), 'bruno-replica-lanes-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const configPath = join(dir, 'bruno.json')
+  writeFileSync(configPath, JSON.stringify(config))
+  const lanes = devnetRunners(deployment)
+  const token = { address: deployment.usdc, name: 'USD Coin', version: '2', chainId: deployment.chainId }
+  const payee = getAddress(config.networks[0]!.payee)
+  const client = createPublicClient({ transport: http(anvil.rpcUrl) })
+  const senders: { key: `0x${string}`; call: { to: Address; data: `0x${string}` } }[] = []
+  for (let index = 0; index < 30; index++) {
+    const key = generatePrivateKey()
+    const account = privateKeyToAccount(key).address
+    await mintUsdc(anvil.rpcUrl, deployment, account, 5_000_000n)
+    senders.push({ key, call: { to: deployment.usdc, data: encodeFunctionData({ abi: erc20Abi, functionName: 'balanceOf', args: [account] }) } })
+  }
+  const submit = async (replica: Replica, sender: (typeof senders)[number]) => {
+    const quote = await replica.mcp.call('quote', { chain: 'local', call: sender.call, token: 'USDC', payment: 'authorization' })
+    const fee = await signTransfer(sender.key, token, payee, BigInt(quote.amountBaseUnits))
+    return (await replica.mcp.call('submit', { chain: 'local', call: sender.call, payment: { token: deployment.usdc, authorization: fee.message, signature: fee.signature } })).id as string
+  }
+  const allDone = (replica: Replica, ids: string[]) =>
+    waitFor(async () => Promise.all(ids.map((id) => replica.mcp.call('status', { id }))), (all) => all.every((status) => status.stage === 'done'), `${ids.length} done`, 60_000, 200)
+  /** The lanes a replica has taken, by its lock lines. */
+  const taken = (replica: Replica) => replica.logs.filter((line) => line.msg === 'runner key lock taken: this process sends for the key').map((line) => getAddress(line.operator!))
+
+  const replicas = [await serveReplica(t, 'a', configPath, env), await serveReplica(t, 'b', configPath, env)]
+  // Each ends up with one lane: the first to start takes both, then gives one up once the other is alive.
+  await waitFor(async () => replicas.map((replica) => replica.logs.filter((line) => line.msg?.startsWith('runner gives a lane up')).length + taken(replica).length), (counts) => counts.every((count) => count > 0), 'both replicas to hold a lane', 20_000, 100)
+  // Twenty through both; the first is killed at once, whatever of its lane is still in flight.
+  const ids: string[] = []
+  for (const [index, sender] of senders.slice(0, 20).entries()) ids.push(await submit(replicas[index % 2]!, sender))
+  const [killed, survivor] = replicas as [Replica, Replica]
+  const killedLanes = taken(killed)
+  killed.child.kill('SIGKILL')
+  await killed.exited
+  for (const sender of senders.slice(20)) ids.push(await submit(survivor, sender))
+  // Once the killed one no longer counts as alive (5 s), the survivor takes its lane, and finishes what it left.
+  await waitFor(async () => taken(survivor), (lanesTaken) => killedLanes.every((lane) => lanesTaken.includes(lane)), 'the survivor to take the killed one\'s lane', 20_000, 100)
+  t.same(new Set(taken(survivor)), new Set(lanes), 'the survivor took the killed one\'s lane too')
+  await allDone(survivor, ids)
+  const finals = await Promise.all(ids.map((id) => survivor.mcp.call('status', { id })))
+  const sendersOf = async (hashes: string[]) => Promise.all(hashes.map(async (hash) => getAddress((await client.getTransaction({ hash: hash as `0x${string}` })).from)))
+  t.same(new Set(await sendersOf(finals.map((status) => status.transaction.hash))).size, 2, 'both lanes sent')
+
+  const ledger = await runnerLedger(anvil.rpcUrl, lanes, devnetPricing(deployment))
+  t.equal(ledger.length, 30, 'thirty transactions for thirty submissions: none sent twice, none lost')
+  t.same(ledgerViolations(ledger), [], 'none reverted, none spent more than it kept')
+  const nonces = await Promise.all(ledger.map((entry) => client.getTransaction({ hash: entry.hash }).then((tx) => ({ from: getAddress(tx.from), nonce: tx.nonce }))))
+  for (const lane of lanes) {
+    const used = nonces.filter((entry) => entry.from === lane).map((entry) => entry.nonce).sort((x, y) => x - y)
+    t.same(used, Array.from({ length: used.length }, (_, index) => index), `${lane}: nonces 0..${used.length - 1}, no gap`)
   }
 })

@@ -127,7 +127,8 @@ export class PostgresRunnerLock implements RunnerOwnership {
     const key = BigInt.asUintN(64, BigInt(this.#key))
     const { rows } = await client
       .query<{ holder: string; since: Date }>(
-        "SELECT a.application_name AS holder, a.backend_start AS since FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = 'advisory' AND l.granted AND l.classid = $1 AND l.objid = $2 AND l.objsubid = 1",
+        // Advisory locks belong to a database: another database's holder of the same key (another deployment) is not ours.
+        "SELECT a.application_name AS holder, a.backend_start AS since FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = 'advisory' AND l.granted AND l.classid = $1 AND l.objid = $2 AND l.objsubid = 1 AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())",
         [(key >> 32n).toString(), (key & 0xffffffffn).toString()],
       )
       .catch(() => ({ rows: [] }))
