@@ -1,4 +1,3 @@
-import type { ChildProcess } from 'node:child_process'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -14,7 +13,7 @@ import { startDevnetBruno } from './fixtures/devnetBruno.ts'
 import { RawMcpClient } from './fixtures/mcpHttp.ts'
 import { devnetPricing, ledgerViolations, runnerLedger } from '../core/testing/runnerLedger.ts'
 import { signTransfer } from './fixtures/signedTransfer.ts'
-import { spawnOwned } from './fixtures/ownedProcess.ts'
+import { serveReplica } from './fixtures/replicaProcess.ts'
 import { waitFor } from './fixtures/waitFor.ts'
 
 // The runner under a process kill and a stuck transaction. Blocks are mined by hand (automine
@@ -47,21 +46,9 @@ t.test('SIGKILL with one submission waiting and ten sending: after a restart all
   for (const sender of senders) await mintUsdc(anvil.rpcUrl, deployment, sender.account, 5_000_000n)
   await testClient.setAutomine(false)
 
-  const serve = async (): Promise<{ child: ChildProcess; mcp: RawMcpClient; log: () => { msg?: string; inFlight?: unknown }[] }> => {
-    const child = spawnOwned(t, process.execPath, ['--import', 'tsx', 'core/cli.ts', 'serve', '--config', configPath], { env })
-    let stderr = ''
-    child.stderr.on('data', (chunk) => (stderr += chunk))
-    const log = () => stderr.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as { msg?: string; inFlight?: unknown })
-    const url = await new Promise<string>((resolve, reject) => {
-      let out = ''
-      child.stdout!.on('data', (chunk) => {
-        out += chunk
-        const found = /Bruno is serving MCP at (\S+)/.exec(out)
-        if (found) resolve(found[1]!)
-      })
-      child.once('exit', (code) => reject(new Error(`bruno exited with ${code} before serving: ${out}`)))
-    })
-    return { child, mcp: new RawMcpClient(`${url}/bruno`), log }
+  const serve = async () => {
+    const replica = await serveReplica(t, 'bruno', configPath, env)
+    return { child: replica.child, mcp: replica.mcp, log: () => replica.logs }
   }
 
   const submit = async (mcp: RawMcpClient, sender: (typeof senders)[number]) => {

@@ -1,4 +1,3 @@
-import type { ChildProcess } from 'node:child_process'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -10,12 +9,11 @@ import { DEVNET_RPC_ENV, devnetConfig } from '../config/devnet.ts'
 import { startAnvil } from '../core/devnet/anvil.ts'
 import { deployDevnet } from '../core/devnet/deploy.ts'
 import { mintUsdc } from '../core/devnet/fund.ts'
-import { RawMcpClient } from './fixtures/mcpHttp.ts'
 import { postgresDatabase, postgresSkip } from './fixtures/postgres.ts'
 import { startRpcGate } from './fixtures/rpcGate.ts'
 import { devnetPricing, ledgerViolations, runnerLedger } from '../core/testing/runnerLedger.ts'
 import { signTransfer } from './fixtures/signedTransfer.ts'
-import { spawnOwned } from './fixtures/ownedProcess.ts'
+import { serveReplica, type Replica } from './fixtures/replicaProcess.ts'
 import { waitFor } from './fixtures/waitFor.ts'
 
 // Two Bruno processes on one PostgreSQL and one runner key. The owner is stalled mid-send (the
@@ -32,13 +30,6 @@ const STANDS_DOWN = /^runner stands down: it lost ownership of the runner key at
 
 t.setTimeout(240_000)
 
-interface Replica {
-  readonly name: string
-  readonly child: ChildProcess
-  readonly mcp: RawMcpClient
-  /** Every log line (pino JSON) the process wrote, parsed. */
-  readonly logs: { msg?: string; time?: number; epoch?: number; nonce?: number }[]
-}
 
 t.test('a replica paused past its lock is fenced out: no nonce reused, nothing sent twice, and it stands down', { skip: postgresSkip() }, async (t) => {
   const pgUrl = await postgresDatabase(t)
@@ -72,34 +63,7 @@ t.test('a replica paused past its lock is fenced out: no nonce reused, nothing s
   })
   for (const sender of senders) await mintUsdc(anvil.rpcUrl, deployment, sender.account, 5_000_000n)
 
-  const serve = async (name: string, rpcUrl: string): Promise<Replica> => {
-    const child = spawnOwned(t, process.execPath, ['--import', 'tsx', 'core/cli.ts', 'serve', '--config', configPath], {
-      env: { ...env, [DEVNET_RPC_ENV]: rpcUrl },
-    })
-    const logs: Replica['logs'] = []
-    let partial = ''
-    child.stderr!.on('data', (chunk) => {
-      const lines = (partial + chunk).split('\n')
-      partial = lines.pop()!
-      for (const line of lines.filter(Boolean)) {
-        try {
-          logs.push(JSON.parse(line))
-        } catch {
-          logs.push({ msg: line })
-        }
-      }
-    })
-    const url = await new Promise<string>((resolve, reject) => {
-      let out = ''
-      child.stdout!.on('data', (chunk) => {
-        out += chunk
-        const found = /Bruno is serving MCP at (\S+)/.exec(out)
-        if (found) resolve(found[1]!)
-      })
-      child.once('exit', (code) => reject(new Error(`${name} exited with ${code} before serving: ${logs.map((line) => line.msg).join('\n')}`)))
-    })
-    return { name, child, mcp: new RawMcpClient(`${url}/bruno`), logs }
-  }
+  const serve = (name: string, rpcUrl: string) => serveReplica(t, name, configPath, { ...env, [DEVNET_RPC_ENV]: rpcUrl })
   const submit = async (replica: Replica, sender: (typeof senders)[number]): Promise<string> => {
     const quote = await replica.mcp.call('quote', { chain: 'local', call: sender.call, token: 'USDC', payment: 'authorization' })
     const fee = await signTransfer(sender.key, token, payee, BigInt(quote.amountBaseUnits))
