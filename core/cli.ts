@@ -40,6 +40,8 @@ Options:
   --config <file>      deployment config (JSON); see DEPLOYMENT.md. Omit for the devnet.
   --as <preset>        the devnet takes a preset's identity: its chain id, and the real contracts
                        at the preset's addresses (${PRESET_NAMES.join(', ')})
+  --lanes <n>          the devnet's runner sends from n keys (lanes, runner.lanes), each allowed
+                       by its Runner and funded (default 1)
   --plugin <path|package>  also serve this group on the devnet (repeatable); its devnet hook
                        deploys its contracts and gives its options (PLUGINS.md)
   --host <address>     override server.host
@@ -55,6 +57,7 @@ Flags, the config and the port are checked before the devnet is deployed or pref
 interface ServeOptions {
   readonly config?: string
   readonly as?: string
+  readonly lanes?: string
   readonly host?: string
   readonly port?: string
   readonly 'log-level'?: string
@@ -72,6 +75,7 @@ async function main(argv: string[]): Promise<number> {
     options: {
       config: { type: 'string' },
       as: { type: 'string' },
+      lanes: { type: 'string' },
       host: { type: 'string' },
       port: { type: 'string' },
       'log-level': { type: 'string' },
@@ -122,7 +126,7 @@ async function serve(options: ServeOptions): Promise<number> {
     const anvil = await startAnvil(flags.as ? { chainId: PRESETS[flags.as].chainId } : {})
     stops.push(() => anvil.stop())
     try {
-      deployment = await deployDevnet(anvil.rpcUrl, flags.as ? { as: flags.as } : {})
+      deployment = await deployDevnet(anvil.rpcUrl, { ...(flags.as ? { as: flags.as } : {}), ...(flags.lanes ? { lanes: flags.lanes - 1 } : {}) })
       config = await withDevnetPlugins(devnetConfig(deployment, env, flags), flags.plugins, deployment, process.cwd())
       served = await loadGroups(config, builtinGroups, process.cwd())
     } catch (error) {

@@ -18,6 +18,8 @@ export interface ServeFlags {
   readonly as?: PresetName
   /** Groups to serve on the devnet beside the built-in ones (`--plugin`, repeatable). */
   readonly plugins: readonly string[]
+  /** The devnet runner's keys (`--lanes`): `runner.key` and this many less one further lanes. */
+  readonly lanes?: number
 }
 
 /**
@@ -27,7 +29,7 @@ export interface ServeFlags {
  * checkServeFlags({ port: '4000', 'log-level': 'debug' }) // { plugins: [], port: 4000, logLevel: 'debug' }
  * checkServeFlags({ port: '70000' })                      // throws FlagError: --port: "70000" is not a port …
  */
-export function checkServeFlags(values: { host?: string; port?: string; 'log-level'?: string; as?: string; config?: string; plugin?: string[] }): ServeFlags {
+export function checkServeFlags(values: { host?: string; port?: string; 'log-level'?: string; as?: string; config?: string; plugin?: string[]; lanes?: string }): ServeFlags {
   let port: number | undefined
   if (values.port !== undefined) {
     port = /^\d{1,5}$/.test(values.port) ? Number(values.port) : Number.NaN
@@ -42,6 +44,12 @@ export function checkServeFlags(values: { host?: string; port?: string; 'log-lev
     if (values.config !== undefined) throw new FlagError('--as gives the devnet a preset\'s identity; with --config, name the preset in the config file ("preset" in a networks entry) instead')
     if (!(PRESET_NAMES as string[]).includes(values.as)) throw new FlagError(`--as: no preset is named "${values.as}"; ${suggestion(values.as, PRESET_NAMES, 'the presets are')}`)
   }
+  let lanes: number | undefined
+  if (values.lanes !== undefined) {
+    if (values.config !== undefined) throw new FlagError('--lanes gives the devnet runner keys; with --config, list them in the config file (runner.lanes) instead')
+    lanes = /^\d{1,2}$/.test(values.lanes) ? Number(values.lanes) : Number.NaN
+    if (!(lanes >= 1 && lanes <= 64)) throw new FlagError(`--lanes: "${values.lanes}" is not a number of lanes: give an integer from 1 to 64`)
+  }
   const plugins = values.plugin ?? []
   if (plugins.length > 0 && values.config !== undefined) {
     throw new FlagError('--plugin serves a group on the devnet; with --config, name it in the config file ("plugins" and "groups") instead')
@@ -52,6 +60,7 @@ export function checkServeFlags(values: { host?: string; port?: string; 'log-lev
     ...(port !== undefined ? { port } : {}),
     logLevel: logLevel as ServeFlags['logLevel'],
     ...(values.as !== undefined ? { as: values.as as PresetName } : {}),
+    ...(lanes !== undefined ? { lanes } : {}),
   }
 }
 

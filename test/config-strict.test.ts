@@ -190,6 +190,10 @@ t.test('serve\'s flags: each refusal names the flag and what it takes', async (t
   refuses({ plugin: ['./my-group'], config: 'bruno.json' }, '--plugin serves a group on the devnet; with --config, name it in the config file ("plugins" and "groups") instead')
   t.same(checkServeFlags({ port: '0', host: '::1', 'log-level': 'debug', as: 'base' }), { plugins: [], host: '::1', port: 0, logLevel: 'debug', as: 'base' })
   t.same(checkServeFlags({ plugin: ['./a', 'b-group'] }).plugins, ['./a', 'b-group'], 'each --plugin, in order')
+  refuses({ lanes: '4', config: 'bruno.json' }, '--lanes gives the devnet runner keys; with --config, list them in the config file (runner.lanes) instead')
+  refuses({ lanes: '0' }, '--lanes: "0" is not a number of lanes: give an integer from 1 to 64')
+  refuses({ lanes: 'four' }, '--lanes: "four" is not a number of lanes: give an integer from 1 to 64')
+  t.equal(checkServeFlags({ lanes: '16' }).lanes, 16, '--lanes 16')
   // --host is checked with the config's rules: off loopback, allowedHosts must name the hosts.
   t.throws(() => parseServerConfig({ host: '0.0.0.0', port: 3030 }), { name: 'ConfigError', message: /^config server\.allowedHosts: required when server\.host is not a loopback address/ })
   const path = await file(JSON.stringify(rawConfig()))
