@@ -10,6 +10,7 @@ import { McpToolClient } from '../core/testing/mcpClient.ts'
 import { devnetPricing, runnerLedger } from '../core/testing/runnerLedger.ts'
 import { CALIBUR_ADDRESS } from '../plugins/calibur/networkOptions.ts'
 import { metaMaskContracts } from '../plugins/metamask/contracts.ts'
+import { executeCaliburBatch } from '../test/fixtures/caliburExecute.ts'
 import { signTransfer } from '../test/fixtures/signedTransfer.ts'
 import { machine } from './machine.ts'
 import { startServerChild } from './processes.ts'
@@ -99,14 +100,7 @@ await withRelayDevnet(2 * 6 * rounds, log, async (devnet) => {
     await delegateTo(payer, CALIBUR_ADDRESS)
     await steadyFees()
     const batch = await mcp.call('calibur_batch', { chain: 'local', account: payer.address, token: 'USDC', ...(await calls(mcp)) })
-    const sign = (typedData: unknown) => payer.signTypedData(typedData as never)
-    const executed = await mcp.call('calibur_execute', {
-      chain: 'local',
-      paymentTypedData: batch.paymentTypedData,
-      paymentSignature: await sign(batch.paymentTypedData),
-      typedData: batch.typedData,
-      signature: await sign(batch.typedData),
-    })
+    const executed = await executeCaliburBatch(mcp, payer, batch)
     const accepted = await mcp.call('submit', { chain: 'local', call: executed.call, payment: executed.payment })
     return settled(mcp, accepted.id)
   }

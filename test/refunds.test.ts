@@ -6,6 +6,7 @@ import { mintUsdc } from '../core/devnet/fund.ts'
 import { CALIBUR_ADDRESS } from '../plugins/calibur/networkOptions.ts'
 import { chargedAtCost, startDevnetBruno } from './fixtures/devnetBruno.ts'
 import { RawMcpClient } from './fixtures/mcpHttp.ts'
+import { executeCaliburBatch } from './fixtures/caliburExecute.ts'
 import { giftCall } from './fixtures/giftCall.ts'
 import { signTransfer } from './fixtures/signedTransfer.ts'
 import { waitFor } from './fixtures/waitFor.ts'
@@ -77,15 +78,7 @@ t.test('a Calibur batch from a USDC-only account that delegates in the same tran
   const authorizationList = [{ chainId: signed.chainId, address: signed.address, nonce: signed.nonce, r: signed.r, s: signed.s, yParity: signed.yParity! }]
   const transfer = await mcp.call('erc20_transfer', { chain: 'local', token: 'USDC', to: friend, amount: '1' })
   const batch = await mcp.call('calibur_batch', { chain: 'local', account: account.address, calls: transfer.calls, token: 'USDC', authorizationList })
-  const sign = (typedData: unknown) => account.signTypedData(typedData as never)
-  const executed = await mcp.call('calibur_execute', {
-    chain: 'local',
-    paymentTypedData: batch.paymentTypedData,
-    paymentSignature: await sign(batch.paymentTypedData),
-    typedData: batch.typedData,
-    signature: await sign(batch.typedData),
-    authorizationList,
-  })
+  const executed = await executeCaliburBatch(mcp, account, batch, authorizationList)
   const accepted = await mcp.call('submit', { chain: 'local', call: executed.call, payment: executed.payment, authorizationList: executed.authorizationList })
   const status = await waitFor(() => mcp.call('status', { id: accepted.id }), (s) => s.stage === 'done' || s.stage === 'failed', `submission ${accepted.id} settled`, 30_000)
   t.equal(status.stage, 'done', status.reason)
@@ -99,13 +92,7 @@ t.test('a Calibur batch from a USDC-only account that delegates in the same tran
 
   // Delegated now: its next batch carries no authorization.
   const next = await mcp.call('calibur_batch', { chain: 'local', account: account.address, calls: transfer.calls, token: 'USDC' })
-  const nextExecuted = await mcp.call('calibur_execute', {
-    chain: 'local',
-    paymentTypedData: next.paymentTypedData,
-    paymentSignature: await sign(next.paymentTypedData),
-    typedData: next.typedData,
-    signature: await sign(next.typedData),
-  })
+  const nextExecuted = await executeCaliburBatch(mcp, account, next)
   const quoted = await mcp.call('quote', { chain: 'local', call: nextExecuted.call, token: 'USDC', payment: 'batch', paymentBatch: nextExecuted.payment.batch })
   const again = await mcp.call('submit', { chain: 'local', call: nextExecuted.call, payment: nextExecuted.payment })
   const nextStatus = await waitFor(() => mcp.call('status', { id: again.id }), (s) => s.stage === 'done' || s.stage === 'failed', `submission ${again.id} settled`, 30_000)
@@ -148,14 +135,7 @@ t.test('a payer whose own call makes its refund impossible (USDC blacklists it):
   // The account's one call blacklists itself, after its payment went in: USDC refuses any transfer to it from then on.
   const calls = [{ to: usdc, value: '0', data: encodeFunctionData({ abi: blacklistAbi, functionName: 'blacklist', args: [account.address] }) }]
   const batch = await mcp.call('calibur_batch', { chain: 'local', account: account.address, calls, token: 'USDC' })
-  const sign = (typedData: unknown) => account.signTypedData(typedData as never)
-  const executed = await mcp.call('calibur_execute', {
-    chain: 'local',
-    paymentTypedData: batch.paymentTypedData,
-    paymentSignature: await sign(batch.paymentTypedData),
-    typedData: batch.typedData,
-    signature: await sign(batch.typedData),
-  })
+  const executed = await executeCaliburBatch(mcp, account, batch)
   const vaultBefore = await balance(payee)
   const accepted = await mcp.call('submit', { chain: 'local', call: executed.call, payment: executed.payment })
   const status = await waitFor(() => mcp.call('status', { id: accepted.id }), (s) => s.stage === 'done' || s.stage === 'failed', `submission ${accepted.id} settled`, 30_000)
