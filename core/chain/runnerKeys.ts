@@ -12,11 +12,7 @@ import type { NetworkConfig } from '../../config/schema.ts'
  * runnerKeys(network, process.env).map((account) => account.address) // ['0x15d3…', '0x9965…', …]
  */
 export function runnerKeys(network: Pick<NetworkConfig, 'name' | 'runner'>, env: NodeJS.ProcessEnv): LocalAccount[] {
-  const fromKey = (name: string, where: string) => {
-    const key = env[name]
-    if (!key || !isHex(key) || key.length !== 66) throw new Error(`networks.${network.name}.${where}: environment variable ${name} must hold a 32-byte hex private key`)
-    return privateKeyToAccount(key)
-  }
+  const fromKey = (name: string, where: string) => keyAccount(network, env, name, where)
   const first = fromKey(network.runner.key.env, 'runner.key')
   const lanes = network.runner.lanes
   if (lanes === undefined) return [first]
@@ -37,8 +33,13 @@ export function treasuryKey(network: Pick<NetworkConfig, 'name' | 'runner'>, env
   const treasury = network.runner.treasury
   if (treasury === undefined) return undefined
   if (BigInt(treasury.targetWei) <= BigInt(treasury.floorWei)) throw new Error(`networks.${network.name}.runner.treasury: targetWei must be above floorWei`)
-  const key = env[treasury.key.env]
-  if (!key || !isHex(key) || key.length !== 66) throw new Error(`networks.${network.name}.runner.treasury.key: environment variable ${treasury.key.env} must hold a 32-byte hex private key`)
+  return keyAccount(network, env, treasury.key.env, 'runner.treasury.key')
+}
+
+/** The account of the private key in `env[name]`; a missing or malformed one is named (`where` in the config), never quoted. */
+function keyAccount(network: Pick<NetworkConfig, 'name'>, env: NodeJS.ProcessEnv, name: string, where: string): LocalAccount {
+  const key = env[name]
+  if (!key || !isHex(key) || key.length !== 66) throw new Error(`networks.${network.name}.${where}: environment variable ${name} must hold a 32-byte hex private key`)
   return privateKeyToAccount(key)
 }
 

@@ -314,10 +314,13 @@ export class RunnerLoop {
     )
     await this.#prune(owned[0]!)
     const active = await store.active(network.name)
-    const inFlightOf = (lane: Lane) => active.filter((submission) => submission.stage !== 'waiting' && this.#laneOf(submission) === lane)
+    // Each lane's transactions in flight, grouped once per pass.
+    const inFlightByLane = new Map<Lane, Submission[]>(owned.map((lane) => [lane, []]))
+    for (const submission of active) if (submission.stage !== 'waiting') inFlightByLane.get(this.#laneOf(submission)!)?.push(submission)
     for (const lane of owned) {
-      const unincluded = inFlightOf(lane).filter((submission) => submission.stage === 'sending')
+      const unincluded = inFlightByLane.get(lane)!.filter((submission) => submission.stage === 'sending')
       lane.inFlight = unincluded.length
+      // Stuck since its first send: a replacement is not an inclusion.
       lane.stuck = unincluded.some((submission) => Date.now() - submission.transaction!.firstSentAt > network.config.runner.stuckAfterMs)
     }
     for (const lane of owned.filter((each) => !each.announced)) {
@@ -338,7 +341,7 @@ export class RunnerLoop {
     // gap filler cancelled is followed from the next pass, with its cancellation.
     const stuckAfterMs = network.config.runner.stuckAfterMs
     for (const lane of owned) {
-      const mine = inFlightOf(lane)
+      const mine = inFlightByLane.get(lane)!
       if (restarted.has(lane) || !mine.some((submission) => Date.now() - submission.transaction!.sentAt > stuckAfterMs)) continue
       const cancelled = await this.#fillGap(lane, mine)
       if (cancelled) inFlight = inFlight.filter((submission) => submission.id !== cancelled)
@@ -376,7 +379,7 @@ export class RunnerLoop {
       // Every lane's nonce found too low: nothing more is sent before the next pass reads them afresh.
       if (!owned.some((lane) => lane.nextNonce !== undefined && lane.ownership.held())) break
       // A lane found short of ETH while checking leaves the submission to the next lane.
-      for (let lane = this.#pickLane(owned, inFlightOf); ; lane = this.#pickLane(owned, inFlightOf)) {
+      for (let lane = this.#pickLane(owned); ; lane = this.#pickLane(owned)) {
         if (!lane) {
           await this.#waitForSlot(submission, owned)
           break
@@ -410,12 +413,12 @@ export class RunnerLoop {
     if (ready.length === 0) return
     const batch = due.slice(0, RECHECKS_PER_PASS)
     // Each re-check simulates as the lane least loaded now; the send takes whichever lane is then.
-    const rechecked = await mapLimited(batch, RECHECKS_AT_ONCE, (submission) => this.#check(this.#pickLane(owned, inFlightOf) ?? ready[0]!, submission, fees!, payersInFlight))
+    const rechecked = await mapLimited(batch, RECHECKS_AT_ONCE, (submission) => this.#check(this.#pickLane(owned) ?? ready[0]!, submission, fees!, payersInFlight))
     if (due.length > batch.length) void this.wake()
     for (const [index, submission] of batch.entries()) {
       const checked = rechecked[index]
       if (!checked) continue
-      const lane = this.#pickLane(owned, inFlightOf)
+      const lane = this.#pickLane(owned)
       if (!lane) {
         await this.#waitForSlot(submission, owned)
         continue
@@ -456,15 +459,12 @@ export class RunnerLoop {
   /**
    * The lane a new send goes on: of this process's lanes whose nonce is known, with a free slot and
    * ETH to pay, the least loaded (fewest transactions unincluded), one with nothing stuck before one
-   * with a transaction stuck past `runner.stuckAfterMs` (its later nonces would wait behind it).
+   * with a transaction stuck past `runner.stuckAfterMs` (`lane.stuck`, as the pass found it: its
+   * later nonces would wait behind it).
    */
-  #pickLane(owned: readonly Lane[], inFlightOf: (lane: Lane) => readonly Submission[]): Lane | undefined {
-    const stuckAfterMs = this.#context.network.config.runner.stuckAfterMs
-    const now = Date.now()
+  #pickLane(owned: readonly Lane[]): Lane | undefined {
     const open = owned.filter((lane) => lane.nextNonce !== undefined && lane.slots > 0 && lane.short === undefined && lane.ownership.held())
-    // Stuck since its first send: a replacement is not an inclusion.
-    const stuck = (lane: Lane) => inFlightOf(lane).some((submission) => submission.stage === 'sending' && now - submission.transaction!.firstSentAt > stuckAfterMs)
-    const rank = (lane: Lane) => (stuck(lane) ? 1_000_000 : 0) - lane.slots
+    const rank = (lane: Lane) => (lane.stuck ? 1_000_000 : 0) - lane.slots
     return open.reduce<Lane | undefined>((best, lane) => (best === undefined || rank(lane) < rank(best) ? lane : best), undefined)
   }
 
