@@ -18,6 +18,15 @@ export interface Network {
    */
   readonly runnerClient: PublicClient
   /**
+   * A runner lane's own client to `rpcUrl` (one per `operator`, made on first asking): its JSON-RPC
+   * batches carry that lane's simulations only. A node answers a batch when its slowest call is done,
+   * so lanes sharing one would wait on each other's.
+   *
+   * @example
+   * const simulated = await network.laneClient(lane.address).call({ account: lane.address, to, data })
+   */
+  laneClient(operator: Address): PublicClient
+  /**
    * Hands a signed transaction to the chain (`eth_sendRawTransaction`): to `runner.broadcastUrl`
    * when the network has one (a revert-protected or private-builder endpoint), else to `rpcUrl`.
    * Resolves to the hash the endpoint answered; fails with a `BroadcastError`, which names the
@@ -106,9 +115,11 @@ function openNetwork(config: NetworkConfig, env: NodeJS.ProcessEnv, { metrics, l
   // Both endpoints get the same guard (a failure to reach one names the chain, never the URL)
   // and the same per-chain, per-method metrics.
   const wrap = (inner: Transport) => guardedTransport(config.name, metrics ? observedTransport(config.name, inner, metrics) : inner)
-  const rpc = http(url, { timeout: config.rpcTimeoutMs, retryCount: 1, batch: { wait: 0 } })
-  const client = createPublicClient({ chain, transport: wrap(rpc) })
-  const runnerClient = createPublicClient({ chain, transport: wrap(http(url, { timeout: config.rpcTimeoutMs, retryCount: 1, batch: { wait: 0 } })) })
+  // Each client batches its own requests (those made in one tick), apart from every other client's.
+  const batchingClient = () => createPublicClient({ chain, transport: wrap(http(url, { timeout: config.rpcTimeoutMs, retryCount: 1, batch: { wait: 0 } })) })
+  const client = batchingClient()
+  const runnerClient = batchingClient()
+  const laneClients = new Map<Address, PublicClient>()
 
   const broadcastUrl = openBroadcastUrl(config, env)
   // One request at a time: a private builder's endpoint need not take JSON-RPC batches.
@@ -121,6 +132,11 @@ function openNetwork(config: NetworkConfig, env: NodeJS.ProcessEnv, { metrics, l
     config,
     client,
     runnerClient,
+    laneClient(operator) {
+      const made = laneClients.get(operator) ?? batchingClient()
+      laneClients.set(operator, made)
+      return made
+    },
     async sendRawTransaction(raw) {
       try {
         return await sender.sendRawTransaction({ serializedTransaction: raw })

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
-import { BaseError, getAddress, keccak256, parseTransaction, type Address, type Hex, type LocalAccount, type Log, type SignedAuthorizationList, type TransactionReceipt } from 'viem'
+import { BaseError, getAddress, keccak256, parseTransaction, type Address, type Hex, type LocalAccount, type Log, type PublicClient, type SignedAuthorizationList, type TransactionReceipt, TransactionReceiptNotFoundError } from 'viem'
 import { readFees } from '../chain/fees.ts'
 import { L1_FEE_HEADROOM_BPS, readL1DataFee, readL1DataFeeOfBytes } from '../chain/l1DataFee.ts'
 import { readWeiPerBaseUnit } from '../chain/tokenPrice.ts'
@@ -105,6 +105,8 @@ interface Lane {
   /** `runner.key`, the Runner's `operator`: transactions stored before lanes (no `from`) are its. */
   readonly first: boolean
   readonly ownership: RunnerOwnership
+  /** The lane's own client for its simulations (`Network.laneClient`): no other lane's wait in its batches. */
+  readonly client: PublicClient
   /** The fence this process took the key with: set while it owns the key, carried by every write for the lane. */
   fence: RunnerFence | undefined
   nextNonce: number | undefined
@@ -159,6 +161,8 @@ export class RunnerLoop {
   readonly #lanes: readonly Lane[]
   readonly #log: FastifyBaseLogger
   readonly #holds = new Map<string, Hold>()
+  /** The latest block at which each transaction in flight was last looked for, and how many hashes it had then. */
+  readonly #lookedAt = new Map<string, { block: bigint; hashes: number }>()
   /** This process's name among the replicas dividing the chain's lanes. */
   readonly #replica = randomUUID()
   /** `runner.treasury`'s top-ups of this process's lanes, when configured. */
@@ -188,6 +192,7 @@ export class RunnerLoop {
       address: getAddress(account.address),
       first: index === 0,
       ownership,
+      client: context.network.laneClient(getAddress(account.address)),
       fence: undefined,
       nextNonce: undefined,
       restarted: true,
@@ -375,29 +380,18 @@ export class RunnerLoop {
       lane.full = `waiting: the runner has ${maxInFlight} transactions in flight, as many as a node's pool keeps per sender; this one goes when one is included`
     }
     this.#slotWaits = 0
-    for (const submission of fresh) {
-      // Every lane's nonce found too low: nothing more is sent before the next pass reads them afresh.
-      if (!owned.some((lane) => lane.nextNonce !== undefined && lane.ownership.held())) break
-      // A lane found short of ETH while checking leaves the submission to the next lane.
-      for (let lane = this.#pickLane(owned); ; lane = this.#pickLane(owned)) {
-        if (!lane) {
-          await this.#waitForSlot(submission, owned)
-          break
-        }
-        await this.#send(lane, submission, fees!, payersInFlight)
-        if (lane.short === undefined) break
-      }
-    }
+    await this.#sendFresh(fresh, owned, fees!, payersInFlight)
     if (!owned.some((lane) => lane.ownership.held())) return
-    // Then every transaction in flight on this process's lanes at once: their reads leave in one JSON-RPC batch, and
-    // the latest block is read once per pass (uncached: a stale one would hold `done` back).
-    let latest: Promise<bigint> | undefined
-    const latestBlock = () => (latest ??= network.client.getBlockNumber({ cacheTime: 0 }))
+    // Then every transaction in flight on this process's lanes at once: their reads leave in one JSON-RPC batch. The
+    // latest block is read first, once per pass (uncached: a stale one would hold `done` back).
     const followed = inFlight.flatMap((submission) => {
       const lane = this.#laneOf(submission)
       return lane?.fence && lane.ownership.held() ? [{ lane, submission }] : []
     })
-    const following = await Promise.allSettled(followed.map(({ lane, submission }) => this.#follow(lane, submission, restarted.has(lane), latestBlock)))
+    const latest = followed.length > 0 ? await network.client.getBlockNumber({ cacheTime: 0 }) : 0n
+    const following = await Promise.allSettled(followed.map(({ lane, submission }) => this.#follow(lane, submission, restarted.has(lane), latest)))
+    const stillFollowed = new Set(followed.map(({ submission }) => submission.id))
+    for (const id of this.#lookedAt.keys()) if (!stillFollowed.has(id)) this.#lookedAt.delete(id)
     const refused = following.find((outcome) => outcome.status === 'rejected' && outcome.reason instanceof StaleEpochError)
     if (refused) throw (refused as PromiseRejectedResult).reason
     following.forEach((outcome, index) => {
@@ -425,6 +419,64 @@ export class RunnerLoop {
       }
       await this.#dispatch(lane, submission, checked, payersInFlight)
     }
+  }
+
+  /**
+   * Sends the pass's new submissions. Each is planned, in arrival order, on the least loaded lane with
+   * a slot to spare (a payer's later ones on the lane of its first, where they wait behind it); then
+   * every lane works through its own at once, in order, so one lane's simulations and round trips
+   * never hold another's sends. What a lane could not take after all (found short of ETH, its pool
+   * full, its nonce too low) goes, in arrival order, to whichever lane can take it then; what no
+   * lane has a slot for waits (`#waitForSlot`).
+   */
+  async #sendFresh(fresh: readonly Submission[], owned: readonly Lane[], fees: Fees, payersInFlight: Set<string>): Promise<void> {
+    const planned = new Map<Lane, Submission[]>()
+    const spare = new Map(owned.map((lane) => [lane, lane.slots]))
+    const laneOfPayer = new Map<string, Lane>()
+    const left: Submission[] = []
+    for (const submission of fresh) {
+      const payer = this.#payerOf(submission)
+      const lane = laneOfPayer.get(payer) ?? this.#pickLane(owned, (each) => spare.get(each)!)
+      if (!lane) {
+        left.push(submission)
+        continue
+      }
+      if (!laneOfPayer.has(payer)) spare.set(lane, spare.get(lane)! - 1)
+      laneOfPayer.set(payer, lane)
+      planned.set(lane, [...(planned.get(lane) ?? []), submission])
+    }
+    const work = await Promise.allSettled(
+      [...planned].map(async ([lane, queue]) => {
+        for (const submission of queue) {
+          if (!this.#takesWork(lane)) left.push(submission)
+          else {
+            await this.#send(lane, submission, fees, payersInFlight)
+            if (lane.short !== undefined) left.push(submission)
+          }
+        }
+      }),
+    )
+    const failed = work.filter((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected').map((outcome) => outcome.reason)
+    if (failed.length > 0) throw failed.find((error) => error instanceof StaleEpochError) ?? failed[0]
+    const order = new Map(fresh.map((submission, index) => [submission.id, index]))
+    for (const submission of left.sort((a, b) => order.get(a.id)! - order.get(b.id)!)) {
+      // Every lane's nonce found too low: nothing more is sent before the next pass reads them afresh.
+      if (!owned.some((lane) => lane.nextNonce !== undefined && lane.ownership.held())) break
+      // A lane found short of ETH while checking leaves the submission to the next lane.
+      for (let lane = this.#pickLane(owned); ; lane = this.#pickLane(owned)) {
+        if (!lane) {
+          await this.#waitForSlot(submission, owned)
+          break
+        }
+        await this.#send(lane, submission, fees, payersInFlight)
+        if (lane.short === undefined) break
+      }
+    }
+  }
+
+  /** A lane that can send now: its nonce known, a slot free, ETH to pay, and its key still this process's. */
+  #takesWork(lane: Lane, slots = lane.slots): boolean {
+    return lane.nextNonce !== undefined && slots > 0 && lane.short === undefined && lane.ownership.held()
   }
 
   /** A lane's next nonce: the node's pending count, or past the highest its stored transactions hold. */
@@ -460,11 +512,11 @@ export class RunnerLoop {
    * The lane a new send goes on: of this process's lanes whose nonce is known, with a free slot and
    * ETH to pay, the least loaded (fewest transactions unincluded), one with nothing stuck before one
    * with a transaction stuck past `runner.stuckAfterMs` (`lane.stuck`, as the pass found it: its
-   * later nonces would wait behind it).
+   * later nonces would wait behind it). `slots`: a lane's free slots (a plan passes those it has left).
    */
-  #pickLane(owned: readonly Lane[]): Lane | undefined {
-    const open = owned.filter((lane) => lane.nextNonce !== undefined && lane.slots > 0 && lane.short === undefined && lane.ownership.held())
-    const rank = (lane: Lane) => (lane.stuck ? 1_000_000 : 0) - lane.slots
+  #pickLane(owned: readonly Lane[], slots = (lane: Lane) => lane.slots): Lane | undefined {
+    const open = owned.filter((lane) => this.#takesWork(lane, slots(lane)))
+    const rank = (lane: Lane) => (lane.stuck ? 1_000_000 : 0) - slots(lane)
     return open.reduce<Lane | undefined>((best, lane) => (best === undefined || rank(lane) < rank(best) ? lane : best), undefined)
   }
 
@@ -794,8 +846,8 @@ export class RunnerLoop {
     const { request } = submission
     const token = paymentToken(network, request.payment.token)
     const requested = relayOfRequest(this.#context, request.call, request.payment, token)
-    // Simulated from the lane that signs, as it will be sent: no other lane, no added gas.
-    const context: RelayContext = { ...this.#context, operator: lane.address, spareOperators: [], laneGas: 0n }
+    // Simulated from the lane that signs, as it will be sent (no other lane, no added gas), on its own client.
+    const context: RelayContext = { ...this.#context, network: { ...this.#context.network, client: lane.client }, operator: lane.address, spareOperators: [], laneGas: 0n }
     const prepare = (known: typeof measured) =>
       prepareRunnerTransaction(context, requested.relay, request.authorizationList, { token, amount: requested.amount, nonce, fees, ...known, refusal: 'waiting' })
     try {
@@ -807,10 +859,16 @@ export class RunnerLoop {
   }
 
   /** Follows a transaction in flight; answers whether it was found included. */
-  async #follow(lane: Lane, submission: Submission, restarted: boolean, latestBlock: () => Promise<bigint>): Promise<boolean> {
+  async #follow(lane: Lane, submission: Submission, restarted: boolean, latest: bigint): Promise<boolean> {
     const { network, store } = this.#context
     const transaction = submission.transaction!
-    const receipt = await this.#receipt(transaction.hashes)
+    // Looked for at this block already, with the same hashes: no receipt can have come since, and a
+    // confirming one gains no confirmation. Its receipts are read again at the next block.
+    const looked = this.#lookedAt.get(submission.id)
+    const seen = !restarted && looked !== undefined && looked.block === latest && looked.hashes === transaction.hashes.length
+    if (seen && submission.stage === 'confirming') return false
+    const { receipt, answered } = seen ? { receipt: undefined, answered: false } : await this.#receipt(transaction.hashes)
+    if (answered) this.#lookedAt.set(submission.id, { block: latest, hashes: transaction.hashes.length })
     if (receipt) {
       // OP-stack receipts carry the L1 data fee the runner also paid (viem passes the field through).
       const l1Fee = (receipt as { l1Fee?: bigint | string | null }).l1Fee
@@ -828,7 +886,6 @@ export class RunnerLoop {
         await store.update(submission.id, { ...included, ...transactionOfReceipt, stage: 'failed', fault: 'revert', reason: 'the transaction reverted in its payment phase: nothing was paid' }, lane.fence!)
         return true
       }
-      const latest = await latestBlock()
       const confirmed = latest - receipt.blockNumber + 1n >= BigInt(network.config.runner.confirmations)
       const outcome = submission.outcome ?? (await this.#outcome(submission, receipt))
       await store.update(submission.id, {
@@ -1065,11 +1122,21 @@ export class RunnerLoop {
     }
   }
 
-  async #receipt(hashes: readonly Hex[]): Promise<TransactionReceipt | undefined> {
+  /**
+   * The receipt of whichever of `hashes` was included, if any; `answered` when the node answered for
+   * every hash (its receipt, or that it has none), not when a read failed.
+   */
+  async #receipt(hashes: readonly Hex[]): Promise<{ receipt: TransactionReceipt | undefined; answered: boolean }> {
+    let answered = true
     const receipts = await Promise.all(
-      hashes.map((hash) => this.#context.network.client.getTransactionReceipt({ hash }).catch(() => undefined)),
+      hashes.map((hash) =>
+        this.#context.network.client.getTransactionReceipt({ hash }).catch((error: unknown) => {
+          if (!(error instanceof TransactionReceiptNotFoundError)) answered = false
+          return undefined
+        }),
+      ),
     )
-    return receipts.find((receipt) => receipt !== undefined)
+    return { receipt: receipts.find((receipt) => receipt !== undefined), answered }
   }
 }
 

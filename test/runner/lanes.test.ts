@@ -65,6 +65,31 @@ t.test('four lanes: eight payers\' submissions go two per lane, each lane at its
   t.equal(used.size, 10, 'ten runner transactions, one per submission, none sent twice')
 })
 
+t.test('the lanes send at once: one lane slow to simulate does not hold another lane\'s send', async (t) => {
+  const devnet = await startRunnerDevnet(t, { lanes: 1 })
+  const [slowLane, otherLane] = devnet.lanes as [Address, Address]
+  const [first, second] = await submitted(devnet, 2)
+  // The node takes 1.5 s to answer the slow lane's estimate, and then fails it.
+  const slow = devnet.chaos.rule(
+    'slow lane',
+    (element) => element.method === 'eth_estimateGas' && Array.isArray(element.params) && getAddress((element.params[0] as { from: Address }).from) === slowLane,
+    { error: { code: -32000, message: 'header not found' } },
+    1,
+    1_500,
+  )
+  await devnet.pass()
+  t.equal(slow.hits, 1, 'the first submission was simulated on the first lane')
+  const held = await devnet.get(first!.id)
+  t.same([held.stage, held.reason], ['waiting', 'waiting: header not found'], 'held by the fault on its lane')
+  const sent = await devnet.get(second!.id)
+  t.equal(laneOf(sent), otherLane, 'the second went on the other lane')
+  const answered = devnet.chaos.seen.find((seen) => seen.rule === 'slow lane')!.answeredAt!
+  const broadcast = devnet.chaos.seen.find((seen) => seen.method === 'eth_sendRawTransaction')!
+  t.ok(broadcast.at < answered, `the other lane broadcast ${answered - broadcast.at} ms before the slow lane's estimate was answered`)
+  await devnet.mine()
+  await devnet.pass()
+})
+
 t.test('a lane whose transaction is stuck takes no new work while the others can; included, it takes work again', async (t) => {
   const devnet = await startRunnerDevnet(t, { lanes: 3, configure: (network) => ({ ...network, runner: { ...network.runner, stuckAfterMs: 1_000 } }) })
   const [stuckLane, ...others] = devnet.lanes as [Address, ...Address[]]

@@ -42,7 +42,7 @@ t.test('a relay stuck past stuckAfterMs is replaced at its nonce with raised fee
   const seen = devnet.chaos.seen.length
   await devnet.pass()
   t.ok(Date.now() - stuck.sentAt < STUCK_AFTER_MS, 'that pass came before stuckAfterMs (else the machine is too slow for this test)')
-  t.same(methodsSince(devnet, seen), ['eth_getTransactionReceipt'], 'one receipt read, and no fee, price or L1-fee read')
+  t.same(methodsSince(devnet, seen), ['eth_blockNumber', 'eth_getTransactionReceipt'], 'the latest block and one receipt read, and no fee, price or L1-fee read')
   t.same(await devnet.get(submission.id), sent, 'nothing stored')
   t.same(devnet.logged(/^replaced a stuck transaction$/), [], 'nothing replaced')
 

@@ -87,6 +87,22 @@ t.test('a pass with nothing active reads nothing but the store', async (t) => {
   t.equal(devnet.chaos.seen.length, before, 'no request reached the node')
 })
 
+t.test('a transaction in flight is looked for once per block, however many passes run; a failed look is made again the next pass', async (t) => {
+  const devnet = await startRunnerDevnet(t)
+  const submission = await devnet.submit(await devnet.payer())
+  await devnet.pass()
+  const hash = (await devnet.get(submission.id)).transaction!.hash
+  const looks = () => devnet.chaos.seen.filter((seen) => seen.method === 'eth_getTransactionReceipt' && (seen.params as Hex[])[0] === hash).length
+  const failing = devnet.chaos.rule('receipt read fails', (element) => element.method === 'eth_getTransactionReceipt', { error: { code: -32603, message: 'internal error' } }, 1)
+  for (let pass = 0; pass < 4; pass++) await devnet.pass()
+  t.equal(failing.hits, 1, 'the first look failed')
+  t.equal(looks(), 2, 'four passes at one block: looked for again after the failed look, then not until a new block')
+  await devnet.mine()
+  await devnet.pass()
+  t.equal(looks(), 3, 'a new block: looked for again')
+  t.equal((await devnet.get(submission.id)).stage, 'done', 'and found')
+})
+
 t.test('a waiting row an older Bruno stored without its call\'s stipend is measured afresh and sent', async (t) => {
   const devnet = await startRunnerDevnet(t)
   const insert = devnet.store.insert.bind(devnet.store)

@@ -47,6 +47,7 @@ export function fakeNetwork(client: PublicClient, config: NetworkConfig = networ
     config,
     client,
     runnerClient: client,
+    laneClient: () => client,
     sendRawTransaction: () => Promise.reject(new Error(`a unit test sends nothing (${OFFLINE_RPC_URL})`)),
     notePriceWindow: (pool, seconds) => priceWindows.push({ pool, seconds }),
     priceWindows,
