@@ -5,7 +5,7 @@ import pino from 'pino'
 import t from 'tap'
 import { createPublicClient, encodeFunctionData, erc20Abi, getAddress, http, type Address } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import { devnetConfig } from '../config/devnet.ts'
+import { DEVNET_RPC_ENV, devnetConfig } from '../config/devnet.ts'
 import { Networks } from '../core/chain/networks.ts'
 import { startAnvil } from '../core/devnet/anvil.ts'
 import { deployDevnet } from '../core/devnet/deploy.ts'
@@ -20,12 +20,15 @@ import { submitCall } from '../core/relay/submit.ts'
 import { devnetPricing, devnetRunners, ledgerViolations, runnerLedger } from '../core/testing/runnerLedger.ts'
 import { postgresDatabase, postgresSkip } from './fixtures/postgres.ts'
 import { serveReplica, type Replica } from './fixtures/replicaProcess.ts'
+import { startRpcGate } from './fixtures/rpcGate.ts'
 import { signTransfer } from './fixtures/signedTransfer.ts'
 import { waitFor } from './fixtures/waitFor.ts'
 
 // Issue 33: two replicas on one PostgreSQL divide a chain's four lanes, two each, and both send; when one stops, the
 // other takes its lanes over once it stops counting as alive. In-process, two runner loops on two store connections
 // (each lane's lock on a session of its own, as two processes hold them), driven pass by pass; the chain automines.
+// Then two `bruno serve` processes on two lanes: one killed (SIGKILL), and one paused mid-send past its lock
+// (SIGSTOP, as test/replica-fencing.test.ts does for one key): per lane, nonces gap-free, nothing sent twice, none lost.
 
 t.test('two replicas divide four lanes, both send, and the survivor takes the other\'s lanes', { skip: postgresSkip() }, async (t) => {
   const pgUrl = await postgresDatabase(t)
@@ -178,5 +181,93 @@ t.test('two replica processes on two lanes: each sends on its own; one killed (S
   for (const lane of lanes) {
     const used = nonces.filter((entry) => entry.from === lane).map((entry) => entry.nonce).sort((x, y) => x - y)
     t.same(used, Array.from({ length: used.length }, (_, index) => index), `${lane}: nonces 0..${used.length - 1}, no gap`)
+  }
+})
+
+t.test('two replica processes on two lanes: one paused mid-send past its lock (SIGSTOP) is fenced out of its lane; the other takes it over, and nothing is sent twice', { skip: postgresSkip() }, async (t) => {
+  const pgUrl = await postgresDatabase(t)
+  const anvil = await startAnvil()
+  t.teardown(() => anvil.stop())
+  const deployment = await deployDevnet(anvil.rpcUrl, { lanes: 1 })
+  const gate = await startRpcGate(anvil.rpcUrl)
+  t.teardown(() => gate.close())
+  const env = { ...process.env, BRUNO_LANES_PG_URL: pgUrl }
+  const devnet = devnetConfig(deployment, env, { port: 0, groups: ['bruno'], pollMs: 100 })
+  const config = {
+    ...devnet,
+    // The held answer must outlast the pause without timing out (a retry would ask the chain afresh).
+    networks: [{ ...devnet.networks[0]!, rpcTimeoutMs: 60_000 }],
+    store: { kind: 'postgres' as const, url: { env: 'BRUNO_LANES_PG_URL' } },
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'bruno-replica-lanes-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const configPath = join(dir, 'bruno.json')
+  writeFileSync(configPath, JSON.stringify(config))
+  const lanes = devnetRunners(deployment)
+  const token = { address: deployment.usdc, name: 'USD Coin', version: '2', chainId: deployment.chainId }
+  const payee = getAddress(config.networks[0]!.payee)
+  const client = createPublicClient({ transport: http(anvil.rpcUrl) })
+  const senders: { key: `0x${string}`; call: { to: Address; data: `0x${string}` } }[] = []
+  for (let index = 0; index < 12; index++) {
+    const key = generatePrivateKey()
+    const account = privateKeyToAccount(key).address
+    await mintUsdc(anvil.rpcUrl, deployment, account, 5_000_000n)
+    senders.push({ key, call: { to: deployment.usdc, data: encodeFunctionData({ abi: erc20Abi, functionName: 'balanceOf', args: [account] }) } })
+  }
+  const ids: string[] = []
+  const submit = async (replica: Replica, batch: typeof senders) => {
+    for (const sender of batch) {
+      const quote = await replica.mcp.call('quote', { chain: 'local', call: sender.call, token: 'USDC', payment: 'authorization' })
+      const fee = await signTransfer(sender.key, token, payee, BigInt(quote.amountBaseUnits))
+      ids.push((await replica.mcp.call('submit', { chain: 'local', call: sender.call, payment: { token: deployment.usdc, authorization: fee.message, signature: fee.signature } })).id as string)
+    }
+  }
+  const allDone = (replica: Replica) =>
+    waitFor(async () => Promise.all(ids.map((id) => replica.mcp.call('status', { id }))), (all) => all.every((status) => status.stage === 'done'), `${ids.length} done`, 60_000, 200)
+  const taken = (replica: Replica) => replica.logs.filter((line) => line.msg === 'runner key lock taken: this process sends for the key').map((line) => getAddress(line.operator!))
+  const given = (replica: Replica) => replica.logs.filter((line) => line.msg?.startsWith('runner gives a lane up')).map((line) => getAddress(line.operator!))
+
+  // The stale one reads the chain through the gate, the survivor directly; each ends up with one lane.
+  const stale = await serveReplica(t, 'stale', configPath, { ...env, [DEVNET_RPC_ENV]: gate.url })
+  await waitFor(async () => taken(stale).length, (count) => count === 2, 'the first replica to take both lanes', 20_000, 100)
+  const survivor = await serveReplica(t, 'survivor', configPath, { ...env, [DEVNET_RPC_ENV]: anvil.rpcUrl })
+  await waitFor(async () => taken(survivor).length, (count) => count === 1, 'the second replica to take a lane', 20_000, 100)
+  const staleLane = taken(stale).find((lane) => !given(stale).includes(lane))!
+  t.not(staleLane, taken(survivor)[0], 'each replica holds a lane of its own')
+
+  await submit(survivor, senders.slice(0, 4))
+  await allDone(survivor)
+
+  // The stale one is stalled in a send's last simulation (a call to the Runner), then paused past its lock session's end.
+  const runnerContract = deployment.runner.contract.toLowerCase()
+  gate.hold((call) => call.method === 'eth_call' && (call.params?.[0] as { to?: string } | undefined)?.to?.toLowerCase() === runnerContract)
+  await submit(survivor, senders.slice(4, 8))
+  await waitFor(async () => gate.held, (held) => held > 0, 'the stale replica to simulate a send')
+  stale.child.kill('SIGSTOP')
+  const pausedAt = Date.now()
+  await waitFor(async () => taken(survivor), (lanesTaken) => lanesTaken.includes(staleLane), 'the survivor to take the paused one\'s lane', 30_000, 100)
+  await allDone(survivor)
+
+  // Resumed: the stale one acts on the simulation's answer with the nonce and epoch of before.
+  gate.open()
+  stale.child.kill('SIGCONT')
+  await submit(stale, senders.slice(8, 10))
+  await submit(survivor, senders.slice(10))
+  await allDone(survivor)
+  const sentAfterPause = stale.logs.filter((line) => line.msg === 'sent' && line.time! > pausedAt && getAddress(line.operator!) === staleLane)
+  t.same(sentAfterPause, [], 'the paused replica sent nothing more on the lane it lost')
+  const standsDown = (line: Replica['logs'][number]) => line.msg?.startsWith('runner stands down: it lost ownership of the runner key at epoch 1 to epoch') && getAddress(line.operator!) === staleLane
+  const stoodDown = await waitFor(async () => stale.logs.find(standsDown), (line) => line !== undefined, 'the paused replica to stand down on the lane it lost', 30_000, 100)
+  t.comment(stoodDown!.msg!)
+  t.equal(stale.logs.filter(standsDown).length, 1, 'it stood down on that lane, once, from the epoch it took it at')
+
+  const finals = await Promise.all(ids.map((id) => survivor.mcp.call('status', { id })))
+  const ledger = await runnerLedger(anvil.rpcUrl, lanes, devnetPricing(deployment))
+  t.same(ledger.map((entry) => entry.hash).sort(), finals.map((status) => status.transaction.hash).sort(), `${ids.length} transactions on chain, the submissions' own, one each: none sent twice, none lost`)
+  t.same(ledgerViolations(ledger), [], 'none reverted, none spent more than it kept')
+  const nonces = await Promise.all(ledger.map((entry) => client.getTransaction({ hash: entry.hash }).then((tx) => ({ from: getAddress(tx.from), nonce: tx.nonce }))))
+  for (const lane of lanes) {
+    const used = nonces.filter((entry) => entry.from === lane).map((entry) => entry.nonce).sort((x, y) => x - y)
+    t.same(used, Array.from({ length: used.length }, (_, index) => index), `${lane}: nonces 0..${used.length - 1}, none reused, none skipped`)
   }
 })
