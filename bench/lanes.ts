@@ -39,6 +39,8 @@ import { giftCall, percentile, type Payer } from './relay.ts'
  */
 
 const smoke = process.argv.includes('--smoke')
+/** `-- --parts=throughput,stuck,replicas` (the default: all three) runs only those named. */
+const PARTS = new Set(process.argv.find((arg) => arg.startsWith('--parts='))?.slice('--parts='.length).split(',') ?? ['throughput', 'stuck', 'replicas'])
 const LANE_COUNTS = smoke ? [1, 4] : [1, 4, 16]
 const RATES = smoke ? [2] : [8, 16, 32, 48, 64, 80, 96]
 const REPLICA_RATES = smoke ? [2] : [32, 48, 64, 80, 96]
@@ -138,7 +140,10 @@ try {
       const started = Date.now()
       for (const [index, payer] of payers.entries()) {
         await sleep(Math.max(0, started + (index * 1000) / rate - Date.now()))
-        arrivals.push(arrive(rig, payer))
+        const arrival = arrive(rig, payer)
+        // Awaited with the others below: a failed arrival fails the window there, not the process now.
+        arrival.catch(() => {})
+        arrivals.push(arrival)
       }
       const settled = await Promise.all(arrivals)
       const ids = new Set(settled.map((arrival) => arrival.id))
@@ -192,37 +197,40 @@ try {
 
   // 1. Throughput by lane count.
   const throughput: { lanes: number; runs: RateRun[] }[] = []
-  for (const lanes of LANE_COUNTS) throughput.push({ lanes, runs: await rising(`${lanes} lane(s)`, { lanes, store: sqlite }, RATES) })
+  if (PARTS.has('throughput')) for (const lanes of LANE_COUNTS) throughput.push({ lanes, runs: await rising(`${lanes} lane(s)`, { lanes, store: sqlite }, RATES) })
 
   // 2. One lane stuck, against none: the same rate, the same 4 lanes.
   const stuckLane = operators[0]!
-  const idle = await rising('4 lanes, none stuck', { lanes: 4, store: sqlite }, [STUCK_RATE])
-  const stuckRig = await startRig(deployment, { lanes: 4, store: sqlite, blackHole: stuckLane })
-  let stuck: RateRun
-  try {
-    // A first submission goes on the first lane (ties go to it), which the node never includes:
-    // past runner.stuckAfterMs the runner knows the lane stuck.
-    const [canaryPayer] = await fundPayers(anvil.rpcUrl, deployment, 1)
-    await arrive(stuckRig, canaryPayer!)
-    const known = Date.now() + 30_000
-    while (!stuckRig.runners[0]!.lanes()[0]!.stuck && Date.now() < known) await sleep(100)
-    if (!stuckRig.runners[0]!.lanes()[0]!.stuck) throw new Error('the black-holed lane was never found stuck')
-    stuck = await window(stuckRig, STUCK_RATE)
-    log(`  4 lanes, the first stuck, ${STUCK_RATE}/s: ${stuck.withinTwoBlocks} of ${stuck.submissions} within 2 blocks; arrival → done p99 ${stuck.ms.arrivalToDone.p99} ms`)
-  } finally {
-    await stuckRig.close()
+  const stuckRuns: { idle: RateRun; stuck: RateRun }[] = []
+  if (PARTS.has('stuck')) {
+    const [idle] = await rising('4 lanes, none stuck', { lanes: 4, store: sqlite }, [STUCK_RATE])
+    const stuckRig = await startRig(deployment, { lanes: 4, store: sqlite, blackHole: stuckLane })
+    try {
+      // A first submission goes on the first lane (ties go to it), which the node never includes:
+      // past runner.stuckAfterMs the runner knows the lane stuck.
+      const [canaryPayer] = await fundPayers(anvil.rpcUrl, deployment, 1)
+      await arrive(stuckRig, canaryPayer!)
+      const known = Date.now() + 30_000
+      while (!stuckRig.runners[0]!.lanes()[0]!.stuck && Date.now() < known) await sleep(100)
+      if (!stuckRig.runners[0]!.lanes()[0]!.stuck) throw new Error('the black-holed lane was never found stuck')
+      const stuck = await window(stuckRig, STUCK_RATE)
+      stuckRuns.push({ idle: idle!, stuck })
+      log(`  4 lanes, the first stuck, ${STUCK_RATE}/s: ${stuck.withinTwoBlocks} of ${stuck.submissions} within 2 blocks; arrival → done p99 ${stuck.ms.arrivalToDone.p99} ms`)
+    } finally {
+      await stuckRig.close()
+    }
   }
 
   // 3. One replica against two, on PostgreSQL.
   const pgUrl = process.env.BRUNO_TEST_PG_URL
   const replicas: { replicas: number; runs: RateRun[] }[] = []
-  if (pgUrl) {
+  if (PARTS.has('replicas') && pgUrl) {
     for (const count of [1, 2]) {
       const database = await freshDatabase(pgUrl)
       process.env.BRUNO_BENCH_PG_URL = database
       replicas.push({ replicas: count, runs: await rising(`16 lanes, ${count} replica(s)`, { lanes: 16, replicas: count, store: { kind: 'postgres', url: { env: 'BRUNO_BENCH_PG_URL' } } }, REPLICA_RATES) })
     }
-  } else log('  replicas: skipped (no PostgreSQL: run through .ci/with-postgres, as npm run bench:lanes does)')
+  } else if (PARTS.has('replicas')) log('  replicas: skipped (no PostgreSQL: run through .ci/with-postgres, as npm run bench:lanes does)')
 
   const { gasLimit } = await client.getBlock({ blockTag: 'latest' })
   const capacity = (runs: readonly RateRun[]) => {
@@ -233,36 +241,40 @@ try {
   const best = (runs: readonly RateRun[]) => runs.filter((run) => run.sustained).at(-1)
 
   log(`\nBruno lanes bench${smoke ? ' (smoke)' : ''}: ${host.cpu}, ${host.cores} cores, Node ${host.node}, commit ${host.commit}; blocks every ${BLOCK_SEC} s, ${WINDOW_SEC} s per rate`)
-  log('\n| lanes | highest rate sustained (arrivals/s) | one relay\'s gas | block capacity (relays/s) | sustained ÷ capacity |')
-  log('|---:|---:|---:|---:|---:|')
-  for (const { lanes, runs } of throughput) {
-    const { relayGas, perSec } = capacity(runs)
-    const rate = best(runs)?.rate ?? 0
-    log(`| ${lanes} | ${rate}${rate === RATES.at(-1) ? ' (the highest tried)' : ''} | ${relayGas} | ${perSec.toFixed(1)} | ${((100 * rate) / perSec).toFixed(1)} % |`)
+  if (throughput.length > 0) {
+    log('\n| lanes | highest rate sustained (arrivals/s) | one relay\'s gas | block capacity (relays/s) | sustained ÷ capacity |')
+    log('|---:|---:|---:|---:|---:|')
+    for (const { lanes, runs } of throughput) {
+      const { relayGas, perSec } = capacity(runs)
+      const rate = best(runs)?.rate ?? 0
+      log(`| ${lanes} | ${rate}${rate === RATES.at(-1) ? ' (the highest tried)' : ''} | ${relayGas} | ${perSec.toFixed(1)} | ${((100 * rate) / perSec).toFixed(1)} % |`)
+    }
+    log('\n| lanes | rate | submissions | within 2 blocks | blocks to inclusion p50 / p99 / max | quote ms | submit ms | arrival → sent ms | sent → done ms | arrival → done p50 / p99 ms |')
+    log('|---:|---:|---:|---:|---|---:|---:|---:|---:|---|')
+    for (const { lanes, runs } of throughput) for (const run of runs) log(`| ${lanes} | ${rateRow(run)}`)
+
+    log('\nWhere the runner\'s time went per submission sent, at each lane count\'s highest sustained rate (ms busy, summed over concurrent work; calls):')
+    const bests = throughput.flatMap(({ lanes, runs }) => (best(runs) ? [{ lanes, run: best(runs)! }] : []))
+    const methods = [...new Set(bests.flatMap(({ run }) => Object.keys(run.breakdown.rpc)))].sort()
+    const storeCalls = [...new Set(bests.flatMap(({ run }) => Object.keys(run.breakdown.store)))].sort()
+    log(`| part | ${bests.map(({ lanes, run }) => `${lanes} lane(s) at ${run.rate}/s`).join(' | ')} |`)
+    log(`|---|${bests.map(() => '---:').join('|')}|`)
+    const cell = (entry: { ms: number; calls: number } | undefined) => (entry ? `${entry.ms.toFixed(2)} (${entry.calls.toFixed(2)})` : '—')
+    for (const method of methods) log(`| node: ${method} | ${bests.map(({ run }) => cell(run.breakdown.rpc[method])).join(' | ')} |`)
+    for (const call of storeCalls) log(`| store: ${call} | ${bests.map(({ run }) => cell(run.breakdown.store[call])).join(' | ')} |`)
+    log(`| signing | ${bests.map(({ run }) => run.breakdown.signMs.toFixed(2)).join(' | ')} |`)
   }
-  log('\n| lanes | rate | submissions | within 2 blocks | blocks to inclusion p50 / p99 / max | quote ms | submit ms | arrival → sent ms | sent → done ms | arrival → done p50 / p99 ms |')
-  log('|---:|---:|---:|---:|---|---:|---:|---:|---:|---|')
-  for (const { lanes, runs } of throughput) for (const run of runs) log(`| ${lanes} | ${rateRow(run)}`)
 
-  log('\nWhere the runner\'s time went per submission sent, at each lane count\'s highest sustained rate (ms busy, summed over concurrent work; calls):')
-  const bests = throughput.flatMap(({ lanes, runs }) => (best(runs) ? [{ lanes, run: best(runs)! }] : []))
-  const methods = [...new Set(bests.flatMap(({ run }) => Object.keys(run.breakdown.rpc)))].sort()
-  const storeCalls = [...new Set(bests.flatMap(({ run }) => Object.keys(run.breakdown.store)))].sort()
-  log(`| part | ${bests.map(({ lanes, run }) => `${lanes} lane(s) at ${run.rate}/s`).join(' | ')} |`)
-  log(`|---|${bests.map(() => '---:').join('|')}|`)
-  const cell = (entry: { ms: number; calls: number } | undefined) => (entry ? `${entry.ms.toFixed(2)} (${entry.calls.toFixed(2)})` : '—')
-  for (const method of methods) log(`| node: ${method} | ${bests.map(({ run }) => cell(run.breakdown.rpc[method])).join(' | ')} |`)
-  for (const call of storeCalls) log(`| store: ${call} | ${bests.map(({ run }) => cell(run.breakdown.store[call])).join(' | ')} |`)
-  log(`| signing | ${bests.map(({ run }) => run.breakdown.signMs.toFixed(2)).join(' | ')} |`)
-
-  log(`\nA stuck lane (4 lanes, ${STUCK_RATE}/s; the first lane's transactions taken by the node and never included):`)
-  log('| relay | submissions | within 2 blocks | sent on the first lane | arrival → done p50 / p99 ms |')
-  log('|---|---:|---:|---:|---|')
-  const stuckRow = (label: string, run: RateRun) =>
-    log(`| ${label} | ${run.submissions} | ${run.withinTwoBlocks} | ${run.onLanes[stuckLane] ?? 0} | ${run.ms.arrivalToDone.p50} / ${run.ms.arrivalToDone.p99} |`)
-  stuckRow('none stuck', idle[0]!)
-  stuckRow('first lane stuck', stuck)
-  log(`p99 with a lane stuck ÷ p99 with none: ${(stuck.ms.arrivalToDone.p99 / idle[0]!.ms.arrivalToDone.p99).toFixed(2)}`)
+  for (const { idle, stuck } of stuckRuns) {
+    log(`\nA stuck lane (4 lanes, ${STUCK_RATE}/s; the first lane's transactions taken by the node and never included):`)
+    log('| relay | submissions | within 2 blocks | sent on the first lane | arrival → done p50 / p99 ms |')
+    log('|---|---:|---:|---:|---|')
+    const stuckRow = (label: string, run: RateRun) =>
+      log(`| ${label} | ${run.submissions} | ${run.withinTwoBlocks} | ${run.onLanes[stuckLane] ?? 0} | ${run.ms.arrivalToDone.p50} / ${run.ms.arrivalToDone.p99} |`)
+    stuckRow('none stuck', idle)
+    stuckRow('first lane stuck', stuck)
+    log(`p99 with a lane stuck ÷ p99 with none: ${(stuck.ms.arrivalToDone.p99 / idle.ms.arrivalToDone.p99).toFixed(2)}`)
+  }
 
   if (replicas.length > 0) {
     log('\nReplicas on one PostgreSQL, 16 lanes divided between them:')
@@ -270,14 +282,14 @@ try {
     log('|---:|---:|---:|')
     for (const { replicas: count, runs } of replicas) {
       const rate = best(runs)?.rate ?? 0
-      log(`| ${count} | ${rate} | ${((100 * rate) / capacity(throughput.at(-1)!.runs).perSec).toFixed(1)} % |`)
+      log(`| ${count} | ${rate} | ${((100 * rate) / capacity(runs).perSec).toFixed(1)} % |`)
     }
     log('| replicas | rate | submissions | within 2 blocks | blocks to inclusion p50 / p99 / max | quote ms | submit ms | arrival → sent ms | sent → done ms | arrival → done p50 / p99 ms |')
     log('|---:|---:|---:|---:|---|---:|---:|---:|---:|---|')
     for (const { replicas: count, runs } of replicas) for (const run of runs) log(`| ${count} | ${rateRow(run)}`)
   }
   mkdirSync(new URL('./out/', import.meta.url), { recursive: true })
-  writeFileSync(new URL('./out/lanes.json', import.meta.url), `${JSON.stringify({ host, blockSec: BLOCK_SEC, windowSec: WINDOW_SEC, throughput, stuck: { idle: idle[0], stuck, stuckLane }, replicas }, null, 2)}\n`)
+  writeFileSync(new URL('./out/lanes.json', import.meta.url), `${JSON.stringify({ host, blockSec: BLOCK_SEC, windowSec: WINDOW_SEC, throughput, stuck: stuckRuns.map((runs) => ({ ...runs, stuckLane })), replicas }, null, 2)}\n`)
 } finally {
   await anvil.stop()
 }

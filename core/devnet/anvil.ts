@@ -1,8 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { existsSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import type { Socket } from 'node:net'
+import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 
 /** A running anvil node. */
@@ -93,12 +94,16 @@ export async function startAnvil(options: StartAnvilOptions = {}): Promise<Anvil
   const args = ['--host', '127.0.0.1', '--port', String(port), '--chain-id', String(chainId), '--timestamp', String(genesis)]
   if (blockTime !== undefined) args.push('--block-time', String(blockTime))
 
+  // anvil pages the states of older blocks out to ~/.foundry/anvil/tmp and, killed, leaves them there
+  // (gigabytes after a long bench): each node gets a home of its own, deleted once it has exited.
+  const home = mkdtempSync(join(tmpdir(), 'bruno-anvil-'))
+  const env = { ...process.env, HOME: home }
   const child =
     process.platform === 'win32'
-      ? spawn(anvilBinary(), args, { stdio: ['ignore', 'pipe', 'pipe'] })
+      ? spawn(anvilBinary(), args, { stdio: ['ignore', 'pipe', 'pipe'], env })
       : // Its own process group (the guard, anvil, the watcher), killed as one by stop().
-        spawn('/bin/sh', ['-c', PARENT_GUARD, anvilBinary(), ...args], { stdio: ['pipe', 'pipe', 'pipe'], detached: true })
-  track(child)
+        spawn('/bin/sh', ['-c', PARENT_GUARD, anvilBinary(), ...args], { stdio: ['pipe', 'pipe', 'pipe'], detached: true, env })
+  track(child, home)
   try {
     const boundPort = await listeningPort(child)
     const rpcUrl = `http://127.0.0.1:${boundPort}`
@@ -198,8 +203,8 @@ async function rpcChainId(rpcUrl: string): Promise<string | undefined> {
   }
 }
 
-// The chain is in memory with nothing to flush, and SIGKILL cannot be ignored, so stop() always
-// settles promptly.
+// Nothing of the chain is kept (its paged-out states go with its home), and SIGKILL cannot be
+// ignored, so stop() always settles promptly.
 async function kill(child: ChildProcess): Promise<void> {
   // No pid: the spawn itself failed, and no 'exit' will ever come.
   if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return
@@ -227,11 +232,14 @@ function killNow(child: ChildProcess): void {
 
 // Every live anvil of this process, so one set of process hooks serves them all (no listener
 // per node, hence no MaxListeners warning when a test starts many).
-const live = new Set<ChildProcess>()
+const live = new Map<ChildProcess, string>()
 const shutdownSignals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
 
 function killAll() {
-  for (const child of live) killNow(child)
+  for (const [child, home] of live) {
+    killNow(child)
+    rmSync(home, { recursive: true, force: true })
+  }
 }
 
 // Dying of a signal skips 'exit' handlers (tap times a test out with SIGTERM). When no one else
@@ -244,13 +252,15 @@ function onSignal(signal: NodeJS.Signals) {
   process.kill(process.pid, signal)
 }
 
-function track(child: ChildProcess) {
+/** Follows a node until it exits, then deletes `home`, its state's. */
+function track(child: ChildProcess, home: string) {
   if (live.size === 0) {
     process.on('exit', killAll)
     for (const signal of shutdownSignals) process.on(signal, onSignal)
   }
-  live.add(child)
+  live.set(child, home)
   const untrack = () => {
+    rmSync(home, { recursive: true, force: true })
     if (live.delete(child) && live.size === 0) removeHooks()
   }
   // 'error' without 'exit' is how a failed spawn ends.
