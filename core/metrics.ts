@@ -132,10 +132,11 @@ export class Metrics {
 
   /**
    * Registers the runner lanes' gauges, read from the runner loops' memory at each scrape: each lane's
-   * transactions in flight, and whether it is stuck or short of ETH (1 or 0), by chain and operator.
+   * transactions in flight, its next nonce (once read), and whether it is stuck or short of ETH (1 or
+   * 0), by chain and operator.
    */
-  runnerLanes(read: () => readonly { chain: string; lanes: readonly { operator: string; owned: boolean; inFlight: number; stuck: boolean; short: boolean }[] }[]): void {
-    const gauge = (name: string, help: string, value: (lane: { inFlight: number; stuck: boolean; short: boolean }) => number) =>
+  runnerLanes(read: () => readonly { chain: string; lanes: readonly { operator: string; owned: boolean; inFlight: number; nextNonce?: number; stuck: boolean; short: boolean }[] }[]): void {
+    const gauge = (name: string, help: string, value: (lane: { inFlight: number; nextNonce?: number; stuck: boolean; short: boolean }) => number | undefined) =>
       new Gauge({
         name,
         help,
@@ -143,10 +144,16 @@ export class Metrics {
         registers: [this.registry],
         collect() {
           this.reset()
-          for (const { chain, lanes } of read()) for (const lane of lanes) if (lane.owned) this.set({ chain, operator: lane.operator }, value(lane))
+          for (const { chain, lanes } of read()) {
+            for (const lane of lanes) {
+              const measured = lane.owned ? value(lane) : undefined
+              if (measured !== undefined) this.set({ chain, operator: lane.operator }, measured)
+            }
+          }
         },
       })
     gauge('bruno_runner_lane_in_flight', 'transactions each lane this process owns has sent and not yet seen included, by chain and lane', (lane) => lane.inFlight)
+    gauge('bruno_runner_lane_next_nonce', 'the nonce each lane this process owns sends its next transaction at, by chain and lane (absent until read)', (lane) => lane.nextNonce)
     gauge('bruno_runner_lane_stuck', '1 while a lane has a transaction unincluded past runner.stuckAfterMs (it takes no new work while another lane can), by chain and lane', (lane) => (lane.stuck ? 1 : 0))
     gauge('bruno_runner_lane_short', '1 while a lane cannot pay for gas (it takes no new work until funded), by chain and lane', (lane) => (lane.short ? 1 : 0))
   }

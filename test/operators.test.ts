@@ -88,6 +88,9 @@ t.test('metrics after flow 2: requests, stages, time to done, runner balance, RP
   for (const gauge of ['bruno_runner_lane_in_flight', 'bruno_runner_lane_stuck', 'bruno_runner_lane_short']) {
     t.equal(samples.get(`${gauge}{chain="local",operator="${deployment.runner.operator.address}"}`), 0, `${gauge}: the lane is idle`)
   }
+  const nonce = await client.getTransactionCount({ address: deployment.runner.operator.address, blockTag: 'pending' })
+  t.ok(nonce > 0, 'the lane has sent')
+  t.equal(samples.get(`bruno_runner_lane_next_nonce{chain="local",operator="${deployment.runner.operator.address}"}`), nonce, 'bruno_runner_lane_next_nonce: the nonce after its last transaction')
   t.ok(samples.get('bruno_rpc_duration_seconds_count{chain="local",method="eth_sendRawTransaction"}')! >= 1, 'the runner\'s broadcast was timed')
   t.ok(samples.get('bruno_rpc_duration_seconds_count{chain="local",method="eth_estimateGas"}')! >= 1)
   t.equal(samples.get(`bruno_price_window_seconds{chain="local",pool="${deployment.uniswap.usdcWethPool}"}`), 600, 'the devnet pool, an hour old, priced over the whole window')

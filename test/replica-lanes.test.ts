@@ -26,7 +26,7 @@ import { waitFor } from './fixtures/waitFor.ts'
 
 // Issue 33: two replicas on one PostgreSQL divide a chain's four lanes, two each, and both send; when one stops, the
 // other takes its lanes over once it stops counting as alive. In-process, two runner loops on two store connections
-// (each lane's lock on a session of its own, as two processes hold them), driven pass by pass; the chain automines.
+// (each replica's lane locks on one session of its own, as a process holds them), driven pass by pass; the chain automines.
 // Then two `bruno serve` processes on two lanes: one killed (SIGKILL), and one paused mid-send past its lock
 // (SIGSTOP, as test/replica-fencing.test.ts does for one key): per lane, nonces gap-free, nothing sent twice, none lost.
 

@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Address } from 'viem'
 import type { StoreConfig } from '../../config/schema.ts'
 import { localOwnership, runnerKeyName, type RunnerOwnership } from './ownership.ts'
-import { PostgresRunnerLock } from './postgresRunnerLock.ts'
+import { PostgresLockSession, PostgresRunnerLock } from './postgresRunnerLock.ts'
 import { PostgresSubmissionStore } from './postgresStore.ts'
 import { lockSqliteStore } from './sqliteLock.ts'
 import { SqliteSubmissionStore } from './sqliteStore.ts'
@@ -13,7 +13,8 @@ export interface RelayStorage {
   readonly store: SubmissionStore
   /**
    * Who sends for `runner.operator` on a chain: this process alone (SQLite), or one replica at a
-   * time (PostgreSQL), whose runner is woken (`runner.wake`) by submissions any replica accepts.
+   * time (PostgreSQL, every key's lock on one session of this process's), whose runner is woken
+   * (`runner.wake`) by submissions any replica accepts.
    */
   ownership(chain: { name: string; chainId: number }, runner: { operator: Address; wake: () => void }, log: FastifyBaseLogger): RunnerOwnership
 }
@@ -36,10 +37,12 @@ export function openStore(config: StoreConfig, env: NodeJS.ProcessEnv): RelaySto
   const url = env[config.url.env]
   if (!url) throw new Error(`store.url: environment variable ${config.url.env} is not set`)
   const store = new PostgresSubmissionStore(url)
+  // Every runner key's lock (each chain's lanes) on one session of this process's.
+  const session = new PostgresLockSession(url)
   return {
     store,
     ownership: (chain, runner, log) =>
-      new PostgresRunnerLock(url, { name: runnerKeyName(chain.chainId, runner.operator), chain: chain.name, onSubmission: runner.wake, epochs: store }, log),
+      new PostgresRunnerLock(url, { name: runnerKeyName(chain.chainId, runner.operator), chain: chain.name, onSubmission: runner.wake, epochs: store, session }, log),
   }
 }
 

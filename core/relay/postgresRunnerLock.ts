@@ -29,9 +29,104 @@ export function advisoryLockKey(name: string): string {
   return BigInt.asIntN(64, BigInt(keccak256(stringToHex(name)).slice(0, 18))).toString()
 }
 
+/** What a lock does with its session's events (`PostgresLockSession`). */
+interface SessionMember {
+  /** The session `client` ended (closed, failed, or silent past its heartbeat's timeout). */
+  lost(client: pg.Client, error?: unknown): void
+  /** A submission was announced for the chain `payload` names. */
+  announced(payload: string | undefined): void
+}
+
 /**
- * Runner-key ownership among replicas sharing one PostgreSQL: a session-level advisory lock held
- * on a connection of its own. The lock lives exactly as long as that session: when the process
+ * One PostgreSQL session for a process's runner-key locks: every lane's advisory lock lives on it,
+ * so a replica holds one connection for its locks however many lanes it tries, where a session per
+ * lock held one each. The session lives while a lock uses it: connected at the first `client()`,
+ * ended when the last lock leaves (which frees whatever it still holds), and when it is lost
+ * (closed, failed, or its heartbeat unanswered) every lock on it is told, and the next `client()`
+ * connects afresh. It listens for new submissions (`SUBMISSION_CHANNEL`) for all its locks, and
+ * ends after `SESSION_IDLE_TIMEOUT_MS` of silence on the server's side, as one lock's own did.
+ *
+ * @example
+ * const session = new PostgresLockSession(url)
+ * const first = new PostgresRunnerLock(url, { name: runnerKeyName(8453, lane1), chain: 'base', onSubmission: wake, epochs: store, session }, log)
+ * const second = new PostgresRunnerLock(url, { name: runnerKeyName(8453, lane2), chain: 'base', onSubmission: wake, epochs: store, session }, log)
+ */
+export class PostgresLockSession {
+  readonly #url: string
+  readonly #members = new Set<SessionMember>()
+  #client: pg.Client | undefined
+  #connecting: Promise<pg.Client> | undefined
+  #heartbeat: NodeJS.Timeout | undefined
+
+  constructor(url: string) {
+    this.#url = url
+  }
+
+  /** The session's connection now, or undefined while it has none. */
+  get current(): pg.Client | undefined {
+    return this.#client
+  }
+
+  /** The connection, made now if there is none (`member` joins the session, until it `leave`s). */
+  async client(member: SessionMember): Promise<pg.Client> {
+    this.#members.add(member)
+    if (this.#client) return this.#client
+    this.#connecting ??= this.#connect().finally(() => {
+      this.#connecting = undefined
+    })
+    return this.#connecting
+  }
+
+  /** `member` no longer uses the session; with no member left, the session ends. */
+  async leave(member: SessionMember): Promise<void> {
+    this.#members.delete(member)
+    if (this.#members.size > 0) return
+    const client = this.#client
+    this.#drop()
+    // Ending the session releases any advisory lock still on it.
+    await client?.end().catch(() => {})
+  }
+
+  async #connect(): Promise<pg.Client> {
+    // Named by host and PID: a replica standing by says whom it waits for.
+    const client = new pg.Client({ connectionString: this.#url, application_name: `bruno-runner-lock ${hostname()}:${process.pid}`.slice(0, 63), keepAlive: true, query_timeout: HEARTBEAT_TIMEOUT_MS })
+    // Unhandled, a dropped connection's 'error' would end the process; here it ends the ownership.
+    client.on('error', (error) => this.#lost(client, error))
+    client.on('end', () => this.#lost(client))
+    client.on('notification', (message) => {
+      for (const member of this.#members) member.announced(message.payload)
+    })
+    try {
+      await client.connect()
+      await client.query(`SET idle_session_timeout = ${SESSION_IDLE_TIMEOUT_MS}`)
+      await client.query(`LISTEN ${SUBMISSION_CHANNEL}`)
+    } catch (error) {
+      await client.end().catch(() => {})
+      throw error
+    }
+    this.#client = client
+    this.#heartbeat = setInterval(() => client.query('SELECT 1').catch((error: unknown) => this.#lost(client, error)), HEARTBEAT_MS)
+    return client
+  }
+
+  #lost(client: pg.Client, error?: unknown): void {
+    if (client !== this.#client) return
+    this.#drop()
+    client.end().catch(() => {})
+    for (const member of this.#members) member.lost(client, error)
+  }
+
+  #drop(): void {
+    clearInterval(this.#heartbeat)
+    this.#heartbeat = undefined
+    this.#client = undefined
+  }
+}
+
+/**
+ * Runner-key ownership among replicas sharing one PostgreSQL: a session-level advisory lock, on
+ * the process's lock session (`PostgresLockSession`, shared by its lanes' locks; one of its own
+ * when none is given). The lock lives exactly as long as that session: when the process
  * dies its connection closes and the server frees the lock at once; a holder that goes silent
  * (frozen, partitioned, its host gone) has its session ended by `idle_session_timeout` (PostgreSQL
  * 14+), and stops sending by itself when its heartbeat goes unanswered. A waiting replica tries
@@ -42,7 +137,7 @@ export function advisoryLockKey(name: string): string {
  * with that fence. The store refuses the old holder's writes, and it stores every transaction
  * before broadcasting it, so the old holder's sends never happen.
  *
- * The same session listens for new submissions (`SUBMISSION_CHANNEL`): while it holds the key,
+ * The session listens for new submissions (`SUBMISSION_CHANNEL`): while it holds the key,
  * one accepted by any replica for its chain calls `onSubmission` (the runner's wake) at once.
  *
  * The connection must reach PostgreSQL itself or a session-mode pooler: a transaction-mode pooler
@@ -54,15 +149,16 @@ export function advisoryLockKey(name: string): string {
  * if (fence) await store.update(id, patch, fence)
  */
 export class PostgresRunnerLock implements RunnerOwnership {
-  readonly #url: string
   readonly #name: string
   readonly #key: string
   readonly #log: FastifyBaseLogger
   readonly #chain: string
   readonly #onSubmission: () => void
   readonly #epochs: Pick<SubmissionStore, 'takeRunnerKey'>
+  readonly #session: PostgresLockSession
+  readonly #member: SessionMember
+  /** The session connection this lock's state belongs to (its lock, if held, is on it). */
   #client: pg.Client | undefined
-  #heartbeat: NodeJS.Timeout | undefined
   /** Whether this session holds the advisory lock. */
   #locked = false
   /** This tenure's fence: set once the lock is held and the key's epoch raised. */
@@ -72,26 +168,38 @@ export class PostgresRunnerLock implements RunnerOwnership {
 
   /**
    * `name` identifies the key (the lock's key is derived from it, and the epoch is kept under it);
-   * `chain` is the chain's configured name; `epochs` is the store whose writes the fence guards.
+   * `chain` is the chain's configured name; `epochs` is the store whose writes the fence guards;
+   * `session`, the process's lock session its lanes share (default: one of this lock's own).
    */
-  constructor(url: string, lock: { name: string; chain: string; onSubmission: () => void; epochs: Pick<SubmissionStore, 'takeRunnerKey'> }, log: FastifyBaseLogger) {
-    this.#url = url
+  constructor(
+    url: string,
+    lock: { name: string; chain: string; onSubmission: () => void; epochs: Pick<SubmissionStore, 'takeRunnerKey'>; session?: PostgresLockSession },
+    log: FastifyBaseLogger,
+  ) {
     this.#name = lock.name
     this.#key = advisoryLockKey(lock.name)
     this.#epochs = lock.epochs
     this.#chain = lock.chain
     this.#onSubmission = lock.onSubmission
+    this.#session = lock.session ?? new PostgresLockSession(url)
     this.#log = log
+    this.#member = {
+      lost: (client, error) => this.#lost(client, error),
+      announced: (payload) => {
+        if (this.#fence && payload === this.#chain) this.#onSubmission()
+      },
+    }
   }
 
   async acquire(): Promise<RunnerFence | undefined> {
     if (this.#fence) return this.#fence
     if (!this.#locked) {
-      const client = this.#client ?? (await this.#connect())
+      const client = await this.#session.client(this.#member)
+      this.#client = client
       const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [this.#key])
       // The session may have been lost while the answer was on its way: then the lock went with it.
       const granted = rows[0]?.locked === true
-      this.#locked = granted && this.#client === client
+      this.#locked = granted && this.#client === client && this.#session.current === client
       if (!this.#locked) {
         // Held by another (not this session lost on the way): said once per wait.
         if (!granted && !this.#standingBy) await this.#sayStandingBy(client)
@@ -115,9 +223,11 @@ export class PostgresRunnerLock implements RunnerOwnership {
 
   async release(): Promise<void> {
     const client = this.#client
+    const locked = this.#locked
     this.#drop()
-    // Ending the session releases its advisory locks.
-    await client?.end().catch(() => {})
+    // Another lock's session too: this key alone is unlocked (a lost session freed it already).
+    if (locked && client && this.#session.current === client) await client.query('SELECT pg_advisory_unlock($1)', [this.#key]).catch(() => {})
+    await this.#session.leave(this.#member)
   }
 
   /** One line when this process starts waiting: the chain, the key, and who holds it (its host and PID, from the holder's session name). */
@@ -139,39 +249,14 @@ export class PostgresRunnerLock implements RunnerOwnership {
     )
   }
 
-  async #connect(): Promise<pg.Client> {
-    // Named by host and PID: a replica standing by says whom it waits for.
-    const client = new pg.Client({ connectionString: this.#url, application_name: `bruno-runner-lock ${hostname()}:${process.pid}`.slice(0, 63), keepAlive: true, query_timeout: HEARTBEAT_TIMEOUT_MS })
-    // Unhandled, a dropped connection's 'error' would end the process; here it ends the ownership.
-    client.on('error', (error) => this.#lost(client, error))
-    client.on('end', () => this.#lost(client))
-    client.on('notification', (message) => {
-      if (this.#fence && message.payload === this.#chain) this.#onSubmission()
-    })
-    try {
-      await client.connect()
-      await client.query(`SET idle_session_timeout = ${SESSION_IDLE_TIMEOUT_MS}`)
-      await client.query(`LISTEN ${SUBMISSION_CHANNEL}`)
-    } catch (error) {
-      await client.end().catch(() => {})
-      throw error
-    }
-    this.#client = client
-    this.#heartbeat = setInterval(() => client.query('SELECT 1').catch((error: unknown) => this.#lost(client, error)), HEARTBEAT_MS)
-    return client
-  }
-
   #lost(client: pg.Client, error?: unknown): void {
     if (client !== this.#client) return
     const locked = this.#locked
     this.#drop()
-    client.end().catch(() => {})
     if (locked) this.#log.warn({ err: error }, 'runner key lock lost: this process stops sending until it takes the lock again')
   }
 
   #drop(): void {
-    clearInterval(this.#heartbeat)
-    this.#heartbeat = undefined
     this.#client = undefined
     this.#locked = false
     this.#fence = undefined

@@ -4,7 +4,7 @@ import { hostname } from 'node:os'
 import pg from 'pg'
 import t, { type Test } from 'tap'
 import { openStore } from '../../core/relay/openStore.ts'
-import { advisoryLockKey, PostgresRunnerLock, SUBMISSION_CHANNEL } from '../../core/relay/postgresRunnerLock.ts'
+import { advisoryLockKey, PostgresLockSession, PostgresRunnerLock, SUBMISSION_CHANNEL } from '../../core/relay/postgresRunnerLock.ts'
 import { PostgresSubmissionStore } from '../../core/relay/postgresStore.ts'
 import type { RunnerFence, Submission } from '../../core/relay/store.ts'
 import { postgresDatabase, postgresSkip } from '../fixtures/postgres.ts'
@@ -218,6 +218,37 @@ t.test('PostgreSQL runner lock', { skip: postgresSkip() }, async (t) => {
     await second.release()
     await second.release()
     await make('bruno-runner:never', 'base', a.log).release()
+  })
+
+  t.test('a replica\'s lanes on one session: one connection; a lock released frees its key alone; the session lost, every lock on it stops holding; the last to leave ends it', async (t) => {
+    const session = new PostgresLockSession(url)
+    const names = ['bruno-runner:20:0xa1', 'bruno-runner:20:0xa2', 'bruno-runner:20:0xa3']
+    const logs = names.map(() => recorder())
+    const wakes = [0, 0, 0]
+    const lanes = names.map((name, index) => {
+      const lock = new PostgresRunnerLock(url, { name, chain: 'base', onSubmission: () => wakes[index]!++, epochs: store, session }, logs[index]!.log)
+      locks.push(lock)
+      return lock
+    })
+    const lockSessions = async () => Number((await db.query<{ n: string }>("SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE 'bruno-runner-lock %'")).rows[0]!.n)
+    const before = await lockSessions()
+    for (const lane of lanes) t.ok(await lane.acquire())
+    t.equal(await lockSessions(), before + 1, 'three keys held on one session')
+    await store.insert(submission('lanes-1', 'base'))
+    await until(() => wakes.every((count) => count === 1), 'every lane to be woken once')
+
+    await lanes[1]!.release()
+    t.strictSame(await make(names[1]!, 'base', recorder().log).acquire(), { key: names[1], epoch: 2 }, 'the released key is another\'s to take')
+    t.ok(lanes[0]!.held() && lanes[2]!.held(), 'the others are still held')
+    t.equal(await make(names[2]!, 'base', recorder().log).acquire(), undefined, 'and refused to another')
+
+    t.equal(await terminate(names[0]!, true), 1, 'the shared session ended')
+    await until(() => !lanes[0]!.held() && !lanes[2]!.held(), 'both holders to notice')
+    t.strictSame(logs.map(({ lines }) => lines.filter((line) => line.message.startsWith('runner key lock lost')).length), [1, 0, 1], 'each holder logs its loss; the released one nothing')
+    t.strictSame(await lanes[0]!.acquire(), { key: names[0], epoch: 2 }, 'taken again on a new session')
+    const open = await lockSessions()
+    for (const lane of lanes) await lane.release()
+    await until(async () => (await lockSessions()) === open - 1, 'the session to end with its last lock')
   })
 
   t.test('only the holder is woken, and only for its chain', async (t) => {
