@@ -72,8 +72,10 @@ t.test('two replicas divide four lanes, both send, and the survivor takes the ot
   // Twelve payers, submitted through either replica; both run passes until every submission is done.
   const token = { address: deployment.usdc, name: 'USD Coin', version: '2', chainId: deployment.chainId }
   const payee = getAddress(config.networks[0]!.payee)
-  const submitFrom = async (context: RelayContext) => {
-    const key = generatePrivateKey()
+  /** A new payer's submission (one whose address falls to lane `fallsTo`, modulo four, when given). */
+  const submitFrom = async (context: RelayContext, fallsTo?: number) => {
+    let key = generatePrivateKey()
+    while (fallsTo !== undefined && BigInt(privateKeyToAccount(key).address) % 4n !== BigInt(fallsTo)) key = generatePrivateKey()
     const account = privateKeyToAccount(key).address
     await mintUsdc(anvil.rpcUrl, deployment, account, 5_000_000n)
     const call = { to: deployment.usdc, data: encodeFunctionData({ abi: erc20Abi, functionName: 'balanceOf', args: [account] }) }
@@ -89,6 +91,21 @@ t.test('two replicas divide four lanes, both send, and the survivor takes the ot
     }
     throw new Error('not every submission was done after 40 passes of each replica')
   }
+  // New work is divided too: a payer's submission goes first to the replica owning the lane its address falls to,
+  // and after a second to any replica.
+  const fallsToB = await submitFrom(a.context, 2)
+  await a.runner.wake()
+  t.equal((await a.store.get(fallsToB))!.stage, 'waiting', 'the first replica leaves to the second a submission that falls to the second\'s lane')
+  await b.runner.wake()
+  const takenByB = (await a.store.get(fallsToB))!
+  t.ok(takenByB.stage !== 'waiting' && lanes.slice(2).includes(getAddress(takenByB.transaction!.from!)), 'the second sends it')
+  const unclaimed = await submitFrom(a.context, 3)
+  await new Promise((resolve) => setTimeout(resolve, 1_100))
+  await a.runner.wake()
+  const takenByA = (await a.store.get(unclaimed))!
+  t.ok(takenByA.stage !== 'waiting' && lanes.slice(0, 2).includes(getAddress(takenByA.transaction!.from!)), 'one the second has not sent within a second, the first sends')
+  await untilDone([a, b], [fallsToB, unclaimed])
+
   // Whichever replica passes first sends what is waiting: six go out through the second, six through the first.
   const first: string[] = []
   for (let index = 0; index < 6; index++) first.push(await submitFrom(a.context))
@@ -113,7 +130,7 @@ t.test('two replicas divide four lanes, both send, and the survivor takes the ot
 
   // On chain: one transaction per submission, each lane's nonces with no gap and none used twice.
   const ledger = await runnerLedger(anvil.rpcUrl, devnetRunners(deployment), devnetPricing(deployment))
-  t.equal(ledger.length, 16, 'sixteen runner transactions for sixteen submissions: none sent twice')
+  t.equal(ledger.length, 18, 'eighteen runner transactions for eighteen submissions: none sent twice')
   t.same(ledgerViolations(ledger), [], 'none reverted, none spent more than it kept')
   const client = createPublicClient({ transport: http(anvil.rpcUrl) })
   const nonces = await Promise.all(ledger.map((entry) => client.getTransaction({ hash: entry.hash }).then((tx) => ({ from: getAddress(tx.from), nonce: tx.nonce }))))

@@ -30,6 +30,13 @@ const POOL_FULL = /txpool is full/i
 /** A replica that has not said it is alive for this long (or 5 polls, if longer) no longer counts when lanes are divided. */
 const REPLICA_LIVE_MS = 5_000
 
+/**
+ * How long a new submission waits for the replica it falls to (`#fallsHere`) before any replica
+ * dividing the lanes sends it: long enough for a live one to (it is woken at once), short enough
+ * that one gone or overloaded delays its payers by about this.
+ */
+const HOME_REPLICA_MS = 1_000
+
 /** The longest wait between two passes while the chain keeps failing. */
 const MAX_BACKOFF_MS = 30_000
 /** The longest wait before a held submission is looked at again (SPEC §6: "up to 60 s"). */
@@ -357,7 +364,7 @@ export class RunnerLoop {
     // Never held first, in arrival order; held ones whose backoff has passed come after the
     // transactions in flight are followed, so a slow re-check delays neither a new send nor a receipt.
     const payersInFlight = new Set(inFlight.map((submission) => this.#payerOf(submission)))
-    const fresh = waiting.filter((submission) => !this.#holds.has(submission.id))
+    const fresh = waiting.filter((submission) => !this.#holds.has(submission.id) && this.#fallsHere(submission, now))
     // One held behind its payer's transaction in flight is not looked at while that one is in flight (the
     // look would hold it again) unless it is to fail (its deadline passed, its payment expiring),
     // and is due at once when it is not.
@@ -789,6 +796,17 @@ export class RunnerLoop {
           : SHORT_OF_ETH
         : `waiting: each of the runner's ${owned.length} lanes has ${maxInFlight} transactions in flight (as many as a node's pool keeps per sender) or is short of ETH; this one goes when one is included`
     if (reason !== submission.reason) await this.#context.store.update(submission.id, { reason }, this.#anyFence())
+  }
+
+  /**
+   * Whether this process sends a new submission now. Replicas dividing the lanes divide new work too,
+   * so that two do not both simulate every submission, one of them in vain: each payer's go first to
+   * the replica owning the lane its address falls to (the address modulo the lanes); one still waiting
+   * `HOME_REPLICA_MS` after it was accepted is any replica's. A process owning every lane takes all.
+   */
+  #fallsHere(submission: Submission, now: number): boolean {
+    const home = this.#lanes[Number(BigInt(this.#payerOf(submission)) % BigInt(this.#lanes.length))]!
+    return (home.fence !== undefined && home.ownership.held()) || now - submission.createdAt > HOME_REPLICA_MS
   }
 
   /** The account whose payment a submission spends: the signed transfer's `from`, or the batch's account. */
