@@ -12,7 +12,7 @@ import { MAX_VALUES } from '../core/mcp/complete.ts'
 import { DISCOVER_TTL_MS, LIST_TTL_MS } from '../core/mcp/protocol.ts'
 import { OPERATOR_READ_INTERVAL_MS } from '../core/operators/sharedRead.ts'
 import { AUTHORIZATION_PHASE_GAS } from '../core/relay/quote.ts'
-import { MAX_HOLD_MS } from '../core/relay/runner.ts'
+import { HOME_REPLICA_MS, MAX_HOLD_MS } from '../core/relay/runner.ts'
 import { RUNNER_SETTLE_GAS } from '../core/relay/runnerCall.ts'
 import { MAX_TRANSACTION_GAS, stipendFor } from '../core/relay/runnerTransaction.ts'
 import { MAX_BATCH } from '../core/rest/routes.ts'
@@ -165,6 +165,7 @@ t.test('SPEC §6 bruno: the runner', async (t) => {
   says(t, 'SPEC.md', /backs off doubling \(not capped at (\d+ s)\) and fails after `relay.failingHoldSec` \((\d+ s)\) of failing \(`not sent: its payment or call kept failing for (\d+ s):/, [MAX_HOLD_MS / 1_000, relay.failingHoldSec, relay.failingHoldSec])
   says(t, 'SPEC.md', /cancels a transaction still unincluded after `runner.maxSendingMs` \((\d+ min)\)/, [runner.maxSendingMs! / 1_000])
   says(t, 'SPEC.md', /deletes settled submissions `relay.retentionSec` \((\d+ days)\) after they settled/, [relay.retentionSec])
+  says(t, 'SPEC.md', /and is any replica's once it has waited (\d+ s) \(`HOME_REPLICA_MS`\)/, [HOME_REPLICA_MS / 1_000])
 })
 
 t.test('SPEC §2, §3, §7–§9: transport limits and caching hints', async (t) => {

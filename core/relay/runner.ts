@@ -35,7 +35,7 @@ const REPLICA_LIVE_MS = 5_000
  * dividing the lanes sends it: long enough for a live one to (it is woken at once), short enough
  * that one gone or overloaded delays its payers by about this.
  */
-const HOME_REPLICA_MS = 1_000
+export const HOME_REPLICA_MS = 1_000
 
 /** The longest wait between two passes while the chain keeps failing. */
 const MAX_BACKOFF_MS = 30_000
