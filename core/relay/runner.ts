@@ -448,7 +448,8 @@ export class RunnerLoop {
         left.push(submission)
         continue
       }
-      if (!laneOfPayer.has(payer)) spare.set(lane, spare.get(lane)! - 1)
+      // A payer's later ones, and one whose payer has a transaction in flight, are held, not sent: they take no slot.
+      if (!laneOfPayer.has(payer) && !payersInFlight.has(payer)) spare.set(lane, spare.get(lane)! - 1)
       laneOfPayer.set(payer, lane)
       planned.set(lane, [...(planned.get(lane) ?? []), submission])
     }
@@ -904,7 +905,9 @@ export class RunnerLoop {
         await store.update(submission.id, { ...included, ...transactionOfReceipt, stage: 'failed', fault: 'revert', reason: 'the transaction reverted in its payment phase: nothing was paid' }, lane.fence!)
         return true
       }
-      const confirmed = latest - receipt.blockNumber + 1n >= BigInt(network.config.runner.confirmations)
+      // Its block is there, whatever the latest read before it said.
+      const head = latest > receipt.blockNumber ? latest : receipt.blockNumber
+      const confirmed = head - receipt.blockNumber + 1n >= BigInt(network.config.runner.confirmations)
       const outcome = submission.outcome ?? (await this.#outcome(submission, receipt))
       await store.update(submission.id, {
         ...included,
