@@ -2,13 +2,14 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pino from 'pino'
-import t from 'tap'
-import { createPublicClient, encodeFunctionData, erc20Abi, getAddress, http, type Address } from 'viem'
+import t, { type Test } from 'tap'
+import { createPublicClient, encodeFunctionData, erc20Abi, getAddress, http, type Address, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { DEVNET_RPC_ENV, devnetConfig } from '../config/devnet.ts'
+import type { NetworkConfig } from '../config/schema.ts'
 import { Networks } from '../core/chain/networks.ts'
 import { startAnvil } from '../core/devnet/anvil.ts'
-import { deployDevnet } from '../core/devnet/deploy.ts'
+import { deployDevnet, type DevnetDeployment } from '../core/devnet/deploy.ts'
 import { mintUsdc } from '../core/devnet/fund.ts'
 import type { RelayContext } from '../core/relay/context.ts'
 import { openStore } from '../core/relay/openStore.ts'
@@ -141,27 +142,8 @@ t.test('two replicas divide four lanes, both send, and the survivor takes the ot
 })
 
 t.test('two replica processes on two lanes: each sends on its own; one killed (SIGKILL), the other takes its lane and completes the rest', { skip: postgresSkip() }, async (t) => {
-  const pgUrl = await postgresDatabase(t)
-  const anvil = await startAnvil()
-  t.teardown(() => anvil.stop())
-  const deployment = await deployDevnet(anvil.rpcUrl, { lanes: 1 })
-  const env = { ...process.env, BRUNO_LANES_PG_URL: pgUrl }
-  const config = { ...devnetConfig(deployment, env, { port: 0, groups: ['bruno'], pollMs: 100 }), store: { kind: 'postgres' as const, url: { env: 'BRUNO_LANES_PG_URL' } } }
-  const dir = mkdtempSync(join(tmpdir(), 'bruno-replica-lanes-'))
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  const configPath = join(dir, 'bruno.json')
-  writeFileSync(configPath, JSON.stringify(config))
-  const lanes = devnetRunners(deployment)
-  const token = { address: deployment.usdc, name: 'USD Coin', version: '2', chainId: deployment.chainId }
-  const payee = getAddress(config.networks[0]!.payee)
-  const client = createPublicClient({ transport: http(anvil.rpcUrl) })
-  const senders: { key: `0x${string}`; call: { to: Address; data: `0x${string}` } }[] = []
-  for (let index = 0; index < 30; index++) {
-    const key = generatePrivateKey()
-    const account = privateKeyToAccount(key).address
-    await mintUsdc(anvil.rpcUrl, deployment, account, 5_000_000n)
-    senders.push({ key, call: { to: deployment.usdc, data: encodeFunctionData({ abi: erc20Abi, functionName: 'balanceOf', args: [account] }) } })
-  }
+  const { anvil, deployment, env, configPath, lanes, token, payee, client } = await twoLaneDevnet(t)
+  const senders = await fundedSenders(anvil.rpcUrl, deployment, 30)
   const submit = async (replica: Replica, sender: (typeof senders)[number]) => {
     const quote = await replica.mcp.call('quote', { chain: 'local', call: sender.call, token: 'USDC', payment: 'authorization' })
     const fee = await signTransfer(sender.key, token, payee, BigInt(quote.amountBaseUnits))
@@ -202,38 +184,12 @@ t.test('two replica processes on two lanes: each sends on its own; one killed (S
 })
 
 t.test('two replica processes on two lanes: one paused mid-send past its lock (SIGSTOP) is fenced out of its lane; the other takes it over, and nothing is sent twice', { skip: postgresSkip() }, async (t) => {
-  const pgUrl = await postgresDatabase(t)
-  const anvil = await startAnvil()
-  t.teardown(() => anvil.stop())
-  const deployment = await deployDevnet(anvil.rpcUrl, { lanes: 1 })
+  // The held answer must outlast the pause without timing out (a retry would ask the chain afresh).
+  const { anvil, deployment, env, configPath, lanes, token, payee, client } = await twoLaneDevnet(t, (network) => ({ ...network, rpcTimeoutMs: 60_000 }))
   const gate = await startRpcGate(anvil.rpcUrl)
   t.teardown(() => gate.close())
-  const env = { ...process.env, BRUNO_LANES_PG_URL: pgUrl }
-  const devnet = devnetConfig(deployment, env, { port: 0, groups: ['bruno'], pollMs: 100 })
-  const config = {
-    ...devnet,
-    // The held answer must outlast the pause without timing out (a retry would ask the chain afresh).
-    networks: [{ ...devnet.networks[0]!, rpcTimeoutMs: 60_000 }],
-    store: { kind: 'postgres' as const, url: { env: 'BRUNO_LANES_PG_URL' } },
-  }
-  const dir = mkdtempSync(join(tmpdir(), 'bruno-replica-lanes-'))
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  const configPath = join(dir, 'bruno.json')
-  writeFileSync(configPath, JSON.stringify(config))
-  const lanes = devnetRunners(deployment)
-  const token = { address: deployment.usdc, name: 'USD Coin', version: '2', chainId: deployment.chainId }
-  const payee = getAddress(config.networks[0]!.payee)
-  const client = createPublicClient({ transport: http(anvil.rpcUrl) })
-  const senders: { key: `0x${string}`; call: { to: Address; data: `0x${string}` } }[] = []
-  for (let index = 0; index < 12; index++) {
-    // Payers fall to the lanes in turn (address modulo 2), those of the stalled round to the first lane: the stalled replica's.
-    const fallsTo = index >= 4 && index < 8 ? 0n : BigInt(index % 2)
-    let key = generatePrivateKey()
-    while (BigInt(privateKeyToAccount(key).address) % 2n !== fallsTo) key = generatePrivateKey()
-    const account = privateKeyToAccount(key).address
-    await mintUsdc(anvil.rpcUrl, deployment, account, 5_000_000n)
-    senders.push({ key, call: { to: deployment.usdc, data: encodeFunctionData({ abi: erc20Abi, functionName: 'balanceOf', args: [account] }) } })
-  }
+  // Payers fall to the lanes in turn (address modulo 2), those of the stalled round to the first lane: the stalled replica's.
+  const senders = await fundedSenders(anvil.rpcUrl, deployment, 12, (index) => (index >= 4 && index < 8 ? 0n : BigInt(index % 2)))
   const ids: string[] = []
   const submit = async (replica: Replica, batch: typeof senders) => {
     for (const sender of batch) {
@@ -292,3 +248,48 @@ t.test('two replica processes on two lanes: one paused mid-send past its lock (S
     t.same(used, Array.from({ length: used.length }, (_, index) => index), `${lane}: nonces 0..${used.length - 1}, none reused, none skipped`)
   }
 })
+
+/**
+ * A devnet with two lanes, and a PostgreSQL config for `bruno serve` replicas written to a file
+ * (`network` changing its one network): what the process cases start replicas with and read.
+ */
+async function twoLaneDevnet(t: Test, network: (config: NetworkConfig) => NetworkConfig = (config) => config) {
+  const pgUrl = await postgresDatabase(t)
+  const anvil = await startAnvil()
+  t.teardown(() => anvil.stop())
+  const deployment = await deployDevnet(anvil.rpcUrl, { lanes: 1 })
+  const env = { ...process.env, BRUNO_LANES_PG_URL: pgUrl }
+  const devnet = devnetConfig(deployment, env, { port: 0, groups: ['bruno'], pollMs: 100 })
+  const config = { ...devnet, networks: devnet.networks.map(network), store: { kind: 'postgres' as const, url: { env: 'BRUNO_LANES_PG_URL' } } }
+  const dir = mkdtempSync(join(tmpdir(), 'bruno-replica-lanes-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const configPath = join(dir, 'bruno.json')
+  writeFileSync(configPath, JSON.stringify(config))
+  return {
+    anvil,
+    deployment,
+    env,
+    configPath,
+    lanes: devnetRunners(deployment),
+    token: { address: deployment.usdc, name: 'USD Coin', version: '2', chainId: deployment.chainId },
+    payee: getAddress(config.networks[0]!.payee),
+    client: createPublicClient({ transport: http(anvil.rpcUrl) }),
+  }
+}
+
+/**
+ * `count` payers holding 5 USDC, each with a paid no-op call (it reads its own balance); payer
+ * `index` falls to lane `fallsTo(index)` (its address modulo 2) when that answers one.
+ */
+async function fundedSenders(rpcUrl: string, deployment: DevnetDeployment, count: number, fallsTo: (index: number) => bigint | undefined = () => undefined) {
+  const senders: { key: Hex; call: { to: Address; data: Hex } }[] = []
+  for (let index = 0; index < count; index++) {
+    const lane = fallsTo(index)
+    let key = generatePrivateKey()
+    while (lane !== undefined && BigInt(privateKeyToAccount(key).address) % 2n !== lane) key = generatePrivateKey()
+    const account = privateKeyToAccount(key).address
+    await mintUsdc(rpcUrl, deployment, account, 5_000_000n)
+    senders.push({ key, call: { to: deployment.usdc, data: encodeFunctionData({ abi: erc20Abi, functionName: 'balanceOf', args: [account] }) } })
+  }
+  return senders
+}
