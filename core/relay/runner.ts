@@ -238,7 +238,7 @@ export class RunnerLoop {
     const active = this.#lanes.some((lane) => lane.fence) ? await this.#context.store.active(this.#context.network.name).catch(() => undefined) : undefined
     for (const lane of this.#lanes) {
       if (lane.fence) {
-        const inFlight = active && countByStage(active.filter((submission) => submission.stage === 'waiting' || this.#laneOf(submission) === lane))
+        const inFlight = active && this.#takenUp(lane, active)
         this.#log.info({ operator: lane.address, epoch: lane.fence.epoch, inFlight }, 'runner stopped: what is in flight is taken up by the next start')
       }
       await lane.ownership.release()
@@ -338,7 +338,7 @@ export class RunnerLoop {
     for (const lane of owned.filter((each) => !each.announced)) {
       lane.announced = true
       this.#log.info(
-        { operator: lane.address, epoch: lane.fence!.epoch, inFlight: countByStage(active.filter((submission) => submission.stage === 'waiting' || this.#laneOf(submission) === lane)) },
+        { operator: lane.address, epoch: lane.fence!.epoch, inFlight: this.#takenUp(lane, active) },
         'runner started: it sends for the runner key and takes up what is in flight',
       )
     }
@@ -808,6 +808,11 @@ export class RunnerLoop {
   #fallsHere(submission: Submission, now: number): boolean {
     const home = this.#lanes[Number(BigInt(this.#payerOf(submission)) % BigInt(this.#lanes.length))]!
     return (home.fence !== undefined && home.ownership.held()) || now - submission.createdAt > HOME_REPLICA_MS
+  }
+
+  /** What a lane's owner takes up, by stage: every waiting submission, and the lane's own in flight. */
+  #takenUp(lane: Lane, active: readonly Submission[]): ReturnType<typeof countByStage> {
+    return countByStage(active.filter((submission) => submission.stage === 'waiting' || this.#laneOf(submission) === lane))
   }
 
   /** The account whose payment a submission spends: the signed transfer's `from`, or the batch's account. */
