@@ -1,12 +1,14 @@
 import t, { type Test } from 'tap'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
-import { createPublicClient, createWalletClient, encodeFunctionData, erc20Abi, formatUnits, getAddress, http, type Address } from 'viem'
+import { createPublicClient, createTestClient, createWalletClient, decodeFunctionData, encodeFunctionData, erc20Abi, formatUnits, getAddress, http, type Address, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
 import { foundry } from 'viem/chains'
 import { mintUsdc } from '../core/devnet/fund.ts'
 import { encodeTransfer } from '../core/erc20Calls.ts'
+import { delegationManagerAbi } from '../plugins/metamask/abi.ts'
 import { metaMaskContracts } from '../plugins/metamask/contracts.ts'
 import { chargedAtCost, startDevnetBruno } from './fixtures/devnetBruno.ts'
+import { signTransfer } from './fixtures/signedTransfer.ts'
 import { waitFor } from './fixtures/waitFor.ts'
 
 // Issue 31: MetaMask's EIP7702StatelessDeleGator v1.3.0 as a built-in group, its flows as an agent
@@ -188,4 +190,106 @@ t.test('refusals and replays: nothing more reaches the runner', async (t) => {
   // The good one still goes through.
   const accepted = await use('submit', { chain: 'local', call: executed.call, payment: executed.payment })
   t.equal((await untilSettled(accepted.id)).stage, 'done')
+})
+
+/** The arguments of a `redeemDelegations` call: its contexts, modes and batches. */
+const redemptionArgs = (data: Hex) => {
+  const decoded = decodeFunctionData({ abi: delegationManagerAbi, data })
+  if (decoded.functionName !== 'redeemDelegations') throw new Error('not a redemption')
+  return decoded.args
+}
+const redeemAll = (...datas: Hex[]) => {
+  const parts = datas.map(redemptionArgs)
+  const args = [parts.flatMap((part) => part[0]), parts.flatMap((part) => part[1]), parts.flatMap((part) => part[2])] as const
+  return encodeFunctionData({ abi: delegationManagerAbi, functionName: 'redeemDelegations', args: args as never })
+}
+
+/** A fresh account holding 20 USDC and no ETH, delegated to MetaMask's delegator. */
+async function delegatedAccount(): Promise<PrivateKeyAccount> {
+  const account = privateKeyToAccount(generatePrivateKey())
+  await mintUsdc(deployment.rpcUrl, deployment, account.address, 20_000_000n)
+  await delegate(account)
+  return account
+}
+
+// Issue 43, points 2 and 3: the Runner is every payment-first delegation's only redeemer, so a
+// client holding another account's signed delegation (it saw metamask_execute's result) can only
+// reach it through Bruno. Before: a redemption of both groups in one call was not read as the
+// account's (two contexts), landed first, and voided the account's own relay, which was then blamed;
+// two redemptions of the calls group passed the shared LimitedCallsEnforcer (1, then 2 ≤ 2) and
+// paid a friend twice for one signed transfer, the account's payment never made.
+t.test('a hostile client holding an account\'s signed delegation cannot run it, or void its payment', async (t) => {
+  const victim = await delegatedAccount()
+  const friend = privateKeyToAccount(generatePrivateKey()).address
+  const batch = await use('metamask_batch', { chain: 'local', account: victim.address, calls: [encodeTransfer({ token: usdc, to: friend, amount: 1_000_000n })], token: 'USDC' })
+  const executed = await use('metamask_execute', { chain: 'local', typedData: batch.typedData, signature: await sign(victim, batch.typedData) })
+  const hostileKey = generatePrivateKey()
+  await mintUsdc(deployment.rpcUrl, deployment, privateKeyToAccount(hostileKey).address, 20_000_000n)
+  const hostilePayment = async () => {
+    const signed = await signTransfer(hostileKey, { address: usdc, name: 'USD Coin', version: '2', chainId: deployment.chainId }, payee, 2_000_000n)
+    return { token: usdc, authorization: signed.message, signature: signed.signature }
+  }
+  const hostile = new Client({ name: 'hostile', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } })
+  await hostile.connect(new StreamableHTTPClientTransport(new URL(`${bruno.mcpUrl}/bruno`)))
+  t.teardown(() => hostile.close())
+  const refusedTo = async (name: string, args: Record<string, unknown>) => {
+    const result = await hostile.callTool({ name, arguments: { chain: 'local', ...args } })
+    t.equal(result.isError, true, `${name} refused`)
+    return (result.content as { text: string }[])[0]!.text
+  }
+  const rest = async (path: string, body: unknown) => {
+    const response = await fetch(`${bruno.server.url}/local/v1/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+    return { status: response.status, json: (await response.json()) as { error: { code: string; message: string } } }
+  }
+  const runnerNonce = await client.getTransactionCount({ address: runner })
+  const manager = metaMaskContracts.delegationManager
+  const bothGroups = { to: manager, data: redeemAll(executed.payment.batch, executed.call.data) }
+  const callsTwice = { to: manager, data: redeemAll(executed.call.data, executed.call.data) }
+  const notOne = /refused: the call goes to MetaMask's DelegationManager but is not one payment-first redemption \(it redeems 2 delegation chains, not 1\)/
+  for (const call of [bothGroups, callsTwice]) {
+    t.match(await refusedTo('submit', { call, payment: await hostilePayment() }), notOne, 'over MCP, paid by the hostile client\'s own signed transfer')
+    t.match(await refusedTo('submit', { call, payment: executed.payment }), notOne, 'over MCP, with the account\'s own payment group')
+    t.match(await refusedTo('quote', { call, token: 'USDC', payment: 'authorization' }), notOne, 'quote refuses it before anything is signed')
+    const overRest = await rest('submit', { call, payment: await hostilePayment() })
+    t.equal(overRest.status, 422)
+    t.match(overRest.json.error.message, notOne, 'over REST')
+  }
+  // The calls group alone, paid by anything but its own payment group: it would run before that payment.
+  const unpaid = /a MetaMask delegation's calls run only after its own payment group, in the same relay: pay with the payment metamask_execute returned/
+  t.match(await refusedTo('submit', { call: executed.call, payment: await hostilePayment() }), unpaid)
+  t.match(await refusedTo('quote', { call: executed.call, token: 'USDC', payment: 'authorization' }), unpaid)
+  t.match((await rest('submit', { call: executed.call, payment: await hostilePayment() })).json.error.message, unpaid)
+  t.equal(await client.getTransactionCount({ address: runner }), runnerNonce, 'the runner sent nothing')
+
+  // The account's own relay runs, once, with its payment; it is not refused afterwards.
+  const before = await usdcOf(victim.address)
+  const accepted = await use('submit', { chain: 'local', call: executed.call, payment: executed.payment })
+  const status = await untilSettled(accepted.id)
+  t.equal(status.stage, 'done', status.reason)
+  t.equal(await usdcOf(friend), 1_000_000n, 'the friend got the one signed transfer, once')
+  t.equal(before - (await usdcOf(victim.address)), 1_000_000n + BigInt(status.outcome.chargedBaseUnits), 'the account paid its transfer and the charge')
+  const next = await use('metamask_batch', { chain: 'local', account: victim.address, calls: [encodeTransfer({ token: usdc, to: friend, amount: 1n })], token: 'USDC' })
+  t.ok(next.typedData, 'the account may relay again')
+})
+
+// Issue 43, point 4: the runner keys a MetaMask relay's payer by the delegating account (as submit
+// and the store do), not by `call.to`, the DelegationManager every MetaMask relay goes to: two
+// accounts' relays are sent together, neither held behind the other.
+t.test('two MetaMask accounts\' relays are in flight at once', async (t) => {
+  const testClient = createTestClient({ mode: 'anvil', chain, transport })
+  const accounts = [await delegatedAccount(), await delegatedAccount()]
+  const prepared = []
+  for (const account of accounts) {
+    const batch = await use('metamask_batch', { chain: 'local', account: account.address, calls: [encodeTransfer({ token: usdc, to: payee, amount: 1n })], token: 'USDC' })
+    prepared.push(await use('metamask_execute', { chain: 'local', typedData: batch.typedData, signature: await sign(account, batch.typedData) }))
+  }
+  await testClient.setAutomine(false)
+  t.teardown(() => testClient.setAutomine(true))
+  const ids: string[] = []
+  for (const executed of prepared) ids.push((await use('submit', { chain: 'local', call: executed.call, payment: executed.payment })).id)
+  const sent = await Promise.all(ids.map((id) => waitFor(() => use('status', { id }), (view: any) => view.transaction !== undefined, `${id} sent with no block mined`, 15_000)))
+  t.equal(new Set(sent.map((view) => view.transaction.hash)).size, 2, 'two transactions in flight, one per account')
+  await testClient.setAutomine(true)
+  await testClient.mine({ blocks: 1 })
+  for (const id of ids) t.equal((await untilSettled(id)).stage, 'done')
 })

@@ -75,8 +75,12 @@ export interface Delegate {
    * any executor may run can be the call of a signed-transfer payment): the account and the nonce,
    * as a string unique to them (`calibur:<chain>:<account>:<nonce>`); `undefined` when the call is
    * not one. No two active submissions may spend the same one, so one signed batch is never paid twice.
+   * `paymentBatch` is the submission's payment batch (`undefined` for a signed transfer). A `ToolError`
+   * when the call reaches this delegate's batches in a way the relay must not run, since the Runner
+   * runs it as msg.sender: a batch whose calls may run only after its own payment batch, under
+   * another payment; a call to the batches' target (a delegation manager) that is not exactly one batch.
    */
-  callSpends(network: Network, call: RelayCall): string | undefined
+  callSpends(network: Network, call: RelayCall, paymentBatch?: Hex): string | undefined
   /**
    * Reads a call and its payment batch as this delegate's two signed batches — a payment-only
    * batch, then the account's own calls — `undefined` when the call is not this delegate's batch at

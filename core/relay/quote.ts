@@ -13,7 +13,7 @@ import { encodeRunnerCall, RUNNER_SETTLE_GAS, type RunnerCharge } from './runner
 import { authorizationGas, estimateCharge, expectedCharge, QUOTED_REFUND_GAS, runnerCharge } from './runnerCharge.ts'
 import { calldataGas, MAX_TRANSACTION_GAS, prepareRunnerTransaction, type PreparedRelay, runnerGasLimit, signedCallsOnly, stipendFor, viemAuthorizations } from './runnerTransaction.ts'
 import type { Quote, QuoteRequest } from './schemas.ts'
-import { readBatch } from './relayOfRequest.ts'
+import { callSpends, readBatch } from './relayOfRequest.ts'
 import { simulateAs } from './simulationGate.ts'
 
 /**
@@ -57,6 +57,8 @@ export async function quoteCall(context: RelayContext, request: QuoteRequest, cl
   const token = paymentToken(network, request.token)
   const payee = getAddress(config.payee)
   const marginBps = config.margins.quoteBps
+  // A call submit would refuse under this payment (a delegate's batch it must not run so) is refused here first.
+  callSpends(context, request.call, request.payment === 'batch' ? (request.paymentBatch as Hex | undefined) : undefined)
   // The simulations are the caller's: bounded per client, a refused one counted at its gas (submitCall's too).
   const { worstCase, weiPerBaseUnit: price, expected } = await simulateAs(context.simulations, client, BigInt(config.relay.maxCallGas), async (): Promise<Measured> => {
     if (request.payment !== 'batch') return measureAuthorizationRelay(context, request)

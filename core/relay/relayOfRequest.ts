@@ -80,7 +80,7 @@ export function readBatch(context: RelayContext, call: RelayCall, paymentBatch: 
  */
 export function relayOfRequest(context: RelayContext, call: RelayCall, payment: Payment, token: PaymentToken): RequestedRelay {
   const payee = getAddress(context.network.config.payee)
-  const spends = callSpends(context, call)
+  const spends = callSpends(context, call, 'batch' in payment ? (payment.batch as Hex) : undefined)
   if ('authorization' in payment) {
     const { authorization } = payment
     if (!isAddressEqual(getAddress(authorization.to), payee)) {
@@ -103,10 +103,17 @@ export function relayOfRequest(context: RelayContext, call: RelayCall, payment: 
   return { relay: runnerRelay, amount: relay.amount, paymentDeadline: terms.deadline, identity: terms.identity, payer: terms.account, batch: terms, ...spends }
 }
 
-/** What the call spends, as the first delegate that recognises it says (`{}` for a call none does). */
-function callSpends(context: RelayContext, call: RelayCall): { callSpends?: string } {
+/**
+ * What the call spends, as the first delegate that recognises it says (`{}` for a call none does);
+ * a `ToolError` where a delegate refuses the call under this payment (`Delegate.callSpends`).
+ * `quote` asks it too, so a call that submit would refuse is refused before anything is signed.
+ *
+ * @example
+ * callSpends(context, { to: account, data: signedExecute }, undefined) // { callSpends: 'calibur:base:0x7099…79C8:8' }
+ */
+export function callSpends(context: RelayContext, call: RelayCall, paymentBatch: Hex | undefined): { callSpends?: string } {
   for (const delegate of context.delegates) {
-    const spent = delegate.callSpends(context.network, call)
+    const spent = delegate.callSpends(context.network, call, paymentBatch)
     if (spent !== undefined) return { callSpends: spent }
   }
   return {}

@@ -815,8 +815,14 @@ export class RunnerLoop {
     return countByStage(active.filter((submission) => submission.stage === 'waiting' || this.#laneOf(submission) === lane))
   }
 
-  /** The account whose payment a submission spends: the signed transfer's `from`, or the batch's account. */
-  #payerOf({ request }: Submission): string {
+  /**
+   * The account whose payment a submission spends, as submit read it (the signed transfer's `from`,
+   * the batch's account, which is not `call.to` where a delegation manager or an EntryPoint runs the
+   * batch); the store's `claim` keys by the same. A row stored before it kept its payer: the transfer's
+   * `from`, else the call's target.
+   */
+  #payerOf({ payer, request }: Submission): string {
+    if (payer !== undefined) return getAddress(payer)
     return 'authorization' in request.payment ? getAddress(request.payment.authorization.from) : getAddress(request.call.to)
   }
 

@@ -45,10 +45,25 @@ export function metaMaskDelegate(payments: PaymentServices): Delegate {
   return {
     ...metaMaskWords,
     address: () => metaMaskContracts.delegator,
-    callSpends(network, call) {
+    // The Runner is every payment-first delegation's only redeemer, so whatever it sends the
+    // DelegationManager is a redemption it makes: only exactly one, paid by its own payment group.
+    // The two groups count on one LimitedCallsEnforcer, so a redemption of two contexts could run
+    // the calls group twice, or before its payment, with the account's payment never made.
+    callSpends(network, call, paymentBatch) {
       if (!isAddressEqual(getAddress(call.to), metaMaskContracts.delegationManager)) return undefined
       const redemption = readRedemption(call.data as Hex)
-      return typeof redemption === 'object' ? delegationIdentity(network, redemption.delegation) : undefined
+      if (typeof redemption !== 'object') {
+        throw new ToolError(
+          `refused: the call goes to MetaMask's DelegationManager but is not one payment-first redemption${redemption === undefined ? '' : ` (${redemption})`}: ` +
+            `Bruno's Runner redeems a delegation only as metamask_execute builds it. ${rebuild}`,
+        )
+      }
+      if (paymentBatch === undefined) {
+        throw new ToolError(
+          "refused: a MetaMask delegation's calls run only after its own payment group, in the same relay: pay with the payment metamask_execute returned (its payment.batch), not with another payment",
+        )
+      }
+      return delegationIdentity(network, redemption.delegation)
     },
     read(network, call: RelayCall, paymentData): BatchTerms | undefined {
       if (!isAddressEqual(getAddress(call.to), metaMaskContracts.delegationManager)) return undefined
