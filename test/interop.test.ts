@@ -2,7 +2,7 @@ import t from 'tap'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { privateKeyToAccount } from 'viem/accounts'
 import { SignedAuthorization, yParityOf } from '../core/relay/schemas.ts'
-import { viemAuthorizations } from '../core/relay/runnerTransaction.ts'
+import { viemAuthorizations } from '../core/relay/delegation7702.ts'
 
 // viem's signAuthorization output, as an agent sends it over MCP (JSON, bigints turned into
 // strings or numbers), is a valid authorizationList item; a v/yParity pair that disagree is not.

@@ -10,9 +10,10 @@ import { payeeRefunds } from './payeeRefunds.ts'
 import { chargeFor, worstCaseWei, type WorstCase } from './pricing.ts'
 import { revertReason } from './revertReason.ts'
 import { encodeRunnerCall, RUNNER_SETTLE_GAS, type RunnerCharge } from './runnerCall.ts'
-import { authorizationGas, estimateCharge, expectedCharge, QUOTED_REFUND_GAS, runnerCharge } from './runnerCharge.ts'
-import { calldataGas, MAX_TRANSACTION_GAS, prepareRunnerTransaction, type PreparedRelay, runnerGasLimit, signedCallsOnly, stipendFor, viemAuthorizations } from './runnerTransaction.ts'
+import { estimateCharge, expectedCharge, QUOTED_REFUND_GAS, runnerCharge } from './runnerCharge.ts'
+import { calldataGas, MAX_TRANSACTION_GAS, prepareRunnerTransaction, type PreparedRelay, runnerGasLimit, signedCallsOnly, stipendFor } from './runnerTransaction.ts'
 import type { Quote, QuoteRequest } from './schemas.ts'
+import { readAuthorizations, viemAuthorizations } from './delegation7702.ts'
 import { callSpends, readBatch } from './relayOfRequest.ts'
 import { simulateAs } from './simulationGate.ts'
 
@@ -148,14 +149,16 @@ async function measureAuthorizationRelay(context: RelayContext, request: QuoteRe
     readWeiPerBaseUnit(network, token.address),
     blockRead,
     payeeRefunds(context),
+    readAuthorizations(network, request.authorizationList, target).catch((error: unknown) => {
+      throw error instanceof ToolError ? new ToolError(`cannot quote: ${error.message}`) : error
+    }),
     expectChainId(network),
   ])
+  // Awaited after the token's answer, which is said first: a refusal meanwhile must not go unhandled.
+  measured.catch(() => undefined)
   const refused = await tokenRefusal
-  if (refused !== undefined) {
-    measured.catch(() => undefined)
-    throw refused
-  }
-  const [callGasUsed, fees, weiPerBaseUnit, block, refunds] = await measured
+  if (refused !== undefined) throw refused
+  const [callGasUsed, fees, weiPerBaseUnit, block, refunds, authorizationGas] = await measured
   const callGas = target === zeroAddress ? 0n : stipendFor(callGasUsed)
   const payee = getAddress(config.payee)
   const placeholder = {
@@ -179,7 +182,7 @@ async function measureAuthorizationRelay(context: RelayContext, request: QuoteRe
   })
   if (gasLimit > transactionCap) throw new ToolError(`cannot quote: the call needs ${gasLimit} gas, over the ${transactionCap} one transaction may carry on ${config.name}`)
   const l1FeeWei = await readL1DataFee(network, { to: runner, data, gas: gasLimit, nonce: 0, ...fees, ...(authorizations ? { authorizationList: authorizations } : {}) })
-  const charge = runnerCharge({ relay, callGas, authorizationGas: authorizationGas(request.authorizationList), l1FeeWei, weiPerBaseUnit, markupBps, refundGas })
+  const charge = runnerCharge({ relay, callGas, authorizationGas, l1FeeWei, weiPerBaseUnit, markupBps, refundGas })
   // Expected, not bounded: the call's measured gas rather than its stipend, the transfer's and the settlement's
   // usual gas rather than their reserves.
   const expectedGas = 21_000n + calldataGas(data) + EXPECTED_AUTHORIZATION_PHASE_GAS + callGasUsed + EXPECTED_SETTLEMENT_GAS + refundGas

@@ -43,21 +43,6 @@ export const REFUND_GAS_MARGIN = 250n
 export const QUOTED_REFUND_GAS = 7_100n
 
 /**
- * The gas a transaction's EIP-7702 authorizations cost it: 25,000 each, less the 12,500 refunded when
- * the account already exists. An authorization with a nonce above 0 is of an account that exists; at
- * nonce 0 the account may be empty (no ETH either), and its 25,000 is counted whole. The refund is
- * counted on only where it is certain at signing: it is lost only if the account sends a transaction
- * of its own before inclusion (its authorization's nonce then no longer matches), which costs it at
- * least 21,000 gas to take 12,500 from the runner.
- *
- * @example
- * authorizationGas([{ nonce: 0 }, { nonce: 4 }]) // 37_500n
- */
-export function authorizationGas(list: readonly { readonly nonce: number }[] | undefined): bigint {
-  return (list ?? []).reduce((gas, authorization) => gas + (authorization.nonce > 0 ? 12_500n : 25_000n), 0n)
-}
-
-/**
  * The charge the runner signs into a relay (contracts/Runner.sol, `Charge`): the gas the transaction
  * costs outside the Runner's code (21,000, its calldata at its dearest, its authorizations'), the
  * EIP-7623 floor, the L1 data fee as the runner priced it (`readL1DataFee`: with its headroom), the

@@ -7,14 +7,15 @@ import { BrunoFault } from '../faults.ts'
 import { ToolError } from '../tool.ts'
 import type { RelayContext } from './context.ts'
 import { delegateBatchTools, type Delegate } from './delegate.ts'
+import { readAuthorizations, viemAuthorizations } from './delegation7702.ts'
 import type { PaymentToken } from './gasPricer.ts'
 import { PaymentRefusal, type PaymentProblem } from './paymentRefusal.ts'
 import { payerShortfall, requireSignedTransfers } from './paymentToken.ts'
 import { paymentCovers, type Coverage } from './pricing.ts'
 import { describeRevertData, runnerRevertReason } from './revertReason.ts'
 import { decodeRelayResult, encodeRunnerCall, RUNNER_SETTLE_GAS, type CallOutcome, type RunnerCharge, type RunnerRelay } from './runnerCall.ts'
-import { authorizationGas, estimateCharge, REFUND_PROBE_CHARGE, REFUND_PROBE_GAS, refundCap, runnerCharge } from './runnerCharge.ts'
-import { yParityOf, type SignedAuthorization } from './schemas.ts'
+import { estimateCharge, REFUND_PROBE_CHARGE, REFUND_PROBE_GAS, refundCap, runnerCharge } from './runnerCharge.ts'
+import type { SignedAuthorization } from './schemas.ts'
 
 
 /** The simulating runner key's ETH cannot pay for the transaction's gas: a fault of Bruno's (its lane takes no work until funded). */
@@ -92,11 +93,6 @@ export function runnerGasLimit(parts: {
     21_000n + calldata + parts.authorizationGas + parts.beforeCall + 3n * words + (words * words) / 512n + parts.callGas + parts.callGas / 63n + RUNNER_SETTLE_GAS + refund + refund / 63n
   const floor = 21_000n + (10n * calldata) / 4n
   return ((least > floor ? least : floor) * BigInt(parts.gasLimitBps)) / 10_000n
-}
-
-/** viem's form of signed 7702 authorizations; `v` is dropped (yParity, given or derived from `v`, says it all). */
-export function viemAuthorizations(list: readonly SignedAuthorization[] | undefined): SignedAuthorizationList | undefined {
-  return list?.map((item) => ({ address: getAddress(item.address), chainId: item.chainId, nonce: item.nonce, r: item.r as Hex, s: item.s as Hex, yParity: yParityOf(item) }))
 }
 
 /**
@@ -198,12 +194,16 @@ async function prepareAs(context: RelayContext, relay: RunnerRelay, authorizatio
   const probeStipend = hasCall ? probeCap : 0n
   const probeGas = probeStipend + roomBesideCall(relay) + calldataGas(callData) + REFUND_PROBE_GAS + REFUND_PROBE_GAS / 63n
   const blockRead = client.getBlock({ blockTag: 'latest' })
-  const [fees, block, weiPerBaseUnit, probe, knownEstimate] = await Promise.all([
+  const counted = readAuthorizations(network, authorizationList, relay.form === 'batch' ? relay.account : getAddress(relay.call.to)).catch((error: unknown) => {
+    throw error instanceof ToolError ? new ToolError(`${refusal}: ${error.message}`) : error
+  })
+  const [fees, block, weiPerBaseUnit, probe, knownEstimate, authorizationGas] = await Promise.all([
     options.fees ?? readFees(client, blockRead),
     blockRead,
     readWeiPerBaseUnit(network, token.address),
     probing ? run(encodeRunnerCall(relay, probeStipend, REFUND_PROBE_CHARGE), probeGas, undefined) : undefined,
     options.callGas !== undefined && options.fees ? estimateFor(dearestData(options.callGas, options.refundGas ?? 0n), options.fees) : undefined,
+    counted,
     expectChainId(network),
   ])
   const transactionCap = block.gasLimit < MAX_TRANSACTION_GAS ? block.gasLimit : MAX_TRANSACTION_GAS
@@ -236,7 +236,7 @@ async function prepareAs(context: RelayContext, relay: RunnerRelay, authorizatio
     const withAuthorizations = authorizations ? { authorizationList: authorizations } : {}
     const l1FeeWei = await readL1DataFee(network, { to, data: dearest, gas, nonce: options.nonce, ...fees, ...withAuthorizations })
     // A payee that makes no refund (`refundGas` 0) keeps the payment: the charge is then `KEEP_PAYMENT`.
-    const charge = runnerCharge({ relay, callGas, authorizationGas: authorizationGas(authorizations), l1FeeWei, weiPerBaseUnit, markupBps, refundGas })
+    const charge = runnerCharge({ relay, callGas, authorizationGas, l1FeeWei, weiPerBaseUnit, markupBps, refundGas })
     const data = encodeRunnerCall(relay, callGas, charge)
     const outcome = await run(data, gas, fees)
     if (outcome.callSucceeded || !hasCall) {

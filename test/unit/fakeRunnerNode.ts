@@ -91,6 +91,8 @@ export interface RunnerNodeOptions {
   readonly payeeRunner?: Address
   readonly otherCall?: NodeAnswer
   readonly balance?: (address: string) => bigint
+  /** Every account's EOA nonce (an authorization's signer), and no code. */
+  readonly eoaNonce?: number
   /** GasPriceOracle.getL1Fee's answer. */
   readonly l1Fee?: bigint
   /** Awaited before the latest block is answered (to see what leaves in the same batch). */
@@ -138,6 +140,8 @@ export function runnerNode(options: RunnerNodeOptions = {}) {
     },
     eth_maxPriorityFeePerGas: () => toHex(options.tip ?? 1_000_000n),
     eth_getBalance: ({ params }) => toHex(options.balance ? options.balance(params[0] as string) : 10n ** 18n),
+    eth_getTransactionCount: () => toHex(options.eoaNonce ?? 0),
+    eth_getCode: () => '0x',
     eth_call: (request) => {
       const { to, data } = request.params[0] as { to: string; data: Hex }
       if (isRunner(to)) {

@@ -1,6 +1,7 @@
 import { setImmediate as yieldOnce } from 'node:timers/promises'
 import t, { type Test } from 'tap'
 import { encodeErrorResult, encodeFunctionData, getAddress, parseAbi, zeroAddress, type Hex } from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
 import { serializeAsSigned } from '../../core/chain/l1DataFee.ts'
 import type { Delegate } from '../../core/relay/delegate.ts'
 import { ChainUnavailableError } from '../../core/chain/guardedTransport.ts'
@@ -33,6 +34,9 @@ const FEES = { maxFeePerGas: MAX_FEE, maxPriorityFeePerGas: 1_000_000n }
 const payment = { token: weth.address, authorization: { from: payer, to: payee, value: '500', validAfter: '0', validBefore: '4000000000', nonce }, signature: SIGNATURE }
 const relayOf = (call: { to: `0x${string}`; data: Hex }): RunnerRelay => ({ form: 'authorization', call, payment, payee })
 const relay = relayOf({ to: target, data: '0xabcd' }) // call data: 2 non-zero bytes, 32 gas
+/** An account that signs its own EIP-7702 authorization, and a call to it. */
+const ACCOUNT = privateKeyToAccount('0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a')
+const accountCall = { to: ACCOUNT.address, data: '0xabcd' as Hex }
 const dataAt = (callGas: bigint, call = { to: target, data: '0xabcd' as Hex }, charge: RunnerCharge = KEPT) =>
   relayWithAuthorizationData(call, callGas, { token: weth.address, from: payer, value: 500n, validAfter: 0n, validBefore: 4_000_000_000n, nonce, signature: SIGNATURE }, payee, charge)
 /** The probe's gas limit: the largest stipend, 500,000 of room, the call data's 32 gas, the refund's probe cap and its 1/63. */
@@ -492,15 +496,27 @@ t.test('the operator short of ETH is Bruno’s fault, not the caller’s', async
   t.notOk(methods(probe.seen).includes('eth_getBalance'))
 })
 
+/** An authorization to 0x…ca1 at `nonce`, signed by the account a relay of `call` runs (its `to`). */
+async function accountAuthorization(nonce: number) {
+  const signed = await ACCOUNT.signAuthorization({ contractAddress: a(0xca1), chainId: 31337, nonce })
+  return { chainId: 31337, address: a(0xca1), nonce, r: signed.r, s: signed.s, yParity: signed.yParity as 0 | 1 }
+}
+
 t.test('an authorization list rides on every simulation and on the prepared transaction', async (t) => {
-  const r = `0x${'31'.repeat(32)}` as Hex
-  const s = `0x${'32'.repeat(32)}` as Hex
-  const list = [{ chainId: 31337, address: a(0xca1).toLowerCase(), nonce: 4, r, s, v: '28' }] as never
-  const { node, context } = setup({ relay: () => ({ callSucceeded: true, callGasUsed: 1n }) })
-  const prepared = await prepareRunnerTransaction(context, relay, list, { token: weth, amount: 1n, nonce: 0 })
-  t.strictSame(prepared.authorizationList, [{ address: a(0xca1), chainId: 31337, nonce: 4, r, s, yParity: 1 }])
+  const { r, s, yParity } = await accountAuthorization(4)
+  const list = [{ chainId: 31337, address: a(0xca1).toLowerCase(), nonce: 4, r, s, v: String(27 + yParity) }] as never
+  const { node, context } = setup({ relay: () => ({ callSucceeded: true, callGasUsed: 1n }), eoaNonce: 4 })
+  const prepared = await prepareRunnerTransaction(context, relayOf(accountCall), list, { token: weth, amount: 1n, nonce: 0 })
+  t.strictSame(prepared.authorizationList, [{ address: a(0xca1), chainId: 31337, nonce: 4, r, s, yParity }])
   t.equal(node.runnerRequests.length, 3)
-  for (const request of node.runnerRequests) t.match(request.authorizationList, [{ address: a(0xca1).toLowerCase(), chainId: '0x7a69', nonce: '0x4', r, s, yParity: '0x1' }], request.method)
+  for (const request of node.runnerRequests) t.match(request.authorizationList, [{ address: a(0xca1).toLowerCase(), chainId: '0x7a69', nonce: '0x4', r, s, yParity: `0x${yParity}` }], request.method)
+})
+
+t.test('an authorization the chain would skip, or by another account than the relayed one, is refused', async (t) => {
+  const { context } = setup({ eoaNonce: 5 })
+  const stale = [await accountAuthorization(4)]
+  await refusal(t, prepareRunnerTransaction(context, relayOf(accountCall), stale, { token: weth, amount: 1n, nonce: 0 }), "refused: authorizationList[0] carries nonce 4; the account's EOA nonce is 5. Bruno's runner sends the transaction, not the account, so the authorization must carry the account's current nonce")
+  await refusal(t, prepareRunnerTransaction(context, relay, stale, { token: weth, amount: 1n, nonce: 0 }), `refused: authorizationList[0] is signed by ${ACCOUNT.address}, not by the account ${target} whose calls the relay runs: only that account's own authorization is sent with them`)
 })
 
 t.test('OP-stack: the L1 data fee of the exact transaction (at the given nonce) is priced in', async (t) => {
@@ -524,14 +540,12 @@ t.test('a node on another chain is refused before anything is priced', async (t)
 })
 
 t.test('OP-stack with an authorization list: the L1 data fee of the EIP-7702 transaction', async (t) => {
-  const r = `0x${'31'.repeat(32)}` as Hex
-  const s = `0x${'32'.repeat(32)}` as Hex
-  const list = [{ chainId: 31337, address: a(0xca1), nonce: 4, r, s, yParity: 0 as const }]
-  const { node, context } = setup({ config: networkConfig({ l1DataFee: 'op-stack' }), relay: () => ({ callSucceeded: true, callGasUsed: 160_000n }), estimate: () => 300_000n, l1Fee: 8n })
-  const prepared = await prepareRunnerTransaction(context, relay, list, { token: weth, amount: 1n, nonce: 2 })
+  const item = await accountAuthorization(4)
+  const { node, context } = setup({ config: networkConfig({ l1DataFee: 'op-stack' }), relay: () => ({ callSucceeded: true, callGasUsed: 160_000n }), estimate: () => 300_000n, l1Fee: 8n, eoaNonce: 4 })
+  const prepared = await prepareRunnerTransaction(context, relayOf(accountCall), [item], { token: weth, amount: 1n, nonce: 2 })
   t.equal(prepared.l1FeeWei, 10n)
   t.strictSame(node.oracleAsked, [
-    serializeAsSigned(31337, { to: runner, data: dataAt(180_000n), gas: 315_000n, nonce: 2, ...FEES, authorizationList: [{ address: a(0xca1), chainId: 31337, nonce: 4, r, s, yParity: 0 }] }),
+    serializeAsSigned(31337, { to: runner, data: dataAt(180_000n, accountCall), gas: 315_000n, nonce: 2, ...FEES, authorizationList: [{ address: a(0xca1), chainId: 31337, nonce: 4, r: item.r, s: item.s, yParity: item.yParity }] }),
   ])
 })
 

@@ -1,5 +1,6 @@
 import t, { type Test } from 'tap'
 import { encodeErrorResult, encodeFunctionData, formatUnits, getAddress, parseAbi, zeroAddress, type Address, type Hex } from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
 import { serializeAsSigned } from '../../core/chain/l1DataFee.ts'
 import { ChainUnavailableError } from '../../core/chain/guardedTransport.ts'
 import type { Delegate, BatchTerms } from '../../core/relay/delegate.ts'
@@ -199,11 +200,12 @@ t.test('a quote over what one transaction may carry is refused; at the limit it 
 })
 
 t.test('an authorization list is estimated with, and priced into the L1 data fee on OP-stack', async (t) => {
-  const call = { to: target, data: '0xabcd' as Hex }
-  const r = `0x${'31'.repeat(32)}` as Hex
-  const s = `0x${'32'.repeat(32)}` as Hex
-  const authorizationList = [{ chainId: 31337, address: a(0xca1), nonce: 2, r, s, yParity: 0 as const }]
-  const { node, context } = quoting({ config: networkConfig({ l1DataFee: 'op-stack' }), estimateOther: () => 21_032n + 160_000n, l1Fee: 4_000n })
+  // The account the call runs on signs its own authorization.
+  const account = privateKeyToAccount('0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a')
+  const call = { to: account.address, data: '0xabcd' as Hex }
+  const { r, s, yParity } = await account.signAuthorization({ contractAddress: a(0xca1), chainId: 31337, nonce: 2 })
+  const authorizationList = [{ chainId: 31337, address: a(0xca1), nonce: 2, r, s, yParity: yParity as 0 | 1 }]
+  const { node, context } = quoting({ config: networkConfig({ l1DataFee: 'op-stack' }), estimateOther: () => 21_032n + 160_000n, l1Fee: 4_000n, eoaNonce: 2 })
   const quote = await quoteCall(context, { call, token: 'WETH', authorizationList })
   const data = placeholderData(call, 180_000n, weth)
   const gas = gasLimitOf(data, call.data, 180_000n)
@@ -211,10 +213,10 @@ t.test('an authorization list is estimated with, and priced into the L1 data fee
   t.equal(quote.costWei, cost.toString(), 'the L1 fee with its 25 % headroom')
   t.equal(quote.amountBaseUnits, ceil(cost * 12_000n, 10_000n).toString())
   t.strictSame(node.oracleAsked, [
-    serializeAsSigned(31337, { to: runner, data, gas, nonce: 0, ...FEES, authorizationList: [{ address: a(0xca1), chainId: 31337, nonce: 2, r, s, yParity: 0 }] }),
+    serializeAsSigned(31337, { to: runner, data, gas, nonce: 0, ...FEES, authorizationList: [{ address: a(0xca1), chainId: 31337, nonce: 2, r, s, yParity: yParity! }] }),
   ])
   const estimate = node.seen.find((request) => request.method === 'eth_estimateGas')!
-  t.match((estimate.params[0] as { authorizationList: unknown }).authorizationList, [{ address: a(0xca1).toLowerCase(), chainId: '0x7a69', nonce: '0x2', r, s, yParity: '0x0' }])
+  t.match((estimate.params[0] as { authorizationList: unknown }).authorizationList, [{ address: a(0xca1).toLowerCase(), chainId: '0x7a69', nonce: '0x2', r, s, yParity: `0x${yParity}` }])
 })
 
 t.test('priced in USDC: the pool price, six decimals', async (t) => {

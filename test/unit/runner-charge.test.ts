@@ -1,7 +1,7 @@
 import t from 'tap'
 import { getAddress, zeroAddress } from 'viem'
 import { encodeRunnerCall, type RunnerRelay } from '../../core/relay/runnerCall.ts'
-import { authorizationGas, estimateCharge, expectedCharge, refundCap, REFUND_GAS_MARGIN, runnerCharge } from '../../core/relay/runnerCharge.ts'
+import { estimateCharge, expectedCharge, refundCap, REFUND_GAS_MARGIN, runnerCharge } from '../../core/relay/runnerCharge.ts'
 import { calldataGas } from '../../core/relay/runnerTransaction.ts'
 
 // The charge the runner signs (core/relay/runnerCharge.ts): its figures from a relay, a price and a fee, each rounded
@@ -20,14 +20,6 @@ const relay: RunnerRelay = {
 }
 // 3,000 base units (USDC: 0.003) per 10^12 wei: 3,000,000,000 per ether, exactly.
 const price = { numerator: 1_000_000_000n, denominator: 3n }
-
-t.test('an authorization costs 25,000, 12,500 where its nonce says the account exists', async (t) => {
-  t.equal(authorizationGas(undefined), 0n)
-  t.equal(authorizationGas([]), 0n)
-  t.equal(authorizationGas([{ nonce: 0 }]), 25_000n, 'nonce 0: the account may be empty, counted whole')
-  t.equal(authorizationGas([{ nonce: 1 }]), 12_500n)
-  t.equal(authorizationGas([{ nonce: 0 }, { nonce: 7 }]), 37_500n)
-})
 
 t.test('runnerCharge: base gas from the calldata with its own figures at their dearest, the floor, the price rounded up, the L1 fee as priced', async (t) => {
   const charge = runnerCharge({ relay, callGas: 0n, authorizationGas: 25_000n, l1FeeWei: 1_000n, weiPerBaseUnit: price, markupBps: 500, refundGas: 7_023n })

@@ -3,7 +3,8 @@ import { encodeAbiParameters, encodeEventTopics, encodeFunctionData, encodeFunct
 import { privateKeyToAccount } from 'viem/accounts'
 import { runnerAbi } from '../../contracts/abi.ts'
 import { decodeRelayResult, encodeRunnerCall, relayedEvent, RUNNER_SETTLE_GAS, type RunnerRelay } from '../../core/relay/runnerCall.ts'
-import { calldataGas, MAX_TRANSACTION_GAS, runnerGasLimit, stipendFor, viemAuthorizations } from '../../core/relay/runnerTransaction.ts'
+import { calldataGas, MAX_TRANSACTION_GAS, runnerGasLimit, stipendFor } from '../../core/relay/runnerTransaction.ts'
+import { viemAuthorizations } from '../../core/relay/delegation7702.ts'
 
 // The runner transaction's arithmetic and encoding (core/relay/runnerTransaction.ts, runnerCall.ts):
 // gas figures computed by hand, calldata against the Runner's functions written from contracts/Runner.sol.
