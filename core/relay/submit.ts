@@ -36,7 +36,9 @@ import { submissionView } from './status.ts'
  * 3. the deadline (default now + `relay.submissionTtlSec`) is ahead and no later than that; the
  *    payment's own (`validBefore`, the batch's deadline) is at least `relay.paymentMarginSec` plus
  *    `relay.inclusionSec` ahead, by the clock: a transaction sent with less would be cancelled at
- *    the margin before its time to be included, and the runner would pay the cancellation;
+ *    the margin before its time to be included, and the runner would pay the cancellation; and so
+ *    is the call's own `validBefore` when it is a signed EIP-3009 transfer on a configured token
+ *    (expired before inclusion, it would fail and its payment still be taken);
  * 4. the exact runner transaction — from, to, data with the call's stipend, gas limit, fee fields,
  *    authorization list — simulated at the latest block, as one of the client's simulations
  *    (`simulateAs`: a few at once, and a budget of gas for the refused ones): the payment phase pays and the call
@@ -87,6 +89,13 @@ async function acceptCall(context: RelayContext, request: SubmitRequest, request
   const leastValidSec = leastPaymentValiditySec(config.relay)
   if (requested.paymentDeadline !== 0n && requested.paymentDeadline < BigInt(now + leastValidSec)) {
     throw new PaymentRefusal(`the payment expires at ${requested.paymentDeadline} (now ${now}), too soon to send it safely: it must be valid at least ${leastValidSec} s more; sign a new one`, 'valid_before')
+  }
+  // Expired before inclusion, the call's own signed transfer would fail and its payment still be taken.
+  if (requested.callDeadline !== 0n && requested.callDeadline < BigInt(now + leastValidSec)) {
+    throw new ToolError(
+      `the call's signed transfer expires at ${requested.callDeadline} (its validBefore; now ${now}), too soon to send it safely: ` +
+        `it must be valid at least ${leastValidSec} s more; sign a new one (transfer_authorization)`,
+    )
   }
   // The simulations are the caller's: bounded per client, a refused one counted at its gas.
   const prepared = await simulateAs(context.simulations, client, BigInt(config.relay.maxCallGas), (measured) => checkedTransaction(context, request, requested, token, measured))
