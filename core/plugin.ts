@@ -104,6 +104,7 @@ export { encodeApprove, encodeTransfer } from './erc20Calls.ts'
 export { revertReason, type ErrorVocabulary } from './relay/revertReason.ts'
 export { leastPaymentValiditySec } from './relay/paymentValidity.ts'
 export { transferWithAuthorizationTypes } from './relay/transferWithAuthorizationTypes.ts'
+export { transferWithAuthorizationAbi } from './relay/signedTransferCall.ts'
 
 /** What a group's `setup` returns: its group definition, less the name and order the plugin declares. */
 export type GroupContribution = Omit<GroupDefinition, 'name' | 'order'>

@@ -247,6 +247,38 @@ t.test('delegating first, the wallet\'s way: typed data from the pure encoders, 
   t.equal(await usdcOf(account.address), 20_000_000n - 1_000_000n - BigInt(status.outcome.chargedBaseUnits), 'the charge, the rest of the payment refunded')
 })
 
+t.test('two calibur_batch pairs on one nonce with different calls: the second is refused naming the first; the first again answers the first (issue 43, point 10)', async (t) => {
+  const account = privateKeyToAccount(generatePrivateKey())
+  await mintUsdc(deployment.rpcUrl, deployment, account.address, 20_000_000n)
+  await delegate(account)
+  const [alice, bob] = [privateKeyToAccount(generatePrivateKey()).address, privateKeyToAccount(generatePrivateKey()).address]
+  const pairTo = async (friend: Address) => {
+    const transfer = await mcp.call('erc20_transfer', { chain: 'local', token: 'USDC', to: friend, amount: '1' })
+    const batch = await mcp.call('calibur_batch', { chain: 'local', account: account.address, calls: transfer.calls, token: 'USDC' })
+    const paymentSignature = await sign(account, batch.paymentTypedData)
+    const executed = await mcp.call('calibur_execute', { chain: 'local', paymentTypedData: batch.paymentTypedData, paymentSignature, typedData: batch.typedData, signature: await sign(account, batch.typedData) })
+    return { nonce: batch.nonce, submit: { chain: 'local', call: executed.call, payment: executed.payment } }
+  }
+  const first = await pairTo(alice)
+  const second = await pairTo(bob)
+  t.equal(second.nonce, first.nonce, 'both pairs are signed on the same nonce')
+  const accepted = await mcp.call('submit', first.submit)
+  const spentBy = (spent: string) =>
+    new RegExp(`^refused: the payment's nonce \\(\\S+\\) ${spent} by the submission ${accepted.id} with other calls: a signed batch's nonce pays once, for the calls signed with it\\. Nothing was taken; sign a new batch \\(calibur_batch\\) for these calls, or ask status with that id$`)
+  const whileActive = await mcp.callTool('submit', second.submit)
+  t.equal(whileActive.isError, true, 'the second pair, while the first is active: refused')
+  t.match(whileActive.content[0].text, spentBy('is already being spent \\((waiting|sending|confirming)\\)'))
+  const done = await untilSettled(accepted.id)
+  t.equal(done.stage, 'done', done.reason)
+  const onceDone = await mcp.callTool('submit', second.submit)
+  t.equal(onceDone.isError, true, 'the second pair, once the first is done: refused, not answered with the first\'s done')
+  t.match(onceDone.content[0].text, spentBy('was already spent'))
+  const again = await mcp.call('submit', first.submit)
+  t.same({ id: again.id, stage: again.stage }, { id: accepted.id, stage: 'done' }, 'the first pair again: the first answers, done')
+  t.equal(await usdcOf(alice), 1_000_000n, 'the first pair\'s call ran')
+  t.equal(await usdcOf(bob), 0n, 'the second pair\'s call never ran')
+})
+
 t.test('refusals: nothing reaches the runner', async (t) => {
   const account = privateKeyToAccount(deployment.demoAccounts[1]!.privateKey)
   await delegate(account)

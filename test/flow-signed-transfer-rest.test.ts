@@ -187,6 +187,30 @@ t.test('flow 2 over JSON-RPC: bruno_quote, encoder typed data, bruno_sendTransac
   await checkSettled(t, done, before, { ...account, funds }, BigInt(quote.amountBaseUnits))
 })
 
+t.test('a signed transfer on a spent nonce with another call: refused naming the first; the first again answers the first (issue 43, point 10)', async (t) => {
+  const account = await usdcOnlyAccount(40_000_000n)
+  const quote = (await rest('POST', '/local/v1/quote', { call: account.call, token: 'USDC', payment: 'authorization' })).json
+  const fee = await signTransfer(account.key, payee, BigInt(quote.amountBaseUnits))
+  const payment = { token: usdc, authorization: fee.message, signature: fee.signature }
+  const accepted = await rest('POST', '/local/v1/submit', { call: account.call, payment })
+  t.equal(accepted.status, 202)
+  // Another call — its own signed transfer to another friend — with the same signed payment.
+  const other = await usdcOnlyAccount(20_000_000n)
+  const refusedWhileActive = await rest('POST', '/local/v1/submit', { call: other.call, payment })
+  t.equal(refusedWhileActive.status, 422)
+  const spentBy = (spent: string) =>
+    new RegExp(`^refused: the payment's nonce \\(3009:local:${usdc}:${account.address}:${fee.message.nonce}\\) ${spent} by the submission ${accepted.json.id} with another call: a signed transfer pays once, for the call first submitted with it\\. Nothing was taken; sign a new payment \\(payment_authorization\\) for this call, or ask status with that id$`)
+  t.match(refusedWhileActive.json.error.message, spentBy('is already being spent \\((waiting|sending|confirming)\\)'))
+  const done = await until(async () => (await rest('GET', `/local/v1/status/${accepted.json.id}`)).json)
+  t.equal(done.stage, 'done', done.reason)
+  const refusedOnceDone = await rest('POST', '/local/v1/submit', { call: other.call, payment })
+  t.equal(refusedOnceDone.status, 422)
+  t.match(refusedOnceDone.json.error.message, spentBy('was already spent'))
+  const again = await rest('POST', '/local/v1/submit', { call: account.call, payment })
+  t.same({ id: again.json.id, stage: again.json.stage }, { id: accepted.json.id, stage: 'done' }, 'the same call and payment again: the first answers, done')
+  t.equal(await balance(other.friend), 0n, 'the other call never ran')
+})
+
 t.test('REST and JSON-RPC refusals', async (t) => {
   const account = await usdcOnlyAccount(20_000_000n)
   const runnerNonce = await client.getTransactionCount({ address: runner })

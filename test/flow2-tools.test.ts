@@ -104,6 +104,22 @@ t.test('flow 2 from the tools: a USDC-only account pays a friend 2 USDC', async 
   t.match((again.content as { text: string }[])[0]!.text, /already used/)
 })
 
+t.test('transfer_authorization takes the least validity payment_authorization takes: a call that expires first would fail and still pay', async (t) => {
+  const from = privateKeyToAccount(generatePrivateKey()).address
+  const friend = privateKeyToAccount(generatePrivateKey()).address
+  const { tools } = await agent.listTools()
+  const minimum = (name: string) => (tools.find((tool) => tool.name === name)!.inputSchema.properties as Record<string, { minimum?: number }>).validForSec!.minimum
+  t.equal(minimum('transfer_authorization'), 61, 'more than the 60 s submit needs')
+  t.equal(minimum('transfer_authorization'), minimum('payment_authorization'), 'the same least as the payment\'s')
+  for (const validForSec of [10, 60]) {
+    const refused = await call('transfer_authorization', { chain: 'local', from, to: friend, token: 'USDC', amount: '1', validForSec })
+    t.equal(refused.isError, true, `validForSec ${validForSec}: refused`)
+    t.match((refused.content as { text: string }[])[0]!.text, /validForSec.*61/, 'naming the field and the least it takes')
+  }
+  const prepared = await use('transfer_authorization', { chain: 'local', from, to: friend, token: 'USDC', amount: '1', validForSec: 61 })
+  t.ok(BigInt(prepared.typedData.message.validBefore) >= BigInt(Math.floor(Date.now() / 1000) + 60), 'validForSec 61: typed data valid 61 s')
+})
+
 t.test('erc20_transfer\'s call in flow 2 is refused: it runs from Bruno\'s Runner contract', async (t) => {
   const payer = privateKeyToAccount(generatePrivateKey())
   const friend = privateKeyToAccount(generatePrivateKey()).address

@@ -6,6 +6,7 @@ import type { RelayContext } from './context.ts'
 import type { PaymentToken } from './gasPricer.ts'
 import type { RunnerRelay } from './runnerCall.ts'
 import type { Payment, RelayCall } from './schemas.ts'
+import { signedTransferOfCall } from './signedTransferCall.ts'
 
 /** A request as the Runner will run it, with what it pays and what identifies its payment. */
 export interface RequestedRelay {
@@ -14,6 +15,8 @@ export interface RequestedRelay {
   readonly amount: bigint
   /** Unix seconds after which the payment itself is refused on chain (3009 `validBefore`, a batch's deadline); 0 for none. */
   readonly paymentDeadline: bigint
+  /** Unix seconds after which the call's own signed EIP-3009 transfer on a configured token is refused on chain (its `validBefore`); 0 for a call that is none. */
+  readonly callDeadline: bigint
   /** The payment's identity: no two active submissions may spend the same one. */
   readonly identity: string
   /** What the call spends, when a delegate recognises it as a signed batch of its (`Delegate.callSpends`): one active submission each, whatever pays. */
@@ -22,6 +25,8 @@ export interface RequestedRelay {
   readonly payer: Address
   /** The batch's terms, for a delegate batch. */
   readonly batch?: BatchTerms
+  /** The delegate whose signed batches these are, named in the relay's texts. */
+  readonly batchDelegate?: Pick<Delegate, 'name' | 'tools'>
 }
 
 /**
@@ -81,6 +86,8 @@ export function readBatch(context: RelayContext, call: RelayCall, paymentBatch: 
 export function relayOfRequest(context: RelayContext, call: RelayCall, payment: Payment, token: PaymentToken): RequestedRelay {
   const payee = getAddress(context.network.config.payee)
   const spends = callSpends(context, call, 'batch' in payment ? (payment.batch as Hex) : undefined)
+  const signedCall = signedTransferOfCall(call, context.network.config.tokens.map((configured) => configured.address as Address))
+  const callDeadline = signedCall?.validBefore ?? 0n
   if ('authorization' in payment) {
     const { authorization } = payment
     if (!isAddressEqual(getAddress(authorization.to), payee)) {
@@ -90,6 +97,7 @@ export function relayOfRequest(context: RelayContext, call: RelayCall, payment: 
       relay: { form: 'authorization', call: { to: getAddress(call.to), data: call.data as Hex }, payment, payee },
       amount: BigInt(authorization.value),
       paymentDeadline: BigInt(authorization.validBefore),
+      callDeadline,
       identity: `3009:${context.network.name}:${getAddress(payment.token)}:${getAddress(authorization.from)}:${authorization.nonce.toLowerCase()}`,
       payer: getAddress(authorization.from),
       ...spends,
@@ -99,8 +107,8 @@ export function relayOfRequest(context: RelayContext, call: RelayCall, payment: 
   if (BigInt(payment.amountBaseUnits) > relay.amount) {
     throw new ToolError(`the payment says ${payment.amountBaseUnits} base units but its payment batch pays ${relay.amount}: pass the payment ${relay.by.tools.execute} returned`)
   }
-  const { terms, by: _by, ...runnerRelay } = relay
-  return { relay: runnerRelay, amount: relay.amount, paymentDeadline: terms.deadline, identity: terms.identity, payer: terms.account, batch: terms, ...spends }
+  const { terms, by, ...runnerRelay } = relay
+  return { relay: runnerRelay, amount: relay.amount, paymentDeadline: terms.deadline, callDeadline, identity: terms.identity, payer: terms.account, batch: terms, batchDelegate: by, ...spends }
 }
 
 /**

@@ -12,7 +12,7 @@ import type { PaymentToken } from './gasPricer.ts'
 import { localOwnership, runnerKeyName, type RunnerOwnership } from './ownership.ts'
 import type { LaneFunding } from './laneFunding.ts'
 import { paymentToken } from './paymentToken.ts'
-import { leastPaymentValiditySec } from './paymentValidity.ts'
+import { leastPaymentValiditySec, soonestExpiry, type Expiry } from './paymentValidity.ts'
 import { relayOfRequest } from './relayOfRequest.ts'
 import { describeRevertData } from './revertReason.ts'
 import { relayedEvent, signedCharge } from './runnerCall.ts'
@@ -55,8 +55,8 @@ const RECHECKS_AT_ONCE = 4
 const PRUNE_EVERY_MS = 60_000
 
 /**
- * Why a relay in flight gives way to a cancellation; `expiring` when for its payment's expiry, which
- * its payer chose; `instead` when the relay itself, included, would now cost the runner this much
+ * Why a relay in flight gives way to a cancellation; `expiring` when for its payment's (or its signed
+ * call's) expiry, which its payer chose; `instead` when the relay itself, included, would now cost the runner this much
  * (wei) beyond its payment's worth: a cancellation costing less is the smaller loss.
  */
 interface Cancellation {
@@ -135,7 +135,8 @@ interface Lane {
  * The runner of one chain. Each pass:
  * 1. sends waiting submissions — those never held first, then held ones whose backoff has passed —
  *    each re-prepared exactly as it will be signed and re-priced (a submission whose payment or call
- *    would now fail, whose payment no longer covers the worst case, whose payment expires within
+ *    would now fail, whose payment no longer covers the worst case, whose payment — or its call's
+ *    own signed EIP-3009 transfer, which would fail and still pay — expires within
  *    `relay.paymentMarginSec` plus `relay.inclusionSec` (it fails: sent, it would be cancelled
  *    before its time to be included), or whose payer already has a transaction in flight, is
  *    not sent: it is held with its reason and a backoff of its own, and fails at its deadline);
@@ -145,7 +146,7 @@ interface Lane {
  *    until the next pass has read the nonce afresh);
  * 3. follows each transaction in flight to inclusion and confirmations, replaces a stuck one within
  *    what its payment covers, and cancels one that stays unincluded past `runner.maxSendingMs` (or
- *    too close to its payment's expiry: a fault of its payer, who chose that expiry, once the
+ *    too close to its payment's or its signed call's expiry: a fault of its payer, who chose that expiry, once the
  *    cancellation is included) with a 0-value self-transfer at its nonce;
  * 4. fills a nonce the node is missing below the next one (a gap) with a self-transfer.
  * One submission's trouble — a refusal, a fault of the chain while simulating it — is held on that
@@ -561,7 +562,7 @@ export class RunnerLoop {
   }
 
   /**
-   * Fails a waiting submission past its deadline, or whose payment expires within
+   * Fails a waiting submission past its deadline, or whose payment (or call's signed transfer) expires within
    * `relay.paymentMarginSec` + `relay.inclusionSec` (sent, it would be cancelled before its time to be
    * included): answers whether it did.
    */
@@ -582,11 +583,12 @@ export class RunnerLoop {
     const token = paymentToken(network, request.payment.token)
     const requested = relayOfRequest(this.#context, request.call, request.payment, token)
     const margin = BigInt(leastPaymentValiditySec(network.config.relay))
-    if (requested.paymentDeadline !== 0n && requested.paymentDeadline - BigInt(now) < margin) {
+    const expiry = soonestExpiry(requested)
+    if (expiry && expiry.at - BigInt(now) < margin) {
       this.#holds.delete(submission.id)
       await store.update(submission.id, {
         stage: 'failed',
-        reason: `not sent: its payment expires at ${requested.paymentDeadline}, within ${margin} s${submission.reason ? ` (${submission.reason})` : ''}`,
+        reason: `not sent: ${expiry.what} expires at ${expiry.at}, within ${margin} s${submission.reason ? ` (${submission.reason})` : ''}`,
       }, this.#anyFence())
       return true
     }
@@ -845,16 +847,17 @@ export class RunnerLoop {
     const pending = await network.client.getTransactionCount({ address: lane.address, blockTag: 'pending' })
     if (pending >= lane.nextNonce!) return
     const held = inFlight.find((submission) => submission.transaction?.nonce === pending)
-    if (held && !this.#nearExpiry(held, Date.now())) {
+    const expiring = held && this.#nearExpiry(held, Date.now())
+    if (held && !expiring) {
       // Ours, but not in the node's pool: sent again as stored.
       await this.#broadcast(held.transaction!.raw)
       return
     }
     if (held) {
-      // Its payment expires too soon to be taken: its bytes could only revert, at the runner's cost and
-      // against an innocent payer. The nonce is taken back at the current fees, whatever they cost:
-      // every later nonce waits on it.
-      await this.#cancel(lane, held, held.transaction!, { why: `lost by the node, and its payment came within ${network.config.relay.paymentMarginSec} s of expiring` }, { capped: false })
+      // Its payment (or its call's signed transfer) expires too soon to be taken: its bytes could only
+      // revert (or pay for a call that fails), at the runner's cost or its payer's. The nonce is taken back
+      // at the current fees, whatever they cost: every later nonce waits on it.
+      await this.#cancel(lane, held, held.transaction!, { why: `lost by the node, and ${expiring!.what} came within ${network.config.relay.paymentMarginSec} s of expiring` }, { capped: false })
       return held.id
     }
     const fees = await readFees(network.client)
@@ -953,27 +956,29 @@ export class RunnerLoop {
     return false
   }
 
-  /** Whether a submission's payment expires within `relay.paymentMarginSec` of `now` (ms): its transaction may not go out again. */
-  #nearExpiry(submission: Submission, now: number): boolean {
+  /** What of a submission (its payment, its call's signed transfer) expires within `relay.paymentMarginSec` of `now` (ms): its transaction may not go out again. */
+  #nearExpiry(submission: Submission, now: number): Expiry | undefined {
     return this.#expiresWithin(submission, now, this.#context.network.config.relay.paymentMarginSec)
   }
 
-  /** Whether a waiting submission's payment expires too soon to send it: sent, it would be cancelled at the margin before its time to be included. */
+  /** Whether a waiting submission's payment or call's signed transfer expires too soon to send it: sent, it would be cancelled at the margin before its time to be included. */
   #tooLateToSend(submission: Submission, now: number): boolean {
-    return this.#expiresWithin(submission, now, leastPaymentValiditySec(this.#context.network.config.relay))
+    return this.#expiresWithin(submission, now, leastPaymentValiditySec(this.#context.network.config.relay)) !== undefined
   }
 
-  #expiresWithin(submission: Submission, now: number, seconds: number): boolean {
+  /** What of a submission expires within `seconds` of `now` (ms): its payment or its call's signed transfer, whichever is first. */
+  #expiresWithin(submission: Submission, now: number, seconds: number): Expiry | undefined {
     const token = paymentToken(this.#context.network, submission.request.payment.token)
-    const { paymentDeadline } = relayOfRequest(this.#context, submission.request.call, submission.request.payment, token)
-    return paymentDeadline !== 0n && paymentDeadline - BigInt(Math.floor(now / 1000)) < BigInt(seconds)
+    const expiry = soonestExpiry(relayOfRequest(this.#context, submission.request.call, submission.request.payment, token))
+    return expiry && expiry.at - BigInt(Math.floor(now / 1000)) < BigInt(seconds) ? expiry : undefined
   }
 
   /** Why a relay in flight must give way to a cancellation now, if it must. */
   #cancelReason(submission: Submission, transaction: SentTransaction, now: number): Cancellation | undefined {
     const { config } = this.#context.network
     if (now - transaction.firstSentAt > config.runner.maxSendingMs) return { why: `not included within ${config.runner.maxSendingMs / 1000} s` }
-    if (this.#nearExpiry(submission, now)) return { why: `not included before its payment came within ${config.relay.paymentMarginSec} s of expiring`, expiring: true }
+    const expiring = this.#nearExpiry(submission, now)
+    if (expiring) return { why: `not included before ${expiring.what} came within ${config.relay.paymentMarginSec} s of expiring`, expiring: true }
     return undefined
   }
 

@@ -10,7 +10,7 @@ import type { PaymentToken } from './gasPricer.ts'
 import { admit } from './admission.ts'
 import { leastPaymentValiditySec } from './paymentValidity.ts'
 import { simulateAs } from './simulationGate.ts'
-import { ActiveCapReached, AlreadySpent } from './store.ts'
+import { ActiveCapReached, AlreadySpent, type Submission } from './store.ts'
 import { revertCostGas } from './revertCost.ts'
 import { describeCallFailure } from './callFailure.ts'
 import { prepareRunnerTransaction, type PreparedRelay } from './runnerTransaction.ts'
@@ -25,9 +25,11 @@ import { submissionView } from './status.ts'
  *    run by the Runner in a call of its own before the account's batch of calls (both read by the
  *    delegate's group; a payment hidden anywhere else is refused);
  * 2. the same payment (its identity: token, payer and nonce) is not already active, nor done (its
- *    payment spent): if it is, that submission answers, and nothing new is stored (so a client's
- *    retry is free, before and after; one its client submits again while the first is checked
- *    waits for the first's answer, simulating nothing); a call that is a delegate's signed batch
+ *    payment spent): if it is, with the same call and payment, that submission answers, and nothing
+ *    new is stored (so a client's retry is free, before and after; one its client submits again
+ *    while the first is checked waits for the first's answer, simulating nothing); with another
+ *    call (or another payment on the same nonce) it is refused, naming that submission — its
+ *    `done` would tell of calls that never ran; a call that is a delegate's signed batch
  *    (`Delegate.callSpends`) already spent by another active submission, however paid, is refused
  *    as it is stored (one signed batch is paid for once); then the payer's
  *    and the client's standing (`admit`: caps on active submissions, throttling and bans for
@@ -36,7 +38,9 @@ import { submissionView } from './status.ts'
  * 3. the deadline (default now + `relay.submissionTtlSec`) is ahead and no later than that; the
  *    payment's own (`validBefore`, the batch's deadline) is at least `relay.paymentMarginSec` plus
  *    `relay.inclusionSec` ahead, by the clock: a transaction sent with less would be cancelled at
- *    the margin before its time to be included, and the runner would pay the cancellation;
+ *    the margin before its time to be included, and the runner would pay the cancellation; and so
+ *    is the call's own `validBefore` when it is a signed EIP-3009 transfer on a configured token
+ *    (expired before inclusion, it would fail and its payment still be taken);
  * 4. the exact runner transaction — from, to, data with the call's stipend, gas limit, fee fields,
  *    authorization list — simulated at the latest block, as one of the client's simulations
  *    (`simulateAs`: a few at once, and a budget of gas for the refused ones): the payment phase pays and the call
@@ -61,10 +65,11 @@ export async function submitCall(context: RelayContext, submitted: SubmitRequest
   const request: SubmitRequest = { ...submitted, payment: { ...submitted.payment, token: token.address } }
   const requested = relayOfRequest(context, request.call, request.payment, token)
   const repeated = (await context.store.activeByIdentity(requested.identity)) ?? (await context.store.doneByIdentity(requested.identity))
-  if (repeated) return submissionView(repeated)
-  // The same payment submitted again by the same client while it is checked is answered with the
-  // first's answer: one simulation. (Another client's answer may name that client: it is not shared.)
-  const key = `${requested.identity} ${client ?? ''}`
+  if (repeated) return repeatedAnswer(request, requested, repeated)
+  // The same call and payment submitted again by the same client while it is checked is answered
+  // with the first's answer: one simulation. (Another client's answer may name that client: it is
+  // not shared; another call on the same payment is checked apart, and refused as it is stored.)
+  const key = `${client ?? ''} ${relayKey(request)}`
   const checking = context.checking?.get(key)
   if (checking) return checking
   const answer = acceptCall(context, request, requested, token, client, paymentId)
@@ -87,6 +92,13 @@ async function acceptCall(context: RelayContext, request: SubmitRequest, request
   const leastValidSec = leastPaymentValiditySec(config.relay)
   if (requested.paymentDeadline !== 0n && requested.paymentDeadline < BigInt(now + leastValidSec)) {
     throw new PaymentRefusal(`the payment expires at ${requested.paymentDeadline} (now ${now}), too soon to send it safely: it must be valid at least ${leastValidSec} s more; sign a new one`, 'valid_before')
+  }
+  // Expired before inclusion, the call's own signed transfer would fail and its payment still be taken.
+  if (requested.callDeadline !== 0n && requested.callDeadline < BigInt(now + leastValidSec)) {
+    throw new ToolError(
+      `the call's signed transfer expires at ${requested.callDeadline} (its validBefore; now ${now}), too soon to send it safely: ` +
+        `it must be valid at least ${leastValidSec} s more; sign a new one (transfer_authorization)`,
+    )
   }
   // The simulations are the caller's: bounded per client, a refused one counted at its gas.
   const prepared = await simulateAs(context.simulations, client, BigInt(config.relay.maxCallGas), (measured) => checkedTransaction(context, request, requested, token, measured))
@@ -119,7 +131,8 @@ async function acceptCall(context: RelayContext, request: SubmitRequest, request
     }
     throw error
   })
-  if (stored.id === submission.id) context.wake()
+  if (stored.id !== submission.id) return repeatedAnswer(request, requested, stored)
+  context.wake()
   return submissionView(stored)
 }
 
@@ -171,4 +184,37 @@ async function checkedTransaction(context: RelayContext, request: SubmitRequest,
 function signedTransactionBytes(prepared: PreparedRelay, chainId: number): number {
   const { to, data, gas, fees, authorizationList } = prepared
   return (serializeAsSigned(chainId, { to, data, gas, nonce: 0, ...fees, ...(authorizationList ? { authorizationList } : {}) }).length - 2) / 2
+}
+
+/**
+ * What answers a submission whose payment `repeated` already spends (or is spending): `repeated`
+ * itself when it is the same call and payment (a retry is free), else a refusal naming it — its
+ * `done` would tell of calls that never ran.
+ */
+function repeatedAnswer(request: SubmitRequest, requested: RequestedRelay, repeated: Submission): SubmissionView {
+  if (relayKey(repeated.request) === relayKey(request)) return submissionView(repeated)
+  const spent = repeated.stage === 'done' ? 'was already spent' : `is already being spent (${repeated.stage})`
+  const batch = requested.batchDelegate
+  const other = callKey(repeated.request) !== callKey(request) ? (batch ? 'other calls' : 'another call') : 'another payment'
+  const remedy = batch
+    ? `a signed batch's nonce pays once, for the calls signed with it. Nothing was taken; sign a new batch (${batch.tools.batch}) for these calls`
+    : 'a signed transfer pays once, for the call first submitted with it. Nothing was taken; sign a new payment (payment_authorization) for this call'
+  throw new ToolError(`refused: the payment's nonce (${requested.identity}) ${spent} by the submission ${repeated.id} with ${other}: ${remedy}, or ask status with that id`)
+}
+
+/**
+ * A request's call and payment as one string: two requests with the same are one relay (the same
+ * calldata to the same address, the same signed payment, whatever its signature's encoding).
+ */
+function relayKey(request: SubmitRequest): string {
+  const { payment } = request
+  const paid =
+    'authorization' in payment
+      ? (['from', 'to', 'value', 'validAfter', 'validBefore', 'nonce'] as const).map((field) => payment.authorization[field])
+      : [payment.batch]
+  return [callKey(request), payment.token, ...paid].join(' ').toLowerCase()
+}
+
+function callKey({ call }: SubmitRequest): string {
+  return [call.to, call.data, call.value ?? '0'].join(' ').toLowerCase()
 }

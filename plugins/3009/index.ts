@@ -25,8 +25,8 @@ export const paymentAuthorizationGroup = definePlugin({
   name: '3009',
   order: 30,
   setup: ({ chainArgument, networks }) => {
-    // One schema for every chain: the longest least validity among them.
+    // One schema for every chain: the longest least validity among them, for the payment and the call alike.
     const leastValidSec = Math.max(...networks.names.map((name) => leastPaymentValiditySec(networks.get(name).config.relay)))
-    return { instructions, tools: [paymentAuthorization(chainArgument, leastValidSec), transferAuthorization(chainArgument), transferAuthorizationCall(chainArgument)] }
+    return { instructions, tools: [paymentAuthorization(chainArgument, leastValidSec), transferAuthorization(chainArgument, leastValidSec), transferAuthorizationCall(chainArgument)] }
   },
 })

@@ -7,25 +7,22 @@ import { randomAuthorizationNonce, transferWithAuthorizationTypedData } from './
 /** The longest an authorization may stay valid: a signed transfer is a bearer instrument until used. */
 export const MAX_VALID_FOR_SEC = 3_600
 
-/** How long a signed transfer stays usable: `validBefore` = now + this. */
-export const ValidForSec = Type.Integer({ minimum: 10, maximum: MAX_VALID_FOR_SEC, description: 'seconds usable (default: the quote validity)' })
-
 /**
- * How long a signed payment stays usable: more than `leastValidSec`, the least validity `submit`
- * takes on any configured chain (its payment margin and time to be included), so that every value
- * the schema admits can be submitted.
+ * How long a signed transfer stays usable (`validBefore` = now + this), the payment's and the
+ * call's alike: more than `leastValidSec`, the least validity `submit` takes of either on any
+ * configured chain (its payment margin and time to be included), so that every value the schema
+ * admits can be submitted.
  *
  * @example
- * paymentValidForSec(60) // { type: 'integer', minimum: 61, maximum: 3600, … }
+ * validForSecOver(60) // { type: 'integer', minimum: 61, maximum: 3600, … }
  */
-export function paymentValidForSec(leastValidSec: number) {
+export function validForSecOver(leastValidSec: number) {
   return Type.Integer({
     minimum: leastValidSec + 1,
     maximum: MAX_VALID_FOR_SEC,
     description: `seconds usable, over the ${leastValidSec} submit needs (default: the quote validity)`,
   })
 }
-
 
 /** TransferWithAuthorization typed data as tools return it (and `transfer_authorization_call` takes it back). */
 export const TypedDataOutput = Type.Object(
@@ -73,7 +70,7 @@ export const paymentAuthorization = (chain: TSchema, leastValidSec: number) =>
         from: { ...Address, description: 'the paying account' },
         token: { ...TokenArgument, description: 'as quoted' },
         amount: described(TokenAmount, 'whole token units: the quote\'s `amount`'),
-        validForSec: Type.Optional(paymentValidForSec(leastValidSec)),
+        validForSec: Type.Optional(validForSecOver(leastValidSec)),
       },
       { additionalProperties: false },
     ),

@@ -19,7 +19,7 @@ import {
   type Network,
 } from '../../core/plugin.ts'
 import { eip3009Abi } from './abi.ts'
-import { TypedDataOutput, ValidForSec } from './paymentAuthorization.ts'
+import { TypedDataOutput, validForSecOver } from './paymentAuthorization.ts'
 import { readTokenDomain } from '../../core/plugin.ts'
 import {
   authorizationSignatureParts,
@@ -93,9 +93,9 @@ const PREPARE_NEXT =
  * and refuses a payment that falls short.
  *
  * @example
- * registry.addGroup({ name: '3009', order: 30, instructions, tools: [transferAuthorization(app.bruno.chainArgument), …] })
+ * registry.addGroup({ name: '3009', order: 30, instructions, tools: [transferAuthorization(app.bruno.chainArgument, 60), …] })
  */
-export const transferAuthorization = (chain: TSchema) =>
+export const transferAuthorization = (chain: TSchema, leastValidSec: number) =>
   defineTool({
     name: 'transfer_authorization',
     title: 'Prepare a gasless token transfer',
@@ -111,7 +111,7 @@ export const transferAuthorization = (chain: TSchema) =>
         to: Address,
         token: TokenArgument,
         amount: TokenAmount,
-        validForSec: Type.Optional(ValidForSec),
+        validForSec: Type.Optional(validForSecOver(leastValidSec)),
       },
       { additionalProperties: false },
     ),

@@ -1,6 +1,7 @@
 import t from 'tap'
-import { getAddress, type Hex } from 'viem'
-import { privateKeyToAccount } from 'viem/accounts'
+import { encodeFunctionData, getAddress, parseSignature, type Hex } from 'viem'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { eip3009Abi } from '../../plugins/3009/abi.ts'
 import { randomAuthorizationNonce, transferWithAuthorizationTypedData } from '../../plugins/3009/typedData.ts'
 import { startDevnetBruno } from '../fixtures/devnetBruno.ts'
 import { RawMcpClient } from '../fixtures/mcpHttp.ts'
@@ -46,6 +47,20 @@ async function paymentValidFor(key: Hex, amount: bigint, validForSec: number) {
 
 const payer = () => quotedPayer(bruno, chain, mcp)
 
+/**
+ * Flow 2's call: `key`'s signed transferWithAuthorization of 1 USDC to a fresh friend, valid `validForSec`
+ * from now by the clock (issue 43, point 9: a call expiring before its payment was sent, and failed on chain, paid).
+ */
+async function signedCallValidFor(key: Hex, validForSec: number) {
+  const account = privateKeyToAccount(key)
+  const friend = privateKeyToAccount(generatePrivateKey()).address
+  const validBefore = BigInt(Math.floor(Date.now() / 1000) + validForSec)
+  const typedData = transferWithAuthorizationTypedData({ token, from: account.address, to: friend, value: 1_000_000n, validAfter: 0n, validBefore, nonce: randomAuthorizationNonce() })
+  const { v, r, s } = parseSignature(await account.signTypedData(typedData as never))
+  const args = [account.address, friend, 1_000_000n, 0n, validBefore, typedData.message.nonce, Number(v), r, s] as const
+  return { call: { to: deployment.usdc, data: encodeFunctionData({ abi: eip3009Abi, functionName: 'transferWithAuthorization', args }) }, validBefore }
+}
+
 t.test(`a payment valid only paymentMarginSec (${MARGIN_SEC} s): refused at submit on every binding, naming the least validity; nothing is sent`, async (t) => {
   const one = await payer()
   const runnerNonce = await chain.client.getTransactionCount({ address: chain.runner })
@@ -59,6 +74,22 @@ t.test(`a payment valid only paymentMarginSec (${MARGIN_SEC} s): refused at subm
         new RegExp(`too soon to send it safely: it must be valid at least ${LEAST_SEC} s more; sign a new one$`),
       )
     }
+  }
+  t.equal(await chain.client.getTransactionCount({ address: chain.runner }), runnerNonce, 'the runner sent nothing')
+})
+
+t.test(`a signed call valid less than paymentMarginSec + inclusionSec (${LEAST_SEC} s), its payment valid 10 min: refused at submit on every binding, naming the call's validBefore`, async (t) => {
+  const one = await payer()
+  const runnerNonce = await chain.client.getTransactionCount({ address: chain.runner })
+  for (const binding of BINDINGS) {
+    const signed = await signedCallValidFor(one.key, LEAST_SEC - 1)
+    const submitted = await api.submit(binding, { call: signed.call, payment: await paymentValidFor(one.key, one.amount, 600) })
+    t.equal(submitted.accepted, false, `${binding}: refused`)
+    if (submitted.accepted) continue
+    t.match(
+      submitted.message,
+      new RegExp(`^the call's signed transfer expires at ${signed.validBefore} \\(its validBefore; now \\d+\\), too soon to send it safely: it must be valid at least ${LEAST_SEC} s more; sign a new one \\(transfer_authorization\\)$`),
+    )
   }
   t.equal(await chain.client.getTransactionCount({ address: chain.runner }), runnerNonce, 'the runner sent nothing')
 })
@@ -114,4 +145,27 @@ t.test(`a waiting submission whose payment has less than paymentMarginSec + incl
   const done = await waitFor(() => api.status('rest', first.id), (view) => view.stage === 'done' || view.stage === 'failed', `${first.id} settled`, 15_000, 50)
   t.equal(done.stage, 'done', 'the first went through')
   t.equal(done.transaction.nonce, sent.transaction.nonce, 'at the nonce it was sent at (replaced within its payment, as stuckAfterMs passed)')
+})
+
+t.test(`a waiting submission whose call's signed transfer has less than ${LEAST_SEC} s left fails unsent, its payment valid 10 min: nothing is paid for a call that would fail`, async (t) => {
+  const one = await payer()
+  await chain.testClient.setAutomine(false)
+  t.teardown(() => chain.testClient.setAutomine(true))
+  const quote = await mcp.call('quote', { chain: 'local', call: one.call, token: 'USDC', payment: 'authorization' })
+  const first = await api.submit('mcp', { call: one.call, payment: await paymentValidFor(one.key, BigInt(quote.amountBaseUnits), 600) })
+  if (!first.accepted) return t.fail(`the first refused: ${first.message}`)
+  await waitFor(() => api.status('mcp', first.id), (view) => view.stage === 'sending', `${first.id} sent`, 10_000, 50)
+  const runnerNonce = await chain.client.getTransactionCount({ address: chain.runner, blockTag: 'pending' })
+  // Held behind the first (one transaction in flight per payer) until its call may no longer be sent.
+  const signed = await signedCallValidFor(one.key, LEAST_SEC + 2)
+  const callQuote = await mcp.call('quote', { chain: 'local', call: signed.call, token: 'USDC', payment: 'authorization' })
+  const second = await api.submit('rest', { call: signed.call, payment: await paymentValidFor(one.key, BigInt(callQuote.amountBaseUnits), 600) })
+  if (!second.accepted) return t.fail(`the second refused: ${second.message}`)
+  const failed = await waitFor(() => api.status('rest', second.id), (view) => view.stage === 'failed', `${second.id} failed`, 15_000, 50)
+  t.match(failed.reason, new RegExp(`^not sent: its call's signed transfer expires at ${signed.validBefore}, within ${LEAST_SEC} s \\(waiting: ${one.address} has a transaction in flight; this one follows it\\)$`))
+  t.equal(failed.transaction, undefined, 'never signed')
+  t.equal(await chain.client.getTransactionCount({ address: chain.runner, blockTag: 'pending' }), runnerNonce, 'the runner sent nothing for it')
+  await chain.testClient.mine({ blocks: 1 })
+  const done = await waitFor(() => api.status('mcp', first.id), (view) => view.stage === 'done' || view.stage === 'failed', `${first.id} settled`, 15_000, 50)
+  t.equal(done.stage, 'done', 'the first went through')
 })

@@ -43,6 +43,7 @@ t.test('a signed transfer: to the payee, its amount, deadline, identity and paye
     relay: { form: 'authorization', call: { to: target, data: '0xabcd' }, payment, payee },
     amount: 150_000n,
     paymentDeadline: 1_900_000_000n,
+    callDeadline: 0n,
     identity: `3009:local:${usdc.address}:${account}:0x${'ab'.repeat(32)}`,
     payer: account,
   })
@@ -50,6 +51,29 @@ t.test('a signed transfer: to the payee, its amount, deadline, identity and paye
     () => relayOfRequest(context, call as never, authorization({ to: target }) as never, usdc),
     new ToolError(`the signed transfer pays ${target}, not the payee ${payee}: sign a transfer to the payee (payment_authorization prepares it)`),
   )
+})
+
+t.test('a call that is a signed EIP-3009 transfer on a configured token: its validBefore is the call\'s deadline, whatever its form (issue 43, point 9)', async (t) => {
+  const signedTransfers = parseAbi([
+    'function transferWithAuthorization(address from, address to, uint256 value, uint256 validAfter, uint256 validBefore, bytes32 nonce, uint8 v, bytes32 r, bytes32 s)',
+    'function transferWithAuthorization(address from, address to, uint256 value, uint256 validAfter, uint256 validBefore, bytes32 nonce, bytes signature)',
+    'function receiveWithAuthorization(address from, address to, uint256 value, uint256 validAfter, uint256 validBefore, bytes32 nonce, uint8 v, bytes32 r, bytes32 s)',
+    'function receiveWithAuthorization(address from, address to, uint256 value, uint256 validAfter, uint256 validBefore, bytes32 nonce, bytes signature)',
+  ])
+  const fields = [account, target, 1_000_000n, 0n, 1_800_000_123n, zeroHash] as const
+  const forms = signedTransfers.map((item) =>
+    encodeFunctionData({ abi: [item], args: item.inputs.length === 9 ? [...fields, 27, zeroHash, zeroHash] : [...fields, `0x${'22'.repeat(65)}`] } as never),
+  )
+  for (const [index, data] of forms.entries()) {
+    const onToken = relayOfRequest(context, { to: usdc.address.toLowerCase(), data } as never, authorization() as never, usdc)
+    t.equal(onToken.callDeadline, 1_800_000_123n, `form ${index}: its validBefore`)
+    const elsewhere = relayOfRequest(context, { to: target, data } as never, authorization() as never, usdc)
+    t.equal(elsewhere.callDeadline, 0n, `form ${index} on a contract that is no configured token: none`)
+  }
+  const cut = relayOfRequest(context, { to: usdc.address, data: forms[0]!.slice(0, 74) } as never, authorization() as never, usdc)
+  t.equal(cut.callDeadline, 0n, 'calldata that does not decode: none (the token reverts it)')
+  const transfer = relayOfRequest(context, { to: usdc.address, data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [target, 1n] }) } as never, authorization() as never, usdc)
+  t.equal(transfer.callDeadline, 0n, 'another function: none')
 })
 
 const caliburExecute = parseAbi([

@@ -139,6 +139,19 @@ t.test('two submits of one payment at once: one is stored, both answer it, the r
   t.equal(wakes(), 1)
 })
 
+t.test('two submits of one payment at once with different calls: one is stored, the other is refused naming it (issue 43, point 10)', async (t) => {
+  const { wakes, ...relay } = submitting()
+  // One client: the second is not answered with the first's check, nor with what the first stored.
+  const context = { ...relay.context, checking: new Map() }
+  const settled = await Promise.allSettled([submitCall(context, request(), 'a'), submitCall(context, request({ data: '0xabce' }), 'a')])
+  const stored = settled.find((result) => result.status === 'fulfilled')
+  const refused = settled.find((result) => result.status === 'rejected')
+  if (!stored || !refused) return t.fail(`one stored, one refused: ${JSON.stringify(settled.map((result) => result.status))}`)
+  t.type(refused.reason, ToolError)
+  t.match((refused.reason as Error).message, new RegExp(`^refused: the payment's nonce \\(3009:local:${weth}:${payer}:0x${'ab'.repeat(32)}\\) is already being spent \\(waiting\\) by the submission ${stored.value.id} with another call: `))
+  t.equal(wakes(), 1)
+})
+
 t.test('the payer’s standing is judged before anything is read', async (t) => {
   const { node, context, store } = submitting()
   for (let index = 0; index < 8; index++) {
