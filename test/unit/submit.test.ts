@@ -1,5 +1,6 @@
 import t, { type Test } from 'tap'
 import { encodeErrorResult, formatUnits, getAddress, parseAbi, serializeTransaction, type Hex } from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
 import type { Delegate, BatchTerms } from '../../core/relay/delegate.ts'
 import { describeCallFailure } from '../../core/relay/callFailure.ts'
 import { relayOfRequest } from '../../core/relay/relayOfRequest.ts'
@@ -237,22 +238,23 @@ t.test('the signed transaction’s size: at relay.maxTransactionBytes it is acce
   t.equal((await submitCall(sized(bytes), request({ data }))).stage, 'waiting')
   await refusal(t, submitCall(sized(bytes - 1), request({ data })), `refused: the runner's transaction would be ${bytes} bytes, over the ${bytes - 1} a node accepts: make the call's data smaller`)
 
-  // with an authorization list: sized as the EIP-7702 transaction it will be
-  const r = `0x${'31'.repeat(32)}` as Hex
-  const s = `0x${'32'.repeat(32)}` as Hex
-  const withList = { ...request({ data }), authorizationList: [{ chainId: 31337, address: a(0xca1), nonce: 0, r, s, yParity: 1 as const }] }
+  // with an authorization list (the called account's own): sized as the EIP-7702 transaction it will be
+  const account = privateKeyToAccount('0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a')
+  const { r, s, yParity } = await account.signAuthorization({ contractAddress: a(0xca1), chainId: 31337, nonce: 0 })
+  const accountCall = { to: account.address, data }
+  const withList = { ...request({ data }), call: accountCall, authorizationList: [{ chainId: 31337, address: a(0xca1), nonce: 0, r, s, yParity: yParity as 0 | 1 }] }
   const bytes7702 =
     (serializeTransaction({
       chainId: 31337,
       type: 'eip7702',
       to: runner,
-      data: relayWithAuthorizationData({ to: target, data }, 180_000n, { token: weth, from: payer, value: WORST, validAfter: 0n, validBefore: 4_000_000_000n, nonce: `0x${'ab'.repeat(32)}`, signature: SIGNATURE }, payee),
+      data: relayWithAuthorizationData(accountCall, 180_000n, { token: weth, from: payer, value: WORST, validAfter: 0n, validBefore: 4_000_000_000n, nonce: `0x${'ab'.repeat(32)}`, signature: SIGNATURE }, payee),
       gas: 315_000n,
       nonce: 0xffffffff,
       value: 0n,
       maxFeePerGas: MAX_FEE,
       maxPriorityFeePerGas: 1_000_000n,
-      authorizationList: [{ address: a(0xca1), chainId: 31337, nonce: 0, r, s, yParity: 1 }],
+      authorizationList: [{ address: a(0xca1), chainId: 31337, nonce: 0, r, s, yParity: yParity as 0 | 1 }],
     }).length -
       2) /
       2 +
