@@ -840,7 +840,11 @@ export class RunnerLoop {
    * A nonce below the next one that the node has no transaction for (a transaction dropped from its
    * pool, one sent by hand) would hold every later one back: it is filled with the stored bytes of the
    * submission that holds it, or with a self-transfer — that submission's cancellation when its
-   * payment is about to expire (its id is returned), a bare one when no submission holds it.
+   * payment is about to expire (its id is returned once sent), a bare one when no submission holds it.
+   * A gap is never filled for more than it costs: the cancellation only while a later nonce waits
+   * behind it (none waiting, nothing is held back: the relay is followed as any in flight), and at
+   * no more than the relay's payment is worth (`#cancel`'s cap: past it, the later nonces wait for
+   * the fees to fall, as a stuck relay's cancellation does).
    */
   async #fillGap(lane: Lane, inFlight: readonly Submission[]): Promise<string | undefined> {
     const { network } = this.#context
@@ -855,10 +859,11 @@ export class RunnerLoop {
     }
     if (held) {
       // Its payment (or its call's signed transfer) expires too soon to be taken: its bytes could only
-      // revert (or pay for a call that fails), at the runner's cost or its payer's. The nonce is taken back
-      // at the current fees, whatever they cost: every later nonce waits on it.
-      await this.#cancel(lane, held, held.transaction!, { why: `lost by the node, and ${expiring!.what} came within ${network.config.relay.paymentMarginSec} s of expiring` }, { capped: false })
-      return held.id
+      // revert (or pay for a call that fails), at the runner's cost or its payer's. With nothing after
+      // it, it holds nothing back.
+      if (lane.nextNonce! === pending + 1) return
+      const sent = await this.#cancel(lane, held, held.transaction!, { why: `lost by the node, and ${expiring!.what} came within ${network.config.relay.paymentMarginSec} s of expiring` })
+      return sent ? held.id : undefined
     }
     const fees = await readFees(network.client)
     const raw = await lane.account.signTransaction({ chainId: network.config.chainId, to: lane.address, value: 0n, gas: 21_000n, nonce: pending, ...fees, type: 'eip1559' })
@@ -1008,9 +1013,9 @@ export class RunnerLoop {
   /**
    * Takes a relay's nonce back with a 0-value self-transfer that outbids it (what nodes require of a
    * replacement), so the nonces after it can move. Its cost (21,000 gas at its max fee) is capped at
-   * what the relay's payment is worth: past that it waits at its fee.
+   * what the relay's payment is worth: past that it waits at its fee. Answers whether it was sent.
    */
-  async #cancel(lane: Lane, submission: Submission, stuck: SentTransaction, { why, expiring, instead }: Cancellation, { capped = true }: { capped?: boolean } = {}): Promise<void> {
+  async #cancel(lane: Lane, submission: Submission, stuck: SentTransaction, { why, expiring, instead }: Cancellation): Promise<boolean> {
     const { network, store } = this.#context
     const token = paymentToken(network, submission.request.payment.token)
     const { amount } = relayOfRequest(this.#context, submission.request.call, submission.request.payment, token)
@@ -1019,11 +1024,11 @@ export class RunnerLoop {
     const maxPriorityFeePerGas = max(bump(stuck.maxPriorityFeePerGas), current.maxPriorityFeePerGas)
     const maxFeePerGas = max(bump(stuck.maxFeePerGas), current.maxFeePerGas, maxPriorityFeePerGas)
     // On an OP-stack chain the self-transfer pays an L1 data fee too, which no signed field caps.
-    const l1FeeWei = capped ? await readL1DataFee(network, { to: lane.address, data: '0x', gas: 21_000n, nonce: stuck.nonce, maxFeePerGas, maxPriorityFeePerGas }) : 0n
+    const l1FeeWei = await readL1DataFee(network, { to: lane.address, data: '0x', gas: 21_000n, nonce: stuck.nonce, maxFeePerGas, maxPriorityFeePerGas })
     const cost = { gasLimit: 21_000n, maxFeePerGas, l1FeeWei }
-    if (capped && !paymentCovers(amount, cost, weiPerBaseUnit).covered && !(instead !== undefined && worstCaseWei(cost) < instead)) {
+    if (!paymentCovers(amount, cost, weiPerBaseUnit).covered && !(instead !== undefined && worstCaseWei(cost) < instead)) {
       this.#log.warn({ submission: submission.id, nonce: stuck.nonce, why }, 'not cancelled: the cancellation would cost more than the payment is worth')
-      return
+      return false
     }
     const raw = await lane.account.signTransaction({
       chainId: network.config.chainId,
@@ -1051,6 +1056,7 @@ export class RunnerLoop {
     await store.update(submission.id, { transaction: cancel, reason: why }, lane.fence!)
     const refusal = await this.#broadcast(raw)
     this.#log.warn({ submission: submission.id, nonce: stuck.nonce, hash, refused: refusal, why }, 'cancelling a transaction')
+    return true
   }
 
   /** What an included transaction did, from the Runner's `Relayed` event; a failed batch's reason is replayed. */

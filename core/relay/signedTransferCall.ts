@@ -1,13 +1,8 @@
 import { decodeFunctionData, getAddress, toFunctionSelector, type Address, type Hex } from 'viem'
+import { transferWithAuthorizationTypes } from './transferWithAuthorizationTypes.ts'
 
-const AUTHORIZATION_FIELDS = [
-  { name: 'from', type: 'address' },
-  { name: 'to', type: 'address' },
-  { name: 'value', type: 'uint256' },
-  { name: 'validAfter', type: 'uint256' },
-  { name: 'validBefore', type: 'uint256' },
-  { name: 'nonce', type: 'bytes32' },
-] as const
+// The signed message's fields are the call's first arguments, in the typed data's order.
+const AUTHORIZATION_FIELDS = transferWithAuthorizationTypes.TransferWithAuthorization
 
 const VRS_SIGNATURE = [...AUTHORIZATION_FIELDS, { name: 'v', type: 'uint8' }, { name: 'r', type: 'bytes32' }, { name: 's', type: 'bytes32' }] as const
 const BYTES_SIGNATURE = [...AUTHORIZATION_FIELDS, { name: 'signature', type: 'bytes' }] as const
