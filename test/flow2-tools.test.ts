@@ -1,6 +1,6 @@
 import t from 'tap'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
-import { createPublicClient, erc20Abi, getAddress, http, type Address } from 'viem'
+import { createPublicClient, createTestClient, erc20Abi, getAddress, http, type Address } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { foundry } from 'viem/chains'
 import { mintUsdc } from '../core/devnet/fund.ts'
@@ -132,4 +132,18 @@ t.test('erc20_transfer\'s call in flow 2 is refused: it runs from Bruno\'s Runne
   t.match(text, /from Bruno's Runner contract/, text)
   t.match(text, /only calls that act by signature belong there/)
   t.equal(await usdcOf(friend), 0n)
+})
+
+// Issue 43, point 11: a delegated account was refused as a signed-transfer payer only at submit,
+// after its wallet had signed the call and the payment. payment_authorization asks the relay first.
+t.test('payment_authorization refuses a payer with code before anything is signed, in submit\'s words', async (t) => {
+  const delegated = privateKeyToAccount(generatePrivateKey()).address
+  await createTestClient({ chain: { ...foundry, id: deployment.chainId }, mode: 'anvil', transport: http(deployment.rpcUrl) }).setCode({ address: delegated, bytecode: `0xef0100${'11'.repeat(20)}` })
+  const refused = await call('payment_authorization', { chain: 'local', from: delegated, token: 'USDC', amount: '1' })
+  t.equal(refused.isError, true)
+  t.equal(
+    (refused.content as { text: string }[])[0]!.text,
+    `from ${delegated} cannot pay by signed transfer: the payer ${delegated} has code (a contract, or an account delegated by EIP-7702): the token would run it inside the payment. A signed EIP-3009 transfer must come from a plain account; a delegated account pays with a delegate batch (no delegate group is enabled on this server)`,
+  )
+  t.notOk((await call('payment_authorization', { chain: 'local', from: privateKeyToAccount(generatePrivateKey()).address, token: 'USDC', amount: '1' })).isError, 'a plain account is prepared as before')
 })

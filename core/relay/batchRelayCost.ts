@@ -6,6 +6,7 @@ import { AUTHORIZATION_GAS } from './delegation7702.ts'
 import type { GasPricer } from './gasPricer.ts'
 import { encodeRunnerCall, RUNNER_BATCH_GAS, type RunnerRelay } from './runnerCall.ts'
 import { estimateCharge, QUOTED_REFUND_GAS } from './runnerCharge.ts'
+import { requireRevertCostWithin } from './revertCost.ts'
 import { runnerGasLimit } from './runnerTransaction.ts'
 
 /**
@@ -16,6 +17,8 @@ import { runnerGasLimit } from './runnerTransaction.ts'
  * charge's calldata at its dearest, as a payee that refunds would be sent (`runnerGasLimit`, one
  * EIP-7702 authorization each in `authorizations`), and the L1 data fee it
  * would pay at `feePerGas` where the chain charges one. A batch tool prices its payment leg from it.
+ * A batch whose revert would cost more than the relay risks (`requireRevertCostWithin`) is refused
+ * here, as submit would refuse it.
  *
  * @example
  * const { gas, l1FeeWei } = await batchRelayCost(network, relay, stipendFor(accountGas), pricer.feePerGas, viemAuthorizations(list))
@@ -31,6 +34,8 @@ export async function batchRelayCost(
 ): Promise<{ gas: bigint; l1FeeWei: bigint }> {
   // Priced as a payee that refunds would be sent: the charge's figures at their dearest, the refund's reserve.
   const runnerData = encodeRunnerCall(relay, callGas, estimateCharge(QUOTED_REFUND_GAS, network.config.margins.markupBps))
+  // What submit would refuse of this batch is refused now, before the wallet signs it.
+  requireRevertCostWithin(network.config, relay, runnerData, authorizations?.length ?? 0)
   const gas = runnerGasLimit({
     runnerData,
     copiedData: concat([relay.paymentData, relay.data]),

@@ -4,7 +4,7 @@ import type { Network } from '../chain/networks.ts'
 import { blameOf } from '../faults.ts'
 import { ToolError } from '../tool.ts'
 import type { PaymentToken } from './gasPricer.ts'
-import { batchToolNames, type Delegate } from './delegate.ts'
+import { batchToolNames, delegateBatchTools, type Delegate } from './delegate.ts'
 
 /**
  * EIP-3009's `authorizationState`: true once `nonce` of `authorizer` was used or cancelled. A token
@@ -71,6 +71,30 @@ export async function requireSignedTransfers(network: Network, token: PaymentTok
       `Pay it with payment "batch" (a delegated account's payment batch transfers ${token.symbol}: ${batchToolNames(delegates) ?? 'no delegate group is enabled on this server'})` +
       (others.length > 0 ? `, or by signed transfer in ${others.map((candidate) => candidate.symbol).join(' or ')} (payment_authorization)` : ''),
   )
+}
+
+/**
+ * Why a payer with code cannot pay by signed transfer, in the relay's words (the Runner's
+ * `PayerHasCode` and the payment tools say the same).
+ *
+ * @example
+ * payerHasCodeWords('0x7099…79C8', [calibur]) // 'the payer 0x7099…79C8 has code (a contract, or an account delegated by EIP-7702): …'
+ */
+export function payerHasCodeWords(payer: string, delegates: readonly Pick<Delegate, 'name' | 'tools'>[]): string {
+  return `the payer ${payer} has code (a contract, or an account delegated by EIP-7702): the token would run it inside the payment. A signed EIP-3009 transfer must come from a plain account; a delegated account pays with ${delegateBatchTools(delegates)}`
+}
+
+/**
+ * Refuses a signed-transfer payer that has code: the Runner refuses it in the payment phase
+ * (`PayerHasCode`), so a payment tool asks first, before the wallet signs anything that submit
+ * could only refuse.
+ *
+ * @example
+ * await requirePlainPayer(network, from, context.delegates) // ToolError: from 0x7099…79C8 cannot pay by signed transfer: the payer … has code …
+ */
+export async function requirePlainPayer(network: Network, payer: Address, delegates: readonly Delegate[]): Promise<void> {
+  const code = await network.client.getCode({ address: payer })
+  if (code && code !== '0x') throw new ToolError(`from ${payer} cannot pay by signed transfer: ${payerHasCodeWords(payer, delegates)}`)
 }
 
 /**

@@ -1,3 +1,5 @@
+import type { NetworkConfig } from '../../config/schema.ts'
+import { ToolError } from '../tool.ts'
 import { AUTHORIZATION_PHASE_GAS } from './quote.ts'
 import type { RunnerRelay } from './runnerCall.ts'
 import { calldataGas } from './runnerTransaction.ts'
@@ -24,4 +26,24 @@ export function revertCostGas(relay: RunnerRelay, data: `0x${string}`, authoriza
   const standard = 21_000n + calldata + AUTHORIZATION_INTRINSIC_GAS * BigInt(authorizations) + paymentPhase
   const floor = 21_000n + (10n * calldata) / 4n + AUTHORIZATION_INTRINSIC_GAS * BigInt(authorizations)
   return standard > floor ? standard : floor
+}
+
+/**
+ * Refuses a relay whose revert, should its payer void the payment before inclusion, would cost more
+ * than `relay.maxRevertGas` (`revertCostGas`), unless the runner sends through a revert-protected
+ * endpoint. Made by submit on the exact transaction, and by a delegate's batch tool on the batch it
+ * prices (its calldata at its dearest), before anything is signed.
+ *
+ * @example
+ * requireRevertCostWithin(config, relay, prepared.data, 0) // ToolError: refused: if its payment were voided …
+ */
+export function requireRevertCostWithin(config: Pick<NetworkConfig, 'relay' | 'runner'>, relay: RunnerRelay, data: `0x${string}`, authorizations: number): void {
+  const { maxRevertGas } = config.relay
+  const revertCost = revertCostGas(relay, data, authorizations)
+  if (revertCost <= BigInt(maxRevertGas) || config.runner.broadcastUrl?.revertProtected) return
+  throw new ToolError(
+    `refused: if its payment were voided before inclusion, the runner's transaction would revert and still cost ${revertCost} gas ` +
+      `(its ${(data.length - 2) / 2} bytes of calldata count at EIP-7623's floor), over the ${maxRevertGas} this relay risks on a payment: ` +
+      'make the call\'s data smaller, or split it into several submissions',
+  )
 }

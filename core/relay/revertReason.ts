@@ -1,7 +1,8 @@
 import { BaseError, decodeErrorResult, formatUnits, type Abi, type Hex } from 'viem'
 import { runnerAbi } from '../../contracts/abi.ts'
-import { batchToolNames, delegateBatchTools, type DelegateWords } from './delegate.ts'
+import { batchToolNames, type DelegateWords } from './delegate.ts'
 import type { PaymentProblem } from './paymentRefusal.ts'
+import { payerHasCodeWords } from './paymentToken.ts'
 
 const RUNNER_ERRORS = runnerAbi.filter((item) => item.type === 'error') as Abi
 
@@ -93,7 +94,7 @@ export function describeRevertData(data: Hex, decimals: number, symbol: string, 
     case 'PaymentShort':
       return `payment short: the payee would receive ${formatUnits(args[0] as bigint, decimals)} ${symbol} of the ${formatUnits(args[1] as bigint, decimals)} ${symbol} required`
     case 'PayerHasCode':
-      return `the payer ${String(args[0])} has code (a contract, or an account delegated by EIP-7702): the token would run it inside the payment. A signed EIP-3009 transfer must come from a plain account; a delegated account pays with ${delegateBatchTools(delegates)}`
+      return payerHasCodeWords(String(args[0]), delegates)
     case 'NotDelegated':
       return `the account ${String(args[0])} is not delegated to ${String(args[1])}: the batch can only run there (delegate it first, or pass its signed 7702 authorization in authorizationList)`
     case 'GasShort':

@@ -11,7 +11,7 @@ import { admit } from './admission.ts'
 import { leastPaymentValiditySec } from './paymentValidity.ts'
 import { simulateAs } from './simulationGate.ts'
 import { ActiveCapReached, AlreadySpent, type Submission } from './store.ts'
-import { revertCostGas } from './revertCost.ts'
+import { requireRevertCostWithin } from './revertCost.ts'
 import { describeCallFailure } from './callFailure.ts'
 import { prepareRunnerTransaction, type PreparedRelay } from './runnerTransaction.ts'
 import type { SubmissionView, SubmitRequest } from './schemas.ts'
@@ -143,7 +143,7 @@ async function acceptCall(context: RelayContext, request: SubmitRequest, request
  */
 async function checkedTransaction(context: RelayContext, request: SubmitRequest, requested: RequestedRelay, token: PaymentToken, measured: (gas: bigint) => void): Promise<PreparedRelay> {
   const { config } = context.network
-  const { maxTransactionBytes, maxRevertGas } = config.relay
+  const { maxTransactionBytes } = config.relay
   const prepared = await prepareRunnerTransaction(context, requested.relay, request.authorizationList, {
     token,
     amount: requested.amount,
@@ -162,14 +162,7 @@ async function checkedTransaction(context: RelayContext, request: SubmitRequest,
   if (bytes > maxTransactionBytes) {
     throw new ToolError(`refused: the runner's transaction would be ${bytes} bytes, over the ${maxTransactionBytes} a node accepts: make the call's data smaller`)
   }
-  const revertCost = revertCostGas(requested.relay, prepared.data, prepared.authorizationList?.length ?? 0)
-  if (revertCost > BigInt(maxRevertGas) && !config.runner.broadcastUrl?.revertProtected) {
-    throw new ToolError(
-      `refused: if its payment were voided before inclusion, the runner's transaction would revert and still cost ${revertCost} gas ` +
-        `(its ${(prepared.data.length - 2) / 2} bytes of calldata count at EIP-7623's floor), over the ${maxRevertGas} this relay risks on a payment: ` +
-        'make the call\'s data smaller, or split it into several submissions',
-    )
-  }
+  requireRevertCostWithin(config, requested.relay, prepared.data, prepared.authorizationList?.length ?? 0)
   if (!prepared.coverage.covered) {
     throw new PaymentRefusal(
       `refused: the payment of ${formatUnits(requested.amount, token.decimals)} ${token.symbol} is below the most the runner could pay for it now, ` +

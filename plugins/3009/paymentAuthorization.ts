@@ -87,11 +87,12 @@ export const paymentAuthorization = (chain: TSchema, leastValidSec: number) =>
       { additionalProperties: false },
     ),
     annotations: { readOnlyHint: true, openWorldHint: true },
-    handler: async (args, { networks }) => {
+    handler: async (args, { networks, relay }) => {
       // The schema admits only configured network names.
       const network = networks.get(args.chain as string)
       const { config } = network
       const from = requireAddress(args.from, 'from')
+      await relay.requirePlainPayer(network.name, from)
       const found = requireToken(config, args.token)
       if (!found.configured) {
         const symbols = config.tokens.map((token) => token.symbol).join(', ')

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { encodeFunctionData, erc20Abi, toHex, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { CALIBUR_ADDRESS } from '../../plugins/calibur/networkOptions.ts'
 import { startDevnetBruno } from '../fixtures/devnetBruno.ts'
 import { RawMcpClient } from '../fixtures/mcpHttp.ts'
 import { adversaryChain, ATTACK_FEES, bindings, fundedPayer, ledgerEntry, ledgerLine, runnerCallGas, transferPayment } from './adversary.ts'
@@ -12,7 +13,7 @@ import { adversaryChain, ATTACK_FEES, bindings, fundedPayer, ledgerEntry, ledger
 
 // At the default bound: the devnet raises it to 600,000 for the metamask group (SPEC §6, metamask).
 const bruno = await startDevnetBruno(t, {
-  groups: ['bruno'],
+  groups: ['bruno', 'calibur'],
   pollMs: 100,
   x402HoldSec: 1,
   configure: (config) => ({ ...config, networks: config.networks.map((network) => ({ ...network, relay: { ...network.relay, maxRevertGas: 300_000 } })) }),
@@ -78,4 +79,19 @@ t.test('the largest call accepted, its payment voided by a front-run: the revert
   const { callGas } = await runnerCallGas(chain, hash)
   t.ok(entry.gasUsed <= maxRevertGas, `the revert cost ${entry.gasUsed} gas ≤ ${maxRevertGas} (${accepted} bytes of calldata, a ${callGas}-gas stipend)`)
   ledgerLine(t, `payment voided, ${accepted} bytes of calldata`, entry)
+})
+
+// Issue 43, point 11: calibur_batch priced a batch submit would then refuse for its revert cost (64
+// calls of 260 bytes: 806,000 gas), after the wallet had signed both batches. The batch tool now
+// makes submit's check, with the same function, before anything is signed.
+t.test('a Calibur batch whose revert would cost more than maxRevertGas: refused by calibur_batch, before anything is signed', async (t) => {
+  const account = await fundedPayer(bruno, chain, generatePrivateKey(), 100_000_000n)
+  await chain.testClient.setCode({ address: account.address, bytecode: `0xef0100${CALIBUR_ADDRESS.slice(2)}` })
+  const calibur = new RawMcpClient(`${bruno.mcpUrl}/bruno,calibur`)
+  const calls = Array.from({ length: 64 }, () => callWith(260))
+  const refused = await calibur.callTool('calibur_batch', { chain: 'local', account: account.address, calls, token: 'USDC' })
+  t.equal(refused.isError, true, 'refused')
+  t.match(refused.content[0].text, new RegExp(`^refused: if its payment were voided before inclusion, the runner's transaction would revert and still cost \\d+ gas \\(its \\d+ bytes of calldata count at EIP-7623's floor\\), over the ${maxRevertGas} this relay risks on a payment: make the call's data smaller, or split it into several submissions$`))
+  const few = await calibur.callTool('calibur_batch', { chain: 'local', account: account.address, calls: calls.slice(0, 4), token: 'USDC' })
+  t.notOk(few.isError, 'four of those calls are within the bound')
 })
