@@ -130,11 +130,19 @@ export function priceHops(network: Network, token: Address): PriceHop[] | undefi
 export const PRICE_WINDOW_SEC = 600
 
 /**
+ * The window is averaged whole and in this many equal parts: a price pushed and held for part of the
+ * window moves the whole average by that part's share, but not the parts before it.
+ */
+export const PRICE_WINDOW_PARTS = 4
+
+/**
  * Wei per base unit of a token, along its configured path: WETH is 1:1; along a path, each pool's
- * price is the lower (for the token) of its spot price (slot0) and its time-weighted price over the
- * last `PRICE_WINDOW_SEC` (or the pool's whole history when it is younger). A swap that pushes a pool
- * for one block barely moves the time-weighted price, so the relay never values a payment at a
- * price an attacker set a block before. A pool whose ring of observations no longer reaches back
+ * price is the lowest (for the token: the least favourable to a payer) of its spot price (slot0),
+ * its time-weighted price over the last `PRICE_WINDOW_SEC` (or the pool's whole history when it is
+ * younger), and the time-weighted price of each of that window's `PRICE_WINDOW_PARTS` equal parts. A
+ * swap that pushes a pool for one block barely moves the time-weighted price, so the relay never
+ * values a payment at a price an attacker set a block before; one held for minutes moves the parts
+ * it was held in, not those before it, so it must be held the whole window to move the price. A pool whose ring of observations no longer reaches back
  * the whole window, or to the pool's first observation, has had its history overwritten (a pool of
  * C observations is flushed by C swaps in C blocks): the price is refused (`BrunoFault`), never
  * taken over what is left. The window each pool's average was taken over is told to
@@ -155,15 +163,15 @@ export async function readWeiPerBaseUnit(network: Network, token: Address): Prom
   return prices.reduce((product, price) => ({ numerator: product.numerator * price.numerator, denominator: product.denominator * price.denominator }))
 }
 
-/** One hop's price: the lower (for `tokenIn`) of the pool's spot and time-weighted prices. */
+/** One hop's price: the lowest (for `tokenIn`) of the pool's spot price and its time-weighted ones. */
 async function readPoolPrice(network: Network, pool: Address, hop: PriceHop): Promise<Fraction> {
   try {
     const slot0Read = network.client.readContract({ address: pool, abi: uniswapV3PoolAbi, functionName: 'slot0' })
-    const [slot0, averageTick] = await Promise.all([slot0Read, readAverageTick(network, pool, slot0Read)])
+    const [slot0, averageTicks] = await Promise.all([slot0Read, readAverageTicks(network, pool, slot0Read)])
     const spot = pathPrice([{ ...hop, sqrtPriceX96: slot0[0] }])
-    const average = pathPrice([{ ...hop, sqrtPriceX96: sqrtPriceX96AtTick(averageTick) }])
-    // The lower of the two: a payment is never valued above what the pool has held.
-    return spot.numerator * average.denominator <= average.numerator * spot.denominator ? spot : average
+    const averages = averageTicks.map((tick) => pathPrice([{ ...hop, sqrtPriceX96: sqrtPriceX96AtTick(tick) }]))
+    // The lowest: a payment is never valued above what the pool has held through the window.
+    return averages.reduce((lowest, price) => (price.numerator * lowest.denominator < lowest.numerator * price.denominator ? price : lowest), spot)
   } catch (error) {
     // A revert here is the pool's (or the configured factory's), not the caller's call: Bruno's to mend.
     if (!(error instanceof BrunoFault) && blameOf(error).side === 'caller') {
@@ -174,14 +182,15 @@ async function readPoolPrice(network: Network, pool: Address, hop: PriceHop): Pr
 }
 
 /**
- * A pool's average tick over `PRICE_WINDOW_SEC`, or over its whole history when it has less (its
- * oldest observation read then, which must be the pool's first: zero cumulatives): rounded toward
+ * A pool's average ticks over `PRICE_WINDOW_SEC` (or over its whole history when it has less: its
+ * oldest observation read then, which must be the pool's first, with zero cumulatives): the whole
+ * window's, then each of its `PRICE_WINDOW_PARTS` parts' (one `observe` for all), rounded toward
  * negative infinity, as Uniswap's oracle library does.
  */
-async function readAverageTick(network: Network, pool: Address, slot0Read: Promise<readonly [bigint, number, number, number, number, number, boolean]>): Promise<number> {
+async function readAverageTicks(network: Network, pool: Address, slot0Read: Promise<readonly [bigint, number, number, number, number, number, boolean]>): Promise<number[]> {
   const { client } = network
   // Only a revert ('OLD': younger than the window) reads on from the oldest observation; a node that failed stays a failure.
-  const whole = await client.readContract({ address: pool, abi: uniswapV3PoolAbi, functionName: 'observe', args: [[PRICE_WINDOW_SEC, 0]] }).then(
+  const whole = await client.readContract({ address: pool, abi: uniswapV3PoolAbi, functionName: 'observe', args: [windowPoints(PRICE_WINDOW_SEC)] }).then(
     ([cumulatives]) => cumulatives,
     (error: unknown) => {
       if (blameOf(error).side !== 'caller') throw error
@@ -190,7 +199,7 @@ async function readAverageTick(network: Network, pool: Address, slot0Read: Promi
   )
   if (whole) {
     network.notePriceWindow(pool, PRICE_WINDOW_SEC)
-    return averageOf(whole, PRICE_WINDOW_SEC)
+    return averagesOf(whole, windowPoints(PRICE_WINDOW_SEC))
   }
   const [[, tickNow, index, cardinality], block] = await Promise.all([slot0Read, client.getBlock({ blockTag: 'latest' })])
   const oldest = await readOldestObservation(client, pool, index, cardinality)
@@ -202,17 +211,38 @@ async function readAverageTick(network: Network, pool: Address, slot0Read: Promi
     )
   }
   network.notePriceWindow(pool, window)
-  if (window === 0) return tickNow
-  const [cumulatives] = await client.readContract({ address: pool, abi: uniswapV3PoolAbi, functionName: 'observe', args: [[window, 0]] })
-  return averageOf(cumulatives, window)
+  if (window === 0) return [tickNow]
+  const points = windowPoints(window)
+  const [cumulatives] = await client.readContract({ address: pool, abi: uniswapV3PoolAbi, functionName: 'observe', args: [points] })
+  return averagesOf(cumulatives, points)
 }
 
-/** The average tick between two tick cumulatives `window` seconds apart, rounded toward negative infinity. */
-function averageOf(cumulatives: readonly bigint[], window: number): number {
-  const delta = cumulatives[1]! - cumulatives[0]!
-  const seconds = BigInt(window)
-  let tick = delta / seconds
-  if (delta < 0n && delta % seconds !== 0n) tick -= 1n
+/**
+ * The seconds ago `observe` is asked for a window of `window` seconds: its start, the ends of its
+ * parts, and now (a part shorter than a second is left out).
+ *
+ * @example
+ * windowPoints(600) // [600, 450, 300, 150, 0]
+ */
+export function windowPoints(window: number): number[] {
+  const points = Array.from({ length: PRICE_WINDOW_PARTS + 1 }, (_, index) => Math.floor((window * (PRICE_WINDOW_PARTS - index)) / PRICE_WINDOW_PARTS))
+  return points.filter((point, index) => index === 0 || point !== points[index - 1])
+}
+
+/** The whole window's average tick, then each part's, from the tick cumulatives `observe` answered at `points`. */
+function averagesOf(cumulatives: readonly bigint[], points: readonly number[]): number[] {
+  const last = points.length - 1
+  const whole = averageOf(cumulatives[0]!, cumulatives[last]!, points[0]! - points[last]!)
+  const parts = points.slice(1).map((point, index) => averageOf(cumulatives[index]!, cumulatives[index + 1]!, points[index]! - point))
+  return parts.length > 1 ? [whole, ...parts] : [whole]
+}
+
+/** The average tick between two tick cumulatives `seconds` apart, rounded toward negative infinity. */
+function averageOf(from: bigint, to: bigint, seconds: number): number {
+  const delta = to - from
+  const span = BigInt(seconds)
+  let tick = delta / span
+  if (delta < 0n && delta % span !== 0n) tick -= 1n
   return Number(tick)
 }
 

@@ -10,7 +10,7 @@ const instructions =
   'authorization exactly as in its `payment`, signature the 65-byte hex the wallet returned. The transfer goes to ' +
   'Bruno\'s payee in the same transaction as the call. Typed data here is standard {domain (the token\'s own, read ' +
   'from the token), types, primaryType, message}; its message is EIP-3009\'s {from, to, value (base units), ' +
-  'validAfter "0", validBefore (unix seconds), nonce (random, single use)}; submit before validBefore. ' +
+  'validAfter "0", validBefore (unix seconds: now + validForSec, default the quote\'s validity), nonce (random, single use)}; submit before validBefore. ' +
   'The call runs from Bruno\'s Runner contract, so it must act by signature: to pay someone, `transfer_authorization` ' +
   'prepares the transfer (quote its quoteCall: a transfer of 0 to the same recipient, signed by a throwaway key, so ' +
   'the Runner can run it; the wallet signs its typedData too) and `transfer_authorization_call` returns the call.'

@@ -20,7 +20,7 @@ export function validForSecOver(leastValidSec: number) {
   return Type.Integer({
     minimum: leastValidSec + 1,
     maximum: MAX_VALID_FOR_SEC,
-    description: `seconds usable, over the ${leastValidSec} submit needs (default: the quote validity)`,
+    description: `seconds usable, over the ${leastValidSec} submit needs`,
   })
 }
 

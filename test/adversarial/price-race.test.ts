@@ -89,6 +89,40 @@ function formatWeth(wei: bigint): string {
   return (Number(wei) / 1e18).toFixed(4)
 }
 
+// Issue 43, point 7: the pool pushed to 2× and held for 240 s of the 600 s window moved its average to
+// 2,243 USDC/ETH (true 3,000), and Bruno kept 0.78 of what it spent. Bruno now takes the lowest of the
+// spot price, the window's average and each of its four parts' averages: the parts before the push
+// still hold the fair price, so a price must be held the whole window to move Bruno's.
+t.test('a price pushed and held for 240 s of the 600 s window: Bruno still values USDC at the parts before the push', async (t) => {
+  // A window's worth of the fair price first.
+  await chain.testClient.increaseTime({ seconds: 600 })
+  await chain.testClient.mine({ blocks: 1 })
+  const fair = await brunoPrice()
+  const pool = deployment.uniswap.usdcWethPool
+  const wethIn = parseEther('300')
+  await chain.mined(await attacker.writeContract({ address: deployment.weth, abi: weth9Artifact.abi, functionName: 'deposit', value: wethIn }))
+  const usdcBefore = await chain.usdcOf(attacker.account.address)
+  await chain.mined(await swap(deployment.weth, deployment.usdc, wethIn))
+  const bought = (await chain.usdcOf(attacker.account.address)) - usdcBefore
+  const factor = (price: Awaited<ReturnType<typeof brunoPrice>>) => Number(tokenToWei(1_000_000n, price)) / Number(tokenToWei(1_000_000n, fair))
+  const pushed = factor(await price())
+  t.ok(pushed > 1.5, `USDC's pool price pushed ×${pushed.toFixed(2)}`)
+  // Held for 240 s.
+  await chain.testClient.increaseTime({ seconds: 240 })
+  await chain.testClient.mine({ blocks: 1 })
+  const [cumulatives] = await chain.client.readContract({ address: pool, abi: uniswapV3PoolAbi, functionName: 'observe', args: [[600, 0]] })
+  const wholeTick = Number((cumulatives[1]! - cumulatives[0]!) / 600n)
+  const whole = factor(pathPrice([{ tokenIn: deployment.usdc, tokenOut: deployment.weth, sqrtPriceX96: sqrtPriceX96AtTick(wholeTick) }]))
+  t.ok(whole > 1.15, `the window's average alone values USDC at ×${whole.toFixed(2)} the fair price (what Bruno took before)`)
+  const priced = factor(await brunoPrice())
+  t.ok(priced < 1.01, `Bruno values USDC at ×${priced.toFixed(4)} the fair price: the window's first parts hold it`)
+  t.comment(`held | pushed ×${pushed.toFixed(2)} for 240 s: the whole window's average ×${whole.toFixed(3)}, Bruno's price ×${priced.toFixed(4)}`)
+  // Swapped back, and a window's worth of that price again for the next case.
+  await chain.mined(await swap(deployment.usdc, deployment.weth, bought))
+  await chain.testClient.increaseTime({ seconds: 600 })
+  await chain.testClient.mine({ blocks: 1 })
+})
+
 t.test('the price history flushed (issue 27, point 2): one large swap, then a swap a second until the pool\'s ring holds nothing older; Bruno refuses to price', async (t) => {
   const pool = deployment.uniswap.usdcWethPool
   // The pool's ring cut to 64 observations, as the issue's devnet had it (preflight refuses to serve such a pool:

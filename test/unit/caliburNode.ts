@@ -135,10 +135,12 @@ export function caliburNode(options: NodeOptions = {}, configOverrides: Partial<
       const { to, data } = params[0] as { to: Address; data: Hex }
       const stateOverride = params[2]
       if (to.toLowerCase() === pool.toLowerCase()) {
-        const { functionName } = decodeFunctionData({ abi: poolSolidity, data })
-        calls.push({ to, functionName, args: [], stateOverride })
-        if (functionName === 'slot0') return encodeFunctionResult({ abi: poolSolidity, functionName, result: [Q96, 0, 0, 1, 1, 0, true] })
-        return encodeFunctionResult({ abi: poolSolidity, functionName: 'observe', result: [[0n, 0n], [0n, 0n]] })
+        const decoded = decodeFunctionData({ abi: poolSolidity, data })
+        calls.push({ to, functionName: decoded.functionName, args: [], stateOverride })
+        if (decoded.functionName === 'slot0') return encodeFunctionResult({ abi: poolSolidity, functionName: 'slot0', result: [Q96, 0, 0, 1, 1, 0, true] })
+        // A flat price: every point asked has the same cumulative.
+        const points = (decoded.args?.[0] ?? []) as readonly number[]
+        return encodeFunctionResult({ abi: poolSolidity, functionName: 'observe', result: [points.map(() => 0n), points.map(() => 0n)] })
       }
       if (to.toLowerCase() === '0x420000000000000000000000000000000000000f') {
         const { functionName, args } = decodeFunctionData({ abi: oracleSolidity, data })

@@ -203,11 +203,12 @@ function fakePools(pools: Record<Address, FakePool>, latestTimestamp = 10_000) {
             const observation = pool.observations?.[Number(args[0])] ?? { timestamp: 0, initialized: false }
             return [observation.timestamp, observation.tickCumulative ?? 0n, 0n, observation.initialized]
           }
-          const [window] = args[0] as readonly number[]
-          if (pool.age !== undefined && window! > pool.age) throw new Error('execution reverted: OLD')
-          // cumulatives at now - window and at now: the average tick times the window apart
-          const average = pool.averageTick?.(window!) ?? 0n
-          return [[1_000_000n, 1_000_000n + average * BigInt(window!)], [0n, 0n]]
+          const points = args[0] as readonly number[]
+          const window = points[0]!
+          if (pool.age !== undefined && window > pool.age) throw new Error('execution reverted: OLD')
+          // a cumulative at each point: the one average tick over the whole window, times the seconds since its start
+          const average = pool.averageTick?.(window) ?? 0n
+          return [points.map((ago) => 1_000_000n + average * BigInt(window - ago)), points.map(() => 0n)]
         },
       },
     ]),
@@ -242,7 +243,7 @@ t.test('readWeiPerBaseUnit: the lower of the spot price and the 10-minute averag
     pools.calls.map(({ functionName, args }) => [functionName, args]),
     [
       ['slot0', []],
-      ['observe', [[600, 0]]],
+      ['observe', [[600, 450, 300, 150, 0]]],
     ],
   )
   // Spot at 2⁹⁵ (4 wei per USDC unit) over the same average: the average (1:1).
@@ -260,38 +261,46 @@ t.test('readWeiPerBaseUnit: the average tick is rounded toward negative infinity
     return { numerator: Q192, denominator: sqrt * sqrt }
   }
   // cumulatives 3,001 apart over 600 s: 5.0016… → tick 5
-  let pools = fakePools({ [usdcPool]: { sqrtPriceX96: spotHigh, averageTick: () => 5n } })
+  const pools = fakePools({ [usdcPool]: { sqrtPriceX96: spotHigh, averageTick: () => 5n } })
   t.same(await readWeiPerBaseUnit(fakeNetwork(pools.client, config), usdc), expectAt(5))
-  // −3,001 over 600 s: −5.0016… → tick −6 (not −5)
-  const skewed = fakeClient({
-    eth_call: ethCall({
-      [usdcPool]: {
-        abi: poolAbi,
-        answer: (functionName) => (functionName === 'slot0' ? [spotHigh, 0, 0, 1, 1, 0, true] : [[10_000n, 10_000n - 3_001n], [0n, 0n]]),
-      },
-    }),
-  })
-  t.same(await readWeiPerBaseUnit(fakeNetwork(skewed.client, config), usdc), expectAt(-6))
+  // Cumulatives rising by `total` over the 600 s, evenly: a total divisible by the four parts gives each part the whole's average.
+  const linear = (total: bigint) =>
+    fakeClient({
+      eth_call: ethCall({
+        [usdcPool]: {
+          abi: poolAbi,
+          answer: (functionName, args) =>
+            functionName === 'slot0' ? [spotHigh, 0, 0, 1, 1, 0, true] : [(args[0] as readonly number[]).map((ago) => 10_000n + (total * BigInt(600 - ago)) / 600n), [0n, 0n, 0n, 0n, 0n]],
+        },
+      }),
+    })
+  // −3,004 over 600 s (−751 over each 150 s): −5.006… → tick −6 (not −5)
+  t.same(await readWeiPerBaseUnit(fakeNetwork(linear(-3_004n).client, config), usdc), expectAt(-6))
   // −3,000 over 600 s: exactly −5
-  const exact = fakeClient({
+  t.same(await readWeiPerBaseUnit(fakeNetwork(linear(-3_000n).client, config), usdc), expectAt(-5))
+  // +3,004: 5.006 → 5 (toward −∞ is down for a positive average too)
+  t.same(await readWeiPerBaseUnit(fakeNetwork(linear(3_004n).client, config), usdc), expectAt(5))
+})
+
+// Issue 43, point 7: a pool pushed to 2× and held for 240 s of the 600 s window moved its average to
+// 2,243 USDC/ETH (true 3,000), and Bruno valued USDC at that. The window's parts before the push
+// still hold the true price: the lowest of them is taken.
+t.test('readWeiPerBaseUnit: a price held for part of the window moves the parts it was held in, not the price', async (t) => {
+  const spotHigh = Q96 / 1000n
+  const at = (tick: number) => ({ numerator: Q192, denominator: sqrtPriceX96AtTick(tick) ** 2n })
+  // Tick 80,000 (the true price) for the window's first 360 s, then 73,000 (USDC pushed up) for its last 240 s.
+  const cumulativeAt = (ago: number) => 80_000n * BigInt(Math.min(600 - ago, 360)) + 73_000n * BigInt(Math.max(240 - ago, 0))
+  const held = fakeClient({
     eth_call: ethCall({
       [usdcPool]: {
         abi: poolAbi,
-        answer: (functionName) => (functionName === 'slot0' ? [spotHigh, 0, 0, 1, 1, 0, true] : [[10_000n, 10_000n - 3_000n], [0n, 0n]]),
+        answer: (functionName, args) =>
+          functionName === 'slot0' ? [spotHigh, 0, 0, 1, 1, 0, true] : [(args[0] as readonly number[]).map((ago) => cumulativeAt(ago)), [0n, 0n, 0n, 0n, 0n]],
       },
     }),
   })
-  t.same(await readWeiPerBaseUnit(fakeNetwork(exact.client, config), usdc), expectAt(-5))
-  // +3,001: 5.0016 → 5 (toward −∞ is down for a positive average too)
-  const positive = fakeClient({
-    eth_call: ethCall({
-      [usdcPool]: {
-        abi: poolAbi,
-        answer: (functionName) => (functionName === 'slot0' ? [spotHigh, 0, 0, 1, 1, 0, true] : [[10_000n, 10_000n + 3_001n], [0n, 0n]]),
-      },
-    }),
-  })
-  t.same(await readWeiPerBaseUnit(fakeNetwork(positive.client, config), usdc), expectAt(5))
+  // The whole window averages 77,200; the first two parts hold 80,000: the true price, the lowest for USDC.
+  t.same(await readWeiPerBaseUnit(fakeNetwork(held.client, config), usdc), at(80_000))
 })
 
 t.test('readWeiPerBaseUnit: a pool younger than the window is averaged from its oldest observation', async (t) => {
@@ -308,9 +317,9 @@ t.test('readWeiPerBaseUnit: a pool younger than the window is averaged from its 
   t.same(
     pools.calls.filter(({ functionName }) => functionName !== 'slot0').map(({ functionName, args }) => [functionName, args]),
     [
-      ['observe', [[600, 0]]],
+      ['observe', [[600, 450, 300, 150, 0]]],
       ['observations', [2n]],
-      ['observe', [[200, 0]]],
+      ['observe', [[200, 150, 100, 50, 0]]],
     ],
   )
   t.equal(pools.seen.find((request) => request.method === 'eth_getBlockByNumber')!.params[0], 'latest')
@@ -373,7 +382,7 @@ t.test('readWeiPerBaseUnit: a pool read the node fails is the chain\'s, one that
   // slot0 reverting: the pool (or the configured factory) is wrong, which the caller cannot mend
   const reverting = answers(() => {
     throw Object.assign(new Error('execution reverted'), { code: 3, data: '0x' })
-  }, () => [[0n, 0n], [0n, 0n]])
+  }, () => [[0n, 0n, 0n, 0n, 0n], [0n, 0n, 0n, 0n, 0n]])
   const reverted = await readWeiPerBaseUnit(fakeNetwork(reverting.client, config), usdc).catch((caught: unknown) => caught)
   t.same(blameOf(reverted), {
     side: 'bruno',

@@ -91,7 +91,7 @@ export interface RunnerNodeOptions {
   readonly payeeRunner?: Address
   readonly otherCall?: NodeAnswer
   readonly balance?: (address: string) => bigint
-  /** Every account's EOA nonce (an authorization's signer), and no code. */
+  /** Every account's EOA nonce (an authorization's signer), and no code; unset, the node answers neither. */
   readonly eoaNonce?: number
   /** GasPriceOracle.getL1Fee's answer. */
   readonly l1Fee?: bigint
@@ -140,8 +140,8 @@ export function runnerNode(options: RunnerNodeOptions = {}) {
     },
     eth_maxPriorityFeePerGas: () => toHex(options.tip ?? 1_000_000n),
     eth_getBalance: ({ params }) => toHex(options.balance ? options.balance(params[0] as string) : 10n ** 18n),
-    eth_getTransactionCount: () => toHex(options.eoaNonce ?? 0),
-    eth_getCode: () => '0x',
+    // Only a node that knows the accounts (an authorization's signer) answers for them.
+    ...(options.eoaNonce === undefined ? {} : { eth_getTransactionCount: () => toHex(options.eoaNonce!), eth_getCode: () => '0x' }),
     eth_call: (request) => {
       const { to, data } = request.params[0] as { to: string; data: Hex }
       if (isRunner(to)) {

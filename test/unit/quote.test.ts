@@ -230,7 +230,7 @@ t.test('priced in USDC: the pool price, six decimals', async (t) => {
   const pools = ethCall({
     '0xd0b53D9277642d899DF5C87A3966A349A798F224': {
       abi: poolAbi,
-      answer: (functionName) => (functionName === 'slot0' ? [Q96 >> 14n, 0, 0, 1, 1, 0, true] : [[0n, -200_000n * 600n], [0n, 0n]]),
+      answer: (functionName) => (functionName === 'slot0' ? [Q96 >> 14n, 0, 0, 1, 1, 0, true] : [[0n, -200_000n * 150n, -200_000n * 300n, -200_000n * 450n, -200_000n * 600n], [0n, 0n, 0n, 0n, 0n]]),
     },
   })
   const call = { to: target, data: '0xabcd' as Hex }

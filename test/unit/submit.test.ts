@@ -234,7 +234,7 @@ t.test('the signed transaction’s size: at relay.maxTransactionBytes it is acce
     maxPriorityFeePerGas: 1_000_000n,
   })
   const bytes = (unsigned.length - 2) / 2 + 67
-  const sized = (maxTransactionBytes: number) => submitting({ config: networkConfig({ relay: { ...config.relay, maxTransactionBytes } }) }).context
+  const sized = (maxTransactionBytes: number) => submitting({ config: networkConfig({ relay: { ...config.relay, maxTransactionBytes } }), eoaNonce: 0 }).context
   t.equal((await submitCall(sized(bytes), request({ data }))).stage, 'waiting')
   await refusal(t, submitCall(sized(bytes - 1), request({ data })), `refused: the runner's transaction would be ${bytes} bytes, over the ${bytes - 1} a node accepts: make the call's data smaller`)
 
