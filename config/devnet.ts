@@ -74,9 +74,6 @@ export function devnetConfig(deployment: DevnetDeployment, env: NodeJS.ProcessEn
     // One developer, many agents and scripts on loopback: no per-client admission or simulation
     // bound to speak of (test/admission.test.ts and test/adversarial/refused-simulations.test.ts set their own).
     relay: {
-      // MetaMask's smallest relay risks ≈ 360,000–430,000 gas if its payer voids the payment in the
-      // block before (two redemptions of one delegation: SPEC §6, metamask), over the 300,000 default.
-      maxRevertGas: 600_000,
       admission: {
         client: { maxActive: 1_000_000, throttleAfter: 1_000_000, banAfter: 1_000_000 },
         simulations: { atOnce: 1_000, refusedGasPerMinute: 1_000_000_000_000 },

@@ -293,3 +293,23 @@ t.test('two MetaMask accounts\' relays are in flight at once', async (t) => {
   await testClient.mine({ blocks: 1 })
   for (const id of ids) t.equal((await untilSettled(id)).stage, 'done')
 })
+
+// Issue 43, point 6: the devnet raised relay.maxRevertGas to 600,000 for every payer because
+// MetaMask's payment phase needs it; 29 fresh payers then each voided a payment carrying the
+// calldata that bound allowed (2.09× what they spent). The bound now stays 300,000 and a batch gets
+// its own payment phase's excess over a signed transfer's on top: MetaMask's relays above run at it.
+t.test('a signed-transfer payer gets the default revert bound, whatever the metamask group needs', async (t) => {
+  t.equal(bruno.config.networks[0]!.relay.maxRevertGas, 300_000, 'the devnet keeps the default')
+  const key = generatePrivateKey()
+  await mintUsdc(deployment.rpcUrl, deployment, privateKeyToAccount(key).address, 20_000_000n)
+  const signed = await signTransfer(key, { address: usdc, name: 'USD Coin', version: '2', chainId: deployment.chainId }, payee, 5_000_000n)
+  // 10 KB: its revert would cost ≈ 431,000 gas at EIP-7623's floor — within 600,000, over 300,000.
+  const call = { to: privateKeyToAccount(generatePrivateKey()).address, data: `0x${'a5'.repeat(10_240)}` }
+  const response = await fetch(`${bruno.server.url}/local/v1/submit`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ call, payment: { token: usdc, authorization: signed.message, signature: signed.signature } }),
+  })
+  t.equal(response.status, 422)
+  t.match(((await response.json()) as { error: { message: string } }).error.message, /would revert and still cost 4\d{5} gas .*, over the 300000 this relay risks on a payment/)
+})

@@ -29,21 +29,38 @@ export function revertCostGas(relay: RunnerRelay, data: `0x${string}`, authoriza
 }
 
 /**
+ * The most a relay's revert may cost: `relay.maxRevertGas`, and for a delegate's batch whose payment
+ * phase costs more than a signed transfer's (`AUTHORIZATION_PHASE_GAS`), that excess on top. A
+ * delegate whose payment alone is dear (MetaMask's redemption, ≈ 270,000) is served at the default
+ * bound without raising it for every payer: each payer has the same room for calldata, whatever
+ * its payment's layout.
+ *
+ * @example
+ * revertGasBound(300_000, signedTransferRelay) // 300_000n
+ * revertGasBound(300_000, { form: 'batch', paymentGas: 268_144n, … }) // 488_144n
+ */
+export function revertGasBound(maxRevertGas: number, relay: RunnerRelay): bigint {
+  if (relay.form !== 'batch') return BigInt(maxRevertGas)
+  const excess = relay.paymentGas + RUNNER_BATCH_PAYMENT_GAS - AUTHORIZATION_PHASE_GAS
+  return BigInt(maxRevertGas) + (excess > 0n ? excess : 0n)
+}
+
+/**
  * Refuses a relay whose revert, should its payer void the payment before inclusion, would cost more
- * than `relay.maxRevertGas` (`revertCostGas`), unless the runner sends through a revert-protected
- * endpoint. Made by submit on the exact transaction, and by a delegate's batch tool on the batch it
- * prices (its calldata at its dearest), before anything is signed.
+ * than its bound (`revertCostGas` over `revertGasBound`), unless the runner sends through a
+ * revert-protected endpoint. Made by submit on the exact transaction, and by a delegate's batch tool
+ * on the batch it prices (its calldata at its dearest), before anything is signed.
  *
  * @example
  * requireRevertCostWithin(config, relay, prepared.data, 0) // ToolError: refused: if its payment were voided …
  */
 export function requireRevertCostWithin(config: Pick<NetworkConfig, 'relay' | 'runner'>, relay: RunnerRelay, data: `0x${string}`, authorizations: number): void {
-  const { maxRevertGas } = config.relay
+  const bound = revertGasBound(config.relay.maxRevertGas, relay)
   const revertCost = revertCostGas(relay, data, authorizations)
-  if (revertCost <= BigInt(maxRevertGas) || config.runner.broadcastUrl?.revertProtected) return
+  if (revertCost <= bound || config.runner.broadcastUrl?.revertProtected) return
   throw new ToolError(
     `refused: if its payment were voided before inclusion, the runner's transaction would revert and still cost ${revertCost} gas ` +
-      `(its ${(data.length - 2) / 2} bytes of calldata count at EIP-7623's floor), over the ${maxRevertGas} this relay risks on a payment: ` +
+      `(its ${(data.length - 2) / 2} bytes of calldata count at EIP-7623's floor), over the ${bound} this relay risks on ${relay.form === 'batch' ? 'this payment' : 'a payment'}: ` +
       'make the call\'s data smaller, or split it into several submissions',
   )
 }
