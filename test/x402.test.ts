@@ -247,8 +247,12 @@ t.test('payment-identifier: the same payload under its id is answered by its sub
   t.equal(await usdcOf(account.address), balance, 'nothing more taken')
 })
 
-t.test('not mined within x402.holdSec: 202 settlement_pending with the hash, and the submission goes on to done; one held request too many is refused untaken', async (t) => {
-  const held = await startDevnetBruno(t, { groups: ['bruno'], configure: (config) => ({ ...config, x402: { ...config.x402, holdSec: 3, maxHeld: 1 } }) })
+t.test('not mined within x402.holdSec: 202 settlement_pending with the hash, and the submission goes on to done; one held request too many is refused untaken; included but not yet confirmed is still pending', async (t) => {
+  // Two confirmations (issue 44, point 5): a payment served while its transaction could still be reorged out would be a resource given for nothing.
+  const held = await startDevnetBruno(t, {
+    groups: ['bruno'],
+    configure: (config) => ({ ...config, x402: { ...config.x402, holdSec: 3, maxHeld: 1 }, networks: config.networks.map((each) => ({ ...each, runner: { ...each.runner, confirmations: 2 } })) }),
+  })
   const chain = createTestClient({ mode: 'anvil', transport: http(held.deployment.rpcUrl) })
   const { account, friend, call } = await giftCall(held.deployment, 50_000_000n, 1_000_000n)
   await chain.setAutomine(false)
@@ -283,17 +287,30 @@ t.test('not mined within x402.holdSec: 202 settlement_pending with the hash, and
   const retried = await retry
   t.equal(retried.status, 202, 'the retry was held too, not refused')
   t.equal(decodePaymentResponseHeader(retried.headers.get('payment-response')!).transaction, settled.transaction, 'naming the same transaction')
-  await chain.setAutomine(true)
   await chain.mine({ blocks: 1 })
-  const done = await waitFor(() => fetch(`${held.server.url}/v1/status/${body.id}`).then((reply) => reply.json()), (status) => status.stage === 'done', 'done', 15_000)
+  const statusOf = () => fetch(`${held.server.url}/v1/status/${body.id}`).then((reply) => reply.json())
+  await waitFor(statusOf, (status) => status.stage === 'confirming', 'included, one confirmation of two', 15_000)
+  const confirming = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'payment-signature': paidHeader }, body: JSON.stringify({ call }) })
+  t.equal(confirming.status, 202, 'included but not confirmed: still pending, the resource not served')
+  t.equal(decodePaymentResponseHeader(confirming.headers.get('payment-response')!).errorReason, 'settlement_pending')
+  t.equal((await confirming.json()).stage, 'confirming')
+  await chain.mine({ blocks: 1 })
+  const done = await waitFor(statusOf, (status) => status.stage === 'done', 'done', 15_000)
   t.equal(done.transaction.hash, settled.transaction, 'settled by the very transaction it named')
+  const confirmed = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'payment-signature': paidHeader }, body: JSON.stringify({ call }) })
+  t.equal(confirmed.status, 200, 'confirmed: served')
+  await chain.setAutomine(true)
   const heldChain = createPublicClient({ transport: http(held.deployment.rpcUrl) })
   t.equal(await heldChain.readContract({ address: held.deployment.usdc, abi: erc20Abi, functionName: 'balanceOf', args: [friend] }), 1_000_000n, 'the friend has the gift')
   // Both held requests answered, the client holds nothing: its next payment is taken and answered (200), not refused.
   const next = await giftCall(held.deployment, 50_000_000n, 1_000_000n)
   const nextPay = wrapFetchWithPaymentFromConfig(fetch, { schemes: [{ network: 'eip155:*', client: new ExactEvmScheme(next.account) }], spendControls: { allowedAssets: [{ network, asset: held.deployment.usdc }] } })
-  const after = await nextPay(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ call: next.call }) })
-  t.equal(after.status, 200, 'a held slot is given back once its requests are answered')
+  const nonce = await heldClient.getTransactionCount({ address: operator })
+  const after = nextPay(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ call: next.call }) })
+  // Its transaction mined at once (automine); its second confirmation is the next block.
+  await waitFor(() => heldClient.getTransactionCount({ address: operator }), (count) => count > nonce, 'the next relay included', 15_000)
+  await chain.mine({ blocks: 1 })
+  t.equal((await after).status, 200, 'a held slot is given back once its requests are answered')
 })
 
 t.test('a call that fails on chain after the payment: 200, the payment settled, the body saying the call failed and why', async (t) => {
