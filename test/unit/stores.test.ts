@@ -173,6 +173,26 @@ for (const kind of storeKinds('bruno-unit-stores-')) {
       await t.rejects(store.claim('l-2', { stage: 'sending', transaction: from(4, FIRST_LANE) }, stale), StaleEpochError, 'fenced like update')
     })
 
+    // Issue 44, point 2: on PostgreSQL, under READ COMMITTED, two claims of one payer's submissions
+    // see neither's uncommitted send; only the lock on the payer orders them. Keyed by the
+    // submission instead, 2–8 of 8 concurrent claims went through.
+    t.test('claim: eight concurrent claims of one payer\'s eight waiting submissions send exactly one', async (t) => {
+      const fence = await store.takeRunnerKey('bruno-runner:1:0xconcurrent')
+      const chain = 'concurrent-claims'
+      // PostgreSQL's pool opens its connections first, so that the claims below run at once rather
+      // than one by one as each connection comes up. Five rounds, each for another payer.
+      await Promise.all(Array.from({ length: 10 }, () => store.ping()))
+      for (let round = 0; round < 5; round++) {
+        const payer = `0x${round.toString(16).padStart(40, 'c')}`
+        const ids = Array.from({ length: 8 }, (_, index) => `cc-${round}-${index}`)
+        for (const id of ids) await store.insert(submission(id, { chain, payer }))
+        const claimed = await Promise.all(ids.map((id, index) => store.claim(id, { stage: 'sending', transaction: sent(100 + round * 8 + index) }, fence)))
+        t.equal(claimed.filter(Boolean).length, 1, `round ${round}: one claim of ${claimed.length} went through`)
+        const stages = await Promise.all(ids.map(async (id) => (await store.get(id))!.stage))
+        t.same([stages.filter((stage) => stage === 'sending').length, stages.filter((stage) => stage === 'waiting').length], [1, 7], 'one in flight for the payer, the others waiting')
+      }
+    })
+
     t.test('standing: active submissions, faults and reverts since `since`, the last fault\'s time', async (t) => {
       const fence = await store.takeRunnerKey('bruno-runner:1:0xstanding')
       const payer = '0xstandingpayer'
