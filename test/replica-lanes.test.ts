@@ -32,37 +32,13 @@ import { waitFor } from './fixtures/waitFor.ts'
 // (SIGSTOP, as test/replica-fencing.test.ts does for one key): per lane, nonces gap-free, nothing sent twice, none lost.
 
 t.test('two replicas divide four lanes, both send, and the survivor takes the other\'s lanes', { skip: postgresSkip() }, async (t) => {
-  const pgUrl = await postgresDatabase(t)
-  const anvil = await startAnvil()
-  t.teardown(() => anvil.stop())
-  const deployment = await deployDevnet(anvil.rpcUrl, { lanes: 3 })
-  const env: NodeJS.ProcessEnv = { BRUNO_LANES_PG_URL: pgUrl }
-  const config = { ...devnetConfig(deployment, env, { port: 0, groups: ['bruno'], pollMs: 100 }), store: { kind: 'postgres' as const, url: { env: 'BRUNO_LANES_PG_URL' } } }
-  const keys = [deployment.runner.operator, ...deployment.runner.lanes].map(({ privateKey }) => privateKeyToAccount(privateKey))
-  const lanes = keys.map((key) => getAddress(key.address))
-  const silent = pino({ level: 'silent' })
-
-  /** One replica: its own store connection and lane locks, its runner loop (never started: passes are run by the test). */
-  const replica = () => {
-    const storage = openStore(config.store, env)
-    const network = new Networks(config, env).get('local')
-    const context: RelayContext = { network, store: storage.store, operator: lanes[0]!, spareOperators: lanes.slice(1), laneGas: RUNNER_OPERATOR_SET_GAS, delegates: [], wake: () => {} }
-    const runner = new RunnerLoop(
-      { ...context, network: { ...network, client: network.runnerClient } },
-      keys.map((account) => ({ account, ownership: storage.ownership(network.config, { operator: getAddress(account.address), wake: () => {} }, silent) })),
-      silent,
-    )
-    return { context, runner, store: storage.store }
-  }
-  const owned = (one: { runner: RunnerLoop }) => one.runner.lanes().filter((lane) => lane.owned).map((lane) => lane.operator)
+  const { anvil, deployment, lanes, replica, owned, submitFrom, untilDone } = await inProcessReplicas(t, 3)
 
   const a = replica()
-  t.teardown(() => a.runner.stop().then(() => a.store.close()))
   await a.runner.wake()
   t.same(owned(a), lanes, 'alone, the first replica owns all four lanes')
 
   const b = replica()
-  t.teardown(() => b.runner.stop().then(() => b.store.close()))
   await b.runner.wake()
   t.same(owned(b), [], 'the second finds every lane held')
   await a.runner.wake()
@@ -70,28 +46,6 @@ t.test('two replicas divide four lanes, both send, and the survivor takes the ot
   await b.runner.wake()
   t.same(owned(b), lanes.slice(2), 'and the second takes them')
 
-  // Twelve payers, submitted through either replica; both run passes until every submission is done.
-  const token = { address: deployment.usdc, name: 'USD Coin', version: '2', chainId: deployment.chainId }
-  const payee = getAddress(config.networks[0]!.payee)
-  /** A new payer's submission (one whose address falls to lane `fallsTo`, modulo four, when given). */
-  const submitFrom = async (context: RelayContext, fallsTo?: number) => {
-    let key = generatePrivateKey()
-    while (fallsTo !== undefined && BigInt(privateKeyToAccount(key).address) % 4n !== BigInt(fallsTo)) key = generatePrivateKey()
-    const account = privateKeyToAccount(key).address
-    await mintUsdc(anvil.rpcUrl, deployment, account, 5_000_000n)
-    const call = { to: deployment.usdc, data: encodeFunctionData({ abi: erc20Abi, functionName: 'balanceOf', args: [account] }) }
-    const quote = await quoteCall(context, { call, token: 'USDC', payment: 'authorization' })
-    const fee = await signTransfer(key, token, payee, BigInt(quote.amountBaseUnits))
-    return (await submitCall(context, { call, payment: { token: deployment.usdc, authorization: fee.message, signature: fee.signature } as SubmitRequest['payment'] })).id
-  }
-  const untilDone = async (replicas: { runner: RunnerLoop; store: { get(id: string): Promise<{ stage: string; transaction?: { from?: Address } } | undefined> } }[], ids: string[]) => {
-    for (let pass = 0; pass < 40; pass++) {
-      for (const one of replicas) await one.runner.wake()
-      const stages = await Promise.all(ids.map(async (id) => (await replicas[0]!.store.get(id))!.stage))
-      if (stages.every((stage) => stage === 'done')) return Promise.all(ids.map(async (id) => (await replicas[0]!.store.get(id))!))
-    }
-    throw new Error('not every submission was done after 40 passes of each replica')
-  }
   // New work is divided too: a payer's submission goes first to the replica owning the lane its address falls to,
   // and after a second to any replica.
   const fallsToB = await submitFrom(a.context, 2)
@@ -139,6 +93,28 @@ t.test('two replicas divide four lanes, both send, and the survivor takes the ot
     const used = nonces.filter((entry) => entry.from === lane).map((entry) => entry.nonce).sort((x, y) => x - y)
     t.same(used, Array.from({ length: used.length }, (_, index) => index), `${lane}: nonces 0..${used.length - 1}`)
   }
+})
+
+t.test('two replicas on three lanes: every lane owned by one of them (two and one), and each lane\'s transaction followed to done', { skip: postgresSkip() }, async (t) => {
+  const { lanes, replica, owned, submitFrom, untilDone } = await inProcessReplicas(t, 2)
+  const a = replica()
+  await a.runner.wake()
+  t.same(owned(a), lanes, 'alone, the first replica owns all three lanes')
+  // Alone, it sends one submission on each lane; the chain includes them at once, but each is done only once followed.
+  const ids = [await submitFrom(a.context, 0), await submitFrom(a.context, 1), await submitFrom(a.context, 2)]
+  await a.runner.wake()
+  const sent = await Promise.all(ids.map(async (id) => (await a.store.get(id))!))
+  t.same(sent.map((submission) => [submission.stage, getAddress(submission.transaction!.from!)]), lanes.map((lane) => ['sending', lane]), 'one sent on each lane')
+
+  const b = replica()
+  await b.runner.wake()
+  await a.runner.wake()
+  await b.runner.wake()
+  // Three lanes over two replicas: a share rounded down (one each) would leave the third lane, and what it has in flight, to no one.
+  t.same(owned(a), lanes.slice(0, 2), 'the first keeps two lanes')
+  t.same(owned(b), lanes.slice(2), 'the second takes the third')
+  const done = await untilDone([a, b], ids)
+  t.same(done.map((submission) => submission.stage), ['done', 'done', 'done'], 'each lane\'s submission done')
 })
 
 t.test('two replica processes on two lanes: each sends on its own; one killed (SIGKILL), the other takes its lane and completes the rest', { skip: postgresSkip() }, async (t) => {
@@ -248,6 +224,62 @@ t.test('two replica processes on two lanes: one paused mid-send past its lock (S
     t.same(used, Array.from({ length: used.length }, (_, index) => index), `${lane}: nonces 0..${used.length - 1}, none reused, none skipped`)
   }
 })
+
+/**
+ * In-process replicas on one PostgreSQL database (fresh) and a devnet of `furtherLanes` + 1 lanes: each replica its own
+ * store connection and lane locks (one session of its own, as a process holds them) and its runner loop, never started:
+ * the test runs passes. The chain automines.
+ */
+async function inProcessReplicas(t: Test, furtherLanes: number) {
+  const pgUrl = await postgresDatabase(t)
+  const anvil = await startAnvil()
+  t.teardown(() => anvil.stop())
+  const deployment = await deployDevnet(anvil.rpcUrl, { lanes: furtherLanes })
+  const env: NodeJS.ProcessEnv = { BRUNO_LANES_PG_URL: pgUrl }
+  const config = { ...devnetConfig(deployment, env, { port: 0, groups: ['bruno'], pollMs: 100 }), store: { kind: 'postgres' as const, url: { env: 'BRUNO_LANES_PG_URL' } } }
+  const keys = [deployment.runner.operator, ...deployment.runner.lanes].map(({ privateKey }) => privateKeyToAccount(privateKey))
+  const lanes = keys.map((key) => getAddress(key.address))
+  const silent = pino({ level: 'silent' })
+
+  /** One replica (stopped and its store closed at teardown). */
+  const replica = () => {
+    const storage = openStore(config.store, env)
+    const network = new Networks(config, env).get('local')
+    const context: RelayContext = { network, store: storage.store, operator: lanes[0]!, spareOperators: lanes.slice(1), laneGas: RUNNER_OPERATOR_SET_GAS, delegates: [], wake: () => {} }
+    const runner = new RunnerLoop(
+      { ...context, network: { ...network, client: network.runnerClient } },
+      keys.map((account) => ({ account, ownership: storage.ownership(network.config, { operator: getAddress(account.address), wake: () => {} }, silent) })),
+      silent,
+    )
+    t.teardown(() => runner.stop().then(() => storage.store.close()))
+    return { context, runner, store: storage.store }
+  }
+  const owned = (one: { runner: RunnerLoop }) => one.runner.lanes().filter((lane) => lane.owned).map((lane) => lane.operator)
+
+  const token = { address: deployment.usdc, name: 'USD Coin', version: '2', chainId: deployment.chainId }
+  const payee = getAddress(config.networks[0]!.payee)
+  /** A new payer's submission (one whose address falls to lane `fallsTo`, modulo the lanes, when given). */
+  const submitFrom = async (context: RelayContext, fallsTo?: number) => {
+    let key = generatePrivateKey()
+    while (fallsTo !== undefined && BigInt(privateKeyToAccount(key).address) % BigInt(lanes.length) !== BigInt(fallsTo)) key = generatePrivateKey()
+    const account = privateKeyToAccount(key).address
+    await mintUsdc(anvil.rpcUrl, deployment, account, 5_000_000n)
+    const call = { to: deployment.usdc, data: encodeFunctionData({ abi: erc20Abi, functionName: 'balanceOf', args: [account] }) }
+    const quote = await quoteCall(context, { call, token: 'USDC', payment: 'authorization' })
+    const fee = await signTransfer(key, token, payee, BigInt(quote.amountBaseUnits))
+    return (await submitCall(context, { call, payment: { token: deployment.usdc, authorization: fee.message, signature: fee.signature } as SubmitRequest['payment'] })).id
+  }
+  /** Both (all) replicas pass in turn until every one of `ids` is done (at most 40 rounds); the submissions then. */
+  const untilDone = async (replicas: { runner: RunnerLoop; store: { get(id: string): Promise<{ stage: string; transaction?: { from?: Address } } | undefined> } }[], ids: string[]) => {
+    for (let pass = 0; pass < 40; pass++) {
+      for (const one of replicas) await one.runner.wake()
+      const stages = await Promise.all(ids.map(async (id) => (await replicas[0]!.store.get(id))!.stage))
+      if (stages.every((stage) => stage === 'done')) return Promise.all(ids.map(async (id) => (await replicas[0]!.store.get(id))!))
+    }
+    throw new Error('not every submission was done after 40 passes of each replica')
+  }
+  return { anvil, deployment, lanes, replica, owned, submitFrom, untilDone }
+}
 
 /**
  * A devnet with two lanes, and a PostgreSQL config for `bruno serve` replicas written to a file

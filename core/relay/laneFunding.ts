@@ -26,11 +26,14 @@ export class LaneFunding {
   readonly #log: FastifyBaseLogger
   readonly #onTopUp: ((operator: Address) => void) | undefined
   readonly #lastTopUp = new Map<Address, number>()
+  readonly #now: () => number
   #checkedAt = 0
   #running: Promise<void> | undefined
 
-  constructor(network: Network, treasury: LocalAccount, log: FastifyBaseLogger, onTopUp?: (operator: Address) => void) {
+  /** `now`: the clock the throttle and the interval are read by (unix ms; a test moves it). */
+  constructor(network: Network, treasury: LocalAccount, log: FastifyBaseLogger, onTopUp?: (operator: Address) => void, now: () => number = Date.now) {
     this.#network = network
+    this.#now = now
     this.#treasury = treasury
     this.#log = log.child({ component: 'lane funding', treasury: treasury.address })
     this.#onTopUp = onTopUp
@@ -39,8 +42,8 @@ export class LaneFunding {
   /** Looks at `lanes` if it is time (or `urgent`), one look at a time; never throws. */
   check(lanes: readonly Address[], urgent = false): Promise<void> {
     if (this.#running) return this.#running
-    if (!urgent && Date.now() - this.#checkedAt < LANE_FUNDING_CHECK_MS) return Promise.resolve()
-    this.#checkedAt = Date.now()
+    if (!urgent && this.#now() - this.#checkedAt < LANE_FUNDING_CHECK_MS) return Promise.resolve()
+    this.#checkedAt = this.#now()
     this.#running = this.#topUp(lanes)
       .catch((error: unknown) => this.#log.warn({ err: error }, 'topping up the runner lanes failed; tried again later'))
       .finally(() => {
@@ -53,7 +56,7 @@ export class LaneFunding {
     const { client, config } = this.#network
     const settings = config.runner.treasury!
     const [floor, target] = [BigInt(settings.floorWei), BigInt(settings.targetWei)]
-    const now = Date.now()
+    const now = this.#now()
     const due = lanes.filter((lane) => now - (this.#lastTopUp.get(lane) ?? 0) >= settings.intervalSec * 1000)
     if (due.length === 0) return
     const balances = await Promise.all(due.map((lane) => client.getBalance({ address: lane })))

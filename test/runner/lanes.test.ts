@@ -1,5 +1,7 @@
 import t from 'tap'
-import { getAddress, parseEther, type Address } from 'viem'
+import { getAddress, parseEther, type Address, type Hex } from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
+import { LANE_FUNDING_CHECK_MS } from '../../core/relay/laneFunding.ts'
 import type { Submission } from '../../core/relay/store.ts'
 import { startRunnerDevnet, type RunnerDevnet } from './runnerDevnet.ts'
 
@@ -91,14 +93,19 @@ t.test('the lanes send at once: one lane slow to simulate does not hold another 
 })
 
 t.test('a lane whose transaction is stuck takes no new work while the others can; included, it takes work again', async (t) => {
-  const devnet = await startRunnerDevnet(t, { lanes: 3, configure: (network) => ({ ...network, runner: { ...network.runner, stuckAfterMs: 1_000 } }) })
+  const devnet = await startRunnerDevnet(t, { lanes: 3 })
   const [stuckLane, ...others] = devnet.lanes as [Address, ...Address[]]
   // Every payer funded first: a funding block would include what the lanes have pending.
   const funded = await payers(devnet, 9)
   const [lone] = await submitAll(devnet, funded.slice(0, 1))
   await devnet.pass()
-  t.equal(laneOf(await devnet.get(lone!.id)), stuckLane, 'the first send takes the first lane')
-  await new Promise((resolve) => setTimeout(resolve, 1_100))
+  const sent = await devnet.get(lone!.id)
+  t.equal(laneOf(sent), stuckLane, 'the first send takes the first lane')
+  // Its transaction made older than runner.stuckAfterMs (60 s) in the store, where the runner reads its age: the others'
+  // sends below stay far younger than that however slow the machine, where a wait as long as the threshold left no margin.
+  const sentLongAgo = Date.now() - devnet.network.runner.stuckAfterMs - 1_000
+  const fence = { key: devnet.runnerKey, epoch: await devnet.store.runnerEpoch(devnet.runnerKey) }
+  await devnet.store.update(lone!.id, { transaction: { ...sent.transaction!, sentAt: sentLongAgo, firstSentAt: sentLongAgo } }, fence)
 
   const six = await submitAll(devnet, funded.slice(1, 7))
   await devnet.pass()
@@ -159,11 +166,14 @@ t.test('runner.treasury tops a lane under its floor up to the target, once per i
   // anvil #5: a funded key nothing else on this devnet uses.
   const treasuryKey = '0x8b3a350cf5c34c9194ca85829a2df0ec3153be0318b5e2d3348e872092edffba'
   const treasury = { key: { env: 'TEST_TREASURY' }, floorWei: parseEther('1').toString(), targetWei: parseEther('5').toString(), intervalSec: 60 }
-  const devnet = await startRunnerDevnet(t, { lanes: 1, treasuryKey, configure: (network) => ({ ...network, runner: { ...network.runner, treasury } }) })
+  // The treasury's clock, moved by hand past its throttle and its interval.
+  let clock = Date.now()
+  const devnet = await startRunnerDevnet(t, { lanes: 1, treasuryKey, treasuryNow: () => clock, configure: (network) => ({ ...network, runner: { ...network.runner, treasury } }) })
   const [firstLane, lowLane] = devnet.lanes as [Address, Address]
   const firstBalance = await devnet.client.getBalance({ address: firstLane })
   await devnet.testClient.setBalance({ address: lowLane, value: parseEther('0.5') })
 
+  const toppedUpAt = clock
   await devnet.pass()
   await devnet.mine()
   t.equal(await devnet.client.getBalance({ address: lowLane }), parseEther('5'), 'topped up to the target')
@@ -171,12 +181,46 @@ t.test('runner.treasury tops a lane under its floor up to the target, once per i
   const topUps = devnet.logged(/^topped up a runner lane from the treasury$/)
   t.same(topUps.map((line) => [line.operator, line.value]), [[lowLane, parseEther('4.5').toString()]], 'logged once, with what was sent')
 
-  // Under its floor again at once: nothing more is sent however often the runner passes (balances are read at most
-  // every 10 s, and a lane is topped up at most once per runner.treasury.intervalSec).
+  // Under its floor again at once, and looked at again past the 10 s between balance reads (LANE_FUNDING_CHECK_MS),
+  // but within runner.treasury.intervalSec: nothing more is sent however often the runner passes.
   await devnet.testClient.setBalance({ address: lowLane, value: parseEther('0.1') })
+  await devnet.pass()
+  clock += LANE_FUNDING_CHECK_MS + 1_000
   await devnet.pass()
   await devnet.pass()
   await devnet.mine()
   t.equal(await devnet.client.getBalance({ address: lowLane }), parseEther('0.1'), 'no second top-up within runner.treasury.intervalSec')
-  t.equal(devnet.logged(/^topped up a runner lane from the treasury$/).length, 1)
+  t.equal(devnet.logged(/^topped up a runner lane from the treasury$/).length, 1, 'still one top-up logged')
+
+  // Past the interval since its top-up: topped up again.
+  clock = toppedUpAt + treasury.intervalSec * 1_000
+  await devnet.pass()
+  await devnet.mine()
+  t.equal(await devnet.client.getBalance({ address: lowLane }), parseEther('5'), 'topped up again once runner.treasury.intervalSec has passed')
+  t.same(devnet.logged(/^topped up a runner lane from the treasury$/).slice(1).map((line) => [line.operator, line.value]), [[lowLane, parseEther('4.9').toString()]], 'the second top-up logged, with what was sent')
+})
+
+t.test('runner.treasury: two lanes short at once are both topped up, at the treasury\'s consecutive nonces', async (t) => {
+  const treasuryKey = '0x8b3a350cf5c34c9194ca85829a2df0ec3153be0318b5e2d3348e872092edffba'
+  const treasury = { key: { env: 'TEST_TREASURY' }, floorWei: parseEther('1').toString(), targetWei: parseEther('5').toString(), intervalSec: 60 }
+  const devnet = await startRunnerDevnet(t, { lanes: 2, treasuryKey, configure: (network) => ({ ...network, runner: { ...network.runner, treasury } }) })
+  const [, lowLane, lowerLane] = devnet.lanes as [Address, Address, Address]
+  const treasuryAddress = privateKeyToAccount(treasuryKey).address
+  const nonce = await devnet.client.getTransactionCount({ address: treasuryAddress, blockTag: 'pending' })
+  await devnet.testClient.setBalance({ address: lowLane, value: parseEther('0.5') })
+  await devnet.testClient.setBalance({ address: lowerLane, value: parseEther('0.2') })
+
+  await devnet.pass()
+  await devnet.mine()
+  t.same(
+    [await devnet.client.getBalance({ address: lowLane }), await devnet.client.getBalance({ address: lowerLane })],
+    [parseEther('5'), parseEther('5')],
+    'both topped up to the target',
+  )
+  const topUps = devnet.logged(/^topped up a runner lane from the treasury$/)
+  t.same(topUps.map((line) => [line.operator, line.value]), [[lowLane, parseEther('4.5').toString()], [lowerLane, parseEther('4.8').toString()]], 'one transfer each')
+  const sent = await Promise.all(topUps.map((line) => devnet.client.getTransaction({ hash: line.hash as Hex })))
+  t.same(sent.map((transaction) => [getAddress(transaction.from), transaction.nonce]), [[treasuryAddress, nonce], [treasuryAddress, nonce + 1]], 'from the treasury, at consecutive nonces')
+  const receipts = await Promise.all(topUps.map((line) => devnet.client.getTransactionReceipt({ hash: line.hash as Hex })))
+  t.same(receipts.map((receipt) => receipt.status), ['success', 'success'], 'both mined')
 })

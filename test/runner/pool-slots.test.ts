@@ -69,3 +69,36 @@ t.test('a runner allowed more than the node keeps: the node\'s refusal of the 17
   const last = await stages(devnet, submissions)
   t.same(last.map((each) => each.stage), Array(PAYERS).fill('done'), 'none failed')
 })
+
+t.test('pass after pass with no block mined, a lane never has more than runner.maxInFlight unincluded; a block frees the slots', async (t) => {
+  const devnet = await startRunnerDevnet(t, { configure: (network) => ({ ...network, runner: { ...network.runner, maxInFlight: 3 } }) })
+  const payers = []
+  for (let index = 0; index < 7; index++) payers.push(await devnet.payer())
+  const submissions = []
+  for (const payer of payers) submissions.push(await devnet.submit(payer))
+  const nonce = await devnet.client.getTransactionCount({ address: devnet.operator, blockTag: 'pending' })
+  const full = 'waiting: the runner has 3 transactions in flight, as many as a node\'s pool keeps per sender; this one goes when one is included'
+
+  // The cap counts what earlier passes sent, not only what this pass sends.
+  for (let pass = 1; pass <= 3; pass++) {
+    await devnet.pass()
+    const now = await stages(devnet, submissions)
+    t.same(now.map((each) => each.stage), [...Array(3).fill('sending'), ...Array(4).fill('waiting')], `pass ${pass}: still three sent`)
+    t.same(now.slice(3).map((each) => each.reason), Array(4).fill(full), `pass ${pass}: four wait for a slot`)
+  }
+  t.equal(await devnet.client.getTransactionCount({ address: devnet.operator, blockTag: 'pending' }), nonce + 3, 'the node holds three of the runner\'s')
+
+  await devnet.mine()
+  await devnet.pass()
+  await devnet.pass()
+  const after = await stages(devnet, submissions)
+  t.same(after.slice(3).map((each) => [each.stage, each.transaction?.nonce]), [['sending', nonce + 3], ['sending', nonce + 4], ['sending', nonce + 5], ['waiting', undefined]], 'included, the three free slots go to the next three; the seventh waits')
+  await devnet.pass()
+  t.equal((await devnet.get(submissions[6]!.id)).stage, 'waiting', 'and still waits at the next pass')
+  await devnet.mine()
+  await devnet.pass()
+  await devnet.pass()
+  await devnet.mine()
+  await devnet.pass()
+  t.same((await stages(devnet, submissions)).map((each) => each.stage), Array(7).fill('done'), 'every one done')
+})

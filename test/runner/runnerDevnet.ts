@@ -54,6 +54,8 @@ export interface RunnerDevnetOptions {
   readonly lanes?: number
   /** The key of `runner.treasury` (set it with `configure`): the runner tops its lanes up from it. */
   readonly treasuryKey?: Hex
+  /** The clock the treasury's top-ups are timed by (default the wall clock): a test moves it past their throttle and interval. */
+  readonly treasuryNow?: () => number
 }
 
 export interface RunnerDevnet {
@@ -249,7 +251,7 @@ export async function startRunnerDevnet(t: Test, options: RunnerDevnetOptions = 
     const laneAccount = privateKeyToAccount(lane.privateKey)
     return { account: laneAccount, ownership: localOwnership(store, runnerKeyName(network.chainId, laneAccount.address)) }
   })
-  const funding = options.treasuryKey && new LaneFunding(runnerContext.network, privateKeyToAccount(options.treasuryKey), log)
+  const funding = options.treasuryKey && new LaneFunding(runnerContext.network, privateKeyToAccount(options.treasuryKey), log, undefined, options.treasuryNow)
   const newRunner = (ownership: RunnerOwnership) => new RunnerLoop(runnerContext, [{ account, ownership }, ...further], log, undefined, funding)
   let runner = newRunner(options.ownership ? options.ownership(store, runnerKey) : localOwnership(store, runnerKey))
 
