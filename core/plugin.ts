@@ -87,6 +87,7 @@ export {
 
 // Argument checks (each refusal a ToolError) and the relay's encodings, for groups that build payments.
 export { configuredTokenInfo, requireAddress, requireToken, toBaseUnits, type ResolvedToken } from './arguments.ts'
+export { readSignature, type SignatureParts } from './relay/signature.ts'
 export { pathPrice, uniswapV3PoolAbi, type Fraction } from './chain/tokenPrice.ts'
 export { eip712DomainAbi, readTokenDomain, tokenDomainAbi } from './chain/tokenDomain.ts'
 export { encodeRunnerCall, PLACEHOLDER_SIGNATURE, RUNNER_BATCH_GAS, RUNNER_SETTLE_GAS, type RunnerRelay } from './relay/runnerCall.ts'

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { createPublicClient, createWalletClient, encodeFunctionData, erc20Abi, getAddress, http, type Hex, type PrivateKeyAccount } from 'viem'
+import { createPublicClient, createWalletClient, encodeFunctionData, erc20Abi, getAddress, http, recoverAddress, type Hex, type PrivateKeyAccount } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { foundry } from 'viem/chains'
 import { mintUsdc } from '../core/devnet/fund.ts'
@@ -8,6 +8,7 @@ import { postRaw, RawMcpClient } from './fixtures/mcpHttp.ts'
 import { signTransfer } from './fixtures/signedTransfer.ts'
 import { signedBatches } from './fixtures/caliburSignatures.ts'
 import { CALIBUR_ADDRESS } from '../plugins/calibur/networkOptions.ts'
+import { bindings } from './adversarial/adversary.ts'
 
 // Every refusal of SPEC §6's bruno section, and the texts that name a cause and the next step
 // (issue 15, point 3), asserted as the real tools answer them on a devnet.
@@ -208,4 +209,66 @@ t.test('a payment batch that is not payment-only, and an unknown id', async (t) 
 
   const result = await mcp.callTool('status', { id: 'no-such-id' })
   t.equal(result.content[0].text, 'unknown submission id "no-such-id"')
+})
+
+// Issue 50, points 1–6: inputs the schemas let through reached a library's exception, answered as
+// the server's fault (HTTP 500, JSON-RPC and MCP -32603) or the chain's (503). Each is the caller's
+// to fix: read where the input is read, each gets its binding's client answer naming the field.
+t.test('bad input on every binding: a signature no key made, a number over uint256, an empty or unsafe authorization list', async (t) => {
+  const api = bindings(bruno, mcp)
+  const { key } = await fundedPayer()
+  const noCall = { to: '0x0000000000000000000000000000000000000000', data: '0x' }
+  const good = await signedPayment(key, 1_000_000n)
+  const body = good.signature.slice(2, 130)
+  const cases: [string, Record<string, unknown>, RegExp][] = [
+    ['v 0x05', { ...good, signature: `0x${body}05` }, /^payment\.signature is not a valid ECDSA signature: its last byte \(v\) is 0x05; v must be 27\/28 \(0x1b\/0x1c\) or 0\/1$/],
+    ['r = 0', { ...good, signature: `0x${'00'.repeat(32)}${body.slice(64)}1b` }, /^payment\.signature is not a valid ECDSA signature: r is 0; it must be between 1 and the order of secp256k1$/],
+    ['s ≥ n', { ...good, signature: `0x${body.slice(0, 64)}${'ff'.repeat(32)}1b` }, /^payment\.signature is not a valid ECDSA signature: s is not below the curve's order/],
+    ['value 2²⁵⁶', { ...good, authorization: { ...good.authorization, value: (2n ** 256n).toString() } }, /^payment\.authorization\.value is 115792089237316195423570985008687907853269984665640564039457584007913129639936, above 2²⁵⁶ − 1, the most a uint256 holds$/],
+  ]
+  for (const [what, payment, words] of cases) {
+    for (const binding of ['mcp', 'rest', 'rpc'] as const) {
+      const submitted = await api.submit(binding, { call: noCall, payment })
+      t.equal(submitted.accepted, false, `${what} over ${binding}: refused as the caller's (422, 1001, isError), not the server's`)
+      if (!submitted.accepted) t.match(submitted.message, words, `${what} over ${binding}: names the field`)
+    }
+    // x402 checks the signature as the payment's own first (402 with its code): never a 500.
+    t.equal((await api.submit('x402', { call: noCall, payment })).accepted, false, `${what} over x402: 402, not 500`)
+  }
+
+  // The schema says these, so the published JSON Schema tells a client before it sends.
+  const list = (item: Record<string, unknown>) => [{ chainId: deployment.chainId, address: CALIBUR_ADDRESS, nonce: 0, r: `0x${'11'.repeat(32)}`, s: `0x${'22'.repeat(32)}`, yParity: 0, ...item }]
+  for (const [what, authorizationList, field] of [
+    ['an empty list', [], /authorizationList/],
+    ['nonce 2⁶⁴', list({ nonce: 18446744073709551616 }), /authorizationList\/0|authorizationList\[0\]|nonce/],
+    ['chainId 1e308', list({ chainId: 1e308 }), /authorizationList\/0|authorizationList\[0\]|chainId/],
+  ] as const) {
+    const quoted = await postRaw(`${bruno.server.url}/local/v1/quote`, { call: noCall, token: 'USDC', authorizationList })
+    t.equal(quoted.status, 400, `${what}: REST quote 400`)
+    t.match(quoted.json.error.message, field, `${what}: names the field`)
+    const rpc = await postRaw(`${bruno.server.url}/rpc`, { jsonrpc: '2.0', id: 1, method: 'bruno_quote', params: { chain: 'local', call: noCall, token: 'USDC', authorizationList } })
+    t.equal(rpc.json.error?.code, -32602, `${what}: /rpc invalid params`)
+    const overMcp = await mcp.request('tools/call', { name: 'quote', arguments: { chain: 'local', call: noCall, token: 'USDC', authorizationList } }, 'quote')
+    t.not(overMcp.json.error?.code, -32603, `${what}: MCP not an internal error`)
+  }
+  const published = (await mcp.listTools()).find((tool: { name: string }) => tool.name === 'submit')!.inputSchema.properties.authorizationList
+  t.equal(published.minItems, 1, 'submit\'s published schema: at least one authorization')
+})
+
+// Issue 50, point 6: an r in range that is no point of the curve made transfer_authorization_call throw "Point is not on curve" (-32603).
+t.test('transfer_authorization_call: a signature whose r is no point of the curve is the caller\'s, in words', async (t) => {
+  const { account } = await fundedPayer()
+  const prepared = (await mcp.callTool('transfer_authorization', { chain: 'local', from: account.address, to: friend, token: 'USDC', amount: '1' })).structuredContent
+  const signature = await account.signTypedData(prepared.typedData)
+  // The smallest x with no point on y² = x³ + 7 (mod p): tried in turn, as recovery would.
+  let offCurve: Hex | undefined
+  for (let x = 1n; offCurve === undefined && x < 100n; x++) {
+    const candidate = `0x${x.toString(16).padStart(64, '0')}${signature.slice(66, 130)}1b` as Hex
+    const recovered = await recoverAddress({ hash: `0x${'ab'.repeat(32)}`, signature: candidate }).catch(() => undefined)
+    if (recovered === undefined) offCurve = candidate
+  }
+  t.ok(offCurve, 'an x with no point found')
+  const result = await mcp.callTool('transfer_authorization_call', { chain: 'local', typedData: prepared.typedData, signature: offCurve })
+  t.equal(result.isError, true, 'a tool refusal, not -32603')
+  t.match(result.content[0].text, /^signature is not a valid ECDSA signature: it recovers to no address/)
 })

@@ -152,3 +152,76 @@ t.test('the server is still up and answering after the fuzzing', async (t) => {
   t.equal(response.status, 200)
   t.notOk(bruno.logs.some((line) => line.includes('offline-rpc-secret-key')), 'no log line carries the RPC URL')
 })
+
+// Issue 50: submit's payment and authorization list, fuzzed where the schemas let through what a
+// library would throw on — a signature with any last byte, r or s of 0 or past the curve's order,
+// integers past 2²⁵⁶ or 2⁵³, an empty or oversized list — on MCP, REST and /rpc. Every one is
+// refused before the chain is asked (this relay's chain is unreachable): the binding's client
+// answer, never a 5xx, never -32603.
+const relayEnv = { ...process.env }
+const relay = await startBruno(t, offlineConfig(relayEnv, { groups: ['bruno'] }), relayEnv)
+const SUBMIT_RUNS = Number(process.env.BRUNO_FUZZ_SUBMIT_RUNS ?? 300)
+const word = (value: bigint) => value.toString(16).padStart(64, '0')
+const CURVE_ORDER = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n
+const signaturePart = fc.oneof(fc.constant(0n), fc.constant(CURVE_ORDER), fc.bigInt({ min: CURVE_ORDER, max: 2n ** 256n - 1n }), fc.bigInt({ min: 1n, max: CURVE_ORDER - 1n }))
+const badSignature = fc
+  .record({ r: signaturePart, s: signaturePart, v: fc.integer({ min: 0, max: 255 }) })
+  .filter(({ r, s, v }) => r === 0n || r >= CURVE_ORDER || s === 0n || s >= CURVE_ORDER || ![0, 1, 27, 28].includes(v))
+  .map(({ r, s, v }) => `0x${word(r)}${word(s)}${v.toString(16).padStart(2, '0')}`)
+const uint = fc.oneof(fc.bigInt({ min: 0n, max: 2n ** 256n - 1n }), fc.bigInt({ min: 2n ** 256n, max: 10n ** 78n - 1n })).map(String)
+const overUint = fc.bigInt({ min: 2n ** 256n, max: 10n ** 78n - 1n }).map(String)
+const authorizationOf = (value: fc.Arbitrary<string>, signature: fc.Arbitrary<string>) =>
+  fc.record({
+    token: fc.constantFrom('USDC', '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'),
+    authorization: fc.record({ from: address, to: fc.constant('0xa0Ee7A142d267C1f36714E4a8F75612F20a79720'), value, validAfter: uint, validBefore: uint, nonce: fc.stringMatching(/^0x[0-9a-f]{64}$/) }),
+    signature,
+  })
+const unsafeInteger = fc.oneof(fc.constant(2 ** 53), fc.constant(18446744073709551616), fc.constant(1e308), fc.integer({ min: -5, max: -1 }))
+const badList = fc.oneof(
+  fc.constant([]),
+  fc.array(fc.record({ chainId: fc.oneof(unsafeInteger, fc.constant(31337)), address, nonce: unsafeInteger, r: fc.stringMatching(/^0x[0-9a-f]{64}$/), s: fc.stringMatching(/^0x[0-9a-f]{64}$/), yParity: fc.constantFrom(0, 1) }), { minLength: 1, maxLength: 6 }),
+)
+// At least one bad part in each: the signature, a field over uint256, or the list.
+const badSubmit = fc.oneof(
+  fc.record({ payment: authorizationOf(uint, badSignature) }),
+  fc.record({ payment: authorizationOf(overUint, fc.stringMatching(/^0x[0-9a-f]{130}$/)) }),
+  fc.record({ payment: authorizationOf(uint, fc.stringMatching(/^0x[0-9a-f]{130}$/)), authorizationList: badList }),
+)
+const submitExchange = fc.record({ binding: fc.constantFrom('mcp', 'rest', 'rpc'), request: badSubmit })
+
+t.test(`${SUBMIT_RUNS} submits with a bad signature, integer or authorization list: the caller's answer on every binding, never a 5xx or -32603`, async (t) => {
+  const answers = new Map<string, number>()
+  await fc.assert(
+    fc.asyncProperty(submitExchange, async ({ binding, request }) => {
+      const args = { call: { to: '0x0000000000000000000000000000000000000000', data: '0x' }, ...request }
+      const url = relay.server.url
+      const response =
+        binding === 'rest'
+          ? await fetch(`${url}/local/v1/submit`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(args) })
+          : binding === 'rpc'
+            ? await fetch(`${url}/rpc`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'bruno_sendTransaction', params: { chain: 'local', ...args } }) })
+            : await fetch(`${url}/mcp`, {
+                method: 'POST',
+                headers: { 'content-type': 'application/json', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'submit' },
+                body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'submit', arguments: { chain: 'local', ...args }, _meta: modernMeta() } }),
+              })
+      const text = await response.text()
+      if (response.status >= 500) throw new Error(`${binding} answered ${response.status}: ${text.slice(0, 300)}`)
+      const reply = JSON.parse(text) as { error?: { code?: unknown }; result?: { isError?: boolean } }
+      if (binding === 'rest') {
+        if (response.status !== 400 && response.status !== 422) throw new Error(`REST answered ${response.status}: ${text.slice(0, 300)}`)
+      } else if (binding === 'rpc') {
+        if (reply.error?.code === -32603 || reply.error === undefined) throw new Error(`/rpc answered ${text.slice(0, 300)}`)
+      } else if (reply.error?.code === -32603 || (reply.error === undefined && reply.result?.isError !== true)) {
+        throw new Error(`MCP answered ${text.slice(0, 300)}`)
+      }
+      const key = `${binding} ${response.status} ${reply.error?.code ?? (reply.result?.isError ? 'isError' : '')}`
+      answers.set(key, (answers.get(key) ?? 0) + 1)
+      return true
+    }),
+    { numRuns: SUBMIT_RUNS },
+  )
+  t.comment(`answers: ${JSON.stringify(Object.fromEntries(answers))}`)
+  t.ok(answers.size >= 3, 'every binding answered')
+  t.notOk(relay.logs.some((line) => /"level":50/.test(line) && /internal|correlation/i.test(line)), 'no internal error logged')
+})

@@ -1,10 +1,11 @@
-import { getAddress, isAddressEqual, type Address, type Hex } from 'viem'
+import { getAddress, isAddressEqual, maxUint256, type Address, type Hex } from 'viem'
 import { ToolError } from '../tool.ts'
 import { PaymentRefusal } from './paymentRefusal.ts'
 import type { BatchTerms, Delegate } from './delegate.ts'
 import type { RelayContext } from './context.ts'
 import type { PaymentToken } from './gasPricer.ts'
 import type { RunnerRelay } from './runnerCall.ts'
+import { readSignature } from './signature.ts'
 import type { Payment, RelayCall } from './schemas.ts'
 import { signedTransferOfCall } from './signedTransferCall.ts'
 
@@ -90,6 +91,11 @@ export function relayOfRequest(context: RelayContext, call: RelayCall, payment: 
   const callDeadline = signedCall?.validBefore ?? 0n
   if ('authorization' in payment) {
     const { authorization } = payment
+    // What the Runner's calldata will encode, read here: no library's exception about it is the server's fault.
+    readSignature(payment.signature, 'payment.signature')
+    for (const field of ['value', 'validAfter', 'validBefore'] as const) {
+      if (BigInt(authorization[field]) > maxUint256) throw new ToolError(`payment.authorization.${field} is ${authorization[field]}, above 2²⁵⁶ − 1, the most a uint256 holds`)
+    }
     if (!isAddressEqual(getAddress(authorization.to), payee)) {
       throw new PaymentRefusal(`the signed transfer pays ${authorization.to}, not the payee ${payee}: sign a transfer to the payee (payment_authorization prepares it)`, 'recipient')
     }

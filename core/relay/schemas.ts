@@ -34,10 +34,11 @@ const vOf = (parity: 0 | 1) => {
 const V0 = vOf(0)
 const V1 = vOf(1)
 
+// JSON numbers are exact only up to 2⁵³ − 1: a chain id or an EOA nonce above it is no real one.
 const authorizationFields = {
-  chainId: Type.Integer({ minimum: 0 }),
+  chainId: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
   address: Address,
-  nonce: Type.Integer({ minimum: 0 }),
+  nonce: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
   r: Hash32,
   s: Hash32,
 }
@@ -69,6 +70,7 @@ export function yParityOf(authorization: SignedAuthorization): 0 | 1 {
 }
 
 export const AuthorizationList = Type.Array(SignedAuthorization, {
+  minItems: 1,
   maxItems: 4,
   description: 'signed EIP-7702 authorizations, sent in the same transaction',
 })
@@ -115,6 +117,7 @@ export const SignedTransferPayment = Type.Object(
     // A configured symbol or an address, as every `token` (the preamble says so once); submit keeps the address.
     token: TokenArgument,
     authorization: passedBack(TransferAuthorizationMessage, 'payment_authorization\'s payment.authorization'),
+    // What else makes it valid (v 27/28 or 0/1, r and s in range) submit says in words (readSignature).
     signature: Type.String({ pattern: '^0x[0-9a-fA-F]{130}$', description: '65-byte signature' }),
   },
   { additionalProperties: false, title: 'a signed transfer', description: 'payment_authorization\'s payment, signed' },

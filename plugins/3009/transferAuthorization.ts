@@ -217,6 +217,9 @@ export const transferAuthorizationCall = (chain: TSchema) =>
         primaryType: 'TransferWithAuthorization',
         message,
         signature: args.signature as Hex,
+      }).catch(() => {
+        // An r in range that is no point's x coordinate: no key made it.
+        throw new ToolError('signature is not a valid ECDSA signature: it recovers to no address (its r is no point of secp256k1)')
       })
       if (!isAddressEqual(signer, from)) throw new ToolError(`the signature is by ${signer}, not by the sender ${from}: have ${from}'s own wallet sign typedData unchanged`)
       if (BigInt(message.validBefore) <= BigInt(Math.floor(Date.now() / 1000)))

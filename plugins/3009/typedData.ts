@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
-import { bytesToHex, isHex, maxUint256, parseSignature, size, type Address, type Hex, type TypedData } from 'viem'
-import { requireAddress, ToolError, transferWithAuthorizationTypes } from '../../core/plugin.ts'
+import { bytesToHex, isHex, maxUint256, size, type Address, type Hex, type TypedData } from 'viem'
+import { readSignature, requireAddress, ToolError, transferWithAuthorizationTypes } from '../../core/plugin.ts'
 
 /** EIP-3009's types (core's, which its x402 binding reads signatures with too). */
 export { transferWithAuthorizationTypes }
@@ -118,14 +118,7 @@ const secp256k1HalfOrder = 0x7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe
  * authorizationSignatureParts('0x…1c') // { v: 28, r: '0x…', s: '0x…' }
  */
 export function authorizationSignatureParts(signature: Hex): { v: 27 | 28; r: Hex; s: Hex } {
-  if (!isHex(signature, { strict: true }) || size(signature) !== 65)
-    throw new ToolError('the signature is not 65 bytes (r, s, v) of 0x-hex')
-  let parsed
-  try {
-    parsed = parseSignature(signature)
-  } catch {
-    throw new ToolError('the signature\'s r or s is out of range, or its last byte is not 0, 1, 27 or 28')
-  }
+  const parsed = readSignature(signature, 'signature')
   if (BigInt(parsed.s) > secp256k1HalfOrder) throw new ToolError('the signature has a high s value, which the token refuses')
   return { v: parsed.yParity === 0 ? 27 : 28, r: parsed.r, s: parsed.s }
 }
