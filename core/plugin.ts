@@ -71,6 +71,7 @@ export {
 export {
   AccountView,
   AuthorizationList,
+  authorizationListAs,
   BatchGasEstimate,
   CallPayment,
   ExecutedBatch,

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Address, BaseUnits, BlockNumber, described, GasUnits, HexData, passedBack, TokenAmount, TokenArgument, UnixSeconds, UnixSecondsDecimal } from '../schemas.ts'
+import { Address, BaseUnits, BlockNumber, described, GasUnits, HexData, passedBack, PUBLISHED_AS, PUBLISHED_AS_OUTPUT, TokenAmount, TokenArgument, UnixSeconds, UnixSecondsDecimal } from '../schemas.ts'
 
 /**
  * The relay's shapes, shared by REST, JSON-RPC and MCP: each transport validates with these and
@@ -74,6 +74,19 @@ export const AuthorizationList = Type.Array(SignedAuthorization, {
   maxItems: 4,
   description: 'signed EIP-7702 authorizations, sent in the same transaction',
 })
+
+/**
+ * A delegate tool's `authorizationList` (an argument, or its result's): validated as
+ * `AuthorizationList` in full, published as an array whose items are described once, by `quote`'s
+ * and `submit`'s own, so that `tools/list` carries the authorization's shape once.
+ *
+ * @example
+ * authorizationListAs("the account's, to Calibur, if not yet delegated", 1)
+ */
+export function authorizationListAs(description: string, maxItems = 4): typeof AuthorizationList {
+  const published = { type: 'array', minItems: 1, maxItems, description: `${description}; each item as submit's authorizationList` }
+  return { ...AuthorizationList, maxItems, description, [PUBLISHED_AS]: published, [PUBLISHED_AS_OUTPUT]: published }
+}
 
 /**
  * A delegate's signed payment-only batch pays: `batch`, calldata to the account (`call.to`) that
@@ -238,7 +251,7 @@ export const ExecutedBatch = Type.Object(
   {
     call: RelayCall,
     payment: CallPayment,
-    authorizationList: Type.Optional(described(AuthorizationList, 'for submit')),
+    authorizationList: Type.Optional(authorizationListAs('for submit')),
     account: Address,
     paymentFormatted: Type.String({ description: 'whole token units and symbol' }),
     next: Type.String(),

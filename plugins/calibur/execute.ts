@@ -1,6 +1,6 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 import { formatUnits, getAddress, isAddressEqual, zeroAddress, zeroHash, type Hex } from 'viem'
-import { AuthorizationList, defineTool, ExecutedBatch, passedBack, requireAddress, ToolError, type Network } from '../../core/plugin.ts'
+import { authorizationListAs, defineTool, ExecutedBatch, passedBack, requireAddress, ToolError, type Network } from '../../core/plugin.ts'
 import { CaliburTypedDataSchema, delegationOverride, readCaliburState } from './batch.ts'
 import { encodeSignedExecute, recoverCaliburSigner } from './executeCalldata.ts'
 import type { CaliburOn } from './networkOptions.ts'
@@ -102,7 +102,7 @@ export const caliburExecute = (chain: TSchema, caliburOn: CaliburOn) =>
         paymentSignature: Signature,
         typedData: passedBack(CaliburTypedDataSchema, 'calibur_batch\'s typedData'),
         signature: Signature,
-        authorizationList: Type.Optional({ ...AuthorizationList, maxItems: 1, description: 'as given to calibur_batch' }),
+        authorizationList: Type.Optional(authorizationListAs('as given to calibur_batch', 1)),
       },
       { additionalProperties: false },
     ),

@@ -1,7 +1,7 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 import { formatUnits, getAddress, isAddressEqual, recoverTypedDataAddress, type Hex } from 'viem'
 import {
-  AuthorizationList,
+  authorizationListAs,
   authorizationOverride,
   defineTool,
   ExecutedBatch,
@@ -40,7 +40,7 @@ export const metaMaskExecute = (chain: TSchema) =>
         chain,
         typedData: passedBack(DelegationTypedDataSchema, 'metamask_batch\'s typedData'),
         signature: Signature,
-        authorizationList: Type.Optional({ ...AuthorizationList, maxItems: 1, description: 'as given to metamask_batch' }),
+        authorizationList: Type.Optional(authorizationListAs('as given to metamask_batch', 1)),
       },
       { additionalProperties: false },
     ),

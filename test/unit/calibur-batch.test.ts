@@ -653,7 +653,7 @@ t.test('the input schema: what calibur_batch accepts and refuses', async (t) => 
   t.equal(input.token!.description, 'the token to pay in')
   t.equal(input.deadline!.description, 'unix seconds (default: now + submission ttl)')
   t.equal(input.nonceKey!.description, 'Calibur nonce key, decimal (default 0)')
-  t.equal(input.authorizationList!.description, "the account's, to Calibur, if not yet delegated")
+  t.equal(input.authorizationList!.description, "the account's, to Calibur, if not yet delegated; each item as submit's authorizationList")
   t.equal(input.calls!.items!.properties.value!.description, 'wei, decimal or 0x-hex (default 0)')
 })
 
@@ -701,7 +701,7 @@ t.test('the output schema: what calibur_batch promises', async (t) => {
   t.equal(output.nonce!.description, "the payment batch's")
   t.equal(output.payment!.properties!.amount!.description, 'whole token units')
   t.equal(output.calls!.description, 'as signed: approvals added, then the given calls')
-  t.equal(output.authorizationList!.description, 'pass on to calibur_execute and submit')
+  t.equal(output.authorizationList!.description, "pass on to calibur_execute and submit; each item as submit's authorizationList")
   t.equal(output.gas!.properties!.estimated!.description, "the runner transaction's")
   t.equal(output.gas!.properties!.ownerPath!.description, 'measured')
 })

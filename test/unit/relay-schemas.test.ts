@@ -114,9 +114,12 @@ t.test('yParityOf: from yParity, or else from v in any form', async (t) => {
   for (const v of [1, 28, '1', '28', '0x1', '0x01', '0x1c', '0x1C', '0x001c']) t.equal(of({ v }), 1, `v ${JSON.stringify(v)}`)
 })
 
-t.test('AuthorizationList: at most 4, each a signed authorization', async (t) => {
+t.test('AuthorizationList: 1 to 4, each a signed authorization, its integers exact in JSON', async (t) => {
   const one = authorization({ yParity: 0 })
-  accepts(t, AuthorizationList, [], 'none')
+  refuses(t, AuthorizationList, [], 'none: the node would refuse an empty list (issue 50, point 4)')
+  refuses(t, AuthorizationList, [{ ...one, nonce: 2 ** 53 }], 'a nonce past 2⁵³ − 1')
+  refuses(t, AuthorizationList, [{ ...one, chainId: 1e308 }], 'a chain id past 2⁵³ − 1')
+  accepts(t, AuthorizationList, [{ ...one, nonce: Number.MAX_SAFE_INTEGER }], 'a nonce of 2⁵³ − 1')
   accepts(t, AuthorizationList, [one, one, one, one], '4')
   refuses(t, AuthorizationList, [one, one, one, one, one], '5')
   refuses(t, AuthorizationList, [authorization({ yParity: 0, v: 28 })], 'one whose v and yParity disagree')
