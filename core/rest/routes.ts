@@ -1,7 +1,8 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import { ErrorCode, type RequestId } from '../mcp/jsonrpc.ts'
 import { batchLimiter, type RateLimitedError } from '../rateLimit.ts'
-import { answerRestFailure, failureOf, type Failure } from './errors.ts'
+import { onlyPost } from '../unrouted.ts'
+import { answerRestFailure, failureOf, failureOfKind, type Failure } from './errors.ts'
 import { boundOperations, type BoundOperations } from './operations.ts'
 
 /**
@@ -98,6 +99,7 @@ const rpcRoutes: FastifyPluginAsync<Options> = async (app, { operations }) => {
     return notification ? undefined : reply
   }
 
+  onlyPost(app, '/rpc', JSON.stringify(rpcError(null, failureOfKind('method_not_allowed', 'Method Not Allowed: /rpc takes POST only'))))
   app.post('/rpc', async (request: FastifyRequest, reply: FastifyReply) => {
     const { body } = request
     if (Array.isArray(body)) {
