@@ -17,7 +17,9 @@ import { sharedRead } from './operators/sharedRead.ts'
 import { originGuard } from './originGuard.ts'
 import type { PluginDefinition } from './plugin.ts'
 import { relayBindings } from './rest/routes.ts'
+import { answerRestFailure } from './rest/errors.ts'
 import { x402Binding } from './x402/routes.ts'
+import { answerClientError, answerFrameworkError, answerNoRoute } from './unrouted.ts'
 import { ToolRegistry } from './registry.ts'
 import { createServices, type BrunoServices } from './services.ts'
 import type { ServerInfo } from './mcp/dispatcher.ts'
@@ -77,7 +79,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // Whose X-Forwarded-For names the client (request.ip, the rate limit's key): by default no
     // one's, so behind a reverse proxy every client is the proxy unless it is trusted here.
     trustProxy: trustedProxies(config.server.trustProxy),
+    // What no route handler reads is answered in Bruno's shapes too, never quoting the request.
+    frameworkErrors: answerFrameworkError,
+    clientErrorHandler: answerClientError,
   })
+  // The bindings set their own; these answer for the rest (an unrouted path, an operator route).
+  app.setNotFoundHandler(answerNoRoute)
+  app.setErrorHandler(answerRestFailure)
 
   // No answer leaves with a secret in it, whatever an upstream error quoted (a node's message that
   // names its RPC URL or key, in any letter case): every text body passes the log lines' scrubber.
@@ -102,7 +110,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     reply.code(403).type('application/json').send('{"jsonrpc":"2.0","error":{"code":-32600,"message":"Forbidden: Host or Origin not allowed"}}')
   })
   for (const group of groups) await app.register(groupPlugin(group))
-  await app.register(mcpRoutes)
+  await app.register(mcpRoutes, { prefix: '/mcp' })
   await app.register(operatorRoutes)
   // REST and JSON-RPC bindings of the relay, served where the relay is (the bruno group).
   if (config.groups.includes('bruno')) {

@@ -45,3 +45,22 @@ t.test('a client over its rate limit gets 429 with a JSON-RPC error; probes are 
   t.ok(Number(limited.headers.get('retry-after')) > 0, 'Retry-After says when to come back')
   t.equal((await fetch(`${bruno.server.url}/healthz`)).status, 200, 'healthz still answers')
 })
+
+t.test('/rpc and /mcp give one answer to a body refused before it is parsed: 400, -32600, the same words', async (t) => {
+  const env = { ...process.env }
+  // /rpc is served with the bruno group; no chain is dialled for a body refused unread.
+  const bruno = await startBruno(t, offlineConfig(env, { groups: ['bruno', 'erc20'] }), env)
+  const deep = '['.repeat(MAX_JSON_DEPTH + 1) + ']'.repeat(MAX_JSON_DEPTH + 1)
+  const proto = '{"jsonrpc":"2.0","id":1,"method":"bruno_getStatus","params":{"__proto__":{"polluted":true}}}'
+  for (const [body, message] of [
+    [deep, `Invalid Request: the body nests deeper than ${MAX_JSON_DEPTH} levels`],
+    [proto, 'Invalid Request: "__proto__" keys are not accepted'],
+  ] as const) {
+    const rpc = await postRaw(`${bruno.server.url}/rpc`, body)
+    t.equal(rpc.status, 400, `/rpc: ${message}`)
+    t.same(rpc.json, { jsonrpc: '2.0', id: null, error: { code: -32600, message, data: { code: 'invalid_request' } } })
+    const mcp = await postRaw(bruno.mcpUrl, body, modernHeaders('tools/list'))
+    t.equal(mcp.status, 400, `/mcp: ${message}`)
+    t.same(mcp.json, { jsonrpc: '2.0', error: { code: -32600, message } })
+  }
+})

@@ -5,10 +5,11 @@ import { RateLimitedError } from '../rateLimit.ts'
 import { McpDispatcher } from './dispatcher.ts'
 import { CachedResultAnswer, ErrorCode, errorPayload } from './jsonrpc.ts'
 import type { RegistryView } from '../registry.ts'
+import { onlyPost } from '../unrouted.ts'
 
 /**
- * `POST /mcp` (every enabled group) and `POST /mcp/<group,group,…>` (those groups only).
- * JSON responses only; GET and DELETE are 405 (no streams, no sessions); an unknown group is a
+ * Registered under the prefix `/mcp`: `POST /mcp` (every enabled group) and `POST /mcp/<group,group,…>` (those groups only).
+ * JSON responses only; every other method is 405 (no streams, no sessions); an unknown group is a
  * 404 with no MCP body.
  */
 export const mcpRoutes: FastifyPluginAsync = async (app) => {
@@ -48,14 +49,13 @@ export const mcpRoutes: FastifyPluginAsync = async (app) => {
     return reply.code(status).type('application/json').send(payload)
   })
 
-  const notAllowed = async (_request: FastifyRequest, reply: FastifyReply) => reply.code(405).header('allow', 'POST').send()
-
-  app.post('/mcp', (request, reply) => answer(registry.viewOfPath(), request, reply))
-  app.post<{ Params: { groups: string } }>('/mcp/:groups', (request, reply) => answer(registry.viewOfPath(request.params.groups), request, reply))
-  for (const url of ['/mcp', '/mcp/:groups']) {
-    app.get(url, notAllowed)
-    app.delete(url, notAllowed)
-  }
+  app.post('', (request, reply) => answer(registry.viewOfPath(), request, reply))
+  app.post<{ Params: { groups: string } }>('/:groups', (request, reply) => answer(registry.viewOfPath(request.params.groups), request, reply))
+  const notAllowed = errorPayload(undefined, { code: ErrorCode.InvalidRequest, message: 'Method Not Allowed: an MCP endpoint takes POST only' })
+  for (const url of ['', '/:groups']) onlyPost(app, url, notAllowed)
+  // Any other path under /mcp names no MCP server, as an unknown group does; a body it was sent
+  // that cannot be read is refused by the error handler above, in JSON-RPC.
+  app.setNotFoundHandler((_request, reply) => reply.code(404).send())
 }
 
 /**

@@ -25,6 +25,13 @@ export const Failures = {
   payload_too_large: { status: 413, rpcCode: ErrorCode.InvalidRequest },
   unsupported_media_type: { status: 415, rpcCode: ErrorCode.InvalidRequest },
   rate_limited: { status: 429, rpcCode: ErrorCode.InvalidRequest },
+  // Answered for the HTTP layer itself, outside the routes (core/unrouted.ts): a path or method
+  // no route serves, a URL the router cannot read, a request Node's HTTP parser refused.
+  no_route: { status: 404, rpcCode: ErrorCode.InvalidRequest },
+  method_not_allowed: { status: 405, rpcCode: ErrorCode.InvalidRequest },
+  request_timeout: { status: 408, rpcCode: ErrorCode.InvalidRequest },
+  uri_too_long: { status: 414, rpcCode: ErrorCode.InvalidRequest },
+  headers_too_large: { status: 431, rpcCode: ErrorCode.InvalidRequest },
 } as const
 
 export type FailureKind = keyof typeof Failures
@@ -63,28 +70,45 @@ export class BindingError extends Error {
  * failureOf(new ToolError('refused: …')) // { kind: 'refused', status: 422, rpcCode: 1001, message: 'refused: …' }
  */
 export function failureOf(error: unknown, log?: FastifyBaseLogger): Failure {
-  const make = (kind: FailureKind, message: string): Failure => ({ kind, ...Failures[kind], message })
   const blame = blameOf(error)
-  const refusal = bindingFailure(error) ?? (blame.side === 'caller' ? make('refused', blame.message) : undefined)
+  const refusal = bindingFailure(error) ?? (blame.side === 'caller' ? failureOfKind('refused', blame.message) : undefined)
   if (refusal) {
     log?.info({ kind: refusal.kind, reason: refusal.message }, 'relay request refused')
     return refusal
   }
   const kind = blame.side === 'chain' ? 'chain_unavailable' : 'internal'
-  if (!log) return make(kind, blame.message)
+  if (!log) return failureOfKind(kind, blame.message)
   const fault = reportFault(log, error, blame)
-  return { ...make(kind, fault.message), correlationId: fault.correlationId }
+  return { ...failureOfKind(kind, fault.message), correlationId: fault.correlationId }
 
   function bindingFailure(error: unknown): Failure | undefined {
-    if (error instanceof BindingError) return make(error.kind, error.message)
+    if (error instanceof BindingError) return failureOfKind(error.kind, error.message)
     const status = (error as { statusCode?: unknown } | undefined)?.statusCode
-    if (status === 413) return make('payload_too_large', 'the body is larger than the configured limit')
-    if (status === 415) return make('unsupported_media_type', 'Content-Type must be application/json')
-    if (error instanceof UnsafeJsonError) return make('invalid_request', error.message)
-    if (error instanceof RateLimitedError) return make('rate_limited', error.message)
-    if (typeof status === 'number' && status >= 400 && status < 500) return make('parse_error', 'the body is empty or not valid JSON')
+    if (status === 413) return failureOfKind('payload_too_large', 'the body is larger than the configured limit')
+    if (status === 415) return failureOfKind('unsupported_media_type', 'Content-Type must be application/json')
+    // Refused before it is parsed, so no envelope was read: JSON-RPC's Invalid Request, as MCP answers it.
+    if (error instanceof UnsafeJsonError) return { ...failureOfKind('invalid_request', error.message), rpcCode: ErrorCode.InvalidRequest }
+    if (error instanceof RateLimitedError) return failureOfKind('rate_limited', error.message)
+    if (typeof status === 'number' && status >= 400 && status < 500) return failureOfKind('parse_error', 'the body is empty or not valid JSON')
     return undefined
   }
+}
+
+/** A failure of `kind`, with its status and JSON-RPC code. */
+export function failureOfKind(kind: FailureKind, message: string): Failure {
+  return { kind, ...Failures[kind], message }
+}
+
+/**
+ * The REST binding's failure body, `{"error": {code, message, correlationId?}}`: every REST-shaped
+ * answer is written by it.
+ *
+ * @example
+ * restErrorBody(failureOfKind('no_route', 'Not Found: …')) // { error: { code: 'no_route', message: 'Not Found: …' } }
+ */
+export function restErrorBody(failure: Failure): { error: { code: FailureKind; message: string; correlationId?: string } } {
+  const correlation = failure.correlationId === undefined ? {} : { correlationId: failure.correlationId }
+  return { error: { code: failure.kind, message: failure.message, ...correlation } }
 }
 
 /**
@@ -116,6 +140,5 @@ function describe(problem: SchemaProblem, where: string): string {
  */
 export function answerRestFailure(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const failure = failureOf(error, request.log)
-  const correlation = failure.correlationId === undefined ? {} : { correlationId: failure.correlationId }
-  return reply.code(failure.status).send({ error: { code: failure.kind, message: failure.message, ...correlation } })
+  return reply.code(failure.status).send(restErrorBody(failure))
 }

@@ -1,7 +1,8 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import { ErrorCode, type RequestId } from '../mcp/jsonrpc.ts'
 import { batchLimiter, type RateLimitedError } from '../rateLimit.ts'
-import { answerRestFailure, failureOf, type Failure } from './errors.ts'
+import { onlyPost } from '../unrouted.ts'
+import { answerRestFailure, failureOf, failureOfKind, type Failure } from './errors.ts'
 import { boundOperations, type BoundOperations } from './operations.ts'
 
 /**
@@ -53,7 +54,8 @@ type RpcMethod = (params: Record<string, unknown>, client: string) => Promise<un
 /**
  * JSON-RPC 2.0 at `POST /rpc`: by-name params, batches (up to 32), notifications (run, not
  * answered). Every answer to a readable request is HTTP 200, errors included; a body that is not
- * JSON is 400 (-32700), too large 413, another Content-Type 415; only notifications: 202, no body.
+ * JSON is 400 (-32700), nested too deep or with `__proto__` 400 (-32600, as /mcp), too large 413,
+ * another Content-Type 415, another method 405; only notifications: 202, no body.
  * Each element of a batch counts against the client's rate limit, as a request does: the elements
  * past the limit are not run, each is answered with the limit's error (-32600), and the reply
  * carries `Retry-After`.
@@ -98,6 +100,7 @@ const rpcRoutes: FastifyPluginAsync<Options> = async (app, { operations }) => {
     return notification ? undefined : reply
   }
 
+  onlyPost(app, '/rpc', JSON.stringify(rpcError(null, failureOfKind('method_not_allowed', 'Method Not Allowed: /rpc takes POST only'))))
   app.post('/rpc', async (request: FastifyRequest, reply: FastifyReply) => {
     const { body } = request
     if (Array.isArray(body)) {
