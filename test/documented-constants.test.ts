@@ -7,7 +7,7 @@ import { NetworkConfig, RelayConfig, RunnerConfig, ServerConfig } from '../confi
 import { MAX_JSON_DEPTH } from '../core/boundedJson.ts'
 import { readFees } from '../core/chain/fees.ts'
 import { L1_FEE_HEADROOM_BPS } from '../core/chain/l1DataFee.ts'
-import { PRICE_WINDOW_SEC } from '../core/chain/tokenPrice.ts'
+import { PRICE_WINDOW_PARTS, PRICE_WINDOW_SEC } from '../core/chain/tokenPrice.ts'
 import { MAX_VALUES } from '../core/mcp/complete.ts'
 import { DISCOVER_TTL_MS, LIST_TTL_MS } from '../core/mcp/protocol.ts'
 import { OPERATOR_READ_INTERVAL_MS } from '../core/operators/sharedRead.ts'
@@ -149,14 +149,14 @@ t.test('SPEC §6 bruno: submit\'s checks and admission', async (t) => {
 
 t.test('SPEC §6 bruno and README: the price window', async (t) => {
   const window = PRICE_WINDOW_SEC
-  says(t, 'SPEC.md', /the lower of each pool's spot price and its time-weighted price over (\d+ s) \(or the pool's history, when younger\)/, [window])
+  says(t, 'SPEC.md', /of each pool's spot price, its\s+time-weighted price over (\d+ s) \(or the pool's history, when younger\) and the time-weighted price of\s+each of that window's (\d+) equal parts/, [window, PRICE_WINDOW_PARTS])
   says(t, 'SPEC.md', /A pool whose ring of observations no longer reaches back (\d+ s) nor to its own first observation/, [window])
   says(t, 'SPEC.md', /its price history covers only the last N s of the (\d+ s) window/, [window])
   says(t, 'SPEC.md', /`bruno_price_window_seconds\{chain,pool\}` \((\d+), or the pool's age while it is younger\)/, [window])
   says(t, 'SPEC.md', /`⌈(\d+) \/ block time⌉` observations/, [window])
   says(t, 'SPEC.md', /and its oldest observation to be (\d+ s) old now/, [window])
   says(t, 'SPEC.md', /younger than the (\d+ s) price window/, [window])
-  says(t, 'SPEC.md', /the arbitrage the attacker gives away for (\d+ s)/, [window])
+  says(t, 'SPEC.md', /a manipulation held for\s+more than (\d+ s) \(three quarters of the window: every part must move\)/, [(window * (PRICE_WINDOW_PARTS - 1)) / PRICE_WINDOW_PARTS])
   says(t, 'README.md', /the last time-weighted price through each pool covered: (\d+ s), less only for a younger pool/, [window])
 })
 

@@ -141,52 +141,53 @@ t.test('a nonce the node lost whose payment is about to expire is taken back wit
 // Issue 43, point 8: during a base fee spike the gap filler cancelled a lost relay at any price —
 // 21,000 gas for 6.37 USDC against a 0.71 USDC payment, with nothing waiting behind its nonce. A gap is
 // now filled only while a later nonce waits, and never for more than the relay's payment is worth.
-t.test('a lost relay about to expire, nothing after it, at a fee spike: no cancellation dearer than its payment', async (t) => {
-  const devnet = await startRunnerDevnet(t, stuckSoon)
+/**
+ * A relay sent, then lost by the node; the base fee raised far above what its payment covers; and the
+ * relay's payment within the margin of expiring, its transaction stuck — with `behind` more
+ * submissions sent after it, at the next nonces.
+ */
+async function lostExpiringAtSpike(devnet: RunnerDevnet, behind: number) {
   const margin = devnet.network.relay.paymentMarginSec
   const validBefore = BigInt(Math.ceil((Date.now() + 1_500) / 1000) + margin)
-  const a = await devnet.submit(await devnet.payer(), { validBefore })
+  const lost = await devnet.submit(await devnet.payer(), { validBefore })
+  const later = []
+  for (let index = 0; index < behind; index++) later.push(await devnet.submit(await devnet.payer()))
   await devnet.pass()
-  const sentA = await devnet.get(a.id)
-  await dropTransaction(devnet, sentA.transaction!.hash)
+  const sent = (await devnet.get(lost.id)).transaction!
+  await dropTransaction(devnet, sent.hash)
   await raiseFees(devnet)
   await waitFor(async () => Date.now(), (now) => BigInt(Math.floor(now / 1000)) > validBefore - BigInt(margin), 'within the margin', 10_000, 50)
-  await stuckNow(devnet, sentA.transaction!.sentAt)
+  await stuckNow(devnet, sent.sentAt)
+  return { lost, sent, later }
+}
+
+t.test('a lost relay about to expire, nothing after it, at a fee spike: no cancellation dearer than its payment', async (t) => {
+  const devnet = await startRunnerDevnet(t, stuckSoon)
+  const { lost } = await lostExpiringAtSpike(devnet, 0)
   const broadcastsBefore = rawBroadcasts(devnet).length
   await devnet.pass()
   t.same(rawBroadcasts(devnet).slice(broadcastsBefore), [], 'nothing sent: its nonce holds nothing back, and a cancellation would cost more than its payment')
-  t.notOk((await devnet.get(a.id)).transaction!.cancel, 'not cancelled')
+  t.notOk((await devnet.get(lost.id)).transaction!.cancel, 'not cancelled')
   t.ok(devnet.logged(/^not cancelled: the cancellation would cost more than the payment is worth$/).length > 0, 'the runner says why')
 })
 
 t.test('a lost relay about to expire with a later nonce behind it, at a fee spike: the gap waits for the fees to fall, then is filled', async (t) => {
   const devnet = await startRunnerDevnet(t, stuckSoon)
   devnet.allow(0, 1)
-  const margin = devnet.network.relay.paymentMarginSec
   const { baseFeePerGas } = await devnet.client.getBlock({ blockTag: 'latest' })
-  const validBefore = BigInt(Math.ceil((Date.now() + 1_500) / 1000) + margin)
-  const [first, second] = [await devnet.payer(), await devnet.payer()]
-  const a = await devnet.submit(first, { validBefore })
-  const b = await devnet.submit(second)
+  const { lost, sent, later } = await lostExpiringAtSpike(devnet, 1)
   await devnet.pass()
-  const sentA = await devnet.get(a.id)
-  await dropTransaction(devnet, sentA.transaction!.hash)
-  await raiseFees(devnet)
-  await waitFor(async () => Date.now(), (now) => BigInt(Math.floor(now / 1000)) > validBefore - BigInt(margin), 'within the margin', 10_000, 50)
-  await stuckNow(devnet, sentA.transaction!.sentAt)
-  await devnet.pass()
-  t.notOk((await devnet.get(a.id)).transaction!.cancel, 'at the spike: not cancelled, the cancellation dearer than the payment')
-  t.equal(await devnet.client.getTransactionCount({ address: devnet.operator, blockTag: 'pending' }), sentA.transaction!.nonce, 'the gap is still there')
+  t.notOk((await devnet.get(lost.id)).transaction!.cancel, 'at the spike: not cancelled, the cancellation dearer than the payment')
+  t.equal(await devnet.client.getTransactionCount({ address: devnet.operator, blockTag: 'pending' }), sent.nonce, 'the gap is still there')
   await lowerFees(devnet, baseFeePerGas!)
   await devnet.pass()
-  const cancelled = await devnet.get(a.id)
-  t.equal(cancelled.transaction!.cancel, true, 'the fees fallen: its nonce taken back')
+  t.equal((await devnet.get(lost.id)).transaction!.cancel, true, 'the fees fallen: its nonce taken back')
   await devnet.mine()
   await devnet.pass()
   await devnet.mine()
   await devnet.pass()
-  t.equal((await devnet.get(a.id)).stage, 'failed')
-  t.equal((await devnet.get(b.id)).stage, 'done', 'the one behind it went through')
+  t.equal((await devnet.get(lost.id)).stage, 'failed')
+  t.equal((await devnet.get(later[0]!.id)).stage, 'done', 'the one behind it went through')
 })
 
 t.test('after a restart, a relay in flight whose payment is about to expire is cancelled, not broadcast again', async (t) => {

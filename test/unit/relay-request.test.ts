@@ -33,7 +33,7 @@ const nonce = `0x${'AB'.repeat(32)}`
 const authorization = (overrides: Record<string, string> = {}) => ({
   token: usdc.address.toLowerCase(),
   authorization: { from: account.toLowerCase(), to: payee, value: '150000', validAfter: '0', validBefore: '1900000000', nonce, ...overrides },
-  signature: `0x${'11'.repeat(65)}`,
+  signature: `0x${'11'.repeat(64)}1b`,
 })
 
 t.test('a signed transfer: to the payee, its amount, deadline, identity and payer', async (t) => {
