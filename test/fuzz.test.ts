@@ -225,3 +225,43 @@ t.test(`${SUBMIT_RUNS} submits with a bad signature, integer or authorization li
   t.ok(answers.size >= 3, 'every binding answered')
   t.notOk(relay.logs.some((line) => /"level":50/.test(line) && /internal|correlation/i.test(line)), 'no internal error logged')
 })
+
+// Issue 50, point 7: paths and methods no route serves, with long and badly encoded segments, on
+// the relay's server: Bruno's shape for the binding the path belongs to (a REST error object, or
+// a JSON-RPC error under /mcp and /rpc, or no body), never a 5xx, never the request quoted back.
+const UNROUTED_RUNS = Number(process.env.BRUNO_FUZZ_UNROUTED_RUNS ?? 300)
+const segment = fc.oneof(
+  fc.constantFrom('local', 'v1', 'quote', 'submit', 'status', 'x402', 'mcp', 'rpc', 'bruno', 'erc20', '%zz', '%', '..', ''),
+  fc.stringMatching(/^[A-Za-z0-9._~-]{1,12}$/),
+  fc.integer({ min: 200, max: 6_000 }).map((length) => 'q'.repeat(length)),
+)
+const unrouted = fc.record({
+  method: fc.constantFrom('GET', 'PUT', 'PATCH', 'DELETE', 'POST'),
+  path: fc.array(segment, { minLength: 1, maxLength: 5 }).map((parts) => `/${parts.join('/')}`),
+  body: fc.oneof(fc.constant(undefined), fc.constant(''), fc.constant('{'), fc.constant('{}')),
+})
+
+t.test(`${UNROUTED_RUNS} requests to paths and methods of every kind: Bruno's shape, never a 5xx or the request quoted`, async (t) => {
+  const statuses = new Map<number, number>()
+  await fc.assert(
+    fc.asyncProperty(unrouted, async ({ method, path, body }) => {
+      const response = await fetch(`${relay.server.url}${path}`, {
+        method,
+        ...(body === undefined || method === 'GET' ? {} : { body, headers: { 'content-type': 'application/json' } }),
+      }).catch((error: Error) => ({ status: 0, text: async () => error.message }))
+      const text = await response.text()
+      statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1)
+      if (response.status === 0 || response.status >= 500) throw new Error(`${method} ${path.slice(0, 80)}: ${response.status} ${text.slice(0, 200)}`)
+      if (text.includes('q'.repeat(200))) throw new Error(`${method} ${path.slice(0, 80)}: the answer quotes the request`)
+      if (text === '') return true
+      const reply = JSON.parse(text) as { error?: { code?: unknown; message?: unknown }; jsonrpc?: string }
+      const restShape = typeof reply.error?.code === 'string' && typeof reply.error.message === 'string'
+      const rpcShape = reply.jsonrpc === '2.0' && (Number.isInteger(reply.error?.code) || 'result' in reply)
+      if (!restShape && !rpcShape) throw new Error(`${method} ${path.slice(0, 80)}: not Bruno's shape: ${text.slice(0, 200)}`)
+      return true
+    }),
+    { numRuns: UNROUTED_RUNS },
+  )
+  t.comment(`statuses: ${JSON.stringify(Object.fromEntries(statuses))}`)
+  t.notOk([...statuses.keys()].some((status) => status >= 500), 'no 5xx')
+})
