@@ -18,7 +18,7 @@ import { sweepCommand } from './commands/sweep.ts'
 import { checkPortFree, checkServeFlags, FlagError, LOG_LEVELS } from './serveFlags.ts'
 import { groupChecks, type ServedGroup } from './groupPlugin.ts'
 import { preflightServe } from './preflight/preflightServe.ts'
-import { isLoopbackHost } from './originGuard.ts'
+import { isLoopbackHost } from '../config/loopback.ts'
 import { configuredSecrets } from './secrets.ts'
 import { startServer } from './server.ts'
 

@@ -1,12 +1,5 @@
+import { hostName, isLoopbackHost } from '../config/loopback.ts'
 import type { ServerConfig } from '../config/schema.ts'
-
-const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '[::1]', '::1'])
-
-/** True for a loopback host name, with or without a port (`localhost:3000`, `[::1]:80`, `127.0.0.5`). */
-export function isLoopbackHost(host: string): boolean {
-  const name = hostName(host)
-  return LOOPBACK_NAMES.has(name) || /^127(\.\d{1,3}){3}$/.test(name)
-}
 
 /**
  * Decides which `Host` and `Origin` headers a deployment answers, against DNS rebinding.
@@ -48,11 +41,4 @@ export function originGuard(server: Pick<ServerConfig, 'host' | 'allowedHosts' |
       return hostAllowed(host) && originAllowed(origin)
     },
   }
-}
-
-function hostName(host: string): string {
-  const lower = host.toLowerCase()
-  if (lower.startsWith('[')) return lower.slice(0, lower.indexOf(']') + 1)
-  const colon = lower.lastIndexOf(':')
-  return colon === -1 || lower.indexOf(':') !== colon ? lower : lower.slice(0, colon)
 }

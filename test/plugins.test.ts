@@ -242,3 +242,30 @@ t.test('the built-in groups and the examples reach core only through the plugin 
     t.same(imported.filter((specifier) => !/^(\.\/[\w.]+\.ts|bruno\/plugin|viem(\/\w+)?|node:\w+)$/.test(specifier)), [], `examples/simple7702-group/${file} imports only its own files, bruno/plugin, viem and node:`)
   }
 })
+
+// Issue 45, point 3: arrows point down. The config is read before core exists, so config/ takes
+// nothing from core but types; and only the composition root (the CLI, its commands) names plugins/.
+t.test('arrows point down: config/ imports no value from core/; only the composition root imports plugins/', async (t) => {
+  const tsFiles = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+      const path = join(dir, entry.name)
+      return entry.isDirectory() ? tsFiles(path) : entry.name.endsWith('.ts') ? [path] : []
+    })
+  const valueImports = (file: string) => [...readFileSync(file, 'utf8').matchAll(/^import (?!type )[^;]*? from '([^']+)'/gm)].map(([, specifier]) => resolve(dirname(file), specifier!))
+  const configToCore = tsFiles(join(ROOT, 'config')).flatMap((file) =>
+    valueImports(file)
+      .filter((target) => target.startsWith(join(ROOT, 'core')))
+      .map((target) => `${relative(ROOT, file)} → ${relative(ROOT, target)}`),
+  )
+  t.same(configToCore, [], 'config/ imports only types from core/')
+  const compositionRoot = [join(ROOT, 'core', 'cli.ts'), join(ROOT, 'core', 'commands')]
+  const coreToPlugins = tsFiles(join(ROOT, 'core'))
+    .filter((file) => !compositionRoot.some((root) => file === root || file.startsWith(`${root}/`)))
+    .flatMap((file) =>
+      [...readFileSync(file, 'utf8').matchAll(/from '([^']+)'/g)]
+        .map(([, specifier]) => resolve(dirname(file), specifier!))
+        .filter((target) => target.startsWith(join(ROOT, 'plugins')))
+        .map((target) => `${relative(ROOT, file)} → ${relative(ROOT, target)}`),
+    )
+  t.same(coreToPlugins, [], 'core/ names plugins/ only from the CLI and its commands')
+})
