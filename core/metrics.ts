@@ -88,7 +88,14 @@ export class Metrics {
 
   readonly rpcErrors = new Counter({
     name: 'bruno_rpc_errors_total',
-    help: 'chain RPC requests that failed, by chain and JSON-RPC method (node errors such as reverts included)',
+    help: 'chain RPC requests that failed, by chain and JSON-RPC method: the node or the way to it (a revert is counted apart)',
+    labelNames: ['chain', 'method'] as const,
+    registers: [this.registry],
+  })
+
+  readonly rpcReverts = new Counter({
+    name: 'bruno_rpc_reverts_total',
+    help: 'calls and estimates the node answered with a revert, by chain and JSON-RPC method: a simulation\'s answer (a probe, a refused call), not a failure',
     labelNames: ['chain', 'method'] as const,
     registers: [this.registry],
   })

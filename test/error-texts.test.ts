@@ -181,6 +181,15 @@ t.test('the bruno group\'s instructions say how to send viem\'s signAuthorizatio
   t.notMatch(instructions, /output as it is/)
 })
 
+// Issue 49, points 3 and 5: an agent learns Calibur's address for flow 4 from the instructions, not
+// from a refusal; a batch payment is described with the `batch` submit requires.
+t.test('the instructions name the delegate\'s address and a batch payment\'s three fields', async (t) => {
+  const instructions = (await mcp.request('server/discover')).json.result.instructions as string
+  t.match(instructions, `Calibur's address, an authorization's \`address\`: local ${CALIBUR_ADDRESS}`)
+  t.match(instructions, '{token, amountBaseUnits, batch}')
+  t.notMatch(instructions, /\{token, amountBaseUnits\} \(/, 'not the two fields alone')
+})
+
 t.test('WETH (issue 29, point 3): a signed-transfer quote is refused naming what can pay; a batch paying WETH the account lacks names the shortfall', async (t) => {
   const quoted = await refusal('quote', { call: transferCall(friend, 1n), token: 'WETH' })
   t.equal(
@@ -193,7 +202,8 @@ t.test('WETH (issue 29, point 3): a signed-transfer quote is refused naming what
   const transfer = await mcp.call('erc20_transfer', { chain: 'local', token: 'USDC', to: friend, amount: '1' })
   const prepared = await mcp.callTool('calibur_batch', { chain: 'local', account: account.address, calls: transfer.calls, token: 'WETH' })
   t.equal(prepared.isError, true, 'the account holds no WETH')
-  t.match(prepared.content[0].text, new RegExp(`^the batch would fail: the payer ${account.address} holds 0 WETH, less than the [0-9.]+ WETH its payment transfers: fund it with WETH, or pay in another token`))
+  // Not the provisional leg's one wei (issue 49, point 5): the account holds none.
+  t.equal(prepared.content[0].text, `the batch would fail: the payer ${account.address} holds no WETH, which its payment transfers: fund it with WETH, or pay in another token`)
   t.notMatch(prepared.content[0].text, /without a reason/)
 })
 

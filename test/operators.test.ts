@@ -93,6 +93,8 @@ t.test('metrics after flow 2: requests, stages, time to done, runner balance, RP
   t.equal(samples.get(`bruno_runner_lane_next_nonce{chain="local",operator="${deployment.runner.operator.address}"}`), nonce, 'bruno_runner_lane_next_nonce: the nonce after its last transaction')
   t.ok(samples.get('bruno_rpc_duration_seconds_count{chain="local",method="eth_sendRawTransaction"}')! >= 1, 'the runner\'s broadcast was timed')
   t.ok(samples.get('bruno_rpc_duration_seconds_count{chain="local",method="eth_estimateGas"}')! >= 1)
+  // Issue 49, point 6: the relay's probe reverts are no node failure; one clean relay counts none of those.
+  t.notOk([...samples.keys()].some((sample) => sample.startsWith('bruno_rpc_errors_total')), `no RPC failure after one clean relay: ${[...samples.keys()].filter((sample) => sample.startsWith('bruno_rpc_')).join(', ')}`)
   t.equal(samples.get(`bruno_price_window_seconds{chain="local",pool="${deployment.uniswap.usdcWethPool}"}`), 600, 'the devnet pool, an hour old, priced over the whole window')
 })
 

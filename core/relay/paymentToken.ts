@@ -101,7 +101,9 @@ export async function requirePlainPayer(network: Network, payer: Address, delega
  * Why a payment failed when its payer holds less of the token than it transfers: read after a
  * simulation refused it, so that the refusal names the shortfall rather than the token's words
  * ("transfer amount exceeds balance", or WETH9's bare revert); `field` names what set the amount.
- * `undefined` when the payer holds enough (or its balance cannot be read).
+ * `undefined` when the payer holds enough (or its balance cannot be read). A payer that holds
+ * none is told so without an amount: a batch tool prices its payment leg with a provisional one
+ * of one base unit first, which is no figure to quote.
  *
  * @example
  * await payerShortfall(network, usdc, payer, 150_000n, 'payment.authorization.value')
@@ -110,6 +112,7 @@ export async function requirePlainPayer(network: Network, payer: Address, delega
 export async function payerShortfall(network: Network, token: PaymentToken, payer: Address, amount: bigint, field?: string): Promise<string | undefined> {
   const balance = await network.client.readContract({ address: token.address, abi: erc20Abi, functionName: 'balanceOf', args: [payer] }).catch(() => undefined)
   if (balance === undefined || balance >= amount) return undefined
+  if (balance === 0n) return `the payer ${payer} holds no ${token.symbol}, which its payment transfers${field ? ` (${field})` : ''}: fund it with ${token.symbol}, or pay in another token`
   const [held, needed] = [formatUnits(balance, token.decimals), formatUnits(amount, token.decimals)]
   return `the payer ${payer} holds ${held} ${token.symbol}, less than the ${needed} ${token.symbol} its payment transfers${field ? ` (${field})` : ''}: fund it with ${token.symbol}, or pay in another token`
 }

@@ -102,7 +102,8 @@ export function describeRevertData(data: Hex, decimals: number, symbol: string, 
     case 'PaymentFailed':
       return `the payment batch failed: ${nested(args[0] as Hex)}`
     case 'NotOperator':
-      return 'the runner is not the Runner contract\'s operator (a deployment error)'
+      // Met inside a call: the call called the Runner (as the Runner itself: not an operator).
+      return 'the call calls Bruno\'s Runner contract, which only its operators may call: a relayed call runs as the Runner and cannot call it'
     default:
       return `the call reverted with ${decoded.errorName}(${args.map(String).join(', ')})`
   }
@@ -156,8 +157,10 @@ export function runnerRevertReason(
     name = undefined
   }
   switch (name) {
-    case 'GasShort':
     case 'NotOperator':
+      // The runner transaction itself refused: the sending key is not the Runner's operator.
+      return { words: 'the runner is not the Runner contract\'s operator (a deployment error)', byPayment: false }
+    case 'GasShort':
     case 'NotDelegated':
       return { words: reason, byPayment: false }
     case 'PaymentShort':

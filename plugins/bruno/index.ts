@@ -12,15 +12,15 @@ import { status } from './status.ts'
 import { submit } from './submit.ts'
 
 const instructions =
-  'bruno — the relay. `account` says whether an account is delegated to Calibur and what it holds. `quote` prices a ' +
+  'bruno — the relay. `account` says whether an account is delegated to a delegate served here (delegateName) and what it holds. `quote` prices a ' +
   'call in a token. `submit` hands a paid call to the runner and answers at once with an id; `status` follows it ' +
   'to done. Bruno never holds a key: your wallet signs what the other groups prepare. The runner sends every call ' +
   'from Bruno\'s Runner contract, never from the account, so only calls that act by signature belong in `call`: ' +
   'calibur_execute\'s (the account\'s signed batch) or transfer_authorization_call\'s (a signed transfer). The ' +
   'payment is made first, in the same transaction as the call: a call that fails on chain still pays, so calls that ' +
   'fail in simulation are refused. Shapes: `payment` is {token, authorization, signature} (a signed EIP-3009 transfer ' +
-  'to the payee: payment_authorization\'s `payment` and the wallet\'s signature) or {token, amountBaseUnits} (the ' +
-  'first call of calibur_execute\'s batch pays it: its `payment` as returned). `authorizationList` items are signed ' +
+  'to the payee: payment_authorization\'s `payment` and the wallet\'s signature) or {token, amountBaseUnits, batch} (a ' +
+  'delegate execute tool\'s `payment` as returned: its signed payment-only batch pays first). `authorizationList` items are signed ' +
   'EIP-7702 authorizations {chainId, address, nonce, r, s, yParity and/or v} (viem\'s signAuthorization output, its ' +
   'bigint `v` sent as a number or string or left out: JSON has no bigint, and yParity suffices), nonce = the ' +
   'account\'s current EOA nonce: they delegate the account in the same transaction. A submission ' +

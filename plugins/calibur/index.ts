@@ -35,10 +35,12 @@ export const caliburGroup = definePlugin({
   name: 'calibur',
   order: 20,
   networkOptions: CaliburNetworkOptions,
-  setup: ({ chainArgument, payment }, _options, optionsOn) => {
+  setup: ({ chainArgument, payment, networks }, _options, optionsOn) => {
     const caliburOn = (network: Network) => getAddress(optionsOn(network).address)
+    // Flow 4's authorization names Calibur's address: said here, not learnt from a refusal.
+    const addresses = networks.names.map((name) => `${name} ${caliburOn(networks.get(name))}`).join(', ')
     return {
-      instructions,
+      instructions: `${instructions} Calibur's address, an authorization's \`address\`: ${addresses} (each chain's bruno://<chain>/config lists its delegates).`,
       tools: [caliburBatch(chainArgument, caliburOn), caliburExecute(chainArgument, caliburOn)],
       delegate: caliburDelegate(payment, caliburOn),
     }

@@ -1,5 +1,6 @@
 import { definePlugin } from '../../core/plugin.ts'
 import { metaMaskBatch } from './batch.ts'
+import { metaMaskContracts } from './contracts.ts'
 import { metaMaskDelegate } from './delegate.ts'
 import { deployMetaMaskDelegator } from './devnet.ts'
 import { metaMaskExecute } from './execute.ts'
@@ -14,7 +15,7 @@ const instructions =
   '(the account\'s own key), then it and the signature to metamask_execute, and its {call, payment} (and ' +
   'authorizationList, if any) to submit; poll status until done. Not yet delegated: the wallet signs an EIP-7702 ' +
   'authorization to MetaMask\'s delegator with nonce = its current EOA nonce, passed as authorizationList to ' +
-  'metamask_batch, metamask_execute and submit.'
+  `metamask_batch, metamask_execute and submit. The delegator's address, an authorization's \`address\`, is ${metaMaskContracts.delegator} on every chain.`
 
 /**
  * The metamask group: metamask_batch (calls → one payment-first Delegation to sign) and

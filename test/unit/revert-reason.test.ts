@@ -47,7 +47,8 @@ t.test("the Runner's errors", async (t) => {
   )
   const notInBatchRelay = encodeErrorResult({ abi: retired, errorName: 'NotInBatchRelay' })
   t.equal(describeRevertData(notInBatchRelay, 6, 'USDC'), `the call reverted with unrecognised data ${notInBatchRelay}`, 'the payment guard\'s error is gone')
-  t.equal(describeRevertData(runner('NotOperator'), 6, 'USDC'), "the runner is not the Runner contract's operator (a deployment error)")
+  // Met inside a call, NotOperator means the call called the Runner (issue 49, point 5): the client's call, not the operator, is at fault.
+  t.equal(describeRevertData(runner('NotOperator'), 6, 'USDC'), "the call calls Bruno's Runner contract, which only its operators may call: a relayed call runs as the Runner and cannot call it")
 })
 
 t.test('Error(string), Panic, nothing, and what nothing decodes', async (t) => {
@@ -150,6 +151,7 @@ t.test('runnerRevertReason: a runner transaction reverted by its payment names t
   // what is not the payment's stays as it was: the account's delegation, the gas, the operator
   t.equal(batch(runner('NotDelegated', [account, delegate])), `the account ${account} is not delegated to ${delegate}: the batch can only run there (delegate it first, or pass its signed 7702 authorization in authorizationList)`)
   t.equal(signed(runner('GasShort', [1n, 2n])), 'the gas limit cannot give the call its whole stipend (GasShort)')
+  t.equal(signed(runner('NotOperator')), "the runner is not the Runner contract's operator (a deployment error)", 'the runner transaction itself refused: the operator is at fault')
   t.equal(runnerRevertReason(new BaseError('no data'), 'authorization', 6, 'USDC'), undefined, 'no revert data: nothing to say')
   // which of them the payment caused (what the relay then checks further: the token, the payer's balance)
   const byPayment = (data: Hex, form: 'authorization' | 'batch' = 'authorization') => runnerRevertReason(reverted(data), form, 6, 'USDC', [caliburWords])?.byPayment
