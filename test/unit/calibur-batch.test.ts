@@ -218,7 +218,8 @@ t.test('the calibur group as the plugin declares it', async (t) => {
       'submit as it is. An account not yet delegated is delegated in the same transaction: its wallet signs an EIP-7702 ' +
       'authorization to Calibur with nonce = its current EOA nonce (Bruno\'s runner sends the transaction, not the ' +
       'account), passed as authorizationList to calibur_batch, calibur_execute and submit. `deadline` (unix seconds) ' +
-      'bounds the signed batches; `nonceKey` picks an independent nonce sequence.',
+      'bounds the signed batches; `nonceKey` picks an independent nonce sequence. ' +
+      `Calibur's address, an authorization's \`address\`: local ${CALIBUR_ADDRESS} (each chain's bruno://<chain>/config lists its delegates).`,
   )
   t.equal(node.registry.view(['calibur'])!.instructions.endsWith(group.instructions), true)
   const batch = group.tools[0]!
