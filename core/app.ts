@@ -19,7 +19,7 @@ import type { PluginDefinition } from './plugin.ts'
 import { relayBindings } from './rest/routes.ts'
 import { answerRestFailure } from './rest/errors.ts'
 import { x402Binding } from './x402/routes.ts'
-import { answerClientError, answerFrameworkError, answerNoRoute } from './unrouted.ts'
+import { answerClientError, answerForbidden, answerFrameworkError, answerNoRoute } from './unrouted.ts'
 import { ToolRegistry } from './registry.ts'
 import { createServices, type BrunoServices } from './services.ts'
 import type { ServerInfo } from './mcp/dispatcher.ts'
@@ -107,7 +107,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // A callback hook, not an async one: it runs on every request, and has nothing to wait for.
   app.addHook('onRequest', (request, reply, done) => {
     if (guard.allows(request.headers.host, request.headers.origin)) return done()
-    reply.code(403).type('application/json').send('{"jsonrpc":"2.0","error":{"code":-32600,"message":"Forbidden: Host or Origin not allowed"}}')
+    answerForbidden(request, reply)
   })
   for (const group of groups) await app.register(groupPlugin(group))
   await app.register(mcpRoutes, { prefix: '/mcp' })

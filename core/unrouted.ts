@@ -7,21 +7,22 @@ import { failureOfKind, restErrorBody, type Failure } from './rest/errors.ts'
 /**
  * Bruno's answers to the requests no route handler reads: a path or method nothing serves, a URL
  * the router cannot read, bytes Node's HTTP parser refuses. Each is in the shape of the binding
- * the path belongs to (SPEC §1): MCP's paths (`/mcp`, `/mcp/…`) a JSON-RPC error as MCP's own
- * transport refusals are; every other path the REST `{"error": {code, message}}`. None quotes
+ * the path belongs to (SPEC §1): the JSON-RPC endpoints' paths (`/mcp`, `/mcp/…`, `/rpc`) a
+ * JSON-RPC error as MCP's own transport refusals are; every other path the REST
+ * `{"error": {code, message}}`. None quotes
  * the request: a URL may be kilobytes long.
  */
 
-/** Whether `url` is one of MCP's paths. */
-function isMcpPath(url: string): boolean {
-  return /^\/mcp(?:[/?#]|$)/.test(url)
+/** Whether `url` is one of the JSON-RPC endpoints' paths: MCP's (`/mcp`, `/mcp/…`) or `/rpc`. */
+function isJsonRpcPath(url: string): boolean {
+  return /^\/(?:mcp(?:[/?#]|$)|rpc(?:[?#]|$))/.test(url)
 }
 
 /** `failure` in the shape of the binding `url` belongs to. */
 function answerFailure(url: string, reply: FastifyReply, failure: Failure): FastifyReply {
   reply.code(failure.status).type('application/json; charset=utf-8')
   // The envelope was never read: JSON-RPC's Invalid Request, no id, as MCP's 413 and 415.
-  if (isMcpPath(url)) return reply.send(errorPayload(undefined, { code: ErrorCode.InvalidRequest, message: failure.message }))
+  if (isJsonRpcPath(url)) return reply.send(errorPayload(undefined, { code: ErrorCode.InvalidRequest, message: failure.message }))
   return reply.send(restErrorBody(failure))
 }
 
@@ -33,6 +34,17 @@ function answerFailure(url: string, reply: FastifyReply, failure: Failure): Fast
  */
 export function answerNoRoute(_request: FastifyRequest, reply: FastifyReply): FastifyReply {
   return reply.code(404).send(restErrorBody(failureOfKind('no_route', 'Not Found: nothing is served at this path with this method (SPEC.md §1 and §7 list the endpoints)')))
+}
+
+/**
+ * A request whose `Host` or `Origin` the origin guard refuses (DNS rebinding): 403, in the shape
+ * of the binding its path belongs to.
+ *
+ * @example
+ * if (!guard.allows(request.headers.host, request.headers.origin)) answerForbidden(request, reply)
+ */
+export function answerForbidden(request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  return answerFailure(request.url, reply, failureOfKind('forbidden', 'Forbidden: Host or Origin not allowed'))
 }
 
 /**

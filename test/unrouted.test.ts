@@ -125,3 +125,16 @@ t.test('a method other than POST on /mcp and /rpc: 405, Allow: POST, a JSON-RPC 
     })
   }
 })
+
+// A Host the origin guard refuses (issue 50, point 7): 403 in the shape of the binding the path belongs to.
+t.test('a refused Host: 403, a REST error on REST and x402 paths, a JSON-RPC error on /mcp and /rpc', async (t) => {
+  const rebound = 'Host: attacker.example\r\nConnection: close\r\n'
+  const rest = await sendRaw(`GET /local/v1/status/x HTTP/1.1\r\n${rebound}\r\n`)
+  t.equal(rest.status, 403)
+  t.same(JSON.parse(rest.body), { error: { code: 'forbidden', message: 'Forbidden: Host or Origin not allowed' } })
+  for (const path of ['/mcp', '/rpc']) {
+    const rpc = await sendRaw(`POST ${path} HTTP/1.1\r\n${rebound}Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`)
+    t.equal(rpc.status, 403, path)
+    t.same(JSON.parse(rpc.body), { jsonrpc: '2.0', error: { code: -32600, message: 'Forbidden: Host or Origin not allowed' } }, path)
+  }
+})

@@ -28,6 +28,7 @@ export const Failures = {
   // Answered for the HTTP layer itself, outside the routes (core/unrouted.ts): a path or method
   // no route serves, a URL the router cannot read, a request Node's HTTP parser refused.
   no_route: { status: 404, rpcCode: ErrorCode.InvalidRequest },
+  forbidden: { status: 403, rpcCode: ErrorCode.InvalidRequest },
   method_not_allowed: { status: 405, rpcCode: ErrorCode.InvalidRequest },
   request_timeout: { status: 408, rpcCode: ErrorCode.InvalidRequest },
   uri_too_long: { status: 414, rpcCode: ErrorCode.InvalidRequest },
