@@ -237,7 +237,8 @@ const segment = fc.oneof(
 )
 const unrouted = fc.record({
   method: fc.constantFrom('GET', 'PUT', 'PATCH', 'DELETE', 'POST'),
-  path: fc.array(segment, { minLength: 1, maxLength: 5 }).map((parts) => `/${parts.join('/')}`),
+  // Under Node's 16 KB of headers: a longer request line is refused by Node's parser (431, test/unrouted.test.ts).
+  path: fc.array(segment, { minLength: 1, maxLength: 5 }).map((parts) => `/${parts.join('/')}`).filter((path) => path.length < 12_000),
   body: fc.oneof(fc.constant(undefined), fc.constant(''), fc.constant('{'), fc.constant('{}')),
 })
 

@@ -8,7 +8,7 @@ import { simulating, type Seen } from '../liveness/chaosProxy.ts'
 import { startRunnerDevnet, type RunnerDevnet } from './runnerDevnet.ts'
 
 /** The relay's refusal of a payment whose payer no longer holds the amount: the shortfall, named. */
-const PAYMENT_FAILS = /^waiting: the payer 0x[0-9a-fA-F]{40} holds [0-9.]+ USDC, less than the [0-9.]+ USDC its payment transfers \(payment\.authorization\.value\): fund it with USDC, or pay in another token$/
+const PAYMENT_FAILS = /^waiting: the payer 0x[0-9a-fA-F]{40} holds (?:[0-9.]+ USDC, less than the [0-9.]+ USDC|no USDC, which) its payment transfers \(payment\.authorization\.value\): fund it with USDC, or pay in another token$/
 
 // The runner's failing holds, one pass at a time: a submission whose own simulation fails after it
 // was accepted, by its payer's doing (its payment now reverts) or by the node's (it answers the

@@ -54,7 +54,7 @@ async function spendAll(devnet: RunnerDevnet, payer: { key: Hex; address: Addres
 }
 
 /** The relay's refusal of a payment whose payer no longer holds the amount: the shortfall, named. */
-const PAYMENT_FAILS = /^waiting: the payer 0x[0-9a-fA-F]{40} holds [0-9.]+ USDC, less than the [0-9.]+ USDC its payment transfers \(payment\.authorization\.value\): fund it with USDC, or pay in another token$/
+const PAYMENT_FAILS = /^waiting: the payer 0x[0-9a-fA-F]{40} holds (?:[0-9.]+ USDC, less than the [0-9.]+ USDC|no USDC, which) its payment transfers \(payment\.authorization\.value\): fund it with USDC, or pay in another token$/
 
 const coverReason = (worstCaseWei: bigint) => `waiting: the payment no longer covers the most the runner could pay at current fees (${worstCaseWei} wei)`
 const COVER_REASON = /^waiting: the payment no longer covers the most the runner could pay at current fees \((\d+) wei\)$/
