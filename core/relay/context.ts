@@ -20,6 +20,8 @@ export interface RelayContext {
   readonly delegates: readonly Delegate[]
   /** Tells the runner loop there is work, so it need not wait for its next poll. */
   readonly wake: () => void
+  /** The clock admission judges deadlines by, in ms since the epoch (absent: `Date.now`); a test fixes it to name one second. */
+  readonly now?: () => number
   /** Counts a submission refused by admission (`/metrics`). */
   readonly refused?: (reason: AdmissionRefusal) => void
   /** Bounds what each client's quotes and submits may make the node simulate (absent: unbounded, as for the runner). */

@@ -82,7 +82,8 @@ async function acceptCall(context: RelayContext, request: SubmitRequest, request
   const { network, store } = context
   const { config } = network
   const admitted = await admit(context, requested.payer, client)
-  const now = Math.floor(Date.now() / 1000)
+  const clock = context.now ?? Date.now
+  const now = Math.floor(clock() / 1000)
   const { submissionTtlSec } = config.relay
   const deadline = request.deadline ?? now + submissionTtlSec
   if (deadline <= now) throw new ToolError(`the deadline ${deadline} has passed (now ${now})`)
@@ -102,7 +103,7 @@ async function acceptCall(context: RelayContext, request: SubmitRequest, request
   }
   // The simulations are the caller's: bounded per client, a refused one counted at its gas.
   const prepared = await simulateAs(context.simulations, client, BigInt(config.relay.maxCallGas), (measured) => checkedTransaction(context, request, requested, token, measured))
-  const createdAt = Date.now()
+  const createdAt = clock()
   const submission = {
     id: randomUUID(),
     chain: network.name,
