@@ -120,6 +120,12 @@ contract Runner {
     /// as the Runner) can take what the vault holds.
     bool private transient _settling;
 
+    /// @notice The account whose payment batch the Runner is sending now; address(0) at any other time (the account's
+    /// calls, the settlement). A payment batch that any sender could run can be run by a stranger first, or by a
+    /// relayed call (run as the Runner): a payment can make its running depend on `paying()` being its own account
+    /// (an ERC-4337 paymaster that validates only then, say) to run only in the Runner's own payment phase.
+    address private transient _paying;
+
     /// @notice A relay paid. `received` is the payee's balance rise from the payment phase; `charged` what the relay
     /// cost, priced by its `Charge` (at most `received`); `refunded` what went back to the payer (`received` −
     /// `charged`, or 0 when the payee could not refund: then `charged` is `received`). `callSucceeded` says whether the
@@ -237,7 +243,9 @@ contract Runner {
         relay.token = token;
         relay.payee = payee;
         relay.payer = account;
+        _paying = account;
         relay.received = _payByBatch(batches.target, batches.payment, batches.paymentGas, token, payee, amount);
+        _paying = address(0);
         (callSucceeded, callGasUsed, reason) = _callWithStipend(batches.target, batches.data, callGas, charge.refundGas);
         relay.callSucceeded = callSucceeded;
         refundGasUsed = _settle(relay, reason, charge, startGas);
@@ -246,6 +254,11 @@ contract Runner {
     /// @notice Whether the Runner is making a refund now (a `PayeeVault` refunds only then).
     function settling() external view returns (bool) {
         return _settling;
+    }
+
+    /// @notice The account whose payment batch the Runner is sending now, address(0) outside a payment phase.
+    function paying() external view returns (address) {
+        return _paying;
     }
 
     /// @notice Sends the Runner's whole balance of `token` to `to`: tokens sent here by mistake, which a relayed

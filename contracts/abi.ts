@@ -808,6 +808,19 @@ export const runnerAbi = [
     "type": "function"
   },
   {
+    "inputs": [],
+    "name": "paying",
+    "outputs": [
+      {
+        "internalType": "address",
+        "name": "",
+        "type": "address"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
     "inputs": [
       {
         "internalType": "address",

@@ -49,7 +49,9 @@ const callLines = `        callSucceeded = true;
 const paymentThenCall = transferLines + callLines
 const callThenPayment = callLines + transferLines
 // relayBatch's two calls, and the same with the account's calls first.
-const payByBatch = '        relay.received = _payByBatch(batches.target, batches.payment, batches.paymentGas, token, payee, amount);\n'
+const payingSet = '        _paying = account;\n'
+const payingCleared = '        _paying = address(0);\n'
+const payByBatch = `${payingSet}        relay.received = _payByBatch(batches.target, batches.payment, batches.paymentGas, token, payee, amount);\n${payingCleared}`
 const callBatch = '        (callSucceeded, callGasUsed, reason) = _callWithStipend(batches.target, batches.data, callGas, charge.refundGas);\n'
 const paymentThenCallBatch = payByBatch + callBatch
 const callThenPaymentBatch = callBatch + payByBatch
@@ -126,6 +128,11 @@ export const mutants: Mutant[] = [
   { name: 'payment-gas-unbounded', file: R, find: '_call(target, payment, paymentGas);', replace: '_call(target, payment, gasleft());' },
   { name: 'payment-gas-halved', file: R, find: '_call(target, payment, paymentGas);', replace: '_call(target, payment, paymentGas / 2);' },
   // ─── Runner: the batch's target, where both batches go (the account, or the delegate's entry point) ───
+  // paying(): the account during its payment phase only (a payment may run only then, issue 43 point 5).
+  { name: 'paying-never-set', file: R, find: payingSet, replace: '' },
+  { name: 'paying-not-cleared', file: R, find: payingCleared, replace: '' },
+  { name: 'paying-names-target', file: R, find: payingSet, replace: '        _paying = batches.target;\n' },
+  { name: 'paying-reads-nothing', file: R, find: '        return _paying;', replace: '        return address(0);' },
   { name: 'payment-to-account', file: R, find: '_payByBatch(batches.target,', replace: '_payByBatch(account,' },
   { name: 'payment-to-delegate', file: R, find: '_payByBatch(batches.target,', replace: '_payByBatch(delegate,' },
   { name: 'call-to-account', file: R, find: '_callWithStipend(batches.target,', replace: '_callWithStipend(account,' },

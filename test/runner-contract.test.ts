@@ -93,6 +93,8 @@ const probeAbi = parseAbi([
   'function fail(bytes reason) pure',
   'function bomb(uint256 size, bool reverts) pure',
   'function forward(address to, bytes data)',
+  'event SawPaying(address paying)',
+  'function payingProbe(address runner, address token, address payee, uint256 payment)',
 ])
 
 function compileFixture(name: string): { abi: Abi; bytecode: Hex } {
@@ -603,6 +605,21 @@ t.test('relayBatch: both batches go to the target, which need not be the account
   t.same(relayedOf(receipt), { target: delegated.address, payee, received: fee, callSucceeded: true, reason: '0x' }, 'Relayed names the account')
   const undelegated = runnerError(await revertData({ data: relayBatchData({ account: usdcOnly.address, target: probeAccount, payment: probePays, data: probeData }) }))
   t.same(undelegated, { errorName: 'NotDelegated', args: [usdcOnly.address, CALIBUR_ADDRESS] }, 'the 7702 check is on the account, whatever the target')
+})
+
+t.test('relayBatch: paying() names the account during its payment phase only, not during its calls nor outside a relay (issue 43, point 5)', async (t) => {
+  const payingOf = (receipt: TransactionReceipt) =>
+    parseEventLogs({ abi: probeAbi, eventName: 'SawPaying', logs: receipt.logs }).map((log) => log.args.paying)
+  const payingProbe = (payment: bigint) => encodeFunctionData({ abi: probeAbi, functionName: 'payingProbe', args: [runner, usdc, payee, payment] })
+  t.equal(await client.readContract({ address: runner, abi: runnerAbi, functionName: 'paying' }), zeroAddress, 'outside a relay: no one')
+  // The target is not the account (the probe stands in for an EntryPoint): paying() names the account, not the target.
+  const batch = await send(relayBatchData({ account: delegated.address, target: probeAccount, payment: payingProbe(fee), data: payingProbe(0n) }))
+  t.same(payingOf(batch), [delegated.address, zeroAddress], 'the payment batch sees its account; the batch of calls sees no one')
+  t.same(relayedOf(batch), { target: delegated.address, payee, received: fee, callSucceeded: true, reason: '0x' })
+  // A relayed call (it runs as the Runner) of a signed transfer's relay sees no one either.
+  const transfer = await send(relayWithAuthorizationData({ target: probe, data: payingProbe(0n), callGas: 200_000n, authorization: await authorizationFor(fee) }))
+  t.same(payingOf(transfer), [zeroAddress], 'the call phase of relayWithAuthorization: no one')
+  t.equal(await client.readContract({ address: runner, abi: runnerAbi, functionName: 'paying' }), zeroAddress, 'and after the relays: no one')
 })
 
 t.test('relayBatch: a payment batch that fails reverts the whole transaction with PaymentFailed, and no agent call runs', async (t) => {
