@@ -225,13 +225,14 @@ t.test('delegating first, the wallet\'s way: typed data from the pure encoders, 
   // The runner sends the transaction, so the authorization's nonce is the account's current one.
   const signed = await account.signAuthorization({ contractAddress: CALIBUR_ADDRESS, chainId: deployment.chainId, nonce: 0 })
   const authorizationList = [{ chainId: signed.chainId, address: signed.address, nonce: signed.nonce, r: signed.r, s: signed.s, yParity: signed.yParity! }]
-  // The wallet builds the batch from the domain's facts: salt = Calibur's address, verifyingContract = the account.
+  // The wallet builds the batch from the domain's facts: salt = Calibur's address, verifyingContract = the account;
+  // the payment batch names the Runner its executor, so that only the Runner runs it.
   const domain = { chainId: deployment.chainId, account: account.address, salt: pad(CALIBUR_ADDRESS, { size: 32 }) }
   const deadline = BigInt(Math.floor(Date.now() / 1000) + 600)
   const callsTypedData = caliburTypedData({ domain, batch: ownCallsBatch([transfer as CaliburCall]), nonce: 1n, deadline })
   const call = { to: account.address, data: encodeSignedExecute({ message: callsTypedData.message, signature: await sign(account, callsTypedData) }) }
   const paymentFor = async (amount: bigint) => {
-    const typedData = caliburTypedData({ domain, batch: paymentBatch(encodeTransfer({ token: usdc, to: payee, amount }) as CaliburCall), nonce: 0n, deadline })
+    const typedData = caliburTypedData({ domain, batch: paymentBatch(encodeTransfer({ token: usdc, to: payee, amount }) as CaliburCall), nonce: 0n, deadline, executor: deployment.runner.contract })
     return encodeSignedExecute({ message: typedData.message, signature: await sign(account, typedData) })
   }
   // Quoted with a provisional payment (quote measures the call with its authorization), then signed with the quoted amount.
@@ -245,6 +246,44 @@ t.test('delegating first, the wallet\'s way: typed data from the pure encoders, 
   t.equal(await client.getCode({ address: account.address }), delegatedCode, 'delegated to Calibur by that transaction')
   t.equal(await usdcOf(friend), 1_000_000n)
   t.equal(await usdcOf(account.address), 20_000_000n - 1_000_000n - BigInt(status.outcome.chargedBaseUnits), 'the charge, the rest of the payment refunded')
+})
+
+t.test('a payment batch any executor may run: a stranger could run it first, so calibur_execute and submit refuse it (issue 43, point 5)', async (t) => {
+  const account = privateKeyToAccount(generatePrivateKey())
+  await mintUsdc(deployment.rpcUrl, deployment, account.address, 20_000_000n)
+  await delegate(account)
+  const transfer = await mcp.call('erc20_transfer', { chain: 'local', token: 'USDC', to: privateKeyToAccount(generatePrivateKey()).address, amount: '1' })
+  const batch = await mcp.call('calibur_batch', { chain: 'local', account: account.address, calls: transfer.calls, token: 'USDC' })
+  t.equal(getAddress(batch.paymentTypedData.message.executor), deployment.runner.contract, 'calibur_batch pins the payment to the Runner')
+  const anyone = structuredClone(batch.paymentTypedData)
+  anyone.message.executor = '0x0000000000000000000000000000000000000000'
+  const [pinnedSignature, openSignature, signature] = await Promise.all([sign(account, batch.paymentTypedData), sign(account, anyone), sign(account, batch.typedData)])
+  const stranger = privateKeyToAccount(generatePrivateKey()).address
+  const strangerRuns = (message: unknown, paymentSignature: Hex) =>
+    client.call({ account: stranger, to: account.address, data: encodeSignedExecute({ message: message as never, signature: paymentSignature }) }).then(
+      () => 'paid',
+      () => 'reverted',
+    )
+  // What the refusal guards against: the open batch pays when anyone sends it; the pinned one does not.
+  t.equal(await strangerRuns(anyone.message, openSignature), 'paid', 'a stranger could run the open payment batch')
+  t.equal(await strangerRuns(batch.paymentTypedData.message, pinnedSignature), 'reverted', 'nor the pinned one')
+  const refusal = `refused: the Calibur payment batch of ${account.address} can be run by anyone, not only by Bruno's Runner: whoever holds it could run it first (the payee would keep the payment, your calls would not run, and the relay would fail). Nothing was sent; sign a payment batch that only the Runner can run, as calibur_batch builds it`
+  const executed = await mcp.callTool('calibur_execute', { chain: 'local', paymentTypedData: anyone, paymentSignature: openSignature, typedData: batch.typedData, signature })
+  t.equal(executed.isError, true)
+  t.equal(executed.content[0].text, refusal, 'calibur_execute: before anything reaches submit')
+  // Built by hand past calibur_execute: submit refuses it the same way, and stores nothing.
+  const call = { to: account.address, data: encodeSignedExecute({ message: batch.typedData.message, signature }) }
+  const payment = { token: usdc, amountBaseUnits: batch.payment.amountBaseUnits, batch: encodeSignedExecute({ message: anyone.message, signature: openSignature }) }
+  const submitted = await mcp.callTool('submit', { chain: 'local', call, payment })
+  t.equal(submitted.isError, true)
+  t.equal(submitted.content[0].text, refusal, 'submit, on MCP')
+  const rest = await fetch(`${bruno.server.url}/local/v1/submit`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ call, payment }) })
+  t.equal(rest.status, 422)
+  t.match(await rest.json(), { error: { message: refusal } }, 'submit, on REST')
+  t.equal(await usdcOf(account.address), 20_000_000n, 'nothing was taken')
+  // The pinned pair is relayed.
+  const pinned = await mcp.call('submit', { chain: 'local', call, payment: { ...payment, batch: encodeSignedExecute({ message: batch.paymentTypedData.message, signature: pinnedSignature }) } })
+  t.equal((await untilSettled(pinned.id)).stage, 'done')
 })
 
 t.test('two calibur_batch pairs on one nonce with different calls: the second is refused naming the first; the first again answers the first (issue 43, point 10)', async (t) => {

@@ -1,10 +1,12 @@
 import t, { type Test } from 'tap'
-import { createPublicClient, createWalletClient, erc20Abi, getAddress, http, type Address } from 'viem'
+import { createPublicClient, createWalletClient, decodeErrorResult, encodeFunctionData, erc20Abi, getAddress, http, zeroAddress, type Address, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
 import { foundry } from 'viem/chains'
 import { mintUsdc } from '../core/devnet/fund.ts'
+import { revertData } from '../core/relay/revertReason.ts'
 import { encodeTransfer } from '../core/erc20Calls.ts'
 import { encodeExecuteBatch, ENTRY_POINT, entryPointAbi, simple7702Abi } from '../examples/simple7702-group/entryPoint.ts'
+import { runnerGateAbi } from '../examples/simple7702-group/runnerGate.ts'
 import { startDevnetBruno } from './fixtures/devnetBruno.ts'
 import { RawMcpClient } from './fixtures/mcpHttp.ts'
 import { waitFor } from './fixtures/waitFor.ts'
@@ -22,7 +24,7 @@ const client = createPublicClient({ chain, transport, pollingInterval: 50 })
 const mcp = new RawMcpClient(`${bruno.mcpUrl}/bruno,erc20,simple7702`)
 const payee = getAddress(bruno.config.networks[0]!.payee)
 const usdc = deployment.usdc
-const implementation = getAddress((bruno.config.plugins[0]!.options as { implementation: string }).implementation)
+const { implementation, gate } = bruno.config.plugins[0]!.options as { implementation: Address; gate: Address }
 const sponsor = createWalletClient({ account: privateKeyToAccount(deployment.deployer.privateKey), chain, transport })
 const usdcOf = (address: Address) => client.readContract({ address: usdc, abi: erc20Abi, functionName: 'balanceOf', args: [address] })
 
@@ -31,6 +33,31 @@ async function funded(): Promise<PrivateKeyAccount> {
   await mintUsdc(deployment.rpcUrl, deployment, account.address, 20_000_000n)
   return account
 }
+
+async function delegated(): Promise<PrivateKeyAccount> {
+  const account = await funded()
+  await client.waitForTransactionReceipt({ hash: await sponsor.sendTransaction({ to: sponsor.account.address, authorizationList: [await sponsor.signAuthorization({ account, contractAddress: implementation })] }) })
+  return account
+}
+
+// handleOps of one signed operation, from its typed data as the account signed it (already packed), past simple7702_execute.
+const handleOpsOf = (typedData: any, signature: Hex, beneficiary: Address): Hex => {
+  const m = typedData.message
+  const op = { ...m, nonce: BigInt(m.nonce), preVerificationGas: BigInt(m.preVerificationGas), signature }
+  return encodeFunctionData({ abi: entryPointAbi, functionName: 'handleOps', args: [[op], beneficiary] })
+}
+
+/** How the EntryPoint refuses `data` sent by `from`: its error, its reason, and the paymaster's own error inside. */
+async function refusalOf(from: Address, data: Hex): Promise<unknown[] | 'ran'> {
+  const error = await client.call({ account: from, to: ENTRY_POINT, data }).then(() => undefined, (error: unknown) => error)
+  if (error === undefined) return 'ran'
+  const outer = decodeErrorResult({ abi: entryPointAbi, data: revertData(error)! })
+  const [, reason, inner] = outer.args as [bigint, string, Hex]
+  const gateError = decodeErrorResult({ abi: runnerGateAbi, data: inner })
+  return [outer.errorName, reason, gateError.errorName, gateError.args]
+}
+
+const nonceOf = (account: Address) => client.readContract({ address: ENTRY_POINT, abi: entryPointAbi, functionName: 'getNonce', args: [account, 0n] })
 
 async function relay(t: Test, account: PrivateKeyAccount, batch: any, authorizationList?: unknown) {
   const executed = await mcp.call('simple7702_execute', {
@@ -130,4 +157,60 @@ t.test('a failure the EntryPoint swallows is reported: the calls run out of thei
   t.match(status.reason, /the call failed on chain \(the payment was taken\): the EntryPoint ran the operation and it reverted/)
   t.equal(status.outcome.paidBaseUnits, batch.payment.amountBaseUnits, 'the payment stays')
   t.equal(await usdcOf(friend), 0n, 'the transfer did not happen')
+})
+
+t.test('a stranger cannot run the payment operation first: its handleOps reverts whole at the RunnerGate, the nonce stays unspent, and the relay then lands (issue 43, point 5)', async (t) => {
+  const account = await delegated()
+  const friend = privateKeyToAccount(generatePrivateKey()).address
+  const batch = await mcp.call('simple7702_batch', { chain: 'local', account: account.address, calls: [encodeTransfer({ token: usdc, to: friend, amount: 1_000_000n })], token: 'USDC' })
+  t.equal(batch.paymentTypedData.message.paymasterAndData.slice(0, 42), gate.toLowerCase(), 'the payment operation names the gate as its paymaster')
+  t.equal(batch.typedData.message.paymasterAndData, '0x', 'the calls operation none')
+  t.equal(await client.readContract({ address: gate, abi: runnerGateAbi, functionName: 'runner' }), deployment.runner.contract)
+  const executed = await mcp.call('simple7702_execute', {
+    chain: 'local',
+    paymentTypedData: batch.paymentTypedData,
+    paymentSignature: await account.signTypedData(batch.paymentTypedData),
+    typedData: batch.typedData,
+    signature: await account.signTypedData(batch.typedData),
+  })
+  // A stranger who saw both signed operations (in the mempool, say) bundles the payment itself.
+  const stranger = createWalletClient({ account: privateKeyToAccount(deployment.demoAccounts[0]!.privateKey), chain, transport })
+  const [nonce, payeeBefore] = [await nonceOf(account.address), await usdcOf(payee)]
+  const gateRefusal = ['FailedOpWithRevert', 'AA33 reverted', 'NotRunnersPayment', [account.address, zeroAddress]]
+  t.same(await refusalOf(stranger.account.address, executed.payment.batch), gateRefusal, 'the EntryPoint refuses it whole: its paymaster, the gate, reverted (no payment phase names the account)')
+  const sent = await client.waitForTransactionReceipt({ hash: await stranger.sendTransaction({ to: ENTRY_POINT, data: executed.payment.batch, gas: 1_000_000n }) })
+  t.equal(sent.status, 'reverted', 'sent anyway: reverted whole')
+  t.equal(await nonceOf(account.address), nonce, 'the payment operation\'s nonce is not spent')
+  t.equal(await usdcOf(payee), payeeBefore, 'nothing paid')
+  t.equal(await usdcOf(account.address), 20_000_000n)
+  // Nor in a call relayed for another payer: the Runner's call phase is not its payment phase.
+  t.same(await refusalOf(deployment.runner.contract, executed.payment.batch), gateRefusal, 'sent as the Runner outside a payment phase: refused too')
+  // The account's own relay is untouched.
+  const accepted = await mcp.call('submit', { chain: 'local', call: executed.call, payment: executed.payment })
+  const status = await waitFor(() => mcp.call('status', { id: accepted.id }), (view: any) => view.stage === 'done' || view.stage === 'failed', 'settled', 30_000)
+  t.equal(status.stage, 'done', status.reason)
+  t.equal(status.outcome.callSucceeded, true)
+  t.equal(await usdcOf(friend), 1_000_000n)
+  t.equal(await nonceOf(account.address), nonce + 2n, 'both operations ran, in the Runner\'s transaction')
+})
+
+t.test('a payment operation without the RunnerGate, which anyone could run, is refused by simple7702_execute and by submit (issue 43, point 5)', async (t) => {
+  const account = await delegated()
+  const batch = await mcp.call('simple7702_batch', { chain: 'local', account: account.address, calls: [encodeTransfer({ token: usdc, to: payee, amount: 1n })], token: 'USDC' })
+  const open = structuredClone(batch.paymentTypedData)
+  open.message.paymasterAndData = '0x'
+  const [openSignature, signature] = [await account.signTypedData(open), await account.signTypedData(batch.typedData)]
+  const payment = { token: usdc, amountBaseUnits: batch.payment.amountBaseUnits, batch: handleOpsOf(open, openSignature, account.address) }
+  // What the refusal guards against: a stranger's bundle of it would pay.
+  const stranger = privateKeyToAccount(deployment.demoAccounts[0]!.privateKey)
+  t.equal(await client.call({ account: stranger, to: ENTRY_POINT, data: payment.batch }).then(() => 'ran', () => 'reverted'), 'ran', 'a stranger could run it')
+  const words = new RegExp(`^the payment operation does not name the RunnerGate \\(${gate.toLowerCase()}\\) as its paymaster: any bundler could run it, or spend its nonce, before Bruno's Runner`)
+  const executed = await mcp.callTool('simple7702_execute', { chain: 'local', paymentTypedData: open, paymentSignature: openSignature, typedData: batch.typedData, signature })
+  t.equal(executed.isError, true)
+  t.match(executed.content[0].text, words, 'simple7702_execute refuses it')
+  const call = { to: ENTRY_POINT, data: handleOpsOf(batch.typedData, signature, account.address) }
+  const submitted = await mcp.callTool('submit', { chain: 'local', call, payment })
+  t.equal(submitted.isError, true)
+  t.match(submitted.content[0].text, words, 'submit too, built by hand')
+  t.equal(await nonceOf(account.address), 0n, 'nothing ran')
 })

@@ -178,7 +178,7 @@ export function runnerRevertReason(
 }
 
 /** The revert data viem found in a failed eth_call / eth_estimateGas, wherever it nests it. */
-function revertData(error: unknown): Hex | undefined {
+export function revertData(error: unknown): Hex | undefined {
   if (!(error instanceof BaseError)) return undefined
   const found = error.walk((cause) => typeof (cause as { data?: unknown }).data === 'string')
   const data = (found as { data?: unknown } | null)?.data

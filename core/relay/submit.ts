@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { formatUnits } from 'viem'
 import { serializeAsSigned } from '../chain/l1DataFee.ts'
 import { ToolError } from '../tool.ts'
+import { requirePinnedPayment } from './paymentPin.ts'
 import type { RelayContext } from './context.ts'
 import { PaymentRefusal } from './paymentRefusal.ts'
 import { paymentToken } from './paymentToken.ts'
@@ -46,7 +47,9 @@ import { submissionView } from './status.ts'
  *    (`simulateAs`: a few at once, and a budget of gas for the refused ones): the payment phase pays and the call
  *    succeeds with its stipend (a call that fails in simulation is refused: on chain it would
  *    still pay; where the batch's target catches the account's failures, the account's calls are
- *    replayed as it would run them, after its payment, and must succeed too); its gas limit within what one transaction may carry; its signed bytes within
+ *    replayed as it would run them, after its payment, and must succeed too); a delegate's payment batch
+ *    must revert when a stranger sends it (`requirePinnedPayment`: one anyone could run, someone
+ *    else could run first); its gas limit within what one transaction may carry; its signed bytes within
  *    `relay.maxTransactionBytes`; what it would cost if its payer voided the payment and it
  *    reverted in its payment phase (`revertCostGas`: calldata at the EIP-7623 floor included)
  *    within `relay.maxRevertGas`, unless the runner sends through a revert-protected endpoint;
@@ -152,6 +155,7 @@ async function checkedTransaction(context: RelayContext, request: SubmitRequest,
     explainCallFailure: () => describeCallFailure(context, requested, token),
   })
   measured(prepared.gas)
+  if (requested.batch && requested.batchDelegate) await requirePinnedPayment(context.network, requested.batch, requested.batchDelegate)
   // The Runner cannot see a failure its target catches: the account's calls are replayed as it would run them.
   if (requested.batch?.swallowedFailure) {
     const hidden = await describeCallFailure(context, requested, token)

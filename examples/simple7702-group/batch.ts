@@ -31,6 +31,7 @@ import {
 } from 'bruno/plugin'
 import { getAddress, formatUnits, type Address, type Hex } from 'viem'
 import { ENTRY_POINT_OVERHEAD, PAYMENT_CALL_GAS, simple7702Words, VERIFICATION_GAS } from './delegate.ts'
+import { GATE_VERIFICATION_GAS, gatedPaymasterAndData } from './runnerGate.ts'
 import { encodeExecuteBatch, encodeHandleOps, ENTRY_POINT, entryPointAbi, userOperationTypedData, type Call, type UserOperation } from './entryPoint.ts'
 
 const Hash = Type.String({ pattern: '^0x[0-9a-fA-F]{64}$' })
@@ -52,7 +53,7 @@ export const UserOperationTypedData = Type.Object(
         accountGasLimits: Hash,
         preVerificationGas: Type.String({ pattern: '^[0-9]{1,78}$' }),
         gasFees: Hash,
-        paymasterAndData: Type.String({ pattern: '^0x$' }),
+        paymasterAndData: Type.String({ pattern: '^0x([0-9a-fA-F]{104})?$', description: 'the RunnerGate for the payment operation, none for the calls' }),
       },
       { additionalProperties: false },
     ),
@@ -67,12 +68,13 @@ const execution = (call: { to: string; value: string; data: string }): Call => (
 
 /**
  * `simple7702_batch`: the account's calls as two UserOperations to sign — one that only pays Bruno,
- * then the calls at the next nonce — measured and priced as submit will price them.
+ * its paymaster `gate` (a RunnerGate: only the Runner's payment phase runs it), then the calls at
+ * the next nonce — measured and priced as submit will price them.
  *
  * @example
- * registry.addGroup({ name: 'simple7702', order: 60, instructions, tools: [simple7702Batch(chain, implementation), …] })
+ * registry.addGroup({ name: 'simple7702', order: 60, instructions, tools: [simple7702Batch(chain, implementation, gate), …] })
  */
-export const simple7702Batch = (chain: TSchema, implementation: Address) =>
+export const simple7702Batch = (chain: TSchema, implementation: Address, gate: Address) =>
   defineTool({
     name: 'simple7702_batch',
     title: 'Prepare Simple7702 operations',
@@ -133,7 +135,7 @@ export const simple7702Batch = (chain: TSchema, implementation: Address) =>
       const opsFor = (amount: bigint): [UserOperation, UserOperation] => {
         const base = { sender: account, preVerificationGas: 0n, maxPriorityFeePerGas: 0n, maxFeePerGas: 0n, initCode: '0x' as Hex, paymasterAndData: '0x' as Hex, signature: PLACEHOLDER_SIGNATURE, verificationGasLimit: VERIFICATION_GAS }
         return [
-          { ...base, nonce, callData: encodeExecuteBatch([legFor(amount)]), callGasLimit: PAYMENT_CALL_GAS },
+          { ...base, nonce, callData: encodeExecuteBatch([legFor(amount)]), callGasLimit: PAYMENT_CALL_GAS, paymasterAndData: gatedPaymasterAndData(gate) },
           { ...base, nonce: nonce + 1n, callData: encodeExecuteBatch(own), callGasLimit },
         ]
       }
@@ -141,7 +143,7 @@ export const simple7702Batch = (chain: TSchema, implementation: Address) =>
         const [paying, calling] = opsFor(amount)
         const paymentData = encodeHandleOps(paying, account)
         const data = encodeHandleOps(calling, account)
-        const paymentGas = VERIFICATION_GAS + PAYMENT_CALL_GAS + ENTRY_POINT_OVERHEAD
+        const paymentGas = VERIFICATION_GAS + GATE_VERIFICATION_GAS + PAYMENT_CALL_GAS + ENTRY_POINT_OVERHEAD
         const callGas = stipendFor(VERIFICATION_GAS + callGasLimit + ENTRY_POINT_OVERHEAD)
         const relay = { form: 'batch' as const, account, delegate: implementation, target: ENTRY_POINT, paymentData, paymentGas, data, token: token.address, payee, amount }
         return batchRelayCost(network, relay, callGas, pricer.feePerGas, stateOverride ? viemAuthorizations(args.authorizationList) : undefined)
@@ -153,7 +155,7 @@ export const simple7702Batch = (chain: TSchema, implementation: Address) =>
         paymentTypedData: userOperationTypedData(config.chainId, paying) as never,
         typedData: userOperationTypedData(config.chainId, calling) as never,
         summary:
-          `Operation ${nonce}: ${amountFormatted} ${token.symbol} from ${account} to Bruno's payee ${payee}. Operation ${nonce + 1n}: ` +
+          `Operation ${nonce}: ${amountFormatted} ${token.symbol} from ${account} to Bruno's payee ${payee}, run only by Bruno's Runner (its paymaster the RunnerGate ${gate}). Operation ${nonce + 1n}: ` +
           `approvals added: ${describeApprovals(network, added)}; your ${calls.length} call(s). Bruno sends both to the EntryPoint (${ENTRY_POINT}), payment first.`,
         payment: { token: token.address, symbol: token.symbol, amount: amountFormatted, amountBaseUnits: amount.toString() },
         calls: [...approveCalls, ...calls],

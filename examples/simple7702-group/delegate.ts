@@ -1,6 +1,7 @@
 import { decodeEventLog, getAddress, isAddressEqual, type Abi, type Address, type Hex, type Log } from 'viem'
 import { readPaymentLeg, ToolError, type BatchTerms, type Delegate, type DelegateWords, type Network, type PaymentServices, type RelayCall } from 'bruno/plugin'
 import { encodeExecuteBatch, ENTRY_POINT, entryPointAbi, isEmpty, nonceParts, readExecuteBatch, readHandleOps, simple7702Abi, type UserOperation } from './entryPoint.ts'
+import { GATE_VERIFICATION_GAS, gatedPaymasterAndData, runnerGateAbi } from './runnerGate.ts'
 
 /**
  * What the EntryPoint spends on one operation beside the account's own validation and calls: the
@@ -20,36 +21,48 @@ export const simple7702Words: DelegateWords = {
   name: 'Simple7702',
   tools: { batch: 'simple7702_batch', execute: 'simple7702_execute' },
   errors: {
-    abi: [...entryPointAbi, ...simple7702Abi].filter((item) => item.type === 'error') as Abi,
+    abi: [...entryPointAbi, ...simple7702Abi, ...runnerGateAbi].filter((item) => item.type === 'error') as Abi,
     describe(name, args, nested) {
       if (name === 'FailedOp') return `the EntryPoint refused the operation: ${String(args[1])} (FailedOp)`
       if (name === 'FailedOpWithRevert') return `the EntryPoint refused the operation: ${String(args[1])}: ${nested(args[2] as Hex)} (FailedOpWithRevert)`
       if (name === 'ExecuteError') return `call ${String(args[0])} of the batch failed: ${nested(args[1] as Hex)}`
+      if (name === 'NotRunnersPayment') return `the payment operation of ${String(args[0])} runs only in Bruno's Runner's payment phase for it (RunnerGate)`
       return undefined
     },
   },
 }
 
-/** Checks an operation is one Bruno relays: the account's own signature, no fee, no paymaster, no init code. */
-function requireRelayable(op: UserOperation, which: string): void {
+/**
+ * Checks an operation is one Bruno relays: the account's own signature, no fee, no init code, and
+ * the paymaster `paymasterAndData` names — the gate for the payment operation, none for the calls.
+ * simple7702_execute and the relay's `read` both ask it.
+ */
+export function requireRelayable(op: UserOperation, which: string, paymasterAndData: Hex): void {
   if (op.maxFeePerGas !== 0n || op.maxPriorityFeePerGas !== 0n) throw new ToolError(`the ${which} sets a gas fee: Bruno's operations pay no fee (its payment pays Bruno): ${rebuild}`)
-  if (!isEmpty(op.paymasterAndData)) throw new ToolError(`the ${which} names a paymaster: ${rebuild}`)
+  if (op.paymasterAndData.toLowerCase() !== paymasterAndData.toLowerCase()) {
+    throw new ToolError(
+      isEmpty(paymasterAndData)
+        ? `the ${which} names a paymaster: ${rebuild}`
+        : `the ${which} does not name the RunnerGate (${paymasterAndData.slice(0, 42)}) as its paymaster: any bundler could run it, or spend its nonce, before Bruno's Runner: ${rebuild}`,
+    )
+  }
   if (!isEmpty(op.initCode)) throw new ToolError(`the ${which} carries init code: the account is delegated by an EIP-7702 authorization instead (authorizationList)`)
 }
 
 /**
  * Simple7702 as the relay knows it: an account delegated to `Simple7702Account` (`implementation`)
- * pays with one signed UserOperation that only pays Bruno, then runs its calls in a second, at the
- * next nonce of the same key; the Runner sends each to the EntryPoint (`handleOps`, beneficiary the
+ * pays with one signed UserOperation that only pays Bruno, pinned to the Runner's payment phase by
+ * `gate` (a RunnerGate, its paymaster), then runs its calls in a second, at the next nonce of the same key; the Runner sends each to the EntryPoint (`handleOps`, beneficiary the
  * account itself: the operations pay no fee, and the EntryPoint sends the beneficiary its zero, which a
  * contract payee such as a PayeeVault, with no `receive`, would refuse). The EntryPoint catches a failing operation and goes on, so the
  * calls' outcome is read from its `UserOperationEvent`, and it reserves the operation's signed gas
  * limits before running it: the stipend is at least that.
  *
  * @example
- * simple7702Delegate(services.payment, implementation).read(network, { to: ENTRY_POINT, data: handleOpsOfCalls }, handleOpsOfPayment)
+ * simple7702Delegate(services.payment, implementation, gate).read(network, { to: ENTRY_POINT, data: handleOpsOfCalls }, handleOpsOfPayment)
  */
-export function simple7702Delegate(payments: PaymentServices, implementation: Address): Delegate {
+export function simple7702Delegate(payments: PaymentServices, implementation: Address, gate: Address): Delegate {
+  const gated = gatedPaymasterAndData(gate)
   return {
     ...simple7702Words,
     address: () => implementation,
@@ -67,8 +80,8 @@ export function simple7702Delegate(payments: PaymentServices, implementation: Ad
       if (paymentData === undefined) throw new ToolError('the payment has no `batch`: a Simple7702 call is paid by its signed payment operation, simple7702_execute\'s payment.batch')
       const payment = readHandleOps(paymentData)
       if (typeof payment !== 'object') throw new ToolError(`the payment's \`batch\` is not handleOps of one operation: ${rebuild}`)
-      for (const [read, which] of [[payment, 'payment operation'], [calls, 'calls operation']] as const) {
-        requireRelayable(read.op, which)
+      for (const [read, which, paymaster] of [[payment, 'payment operation', gated], [calls, 'calls operation', '0x']] as const) {
+        requireRelayable(read.op, which, paymaster)
         if (!isAddressEqual(read.beneficiary, read.op.sender)) throw new ToolError(`the ${which}'s bundle pays ${read.beneficiary}, not the account ${read.op.sender}: ${rebuild}`)
       }
       const payee = getAddress(network.config.payee)
@@ -90,7 +103,7 @@ export function simple7702Delegate(payments: PaymentServices, implementation: Ad
         delegate: implementation,
         target: ENTRY_POINT,
         paymentData,
-        paymentGas: payment.op.verificationGasLimit + payment.op.callGasLimit + ENTRY_POINT_OVERHEAD,
+        paymentGas: payment.op.verificationGasLimit + GATE_VERIFICATION_GAS + payment.op.callGasLimit + ENTRY_POINT_OVERHEAD,
         token: terms.token,
         payee,
         amount: terms.amount,

@@ -1,7 +1,9 @@
 import { AuthorizationList, CallPayment, defineTool, passedBack, readPaymentLeg, RelayCall, requireAddress, ToolError, Type, type TSchema } from 'bruno/plugin'
-import { getAddress, hexToBigInt, isAddressEqual, recoverTypedDataAddress, slice, type Hex } from 'viem'
+import { getAddress, hexToBigInt, isAddressEqual, recoverTypedDataAddress, slice, type Address, type Hex } from 'viem'
 import { UserOperationTypedData } from './batch.ts'
+import { requireRelayable } from './delegate.ts'
 import { readExecuteBatch, encodeHandleOps, ENTRY_POINT, userOperationTypes, type UserOperation } from './entryPoint.ts'
+import { gatedPaymasterAndData } from './runnerGate.ts'
 
 const Signature = Type.String({ pattern: '^0x[0-9a-fA-F]{130}$' })
 
@@ -35,11 +37,12 @@ async function signedOperation(chainId: number, given: Given, signature: Hex, wh
 /**
  * `simple7702_execute`: the two operations simple7702_batch prepared, signed; returns `call` and
  * `payment` for submit: each `handleOps` of one operation, the account the bundle's beneficiary.
+ * The payment operation must name `gate` as its paymaster, the calls operation none.
  *
  * @example
- * registry.addGroup({ name: 'simple7702', order: 60, instructions, tools: [simple7702Execute(chain), …] })
+ * registry.addGroup({ name: 'simple7702', order: 60, instructions, tools: [simple7702Execute(chain, gate), …] })
  */
-export const simple7702Execute = (chain: TSchema) =>
+export const simple7702Execute = (chain: TSchema, gate: Address) =>
   defineTool({
     name: 'simple7702_execute',
     title: 'Check signed Simple7702 operations',
@@ -62,6 +65,8 @@ export const simple7702Execute = (chain: TSchema) =>
       const { config } = network
       const paying = await signedOperation(config.chainId, args.paymentTypedData as Given, args.paymentSignature as Hex, 'payment operation')
       const calling = await signedOperation(config.chainId, args.typedData as Given, args.signature as Hex, 'calls operation')
+      requireRelayable(paying, 'payment operation', gatedPaymasterAndData(gate))
+      requireRelayable(calling, 'calls operation', '0x')
       const [leg, ...more] = readExecuteBatch(paying.callData) ?? []
       if (!leg || more.length > 0) throw new ToolError('the payment operation is not executeBatch of one transfer: build it with simple7702_batch')
       const terms = readPaymentLeg(network, payments, { to: leg.target, value: leg.value, data: leg.data })

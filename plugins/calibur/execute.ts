@@ -1,6 +1,7 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 import { formatUnits, getAddress, isAddressEqual, zeroAddress, zeroHash, type Hex } from 'viem'
-import { authorizationListAs, defineTool, ExecutedBatch, passedBack, requireAddress, ToolError, type Network } from '../../core/plugin.ts'
+import { authorizationListAs, defineTool, ExecutedBatch, passedBack, requireAddress, requirePinnedPayment, ToolError, type Network } from '../../core/plugin.ts'
+import { caliburWords } from './errors.ts'
 import { CaliburTypedDataSchema, delegationOverride, readCaliburState } from './batch.ts'
 import { encodeSignedExecute, recoverCaliburSigner } from './executeCalldata.ts'
 import type { CaliburOn } from './networkOptions.ts'
@@ -132,6 +133,8 @@ export const caliburExecute = (chain: TSchema, caliburOn: CaliburOn) =>
       const paid = await checkSignedBatch(network, domain, args.paymentTypedData, args.paymentSignature as Hex, 'payment batch')
       const calls = await checkSignedBatch(network, domain, args.typedData, args.signature as Hex, 'calls batch')
 
+      const paymentBatch = encodeSignedExecute({ message: paid.message, signature: args.paymentSignature as Hex })
+      await requirePinnedPayment(network, { account, delegate: calibur, target: account, paymentData: paymentBatch }, caliburWords)
       const paymentFormatted = `${formatUnits(payment.amount, payment.decimals)} ${payment.symbol}`
       const withAuthorization = stateOverride !== undefined
       return {
@@ -139,7 +142,7 @@ export const caliburExecute = (chain: TSchema, caliburOn: CaliburOn) =>
         payment: {
           token: payment.token,
           amountBaseUnits: payment.amount.toString(),
-          batch: encodeSignedExecute({ message: paid.message, signature: args.paymentSignature as Hex }),
+          batch: paymentBatch,
         },
         ...(withAuthorization ? { authorizationList: args.authorizationList } : {}),
         account,

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { concat, encodeFunctionData, erc20Abi, getAddress, parseAbi, toHex, type Address, type Hex } from 'viem'
+import { concat, encodeFunctionData, erc20Abi, getAddress, parseAbi, toHex, zeroAddress, type Address, type Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { encodeTransfer } from '../../core/plugin.ts'
 import type { Delegate } from '../../core/relay/delegate.ts'
@@ -52,8 +52,9 @@ async function caliburAccount(devnet: RunnerDevnet, inTheSameTransaction = false
     authorizationList = [{ chainId: signed.chainId, address: signed.address, nonce: signed.nonce, r: signed.r, s: signed.s, yParity: signed.yParity as 0 | 1 }]
   } else await devnet.testClient.setCode({ address: account.address, bytecode: concat(['0xef0100', CALIBUR_ADDRESS]) })
   const domain = { chainId: devnet.network.chainId, account: account.address, salt: toHex(BigInt(CALIBUR_ADDRESS), { size: 32 }) }
-  const signedExecute = async (batch: CaliburTypedDataParameters['batch'], nonce = 0n) => {
-    const typedData = caliburTypedData({ domain, batch, nonce, deadline: 0n })
+  // Any executor by default; a payment batch names the Runner (submit refuses one anyone could run).
+  const signedExecute = async (batch: CaliburTypedDataParameters['batch'], nonce = 0n, executor: Address = zeroAddress) => {
+    const typedData = caliburTypedData({ domain, batch, nonce, deadline: 0n, executor })
     return { to: account.address, data: encodeSignedExecute({ message: typedData.message, signature: await account.signTypedData(typedData as never) }) }
   }
   return { account, signedExecute, authorizationList }
@@ -116,7 +117,7 @@ for (const delegation of ['delegated before', 'delegated in the same transaction
     const amount = 10_000_000n
     const leg = encodeTransfer({ token: devnet.deployment.usdc, to: devnet.payee, amount })
     const borrow = { to: devnet.deployment.usdc, value: '0', data: encodeFunctionData({ abi: erc20Abi, functionName: 'transferFrom', args: [lender.address, lender.address, 1n] }) }
-    const payment = await signedExecute(paymentBatch({ ...leg, to: getAddress(leg.to), data: leg.data as Hex }))
+    const payment = await signedExecute(paymentBatch({ ...leg, to: getAddress(leg.to), data: leg.data as Hex }), 0n, devnet.deployment.runner.contract)
     const view = await submitCall(devnet.context, {
       call: await signedExecute(ownCallsBatch([borrow]), 1n),
       payment: { token: devnet.deployment.usdc, amountBaseUnits: amount.toString(), batch: payment.data },
@@ -150,7 +151,7 @@ t.test('the replay that says why a batch\'s calls failed runs them after the pay
   const amount = 10_000_000n
   const leg = encodeTransfer({ token: devnet.deployment.usdc, to: devnet.payee, amount })
   const send95 = encodeTransfer({ token: devnet.deployment.usdc, to: devnet.payee, amount: 95_000_000n })
-  const payment = await signedExecute(paymentBatch({ ...leg, to: getAddress(leg.to), data: leg.data as Hex }))
+  const payment = await signedExecute(paymentBatch({ ...leg, to: getAddress(leg.to), data: leg.data as Hex }), 0n, devnet.deployment.runner.contract)
   const call = await signedExecute(ownCallsBatch([{ to: getAddress(send95.to), value: '0', data: send95.data as Hex }]), 1n)
   const token = paymentToken(devnet.context.network, 'USDC')
   const requested = relayOfRequest(devnet.context, call, { token: devnet.deployment.usdc, amountBaseUnits: amount.toString(), batch: payment.data }, token)

@@ -358,8 +358,9 @@ export async function caliburBatchRequest(devnet: RunnerDevnet, deadline: bigint
   const read = devnet.readCall(account.address)
   const leg = encodeTransfer({ token: deployment.usdc, to: devnet.payee, amount })
   const domain = { chainId: network.chainId, account: account.address, salt: toHex(BigInt(CALIBUR_ADDRESS), { size: 32 }) }
+  // The Runner as executor: submit refuses a payment batch anyone could run (issue 43, point 5).
   const signedBatch = async (batch: ReturnType<typeof paymentBatch>, nonce: bigint) => {
-    const typedData = caliburTypedData({ domain, batch, nonce, deadline })
+    const typedData = caliburTypedData({ domain, batch, nonce, deadline, executor: deployment.runner.contract })
     return encodeSignedExecute({ message: typedData.message, signature: await account.signTypedData(typedData as never) })
   }
   const payment = await signedBatch(paymentBatch({ ...leg, to: getAddress(leg.to), data: leg.data as Hex }), 0n)

@@ -2,6 +2,7 @@ import t, { type Test } from 'tap'
 import { getAddress, zeroHash, type Address, type Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { ToolError } from '../../core/tool.ts'
+import { STRANGER } from '../../core/relay/paymentPin.ts'
 import { caliburDelegate } from '../../plugins/calibur/paymentFirstBatch.ts'
 import { readCaliburDomain } from '../../plugins/calibur/readDomain.ts'
 import { account, caliburNode, delegatedTo, reverted, salt, signedExecute, signer, type NodeOptions } from './caliburNode.ts'
@@ -85,16 +86,22 @@ t.test('two signed batches: the account’s signed execute of its calls for subm
   t.not((result.payment as { batch: Hex }).batch, (result.call as { data: Hex }).data, 'two different signed executes')
   t.equal(node.validOutput('calibur_execute', result), true)
   t.same([...new Set(node.seen.map((request) => request.method))].sort(), ['eth_call', 'eth_getCode'])
-  t.same(node.calls.map((call) => [call.functionName, call.args, call.stateOverride]), [
+  const delegated = { [account]: { code: delegatedTo(calibur) } }
+  t.same(node.calls.map((call) => [call.functionName, call.args, call.stateOverride]).slice(0, 2), [
     ['eip712Domain', [], undefined],
     ['getSeq', [0n], undefined],
   ])
+  // last, the signed payment batch sent as a stranger would send it: it must revert (issue 43, point 5)
+  t.same(node.calls.map((call) => call.functionName), ['eip712Domain', 'getSeq', 'execute'])
+  t.same(node.calls[2]!.stateOverride, delegated)
+  const asStranger = node.seen.filter((request) => request.method === 'eth_call').map((request) => (request.params as [{ from?: string; data: Hex }])[0]).at(-1)!
+  t.match(asStranger, { from: STRANGER.toLowerCase(), data: (result.payment as { batch: Hex }).batch })
   // what it returns is what the relay's reader takes: the payment batch, the calls after it, from the Runner
   const terms = caliburDelegate(node.services.payment, () => CALIBUR_ADDRESS).read(node.services.networks.get('local'), result.call as never, (result.payment as { batch: Hex }).batch)
   t.match(terms, { account, token: usdc, payee, amount: BigInt(amount), paymentData: (result.payment as { batch: Hex }).batch, paymentGas: 150_000n, identity: `calibur:local:${account}:0` })
 })
 
-t.test('batches executable by anyone, never expiring, on a nonce key in use: accepted', async (t) => {
+t.test('a calls batch executable by anyone, never expiring, on a nonce key in use: accepted; a payment batch executable by anyone: refused (issue 43, point 5)', async (t) => {
   const { node, paymentTypedData, typedData } = await prepared({ seq: (key) => (key === 9n ? 4n : 0n) }, { nonceKey: '9' })
   t.equal(paymentTypedData.message.nonce, ((9n << 64n) | 4n).toString())
   t.equal(typedData.message.nonce, ((9n << 64n) | 5n).toString())
@@ -104,16 +111,21 @@ t.test('batches executable by anyone, never expiring, on a nonce key in use: acc
       copy.message.deadline = '0'
       copy.domain.salt = salt.toUpperCase().replace('0X', '0x') as Hex
     })
-  const args = await signedArgs(open(paymentTypedData), open(typedData))
+  const args = await signedArgs(paymentTypedData, open(typedData))
   const result = await node.call('calibur_execute', args)
   t.equal((result.call as { data: Hex }).data, signedExecute(open(typedData).message, args.signature))
-  t.equal((result.payment as { batch: Hex }).batch, signedExecute(open(paymentTypedData).message, args.paymentSignature))
+  t.equal((result.payment as { batch: Hex }).batch, signedExecute(paymentTypedData.message, args.paymentSignature))
+  // A payment batch any executor may run: a stranger holding it could run it before the Runner.
+  await t.rejects(node.call('calibur_execute', await signedArgs(open(paymentTypedData), open(typedData))), {
+    name: 'ToolError',
+    message: `refused: the Calibur payment batch of ${account} can be run by anyone, not only by Bruno's Runner: whoever holds it could run it first (the payee would keep the payment, your calls would not run, and the relay would fail). Nothing was sent; sign a payment batch that only the Runner can run, as calibur_batch builds it`,
+  })
   // the Runner as executor, in lower case: the same
   const lower = (typed: TypedData) => edited(typed, (copy) => (copy.message.executor = runner.toLowerCase()))
   const byRunner = await signedArgs(lower(paymentTypedData), lower(typedData))
   t.equal((await node.call('calibur_execute', byRunner)).account, account)
   // the seq is read for the payment batch's key only
-  t.same(node.calls.filter((call) => call.functionName === 'getSeq').map((call) => call.args), [[9n], [9n], [9n]])
+  t.same(node.calls.filter((call) => call.functionName === 'getSeq').map((call) => call.args), [[9n], [9n], [9n], [9n]])
 })
 
 t.test('delegated in the same transaction: the authorization checked again and passed on to submit', async (t) => {
@@ -129,6 +141,7 @@ t.test('delegated in the same transaction: the authorization checked again and p
   t.same(node.calls.map((call) => [call.functionName, call.stateOverride]), [
     ['eip712Domain', override],
     ['getSeq', override],
+    ['execute', override],
   ])
   t.equal(node.validOutput('calibur_execute', result), true)
   // Without the list, the undelegated account is refused.

@@ -7,7 +7,9 @@ import {
   encodeFunctionData,
   encodeFunctionResult,
   getAddress,
+  isAddressEqual,
   parseAbi,
+  toFunctionSelector,
   toHex,
   zeroAddress,
   type Address,
@@ -162,6 +164,13 @@ export function caliburNode(options: NodeOptions = {}, configOverrides: Partial<
       if (functionName === 'getSeq') return encodeFunctionResult({ abi: caliburSolidity, functionName, result: options.seq ? options.seq(args[0] as bigint) : 0n })
       if (functionName === 'eip712Domain') {
         return encodeFunctionResult({ abi: caliburSolidity, functionName, result: options.domain ?? ['0x1f', 'Calibur', '1.0.0', BigInt(config.chainId), getAddress(to), salt, []] })
+      }
+      // A signed batch sent by someone else than its executor: Calibur's Unauthorized (what submit's pin check asks).
+      if (functionName === 'execute' && args.length === 2) {
+        const { executor } = args[0] as { executor: Address }
+        const from = (params[0] as { from?: Address }).from
+        if (executor !== zeroAddress && (!from || !isAddressEqual(executor, from))) throw reverted(toFunctionSelector('Unauthorized()'))
+        return '0x'
       }
       throw new Error(`the fake account does not answer ${functionName}`)
     },

@@ -3,6 +3,7 @@ import type { NetworkConfig } from '../../config/schema.ts'
 import type { RelayContext } from '../../core/relay/context.ts'
 import type { Delegate } from '../../core/relay/delegate.ts'
 import type { RunnerCharge } from '../../core/relay/runnerCall.ts'
+import { STRANGER } from '../../core/relay/paymentPin.ts'
 import { SqliteSubmissionStore } from '../../core/relay/sqliteStore.ts'
 import { fakeClient, fakeNetwork, networkConfig, type NodeAnswer, type SeenRequest } from './fakeChain.ts'
 import { fakeDelegate } from '../fixtures/fakeDelegate.ts'
@@ -86,9 +87,11 @@ export interface RunnerNodeOptions {
   readonly signedTransfers?: boolean
   /** A token's `balanceOf` (default 10³⁰: every payer holds enough). */
   readonly tokenBalance?: (token: Address, holder: Address) => bigint
-  /** eth_call to other contracts. */
   /** The payee is the PayeeVault of this Runner (its `runner()` answer); absent: the payee is an account. */
   readonly payeeRunner?: Address
+  /** A payment batch sent by a stranger (submit's pin check) runs: an unpinned payment. Absent, it reverts, as a pinned one does. */
+  readonly paymentRunsForAnyone?: boolean
+  /** eth_call to other contracts. */
   readonly otherCall?: NodeAnswer
   readonly balance?: (address: string) => bigint
   /** Every account's EOA nonce (an authorization's signer), and no code; unset, the node answers neither. */
@@ -143,7 +146,11 @@ export function runnerNode(options: RunnerNodeOptions = {}) {
     // Only a node that knows the accounts (an authorization's signer) answers for them.
     ...(options.eoaNonce === undefined ? {} : { eth_getTransactionCount: () => toHex(options.eoaNonce!), eth_getCode: () => '0x' }),
     eth_call: (request) => {
-      const { to, data } = request.params[0] as { to: string; data: Hex }
+      const { to, data, from } = request.params[0] as { to: string; data: Hex; from?: string }
+      if (from !== undefined && getAddress(from) === STRANGER) {
+        if (options.paymentRunsForAnyone) return '0x'
+        revert('0x')
+      }
       if (isRunner(to)) {
         const seenCall = read('eth_call', request.params)
         const outcome = options.relay ? options.relay(seenCall) : { callSucceeded: true, callGasUsed: 100_000n }

@@ -3,6 +3,7 @@ import { encodeErrorResult, formatUnits, getAddress, parseAbi, serializeTransact
 import { privateKeyToAccount } from 'viem/accounts'
 import type { Delegate, BatchTerms } from '../../core/relay/delegate.ts'
 import { describeCallFailure } from '../../core/relay/callFailure.ts'
+import { STRANGER } from '../../core/relay/paymentPin.ts'
 import { relayOfRequest } from '../../core/relay/relayOfRequest.ts'
 import type { SubmitRequest } from '../../core/relay/schemas.ts'
 import { submitCall } from '../../core/relay/submit.ts'
@@ -306,6 +307,22 @@ t.test('a batch whose call fails without data: refused with the replay of its ow
   const soonReader: Delegate = { ...reader, read: () => soon }
   const error = await submitCall(submitting({}, [soonReader]).context, batchRequest).then(() => new Error('accepted'), (error: unknown) => error as Error)
   t.match(error.message, new RegExp(`^the payment expires at ${soon.deadline} \\(now \\d+\\), too soon to send it safely`))
+})
+
+t.test('a payment batch a stranger can run is refused, nothing stored; the check sends it as the stranger, the account delegated (issue 43, point 5)', async (t) => {
+  const { context, node, store } = submitting({ paymentRunsForAnyone: true }, [reader])
+  const name = fakeDelegate({ errors: { abi: [], describe: () => undefined }, read: () => undefined }).name
+  await refusal(
+    t,
+    submitCall(context, batchRequest),
+    `refused: the ${name} payment batch of ${account} can be run by anyone, not only by Bruno's Runner: whoever holds it could run it first (the payee would keep the payment, your calls would not run, and the relay would fail). Nothing was sent; sign a payment batch that only the Runner can run, as ${reader.tools.batch} builds it`,
+  )
+  t.strictSame(await store.active('local'), [], 'nothing stored')
+  const asked = node.seen.filter((request) => request.method === 'eth_call' && (request.params[0] as { from?: string }).from?.toLowerCase() === STRANGER.toLowerCase())
+  t.equal(asked.length, 1)
+  t.match(asked[0]!.params, [{ to: account, data: paymentBatch }, 'latest', { [account]: { code: `0xef0100${a(0xde1e).slice(2).toLowerCase()}` } }])
+  // the same batch, reverting when a stranger sends it (pinned): accepted
+  t.equal((await submitCall(submitting({}, [reader]).context, batchRequest)).stage, 'waiting')
 })
 
 t.test('describeCallFailure: the replay at latest or at a block, its reason, or nothing', async (t) => {
