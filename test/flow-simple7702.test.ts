@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs'
+import solc from 'solc'
 import t, { type Test } from 'tap'
 import { createPublicClient, createWalletClient, decodeErrorResult, encodeFunctionData, erc20Abi, getAddress, http, zeroAddress, type Address, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
@@ -6,7 +8,7 @@ import { mintUsdc } from '../core/devnet/fund.ts'
 import { revertData } from '../core/relay/revertReason.ts'
 import { encodeTransfer } from '../core/erc20Calls.ts'
 import { encodeExecuteBatch, ENTRY_POINT, entryPointAbi, simple7702Abi } from '../examples/simple7702-group/entryPoint.ts'
-import { runnerGateAbi } from '../examples/simple7702-group/runnerGate.ts'
+import { RUNNER_GATE_CREATION, runnerGateAbi } from '../examples/simple7702-group/runnerGate.ts'
 import { startDevnetBruno } from './fixtures/devnetBruno.ts'
 import { RawMcpClient } from './fixtures/mcpHttp.ts'
 import { waitFor } from './fixtures/waitFor.ts'
@@ -213,4 +215,16 @@ t.test('a payment operation without the RunnerGate, which anyone could run, is r
   t.equal(submitted.isError, true)
   t.match(submitted.content[0].text, words, 'submit too, built by hand')
   t.equal(await nonceOf(account.address), 0n, 'nothing ran')
+})
+
+t.test('the RunnerGate the example deploys is RunnerGate.sol as solc 0.8.37 builds it (optimizer 200 runs, EVM cancun), and its ABI the transcribed one', async (t) => {
+  const content = readFileSync(new URL('../examples/simple7702-group/RunnerGate.sol', import.meta.url), 'utf8')
+  const input = { language: 'Solidity', sources: { 'RunnerGate.sol': { content } }, settings: { optimizer: { enabled: true, runs: 200 }, evmVersion: 'cancun', outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } } } }
+  const output = JSON.parse(solc.compile(JSON.stringify(input)))
+  t.strictSame(output.errors ?? [], [])
+  const built = output.contracts['RunnerGate.sol'].RunnerGate
+  t.equal(`0x${built.evm.bytecode.object}`, RUNNER_GATE_CREATION)
+  const signatures = (abi: readonly { type: string; name?: string; inputs?: readonly { type: string }[] }[]) =>
+    abi.filter((item) => item.type !== 'function' || ['entryPoint', 'runner'].includes(item.name!)).map((item) => `${item.type} ${item.name ?? ''}(${(item.inputs ?? []).map((input) => input.type).join(',')})`).sort()
+  t.strictSame(signatures(runnerGateAbi), signatures(built.abi))
 })
