@@ -101,6 +101,13 @@ contract Runner {
     /// relay from one of them costs a storage read (2,100 gas cold), counted in its charge like all its gas.
     mapping(address => bool) public isOperator;
 
+    /// @notice Payer code the owner allows, by its hash (EXTCODEHASH): a signed transfer's payer with code is taken
+    /// only when its code is one of these. FiatToken checks such a payer's signature by ERC-1271, running the payer's
+    /// own code inside the payment phase with all the gas left; only wallets whose answer nothing but their owner can
+    /// change belong here (an EIP-7702 delegation to a known delegate, `0xef0100 ‖ delegate`; a known wallet). A payer
+    /// that changes its own code after simulation is refused here, before its code runs.
+    mapping(bytes32 => bool) public payerCodeAllowed;
+
     /// @notice Revert data kept of a failed call (its head: the error's selector and first words).
     uint256 public constant REASON_BYTES = 256;
 
@@ -138,7 +145,8 @@ contract Runner {
     error NotOwner();
     /// @notice The Runner itself may never relay: a relayed call runs as the Runner.
     error RunnerCannotOperate();
-    /// @notice The signed transfer's payer has code: the token would run it (ERC-1271) inside the payment phase.
+    /// @notice The signed transfer's payer has code the owner has not allowed (`payerCodeAllowed`): the token would run
+    /// it (ERC-1271) inside the payment phase.
     error PayerHasCode(address payer);
     /// @notice The batch's account is not delegated to `delegate` (EIP-7702 code `0xef0100 ‖ delegate`).
     error NotDelegated(address account, address delegate);
@@ -155,6 +163,9 @@ contract Runner {
     /// @notice The owner allowed (`allowed`) or stopped a further operator.
     event OperatorSet(address indexed operator, bool allowed);
 
+    /// @notice The owner allowed (`allowed`) or stopped payers whose code hashes to `codehash`.
+    event PayerCodeSet(bytes32 indexed codehash, bool allowed);
+
     constructor(address operator_, address owner_) {
         operator = operator_;
         owner = owner_;
@@ -168,12 +179,19 @@ contract Runner {
         emit OperatorSet(who, allowed);
     }
 
+    /// @notice Allows signed-transfer payers whose code hashes to `codehash`, or stops them (`allowed` false). Owner only.
+    function setPayerCode(bytes32 codehash, bool allowed) external {
+        if (msg.sender != owner) revert NotOwner();
+        payerCodeAllowed[codehash] = allowed;
+        emit PayerCodeSet(codehash, allowed);
+    }
+
     /// @notice Payment phase: the signed EIP-3009 transfer of `token` from `authorization.from` to `payee`,
     /// which must raise the payee's balance by at least `amount`, else the transaction reverts (a refused
     /// authorization reverts with the token's own reason). Call phase: `target.call(data)` with exactly `callGas`.
-    /// @dev The payer must have no code: FiatToken checks a payer with code by ERC-1271, which would run the
-    /// payer's own code, with all the gas left, inside the payment phase (it could burn it, or answer
-    /// differently when simulated).
+    /// @dev The payer has no code, or code the owner allowed (`payerCodeAllowed`): FiatToken checks a payer with code
+    /// by ERC-1271, which runs the payer's own code, with all the gas left, inside the payment phase (unknown code
+    /// could burn it, or answer differently when simulated).
     /// Settlement: `charge` prices what the transaction cost; the rest goes back to the payer (`_settle`).
     /// @param target the contract to call; address(0) makes no call (the transfer alone is the relay).
     /// @return callSucceeded whether the call returned without reverting (true when there is no call).
@@ -192,7 +210,7 @@ contract Runner {
     ) external returns (bool callSucceeded, uint256 callGasUsed, bytes memory reason, uint256 refundGasUsed) {
         uint256 startGas = gasleft();
         if (msg.sender != operator && !isOperator[msg.sender]) revert NotOperator();
-        if (authorization.from.code.length != 0) revert PayerHasCode(authorization.from);
+        if (authorization.from.code.length != 0 && !payerCodeAllowed[authorization.from.codehash]) revert PayerHasCode(authorization.from);
         // Kept in memory, field by field: the stack holds no more.
         Settled memory relay;
         relay.logged = target;

@@ -34,6 +34,8 @@ const R = 'Runner' as const
 const C = 'CaliburCompatible' as const
 const P = 'PayeeVault' as const
 const operatorCheck = 'if (msg.sender != operator && !isOperator[msg.sender]) revert NotOperator();'
+const ownerCheck = '        if (msg.sender != owner) revert NotOwner();\n'
+const payerCodeCheck = '        if (authorization.from.code.length != 0 && !payerCodeAllowed[authorization.from.codehash]) revert PayerHasCode(authorization.from);\n'
 const rwaHead = `        ${operatorCheck}\n        if (authorization.from.code.length`
 const batchHead = `        ${operatorCheck}\n        if (account.codehash`
 const rwaSig = '        Authorization calldata authorization,\n        Charge calldata charge\n    ) external returns'
@@ -70,21 +72,27 @@ export const mutants: Mutant[] = [
   // The further operators (lanes): the set ignored (a lane refused), or opened (anyone outside it relays); the owner's rule.
   { name: 'operator-set-ignored-rwa', file: R, find: rwaHead, replace: rwaHead.replace(' && !isOperator[msg.sender]', '') },
   { name: 'operator-set-open-batch', file: R, find: batchHead, replace: batchHead.replace('!isOperator[msg.sender]', 'isOperator[msg.sender]') },
-  { name: 'set-operator-owner-check-removed', file: R, find: '        if (msg.sender != owner) revert NotOwner();\n', replace: '' },
+  { name: 'set-operator-owner-check-removed', file: R, find: `${ownerCheck}        if (who == address(this))`, replace: '        if (who == address(this))' },
   { name: 'set-operator-runner-allowed', file: R, find: '        if (who == address(this)) revert RunnerCannotOperate();\n', replace: '' },
   { name: 'set-operator-always-allows', file: R, find: 'isOperator[who] = allowed;', replace: 'isOperator[who] = true;' },
   // ─── Runner: PayerHasCode, NotDelegated ───
   {
     name: 'payer-has-code-removed',
     file: R,
-    find: '        if (authorization.from.code.length != 0) revert PayerHasCode(authorization.from);\n',
+    find: payerCodeCheck,
     replace: '',
   },
+  // The owner's list of payer code: ignored (an allowed wallet refused), open (any code taken), the owner's rule.
+  { name: 'payer-code-list-ignored', file: R, find: payerCodeCheck, replace: payerCodeCheck.replace(' && !payerCodeAllowed[authorization.from.codehash]', '') },
+  { name: 'payer-code-list-open', file: R, find: payerCodeCheck, replace: payerCodeCheck.replace('!payerCodeAllowed[authorization.from.codehash]', 'false') },
+  { name: 'payer-code-list-by-address', file: R, find: payerCodeCheck, replace: payerCodeCheck.replace('payerCodeAllowed[authorization.from.codehash]', 'payerCodeAllowed[bytes32(uint256(uint160(authorization.from)))]') },
+  { name: 'set-payer-code-owner-check-removed', file: R, find: `${ownerCheck}        payerCodeAllowed[codehash]`, replace: '        payerCodeAllowed[codehash]' },
+  { name: 'set-payer-code-always-allows', file: R, find: 'payerCodeAllowed[codehash] = allowed;', replace: 'payerCodeAllowed[codehash] = true;' },
   {
     name: 'payer-has-code-inverted',
     file: R,
-    find: 'if (authorization.from.code.length != 0)',
-    replace: 'if (authorization.from.code.length == 0)',
+    find: 'if (authorization.from.code.length != 0 &&',
+    replace: 'if (authorization.from.code.length == 0 &&',
   },
   {
     name: 'not-delegated-removed',

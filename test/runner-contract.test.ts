@@ -5,6 +5,7 @@ import {
   type Abi,
   type Address,
   BaseError,
+  concat,
   type Hex,
   type TransactionReceipt,
   createPublicClient,
@@ -18,6 +19,7 @@ import {
   getAddress,
   http,
   isAddressEqual,
+  keccak256,
   parseAbi,
   parseEther,
   parseEventLogs,
@@ -95,6 +97,7 @@ const probeAbi = parseAbi([
   'function forward(address to, bytes data)',
   'event SawPaying(address paying)',
   'function payingProbe(address runner, address token, address payee, uint256 payment)',
+  'function isValidSignature(bytes32 hash, bytes signature) view returns (bytes4)',
 ])
 
 function compileFixture(name: string): { abi: Abi; bytecode: Hex } {
@@ -560,6 +563,28 @@ t.test('relayWithAuthorization: a payer with code (a delegated account) is Payer
   const authorization = await authorizationFor(fee, payee, delegated)
   const failure = runnerError(await revertData({ data: relayWithAuthorizationData({ authorization }) }))
   t.same(failure, { errorName: 'PayerHasCode', args: [delegated.address] })
+})
+
+t.test('relayWithAuthorization: a payer with code the owner allowed (payerCodeAllowed) pays by ERC-1271; any other code is PayerHasCode (issue 46)', async (t) => {
+  // probeAccount is an EOA delegated to the probe, whose isValidSignature takes the EOA's own signature.
+  const probeCode = keccak256(concat(['0xef0100', probe]))
+  const setPayerCode = (codehash: Hex, allowed: boolean) => encodeFunctionData({ abi: runnerAbi, functionName: 'setPayerCode', args: [codehash, allowed] })
+  const relay = async () => relayWithAuthorizationData({ authorization: await authorizationFor(fee, payee, probeKey) })
+  t.same(runnerError(await revertData({ data: await relay() })), { errorName: 'PayerHasCode', args: [probeAccount] }, 'not yet allowed')
+  for (const from of [operator.account.address, stranger.address]) {
+    t.same(runnerError(await revertData({ from, data: setPayerCode(probeCode, true) })), { errorName: 'NotOwner', args: undefined }, `${from} may not allow payer code`)
+  }
+  const allowed = await mined(await deployer.sendTransaction({ to: runner, data: setPayerCode(probeCode, true) }))
+  t.same(parseEventLogs({ abi: runnerAbi, eventName: 'PayerCodeSet', logs: allowed.logs }).map((log) => log.args), [{ codehash: probeCode, allowed: true }], 'PayerCodeSet logged')
+  t.equal(await client.readContract({ address: runner, abi: runnerAbi, functionName: 'payerCodeAllowed', args: [probeCode] }), true)
+  const payeeBefore = await usdcBalance(payee)
+  const paid = await send(await relay())
+  t.same(relayedOf(paid), { target: zeroAddress, payee, received: fee, callSucceeded: true, reason: '0x' }, 'the token checked the signature by the payer\'s code, and the payment landed')
+  t.equal(await usdcBalance(payee), payeeBefore + fee)
+  // Other code stays refused: a Calibur-delegated payer (its designator is another hash).
+  t.same(runnerError(await revertData({ data: relayWithAuthorizationData({ authorization: await authorizationFor(fee, payee, delegated) }) })), { errorName: 'PayerHasCode', args: [delegated.address] })
+  await mined(await deployer.sendTransaction({ to: runner, data: setPayerCode(probeCode, false) }))
+  t.same(runnerError(await revertData({ data: await relay() })), { errorName: 'PayerHasCode', args: [probeAccount] }, 'stopped again')
 })
 
 t.test('relayBatch: an account not delegated to the named delegate is NotDelegated, before anything runs', async (t) => {
