@@ -61,6 +61,9 @@ async function signedCallValidFor(key: Hex, validForSec: number) {
   return { call: { to: deployment.usdc, data: encodeFunctionData({ abi: eip3009Abi, functionName: 'transferWithAuthorization', args }) }, validBefore }
 }
 
+/** Waits until the node holds the transaction `hash`: the runner stores what it sends before it broadcasts it. */
+const atTheNode = (hash: Hex) => waitFor(() => chain.client.getTransaction({ hash }).catch(() => undefined), (sent) => sent !== undefined, `${hash} at the node`, 10_000, 25)
+
 t.test(`a payment valid only paymentMarginSec (${MARGIN_SEC} s): refused at submit on every binding, naming the least validity; nothing is sent`, async (t) => {
   const one = await payer()
   const runnerNonce = await chain.client.getTransactionCount({ address: chain.runner })
@@ -108,7 +111,7 @@ t.test(`a payment valid just over the least, blocks held: cancelled at the margi
     // The cancellation is stored (with its reason) before it is broadcast: wait until the node holds it too.
     const cancelling = await waitFor(() => api.status(binding, submitted.id), (view) => /payment came within/.test(view.reason ?? '') || view.stage === 'failed' || view.stage === 'done', `${submitted.id} cancelled`, 15_000, 50)
     t.match(cancelling.reason, new RegExp(`^not included before its payment came within ${MARGIN_SEC} s of expiring`), `${binding}: cancelled for its payment's expiry`)
-    await waitFor(() => chain.client.getTransaction({ hash: cancelling.transaction.hash }).catch(() => undefined), (sent) => sent !== undefined, 'the cancellation at the node', 10_000, 25)
+    await atTheNode(cancelling.transaction.hash)
     await chain.testClient.mine({ blocks: 1 })
     const view = await waitFor(() => api.status(binding, submitted.id), (view) => view.stage === 'failed', `${submitted.id} failed`, 15_000, 50)
     t.match(view.reason, new RegExp(`^cancelled: not included before its payment came within ${MARGIN_SEC} s of expiring`))
@@ -133,6 +136,8 @@ t.test(`a waiting submission whose payment has less than paymentMarginSec + incl
   const first = await api.submit('rest', { call: one.call, payment: await paymentValidFor(one.key, amount, 600) })
   if (!first.accepted) return t.fail(`the first refused: ${first.message}`)
   const sent = await waitFor(() => api.status('rest', first.id), (view) => view.stage === 'sending', `${first.id} sent`, 10_000, 50)
+  // Stored as sending before it is broadcast: the runner's count of pending nonces is read once the node holds it.
+  await atTheNode(sent.transaction.hash)
   const runnerNonce = await chain.client.getTransactionCount({ address: chain.runner, blockTag: 'pending' })
   // Held behind the first (one transaction in flight per payer) until it may no longer be sent.
   const second = await api.submit('rpc', { call: one.call, payment: await paymentValidFor(one.key, amount, LEAST_SEC + 1) })
@@ -154,7 +159,8 @@ t.test(`a waiting submission whose call's signed transfer has less than ${LEAST_
   const quote = await mcp.call('quote', { chain: 'local', call: one.call, token: 'USDC', payment: 'authorization' })
   const first = await api.submit('mcp', { call: one.call, payment: await paymentValidFor(one.key, BigInt(quote.amountBaseUnits), 600) })
   if (!first.accepted) return t.fail(`the first refused: ${first.message}`)
-  await waitFor(() => api.status('mcp', first.id), (view) => view.stage === 'sending', `${first.id} sent`, 10_000, 50)
+  const sent = await waitFor(() => api.status('mcp', first.id), (view) => view.stage === 'sending', `${first.id} sent`, 10_000, 50)
+  await atTheNode(sent.transaction.hash)
   const runnerNonce = await chain.client.getTransactionCount({ address: chain.runner, blockTag: 'pending' })
   // Held behind the first (one transaction in flight per payer) until its call may no longer be sent.
   const signed = await signedCallValidFor(one.key, LEAST_SEC + 2)
