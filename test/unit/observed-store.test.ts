@@ -1,9 +1,9 @@
 import type { FastifyBaseLogger } from 'fastify'
 import t from 'tap'
 import { Metrics } from '../../core/metrics.ts'
-import { observedStore } from '../../core/relay/observedStore.ts'
-import { SqliteSubmissionStore } from '../../core/relay/sqliteStore.ts'
-import type { SentTransaction, Submission, SubmissionStore } from '../../core/relay/store.ts'
+import { observedStore } from '../../core/store/observedStore.ts'
+import { SqliteSubmissionStore } from '../../core/store/sqliteStore.ts'
+import type { SentTransaction, Submission, SubmissionStore } from '../../core/store/store.ts'
 
 // Transactions stored before lanes name no key: they are the first lane's.
 const FIRST_LANE = '0x15d34AAf54267DB7D7c367839AAf71A00a2C6A65'

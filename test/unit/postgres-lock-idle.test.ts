@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import t from 'tap'
-import { PostgresRunnerLock } from '../../core/relay/postgresRunnerLock.ts'
-import { PostgresSubmissionStore } from '../../core/relay/postgresStore.ts'
+import { PostgresRunnerLock } from '../../core/store/postgresRunnerLock.ts'
+import { PostgresSubmissionStore } from '../../core/store/postgresStore.ts'
 import { postgresDatabase, postgresSkip } from '../fixtures/postgres.ts'
 
 // The runner lock's session against the server's idle timeout (core/relay/postgresRunnerLock.ts):

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { ceilDiv, chargeFor, paymentCovers, tokenToWei, weiToToken, worstCaseWei } from '../../core/relay/pricing.ts'
+import { ceilDiv, chargeFor, paymentCovers, tokenToWei, weiToToken, worstCaseWei } from '../../core/charge/pricing.ts'
 
 // The relay's money rules (core/relay/pricing.ts) on hand-computed figures: each rounding goes the
 // runner's way (costs up, payments' value down), and one unit either side of each boundary.

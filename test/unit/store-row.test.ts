@@ -1,6 +1,6 @@
 import t from 'tap'
-import { fromRow, patchColumns, type SubmissionRow } from '../../core/relay/storeRow.ts'
-import type { SentTransaction } from '../../core/relay/store.ts'
+import { fromRow, patchColumns, type SubmissionRow } from '../../core/store/storeRow.ts'
+import type { SentTransaction } from '../../core/store/store.ts'
 
 // The row mapping both stores share (core/relay/storeRow.ts): every column to its field and back.
 

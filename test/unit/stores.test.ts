@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import t from 'tap'
-import { SqliteSubmissionStore } from '../../core/relay/sqliteStore.ts'
-import { ActiveCapReached, AlreadySpent, PaymentIdTaken, StaleEpochError, type SentTransaction, type Submission, type SubmissionStore } from '../../core/relay/store.ts'
+import { SqliteSubmissionStore } from '../../core/store/sqliteStore.ts'
+import { ActiveCapReached, AlreadySpent, PaymentIdTaken, StaleEpochError, type SentTransaction, type Submission, type SubmissionStore } from '../../core/store/store.ts'
 import { storeKinds } from '../fixtures/storeKinds.ts'
 
 // Transactions stored before lanes name no key: they are the first lane's.
