@@ -34,7 +34,7 @@ import { devnetPricing, devnetRunners, ledgerViolations, runnerLedger, type Ledg
 import { startChaosProxy, type ChaosProxy } from '../liveness/chaosProxy.ts'
 import { CALIBUR_ADDRESS } from '../../plugins/calibur/networkOptions.ts'
 
-// The runner loop (core/relay/runner.ts) on a real devnet, driven one pass at a time: anvil with the
+// The runner loop (core/runner/runner.ts) on a real devnet, driven one pass at a time: anvil with the
 // real contracts (deployed in under a second), blocks mined by the test (automine off), the relay's
 // own operations (quoteCall, submitCall) and a RunnerLoop built as openRelay builds it, without
 // Fastify. Bruno reaches the chain through a chaos proxy (rules fail chosen requests) in front of the

@@ -4,7 +4,7 @@ import { PostgresRunnerLock } from '../../core/store/postgresRunnerLock.ts'
 import { PostgresSubmissionStore } from '../../core/store/postgresStore.ts'
 import { postgresDatabase, postgresSkip } from '../fixtures/postgres.ts'
 
-// The runner lock's session against the server's idle timeout (core/relay/postgresRunnerLock.ts):
+// The runner lock's session against the server's idle timeout (core/store/postgresRunnerLock.ts):
 // the lock session sets idle_session_timeout (5 s), and its heartbeat (every second) keeps it
 // alive while the process runs; a process that stops running (frozen here: this thread blocked for
 // 6 s, so no heartbeat can go out) has its session ended by the server, and on waking finds it no

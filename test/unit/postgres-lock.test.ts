@@ -9,7 +9,7 @@ import { PostgresSubmissionStore } from '../../core/store/postgresStore.ts'
 import type { RunnerFence, Submission } from '../../core/store/store.ts'
 import { postgresDatabase, postgresSkip } from '../fixtures/postgres.ts'
 
-// PostgreSQL's own (core/relay/postgresStore.ts, postgresRunnerLock.ts, openStore.ts's PostgreSQL
+// PostgreSQL's own (core/store/postgresStore.ts, postgresRunnerLock.ts, openStore.ts's PostgreSQL
 // branch): the schema made on first use and retried after a failure, the sessions' names, the
 // announcement of each new submission, and the runner lock's tenure, log lines, wakes and loss.
 // Runs only under .ci/with-postgres (or fails when BRUNO_TEST_PG_REQUIRED is set without it).

@@ -15,7 +15,7 @@ import { waitFor } from '../fixtures/waitFor.ts'
 import { a, runnerNode, SIGNATURE, type RunnerNodeOptions } from './fakeRunnerNode.ts'
 import { fakeDelegate } from '../fixtures/fakeDelegate.ts'
 
-// openRelay (core/relay/service.ts): the runner key from the environment, one context per chain
+// openRelay (core/relayService.ts): the runner key from the environment, one context per chain
 // (its operator the key's address), the operations by chain name, the store's health, the runner
 // balances, batch readers shared by every chain, and the runner loops started once and stopped.
 
