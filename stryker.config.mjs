@@ -14,7 +14,7 @@
 // STRYKER_MUTATE / STRYKER_TESTS (comma-separated globs) narrow a run to one area while working on
 // it, and STRYKER_REPORT names its own incremental file and reports (so a narrowed run does not
 // overwrite the full run's), e.g.
-//   STRYKER_REPORT=pricing STRYKER_MUTATE=core/relay/pricing.ts STRYKER_TESTS=test/unit/pricing.test.ts npm run mutate
+//   STRYKER_REPORT=pricing STRYKER_MUTATE=core/charge/pricing.ts STRYKER_TESTS=test/unit/pricing.test.ts npm run mutate
 import { readdirSync } from 'node:fs'
 
 const list = (value) => value?.split(',').map((entry) => entry.trim()).filter(Boolean)
@@ -27,6 +27,10 @@ const testsIn = (folder) => {
 
 export const mutate = [
   'core/relay/**/*.ts',
+  'core/runner/**/*.ts',
+  'core/store/**/*.ts',
+  'core/charge/**/*.ts',
+  'core/relayService.ts',
   'core/chain/tokenPrice.ts',
   'core/chain/fees.ts',
   'core/chain/l1DataFee.ts',

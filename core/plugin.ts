@@ -36,10 +36,10 @@ export { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox
 
 export { defineTool, ToolError, type GroupDefinition, type ToolAnnotations, type ToolContext, type ToolDefinition } from './tool.ts'
 export type { BrunoServices, NetworkDirectory, PaymentServices, RelayOperations } from './services.ts'
-export type { ServedDelegate } from './relay/service.ts'
+export type { ServedDelegate } from './relayService.ts'
 export type { Network, TokenRef } from './chain/networks.ts'
 export { CheckFailed, notAnswered } from './preflight/check.ts'
-export type { GasPricer, PaymentToken } from './relay/gasPricer.ts'
+export type { GasPricer, PaymentToken } from './charge/gasPricer.ts'
 export type { NetworkConfig, TokenConfig } from '../config/schema.ts'
 export { definePrompt, PromptArgumentError, type Completer, type PromptArgumentDefinition, type PromptDefinition } from './prompt.ts'
 export { completeChain, completePaymentToken } from './chain/completers.ts'

@@ -1,8 +1,8 @@
 import type { TSchema } from '@sinclair/typebox'
 import type { Network, Networks } from './chain/networks.ts'
-import { gasPricer, type GasPricer, type PaymentToken } from './relay/gasPricer.ts'
+import { gasPricer, type GasPricer, type PaymentToken } from './charge/gasPricer.ts'
 import { paymentToken } from './relay/paymentToken.ts'
-import type { RelayService } from './relay/service.ts'
+import type { RelayService } from './relayService.ts'
 
 /** The configured networks, by the names the `chain` argument takes. */
 export interface NetworkDirectory {

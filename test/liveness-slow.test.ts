@@ -61,7 +61,7 @@ t.test(`a good submission arriving while ${PILLS} held pills are re-simulated (e
       `(with nothing held: ~100 ms, test/liveness.test.ts)`,
   )
   // PRODUCT BUG (issue 13): held submissions that are slow to fail hold every new one back, pass after
-  // pass (core/relay/runner.ts #tick):
+  // pass (core/runner/runner.ts #tick):
   // - the pass re-simulates every due held submission in turn (`for (const submission of [...fresh, ...due,
   //   ...expired]) await this.#send(…)`); a submission that arrives meanwhile only sets `#again`, so it waits
   //   for the rest of the pass, however many held ones are still due in it ("new before held" is per pass);

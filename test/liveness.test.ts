@@ -111,7 +111,7 @@ t.test('poison pills and a held submission never stop the pass: the good ones be
 
 
 // PRODUCT BUG (issue 13): the pills are held, but their reason does not say what happened. The runner
-// holds a fault with `waiting: ${shortReason(error)}` (core/relay/runner.ts), the first line of the
+// holds a fault with `waiting: ${shortReason(error)}` (core/runner/runner.ts), the first line of the
 // error's message; for viem's errors that line is viem's category text, and the node's words are in the
 // error's `details`: for a -32000 answer, "Missing or invalid parameters." (which blames the request);
 // for an answer it cannot parse, "An error occurred.".

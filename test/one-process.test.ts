@@ -3,8 +3,8 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } fro
 import { hostname, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
-import { openStore } from '../core/relay/openStore.ts'
-import { StoreInUseError, storeHolder } from '../core/relay/sqliteLock.ts'
+import { openStore } from '../core/store/openStore.ts'
+import { StoreInUseError, storeHolder } from '../core/store/sqliteLock.ts'
 import { offlineConfig } from './fixtures/bruno.ts'
 import { spawnOwned } from './fixtures/ownedProcess.ts'
 

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process'
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
@@ -268,4 +268,63 @@ t.test('arrows point down: config/ imports no value from core/; only the composi
         .map((target) => `${relative(ROOT, file)} → ${relative(ROOT, target)}`),
     )
   t.same(coreToPlugins, [], 'core/ names plugins/ only from the CLI and its commands')
+})
+
+// Issue 45, point 1: the folders show the engine. Its rooms (ARCHITECTURE.md) import one another
+// downwards only: the runner the operations, the charge and the store; the operations the charge and
+// the store. Type-only imports are erased at run time and do not count (as for config/ above): the
+// stores read the request's and the outcome's types from core/relay/schemas.ts.
+const ENGINE_ROOMS = ['core/relay', 'core/runner', 'core/store', 'core/charge']
+
+/** A cycle through each folder of a graph that has one, as the path back to it (an arrow to itself is no cycle). */
+function cyclesOf(arrows: ReadonlyMap<string, ReadonlySet<string>>): string[] {
+  const pathBack = (from: string, to: string, seen: string[]): string[] | undefined => {
+    if (from === to) return [...seen, to]
+    if (seen.includes(from)) return undefined
+    for (const next of arrows.get(from) ?? []) {
+      const found = next === from ? undefined : pathBack(next, to, [...seen, from])
+      if (found) return found
+    }
+    return undefined
+  }
+  return [...arrows].flatMap(([room, targets]) => {
+    for (const target of targets) {
+      const path = target === room ? undefined : pathBack(target, room, [room])
+      if (path) return [path.join(' → ')]
+    }
+    return []
+  })
+}
+
+t.test('the engine\'s rooms: no import cycle spans two of them; every room and file ARCHITECTURE.md names exists', async (t) => {
+  // The rule itself, on graphs whose answer is known: it can fail.
+  t.same(cyclesOf(new Map([['a', new Set(['b'])], ['b', new Set(['a'])]])), ['a → b → a', 'b → a → b'], 'a cycle is found from each of its folders')
+  t.same(cyclesOf(new Map([['a', new Set(['a', 'b'])], ['b', new Set<string>()]])), [], 'a folder importing itself is no cycle')
+
+  const arrows = new Map(ENGINE_ROOMS.map((room) => [room, new Set<string>()]))
+  const imports: string[] = []
+  for (const room of ENGINE_ROOMS) {
+    const names = readdirSync(join(ROOT, room)).filter((name) => name.endsWith('.ts'))
+    t.ok(names.length > 0, `${room} holds the engine's files`)
+    for (const name of names) {
+      const file = join(ROOT, room, name)
+      for (const [, specifier] of readFileSync(file, 'utf8').matchAll(/^(?:import|export) (?!type )[^;]*? from '(\.[^']+)'/gm)) {
+        const target = relative(ROOT, dirname(resolve(dirname(file), specifier!)))
+        if (!ENGINE_ROOMS.includes(target) || target === room) continue
+        arrows.get(room)!.add(target)
+        imports.push(`${room}/${name} → ${relative(ROOT, resolve(dirname(file), specifier!))}`)
+      }
+    }
+  }
+  t.ok(arrows.get('core/runner')!.has('core/relay') && arrows.get('core/relay')!.has('core/store'), 'the rooms\' imports are read: the runner imports the operations, the operations the store')
+  const cycles = cyclesOf(arrows)
+  t.same(cycles, [], 'no import cycle spans two rooms')
+  if (cycles.length > 0) t.comment(`imports between rooms: ${imports.join(', ')}`)
+
+  const architecture = readFileSync(join(ROOT, 'ARCHITECTURE.md'), 'utf8')
+  const rooms = [...architecture.matchAll(/^\| (`[^|]+`[^|]*) \|/gm)].flatMap(([, cell]) => [...cell!.matchAll(/`([^`]+)`/g)].map(([, path]) => path!))
+  for (const room of ENGINE_ROOMS) t.ok(rooms.includes(`${room}/`), `ARCHITECTURE.md's room table names ${room}/`)
+  const named = [...architecture.matchAll(/`((?:core|config|plugins|contracts|examples|test)\/[^`\s]*)`/g)].map(([, path]) => path!).filter((path) => !path.includes('<'))
+  t.ok(named.length > 20, 'ARCHITECTURE.md\'s paths are read')
+  t.same(named.filter((path) => !existsSync(join(ROOT, path))), [], 'every room and file ARCHITECTURE.md names exists')
 })

@@ -1,11 +1,11 @@
 import pg from 'pg'
 import pino from 'pino'
 import t from 'tap'
-import { localOwnership } from '../core/relay/ownership.ts'
-import { advisoryLockKey, PostgresRunnerLock } from '../core/relay/postgresRunnerLock.ts'
-import { PostgresSubmissionStore } from '../core/relay/postgresStore.ts'
-import { SqliteSubmissionStore } from '../core/relay/sqliteStore.ts'
-import type { Submission } from '../core/relay/store.ts'
+import { localOwnership } from '../core/store/ownership.ts'
+import { advisoryLockKey, PostgresRunnerLock } from '../core/store/postgresRunnerLock.ts'
+import { PostgresSubmissionStore } from '../core/store/postgresStore.ts'
+import { SqliteSubmissionStore } from '../core/store/sqliteStore.ts'
+import type { Submission } from '../core/store/store.ts'
 import { postgresDatabase, postgresSkip } from './fixtures/postgres.ts'
 
 const silent = pino({ level: 'silent' })

@@ -1,8 +1,8 @@
 import t from 'tap'
 import { ConfigError } from '../config/load.ts'
-import { openStore } from '../core/relay/openStore.ts'
-import { PostgresSubmissionStore } from '../core/relay/postgresStore.ts'
-import { SqliteSubmissionStore } from '../core/relay/sqliteStore.ts'
+import { openStore } from '../core/store/openStore.ts'
+import { PostgresSubmissionStore } from '../core/store/postgresStore.ts'
+import { SqliteSubmissionStore } from '../core/store/sqliteStore.ts'
 import { configuredSecrets } from '../core/secrets.ts'
 import { offlineConfig } from './fixtures/bruno.ts'
 

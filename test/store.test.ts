@@ -1,5 +1,5 @@
 import t from 'tap'
-import type { SentTransaction, Submission } from '../core/relay/store.ts'
+import type { SentTransaction, Submission } from '../core/store/store.ts'
 import { storeKinds } from './fixtures/storeKinds.ts'
 
 // Transactions stored before lanes name no key: they are the first lane's.

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger, FastifyPluginAsync } from 'fastify'
 import { ChainUnavailableError } from '../chain/guardedTransport.ts'
-import type { LaneView } from '../relay/runner.ts'
+import type { LaneView } from '../runner/runner.ts'
 import { OPERATOR_READ_INTERVAL_MS, sharedRead } from './sharedRead.ts'
 
 /** One chain's line in `GET /readyz`. */

@@ -1,6 +1,6 @@
 import { ToolError } from '../tool.ts'
 import type { RelayContext } from './context.ts'
-import type { ActiveCapReached, ActiveCaps, PartyStanding } from './store.ts'
+import type { ActiveCapReached, ActiveCaps, PartyStanding } from '../store/store.ts'
 
 type PartyLimits = { readonly maxActive: number; readonly throttleAfter: number; readonly banAfter: number }
 

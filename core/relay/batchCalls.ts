@@ -6,7 +6,7 @@ import { encodeApprove } from '../erc20Calls.ts'
 import { Address as AddressSchema, HexData, type Approval, type Call } from '../schemas.ts'
 import type { NetworkDirectory, PaymentServices } from '../services.ts'
 import { ToolError } from '../tool.ts'
-import type { PaymentToken } from './gasPricer.ts'
+import type { PaymentToken } from '../charge/gasPricer.ts'
 
 // Fields of a builder's transactionRequest that mean nothing inside a batch: the account's own
 // call carries no gas, fee, nonce or sender of its own. Accepted as they come (the body limit

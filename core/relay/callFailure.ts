@@ -1,6 +1,6 @@
 import { concat } from 'viem'
 import type { RelayContext } from './context.ts'
-import type { PaymentToken } from './gasPricer.ts'
+import type { PaymentToken } from '../charge/gasPricer.ts'
 import type { RequestedRelay } from './relayOfRequest.ts'
 import { revertReason } from './revertReason.ts'
 

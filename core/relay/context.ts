@@ -4,7 +4,7 @@ import type { AdmissionRefusal } from './admission.ts'
 import type { Delegate } from './delegate.ts'
 import type { SimulationGate } from './simulationGate.ts'
 import type { SubmissionView } from './schemas.ts'
-import type { SubmissionStore } from './store.ts'
+import type { SubmissionStore } from '../store/store.ts'
 
 /** What every relay operation works with for one chain. */
 export interface RelayContext {

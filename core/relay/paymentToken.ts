@@ -3,7 +3,7 @@ import { requireToken } from '../arguments.ts'
 import type { Network } from '../chain/networks.ts'
 import { blameOf } from '../faults.ts'
 import { ToolError } from '../tool.ts'
-import type { PaymentToken } from './gasPricer.ts'
+import type { PaymentToken } from '../charge/gasPricer.ts'
 import { batchToolNames, delegateBatchTools, type Delegate } from './delegate.ts'
 
 /**

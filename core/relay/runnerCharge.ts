@@ -1,5 +1,5 @@
 import type { Fraction } from '../chain/tokenPrice.ts'
-import { ceilDiv, weiToToken } from './pricing.ts'
+import { ceilDiv, weiToToken } from '../charge/pricing.ts'
 import { encodeRunnerCall, KEEP_PAYMENT, type RunnerCharge, type RunnerRelay } from './runnerCall.ts'
 import { calldataGas } from './runnerTransaction.ts'
 

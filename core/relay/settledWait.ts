@@ -1,6 +1,6 @@
 import type { SubmissionView } from './schemas.ts'
 import { submissionView } from './status.ts'
-import type { SubmissionStore } from './store.ts'
+import type { SubmissionStore } from '../store/store.ts'
 
 /** How often the held submissions are read from the store while any is waited for. */
 const READ_EVERY_MS = 250

@@ -1,5 +1,5 @@
 import type { SubmissionView } from './schemas.ts'
-import type { Submission, SubmissionStore } from './store.ts'
+import type { Submission, SubmissionStore } from '../store/store.ts'
 
 /**
  * The status of a submission: its stage, its transaction once signed, the reason when it failed.

@@ -3,7 +3,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { requireAddress } from '../arguments.ts'
 import type { Networks } from '../chain/networks.ts'
 import { QuoteRequest, SubmitRequest, type AccountView, type Quote, type SubmissionView } from '../relay/schemas.ts'
-import type { RelayService } from '../relay/service.ts'
+import type { RelayService } from '../relayService.ts'
 import { Address } from '../schemas.ts'
 import { BindingError, requireValid } from './errors.ts'
 

@@ -1,5 +1,5 @@
 import { getAddress } from 'viem'
-import type { RelayService } from '../relay/service.ts'
+import type { RelayService } from '../relayService.ts'
 import type { Quote } from '../relay/schemas.ts'
 import { ToolError } from '../tool.ts'
 import type { X402Market } from './paidRequest.ts'

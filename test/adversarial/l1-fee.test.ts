@@ -3,7 +3,7 @@ import { createPublicClient, createWalletClient, encodeFunctionData, http, parse
 import { privateKeyToAccount } from 'viem/accounts'
 import { foundry } from 'viem/chains'
 import { GAS_PRICE_ORACLE, L1_FEE_HEADROOM_BPS } from '../../core/chain/l1DataFee.ts'
-import { weiToToken } from '../../core/relay/pricing.ts'
+import { weiToToken } from '../../core/charge/pricing.ts'
 import { waitFor } from '../fixtures/waitFor.ts'
 import { compileAdversaries, ratio, relayTools, startHarness, unsignedOf, valueWei, type Submitted } from './harness.ts'
 

@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
 import { getAddress, keccak256 } from 'viem'
-import type { Submission } from '../../core/relay/store.ts'
+import type { Submission } from '../../core/store/store.ts'
 import { submitCall } from '../../core/relay/submit.ts'
 import { waitFor } from '../fixtures/waitFor.ts'
 import { answerTip, caliburBatchRequest, currentFees, expectCancelled, feeBump, signed, startRunnerDevnet, type RunnerDevnet } from './runnerDevnet.ts'

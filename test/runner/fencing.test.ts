@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import { localOwnership, type RunnerOwnership } from '../../core/relay/ownership.ts'
+import { localOwnership, type RunnerOwnership } from '../../core/store/ownership.ts'
 import { waitFor } from '../fixtures/waitFor.ts'
 import { dropTransaction, lowerFees, raiseFees, rawBroadcasts, sendByHand, startRunnerDevnet, type RunnerDevnet } from './runnerDevnet.ts'
 

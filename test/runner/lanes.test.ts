@@ -1,8 +1,8 @@
 import t from 'tap'
 import { getAddress, parseEther, type Address, type Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
-import { LANE_FUNDING_CHECK_MS } from '../../core/relay/laneFunding.ts'
-import type { Submission } from '../../core/relay/store.ts'
+import { LANE_FUNDING_CHECK_MS } from '../../core/runner/laneFunding.ts'
+import type { Submission } from '../../core/store/store.ts'
 import { startRunnerDevnet, type RunnerDevnet } from './runnerDevnet.ts'
 
 // Issue 33: a runner of several keys (`runner.lanes`), one pass at a time. Each lane has its own nonces; a new send goes

@@ -1,6 +1,6 @@
 import t from 'tap'
-import { localOwnership, type RunnerOwnership } from '../../core/relay/ownership.ts'
-import type { SqliteSubmissionStore } from '../../core/relay/sqliteStore.ts'
+import { localOwnership, type RunnerOwnership } from '../../core/store/ownership.ts'
+import type { SqliteSubmissionStore } from '../../core/store/sqliteStore.ts'
 import { waitFor } from '../fixtures/waitFor.ts'
 import { broadcasts } from '../liveness/chaosProxy.ts'
 import { startRunnerDevnet, type RunnerDevnet } from './runnerDevnet.ts'

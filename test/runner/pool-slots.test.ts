@@ -1,5 +1,5 @@
 import t from 'tap'
-import type { Submission } from '../../core/relay/store.ts'
+import type { Submission } from '../../core/store/store.ts'
 import { startRunnerDevnet, type RunnerDevnet } from './runnerDevnet.ts'
 
 // A node's pool keeps 16 pending transactions per sender (geth's txpool.accountslots, reth's max_account_slots), and the

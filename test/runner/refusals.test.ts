@@ -1,7 +1,7 @@
 import t from 'tap'
 import { BaseError, parseTransaction, type Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
-import type { SubmissionPatch } from '../../core/relay/store.ts'
+import type { SubmissionPatch } from '../../core/store/store.ts'
 import { waitFor } from '../fixtures/waitFor.ts'
 import { broadcasting, broadcasts, type ChaosProxy } from '../liveness/chaosProxy.ts'
 import { startRunnerDevnet, type LogLine, type RunnerDevnet } from './runnerDevnet.ts'

@@ -12,14 +12,14 @@ import { deployDevnet, type DevnetDeployment } from '../../core/devnet/deploy.ts
 import { mintUsdc } from '../../core/devnet/fund.ts'
 import { createLogger } from '../../core/logger.ts'
 import type { RelayContext } from '../../core/relay/context.ts'
-import { localOwnership, runnerKeyName, type RunnerOwnership } from '../../core/relay/ownership.ts'
+import { localOwnership, runnerKeyName, type RunnerOwnership } from '../../core/store/ownership.ts'
 import { quoteCall } from '../../core/relay/quote.ts'
-import { LaneFunding } from '../../core/relay/laneFunding.ts'
-import { RunnerLoop } from '../../core/relay/runner.ts'
+import { LaneFunding } from '../../core/runner/laneFunding.ts'
+import { RunnerLoop } from '../../core/runner/runner.ts'
 import { RUNNER_OPERATOR_SET_GAS } from '../../core/relay/runnerCall.ts'
-import { SqliteSubmissionStore } from '../../core/relay/sqliteStore.ts'
+import { SqliteSubmissionStore } from '../../core/store/sqliteStore.ts'
 import type { RelayOutcome } from '../../core/relay/schemas.ts'
-import type { Submission } from '../../core/relay/store.ts'
+import type { Submission } from '../../core/store/store.ts'
 import { submitCall } from '../../core/relay/submit.ts'
 import { randomAuthorizationNonce, transferWithAuthorizationTypedData } from '../../plugins/3009/typedData.ts'
 import { encodeTransfer } from '../../core/plugin.ts'
@@ -34,7 +34,7 @@ import { devnetPricing, devnetRunners, ledgerViolations, runnerLedger, type Ledg
 import { startChaosProxy, type ChaosProxy } from '../liveness/chaosProxy.ts'
 import { CALIBUR_ADDRESS } from '../../plugins/calibur/networkOptions.ts'
 
-// The runner loop (core/relay/runner.ts) on a real devnet, driven one pass at a time: anvil with the
+// The runner loop (core/runner/runner.ts) on a real devnet, driven one pass at a time: anvil with the
 // real contracts (deployed in under a second), blocks mined by the test (automine off), the relay's
 // own operations (quoteCall, submitCall) and a RunnerLoop built as openRelay builds it, without
 // Fastify. Bruno reaches the chain through a chaos proxy (rules fail chosen requests) in front of the

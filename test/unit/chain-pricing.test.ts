@@ -8,7 +8,7 @@ import { Networks } from '../../core/chain/networks.ts'
 import { blameOf } from '../../core/faults.ts'
 import { createLogger } from '../../core/logger.ts'
 import { Metrics } from '../../core/metrics.ts'
-import { gasPricer } from '../../core/relay/gasPricer.ts'
+import { gasPricer } from '../../core/charge/gasPricer.ts'
 import { offlineConfig } from '../fixtures/bruno.ts'
 import { ethCall, fakeClient, fakeNetwork, networkConfig, type SeenRequest } from './fakeChain.ts'
 

@@ -4,7 +4,7 @@ import type { RelayContext } from '../../core/relay/context.ts'
 import type { Delegate } from '../../core/relay/delegate.ts'
 import type { RunnerCharge } from '../../core/relay/runnerCall.ts'
 import { STRANGER } from '../../core/relay/paymentPin.ts'
-import { SqliteSubmissionStore } from '../../core/relay/sqliteStore.ts'
+import { SqliteSubmissionStore } from '../../core/store/sqliteStore.ts'
 import { fakeClient, fakeNetwork, networkConfig, type NodeAnswer, type SeenRequest } from './fakeChain.ts'
 import { fakeDelegate } from '../fixtures/fakeDelegate.ts'
 

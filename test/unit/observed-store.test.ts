@@ -1,14 +1,14 @@
 import type { FastifyBaseLogger } from 'fastify'
 import t from 'tap'
 import { Metrics } from '../../core/metrics.ts'
-import { observedStore } from '../../core/relay/observedStore.ts'
-import { SqliteSubmissionStore } from '../../core/relay/sqliteStore.ts'
-import type { SentTransaction, Submission, SubmissionStore } from '../../core/relay/store.ts'
+import { observedStore } from '../../core/store/observedStore.ts'
+import { SqliteSubmissionStore } from '../../core/store/sqliteStore.ts'
+import type { SentTransaction, Submission, SubmissionStore } from '../../core/store/store.ts'
 
 // Transactions stored before lanes name no key: they are the first lane's.
 const FIRST_LANE = '0x15d34AAf54267DB7D7c367839AAf71A00a2C6A65'
 
-// observedStore (core/relay/observedStore.ts) over a real SQLite store: every line it logs (level,
+// observedStore (core/store/observedStore.ts) over a real SQLite store: every line it logs (level,
 // fields, message), every count and time it records, and that every other call answers as the
 // store does. The logger is a recorder of what it is given; the metrics are Bruno's own registry.
 

@@ -1,10 +1,10 @@
 import type { FastifyBaseLogger } from 'fastify'
 import t from 'tap'
-import { PostgresRunnerLock } from '../../core/relay/postgresRunnerLock.ts'
-import { PostgresSubmissionStore } from '../../core/relay/postgresStore.ts'
+import { PostgresRunnerLock } from '../../core/store/postgresRunnerLock.ts'
+import { PostgresSubmissionStore } from '../../core/store/postgresStore.ts'
 import { postgresDatabase, postgresSkip } from '../fixtures/postgres.ts'
 
-// The runner lock's session against the server's idle timeout (core/relay/postgresRunnerLock.ts):
+// The runner lock's session against the server's idle timeout (core/store/postgresRunnerLock.ts):
 // the lock session sets idle_session_timeout (5 s), and its heartbeat (every second) keeps it
 // alive while the process runs; a process that stops running (frozen here: this thread blocked for
 // 6 s, so no heartbeat can go out) has its session ended by the server, and on waking finds it no

@@ -3,13 +3,13 @@ import { createServer, connect, type Socket } from 'node:net'
 import { hostname } from 'node:os'
 import pg from 'pg'
 import t, { type Test } from 'tap'
-import { openStore } from '../../core/relay/openStore.ts'
-import { advisoryLockKey, PostgresLockSession, PostgresRunnerLock, SUBMISSION_CHANNEL } from '../../core/relay/postgresRunnerLock.ts'
-import { PostgresSubmissionStore } from '../../core/relay/postgresStore.ts'
-import type { RunnerFence, Submission } from '../../core/relay/store.ts'
+import { openStore } from '../../core/store/openStore.ts'
+import { advisoryLockKey, PostgresLockSession, PostgresRunnerLock, SUBMISSION_CHANNEL } from '../../core/store/postgresRunnerLock.ts'
+import { PostgresSubmissionStore } from '../../core/store/postgresStore.ts'
+import type { RunnerFence, Submission } from '../../core/store/store.ts'
 import { postgresDatabase, postgresSkip } from '../fixtures/postgres.ts'
 
-// PostgreSQL's own (core/relay/postgresStore.ts, postgresRunnerLock.ts, openStore.ts's PostgreSQL
+// PostgreSQL's own (core/store/postgresStore.ts, postgresRunnerLock.ts, openStore.ts's PostgreSQL
 // branch): the schema made on first use and retried after a failure, the sessions' names, the
 // announcement of each new submission, and the runner lock's tenure, log lines, wakes and loss.
 // Runs only under .ci/with-postgres (or fails when BRUNO_TEST_PG_REQUIRED is set without it).

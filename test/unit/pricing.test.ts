@@ -1,7 +1,7 @@
 import t from 'tap'
-import { ceilDiv, chargeFor, paymentCovers, tokenToWei, weiToToken, worstCaseWei } from '../../core/relay/pricing.ts'
+import { ceilDiv, chargeFor, paymentCovers, tokenToWei, weiToToken, worstCaseWei } from '../../core/charge/pricing.ts'
 
-// The relay's money rules (core/relay/pricing.ts) on hand-computed figures: each rounding goes the
+// The relay's money rules (core/charge/pricing.ts) on hand-computed figures: each rounding goes the
 // runner's way (costs up, payments' value down), and one unit either side of each boundary.
 
 const price = { numerator: 333_333_333n, denominator: 1n } // ≈3,000 USDC per ETH, wei per USDC base unit

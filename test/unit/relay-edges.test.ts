@@ -4,7 +4,7 @@ import { BaseError } from 'viem'
 import { admit } from '../../core/relay/admission.ts'
 import type { RelayContext } from '../../core/relay/context.ts'
 import { revertReason } from '../../core/relay/revertReason.ts'
-import { SqliteSubmissionStore } from '../../core/relay/sqliteStore.ts'
+import { SqliteSubmissionStore } from '../../core/store/sqliteStore.ts'
 import { ToolError } from '../../core/tool.ts'
 import { fakeClient, fakeNetwork, networkConfig } from './fakeChain.ts'
 

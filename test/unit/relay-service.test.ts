@@ -7,7 +7,7 @@ import type { Networks } from '../../core/chain/networks.ts'
 import { createLogger } from '../../core/logger.ts'
 import { Metrics } from '../../core/metrics.ts'
 import type { Delegate } from '../../core/relay/delegate.ts'
-import { openRelay } from '../../core/relay/service.ts'
+import { openRelay } from '../../core/relayService.ts'
 import { ToolError } from '../../core/tool.ts'
 import { OFFLINE_RUNNER_KEY, offlineConfig } from '../fixtures/bruno.ts'
 import { postgresDatabase, postgresSkip } from '../fixtures/postgres.ts'
@@ -15,7 +15,7 @@ import { waitFor } from '../fixtures/waitFor.ts'
 import { a, runnerNode, SIGNATURE, type RunnerNodeOptions } from './fakeRunnerNode.ts'
 import { fakeDelegate } from '../fixtures/fakeDelegate.ts'
 
-// openRelay (core/relay/service.ts): the runner key from the environment, one context per chain
+// openRelay (core/relayService.ts): the runner key from the environment, one context per chain
 // (its operator the key's address), the operations by chain name, the store's health, the runner
 // balances, batch readers shared by every chain, and the runner loops started once and stopped.
 

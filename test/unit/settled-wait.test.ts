@@ -1,7 +1,7 @@
 import t from 'tap'
 import { SettledWait } from '../../core/relay/settledWait.ts'
 import type { SubmissionView } from '../../core/relay/schemas.ts'
-import type { Submission } from '../../core/relay/store.ts'
+import type { Submission } from '../../core/store/store.ts'
 
 // SettledWait (core/relay/settledWait.ts), what the x402 binding holds a paid request on: one read of
 // each held submission per tick however many wait on it, an answer as soon as it settles, the latest

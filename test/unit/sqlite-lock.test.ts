@@ -3,11 +3,11 @@ import { hostname, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import Database from 'better-sqlite3'
 import t from 'tap'
-import { openStore } from '../../core/relay/openStore.ts'
-import { lockSqliteStore, storeHolder, StoreInUseError } from '../../core/relay/sqliteLock.ts'
-import { SqliteSubmissionStore } from '../../core/relay/sqliteStore.ts'
+import { openStore } from '../../core/store/openStore.ts'
+import { lockSqliteStore, storeHolder, StoreInUseError } from '../../core/store/sqliteLock.ts'
+import { SqliteSubmissionStore } from '../../core/store/sqliteStore.ts'
 
-// A SQLite store is one process's (core/relay/sqliteLock.ts, openStore.ts): the lock on
+// A SQLite store is one process's (core/store/sqliteLock.ts, openStore.ts): the lock on
 // `<path>.lock`, the holder recorded in the store, the error a second opener gets, and what
 // openStore does with each kind of path. SQLite's locks hold between connections of one process
 // too, so a second opener here stands for a second process.

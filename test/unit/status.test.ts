@@ -1,7 +1,7 @@
 import t from 'tap'
 import { submissionStatus, submissionView } from '../../core/relay/status.ts'
-import { SqliteSubmissionStore } from '../../core/relay/sqliteStore.ts'
-import type { SentTransaction, Submission } from '../../core/relay/store.ts'
+import { SqliteSubmissionStore } from '../../core/store/sqliteStore.ts'
+import type { SentTransaction, Submission } from '../../core/store/store.ts'
 
 // A submission's public view (core/relay/status.ts): its stage, its transaction once signed, never
 // the raw bytes; read back from a real SQLite store in memory.

@@ -1,8 +1,8 @@
 import t from 'tap'
-import { fromRow, patchColumns, type SubmissionRow } from '../../core/relay/storeRow.ts'
-import type { SentTransaction } from '../../core/relay/store.ts'
+import { fromRow, patchColumns, type SubmissionRow } from '../../core/store/storeRow.ts'
+import type { SentTransaction } from '../../core/store/store.ts'
 
-// The row mapping both stores share (core/relay/storeRow.ts): every column to its field and back.
+// The row mapping both stores share (core/store/storeRow.ts): every column to its field and back.
 
 const transaction: SentTransaction = {
   hash: `0x${'11'.repeat(32)}`,

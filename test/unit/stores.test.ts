@@ -3,14 +3,14 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import t from 'tap'
-import { SqliteSubmissionStore } from '../../core/relay/sqliteStore.ts'
-import { ActiveCapReached, AlreadySpent, PaymentIdTaken, StaleEpochError, type SentTransaction, type Submission, type SubmissionStore } from '../../core/relay/store.ts'
+import { SqliteSubmissionStore } from '../../core/store/sqliteStore.ts'
+import { ActiveCapReached, AlreadySpent, PaymentIdTaken, StaleEpochError, type SentTransaction, type Submission, type SubmissionStore } from '../../core/store/store.ts'
 import { storeKinds } from '../fixtures/storeKinds.ts'
 
 // Transactions stored before lanes name no key: they are the first lane's.
 const FIRST_LANE = '0x15d34AAf54267DB7D7c367839AAf71A00a2C6A65'
 
-// Both stores (core/relay/sqliteStore.ts, postgresStore.ts) on what test/store.test.ts leaves
+// Both stores (core/store/sqliteStore.ts, postgresStore.ts) on what test/store.test.ts leaves
 // out: a party's standing, the fence's refusals and their numbers, highestNonce's rules, every
 // patch field, the answers' types (numbers, not PostgreSQL's BIGINT strings); then SQLite's own
 // (a file made before the payment-first columns, WAL, its folder). PostgreSQL runs only under

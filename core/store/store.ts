@@ -1,5 +1,5 @@
 import type { Address, Hex } from 'viem'
-import type { RelayOutcome, Stage, SubmitRequest } from './schemas.ts'
+import type { RelayOutcome, Stage, SubmitRequest } from '../relay/schemas.ts'
 
 /** The runner's transaction for a submission, stored signed *before* it is broadcast. */
 export interface SentTransaction {

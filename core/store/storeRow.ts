@@ -1,4 +1,4 @@
-import type { RelayOutcome, Stage, SubmitRequest } from './schemas.ts'
+import type { RelayOutcome, Stage, SubmitRequest } from '../relay/schemas.ts'
 import type { SentTransaction, Submission, SubmissionPatch } from './store.ts'
 
 /**
