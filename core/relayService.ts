@@ -9,7 +9,7 @@ import { readAccount } from './relay/account.ts'
 import type { RelayContext } from './relay/context.ts'
 import type { AdmissionRefusal } from './relay/admission.ts'
 import { SimulationGate } from './relay/simulationGate.ts'
-import { requirePlainPayer } from './relay/paymentToken.ts'
+import { requireTransferPayer } from './relay/paymentToken.ts'
 import { quoteCall } from './relay/quote.ts'
 import { observedStore } from './store/observedStore.ts'
 import { SettledWait } from './relay/settledWait.ts'
@@ -41,7 +41,7 @@ export interface RelayService {
   /** The delegates this deployment relays batches for on `chain`, by name, each with its address there (what an account delegates to). */
   delegates(chain: string): readonly ServedDelegate[]
   /** Refuses a payer that cannot pay by signed transfer (it has code), in submit's words: asked by payment_authorization before anything is signed. */
-  requirePlainPayer(chain: string, payer: Address): Promise<void>
+  requireTransferPayer(chain: string, payer: Address): Promise<void>
   /** `client`: who asked, as for submit: its simulations are bounded per client. */
   quote(chain: string, request: QuoteRequest, client?: string): Promise<Quote>
   /** `client`: who asked (an address as the transport sees it), for per-client admission; `paymentId`: x402's payment-identifier, kept with it (`PaymentIdTaken` if another submission holds it). */
@@ -114,7 +114,7 @@ export function openRelay(config: BrunoConfig, networks: Networks, env: NodeJS.P
         const address = delegate.address(context(chain).network)
         return address ? [{ name: delegate.name, address }] : []
       }),
-    requirePlainPayer: (chain, payer) => requirePlainPayer(context(chain).network, payer, delegates),
+    requireTransferPayer: (chain, payer) => requireTransferPayer(context(chain).network, payer, delegates),
     quote: (chain, request, client) => quoteCall(context(chain), request, client),
     submit: (chain, request, client, paymentId) => submitCall(context(chain), request, client, paymentId),
     async byPaymentId(chain, paymentId) {

@@ -12,7 +12,7 @@ export interface NetworkDirectory {
 }
 
 /** The relay's operations, as the `bruno` group's tools and the REST binding use them. */
-export type RelayOperations = Pick<RelayService, 'account' | 'delegates' | 'requirePlainPayer' | 'quote' | 'submit' | 'status'>
+export type RelayOperations = Pick<RelayService, 'account' | 'delegates' | 'requireTransferPayer' | 'quote' | 'submit' | 'status'>
 
 /** How a group sizes a payment to Bruno it builds itself (a delegate batch's payment leg). */
 export interface PaymentServices {
@@ -52,7 +52,7 @@ export function createServices(networks: Networks, relay: RelayService, chainArg
     relay: {
       account: (chain, address) => relay.account(chain, address),
       delegates: (chain) => relay.delegates(chain),
-      requirePlainPayer: (chain, payer) => relay.requirePlainPayer(chain, payer),
+      requireTransferPayer: (chain, payer) => relay.requireTransferPayer(chain, payer),
       quote: (chain, request, client) => relay.quote(chain, request, client),
       submit: (chain, request, client) => relay.submit(chain, request, client),
       status: (id) => relay.status(id),

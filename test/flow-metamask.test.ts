@@ -1,8 +1,9 @@
 import t, { type Test } from 'tap'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
-import { createPublicClient, createTestClient, createWalletClient, decodeFunctionData, encodeFunctionData, erc20Abi, formatUnits, getAddress, http, type Address, type Hex } from 'viem'
+import { createPublicClient, createTestClient, createWalletClient, decodeFunctionData, encodeFunctionData, erc20Abi, formatUnits, getAddress, http, keccak256, type Address, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
 import { foundry } from 'viem/chains'
+import { runnerAbi } from '../contracts/abi.ts'
 import { mintUsdc } from '../core/devnet/fund.ts'
 import { encodeTransfer } from '../core/erc20Calls.ts'
 import { delegationManagerAbi } from '../plugins/metamask/abi.ts'
@@ -312,4 +313,41 @@ t.test('a signed-transfer payer gets the default revert bound, whatever the meta
   })
   t.equal(response.status, 422)
   t.match(((await response.json()) as { error: { message: string } }).error.message, /would revert and still cost 4\d{5} gas .*, over the 300000 this relay risks on a payment/)
+})
+
+t.test('a MetaMask-delegated account pays by signed transfer once the Runner\'s owner lists its delegation, over MCP and REST; refused before, and again once unlisted (issue 46, point 1)', async (t) => {
+  const account = privateKeyToAccount(generatePrivateKey())
+  await mintUsdc(deployment.rpcUrl, deployment, account.address, 20_000_000n)
+  await delegate(account)
+  const listed = async (allowed: boolean) => {
+    const data = encodeFunctionData({ abi: runnerAbi, functionName: 'setPayerCode', args: [keccak256(delegatedCode as Hex), allowed] })
+    const receipt = await client.waitForTransactionReceipt({ hash: await sponsor.sendTransaction({ to: deployment.runner.contract, data }) })
+    if (receipt.status !== 'success') throw new Error('setPayerCode reverted')
+  }
+  const notListed = `from ${account.address} cannot pay by signed transfer: the payer ${account.address} has code (a contract, or an account delegated by EIP-7702) that is not on the Runner's list of wallets that may pay by signed transfer`
+  t.match(await refusal('payment_authorization', { chain: 'local', from: account.address, token: 'USDC', amount: '1' }), notListed, 'not listed: refused before anything is signed')
+  await listed(true)
+  t.teardown(() => listed(false))
+  for (const binding of ['mcp', 'rest'] as const) {
+    const friend = privateKeyToAccount(generatePrivateKey()).address
+    // The call is the account's own signed transfer too: the token checks both signatures by the delegator's ERC-1271.
+    const transfer = await use('transfer_authorization', { chain: 'local', from: account.address, to: friend, token: 'USDC', amount: '1' })
+    const encoded = await use('transfer_authorization_call', { chain: 'local', typedData: transfer.typedData, signature: await sign(account, transfer.typedData) })
+    const quote = await use('quote', { chain: 'local', call: transfer.quoteCall, token: 'USDC', payment: 'authorization' })
+    const prepared = await use('payment_authorization', { chain: 'local', from: account.address, token: 'USDC', amount: quote.amount })
+    const request = { call: encoded.call, payment: { ...prepared.payment, signature: await sign(account, prepared.typedData) } }
+    const before = await usdcOf(account.address)
+    const id =
+      binding === 'mcp'
+        ? (await use('submit', { chain: 'local', ...request })).id
+        : ((await (await fetch(`${bruno.server.url}/local/v1/submit`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(request) })).json()) as { id: string }).id
+    const status = await untilSettled(id)
+    t.equal(status.stage, 'done', `${binding}: ${status.reason ?? 'done'}`)
+    t.equal(status.outcome.callSucceeded, true)
+    t.equal(await usdcOf(friend), 1_000_000n, `${binding}: the friend got 1 USDC`)
+    t.ok(BigInt(status.outcome.refundedBaseUnits) > 0n, `${binding}: the rest of the payment came back`)
+    t.equal(before - (await usdcOf(account.address)), 1_000_000n + BigInt(status.outcome.chargedBaseUnits), `${binding}: the account paid the transfer and the charge, no more`)
+  }
+  await listed(false)
+  t.match(await refusal('payment_authorization', { chain: 'local', from: account.address, token: 'USDC', amount: '1' }), notListed, 'unlisted: refused again')
 })

@@ -143,7 +143,7 @@ t.test('payment_authorization refuses a payer with code before anything is signe
   t.equal(refused.isError, true)
   t.equal(
     (refused.content as { text: string }[])[0]!.text,
-    `from ${delegated} cannot pay by signed transfer: the payer ${delegated} has code (a contract, or an account delegated by EIP-7702): the token would run it inside the payment. A signed EIP-3009 transfer must come from a plain account; a delegated account pays with a delegate batch (no delegate group is enabled on this server)`,
+    `from ${delegated} cannot pay by signed transfer: the payer ${delegated} has code (a contract, or an account delegated by EIP-7702) that is not on the Runner's list of wallets that may pay by signed transfer: the token would run it inside the payment. A signed EIP-3009 transfer must come from a plain account or a listed wallet; a delegated account pays with a delegate batch (no delegate group is enabled on this server)`,
   )
   t.notOk((await call('payment_authorization', { chain: 'local', from: privateKeyToAccount(generatePrivateKey()).address, token: 'USDC', amount: '1' })).isError, 'a plain account is prepared as before')
 })

@@ -129,7 +129,7 @@ t.test('admission: a deadline past submissionTtlSec, a payment expiring within p
   t.equal(result.isError, true, 'a 3009 payer with code: refused')
   t.match(
     result.content[0].text,
-    `refused: the payment's payer (payment.authorization.from) cannot pay by signed transfer: the payer ${delegated.address} has code (a contract, or an account delegated by EIP-7702): the token would run it inside the payment. A signed EIP-3009 transfer must come from a plain account; a delegated account pays with a delegate batch (no delegate group is enabled on this server)`,
+    `refused: the payment's payer (payment.authorization.from) cannot pay by signed transfer: the payer ${delegated.address} has code (a contract, or an account delegated by EIP-7702) that is not on the Runner's list of wallets that may pay by signed transfer: the token would run it inside the payment. A signed EIP-3009 transfer must come from a plain account or a listed wallet; a delegated account pays with a delegate batch (no delegate group is enabled on this server)`,
     `with PayerHasCode's reason, on a server serving only bruno: ${result.content[0].text}`,
   )
 

@@ -1,10 +1,12 @@
-import { erc20Abi, formatUnits, getAddress, zeroHash, type Address } from 'viem'
+import { erc20Abi, formatUnits, getAddress, keccak256, zeroHash, type Address, type Hex } from 'viem'
+import { runnerAbi } from '../../contracts/abi.ts'
 import { requireToken } from '../arguments.ts'
 import type { Network } from '../chain/networks.ts'
 import { blameOf } from '../faults.ts'
 import { ToolError } from '../tool.ts'
 import type { PaymentToken } from '../charge/gasPricer.ts'
 import { batchToolNames, delegateBatchTools, type Delegate } from './delegate.ts'
+import { revertData } from './revertReason.ts'
 
 /**
  * EIP-3009's `authorizationState`: true once `nonce` of `authorizer` was used or cancelled. A token
@@ -78,23 +80,43 @@ export async function requireSignedTransfers(network: Network, token: PaymentTok
  * `PayerHasCode` and the payment tools say the same).
  *
  * @example
- * payerHasCodeWords('0x7099…79C8', [calibur]) // 'the payer 0x7099…79C8 has code (a contract, or an account delegated by EIP-7702): …'
+ * payerHasCodeWords('0x7099…79C8', [calibur]) // 'the payer 0x7099…79C8 has code (a contract, or an account delegated by EIP-7702) that is not on the Runner's list of wallets: …'
  */
 export function payerHasCodeWords(payer: string, delegates: readonly Pick<Delegate, 'name' | 'tools'>[]): string {
-  return `the payer ${payer} has code (a contract, or an account delegated by EIP-7702): the token would run it inside the payment. A signed EIP-3009 transfer must come from a plain account; a delegated account pays with ${delegateBatchTools(delegates)}`
+  return (
+    `the payer ${payer} has code (a contract, or an account delegated by EIP-7702) that is not on the Runner's list of wallets that may pay by signed transfer: ` +
+    `the token would run it inside the payment. A signed EIP-3009 transfer must come from a plain account or a listed wallet; a delegated account pays with ${delegateBatchTools(delegates)}`
+  )
 }
 
 /**
- * Refuses a signed-transfer payer that has code: the Runner refuses it in the payment phase
- * (`PayerHasCode`), so a payment tool asks first, before the wallet signs anything that submit
- * could only refuse.
+ * Whether the chain's Runner takes signed-transfer payers whose code is `code` (its owner's list,
+ * `payerCodeAllowed` by the code's hash). A Runner that has no list (deployed before it) takes none.
  *
  * @example
- * await requirePlainPayer(network, from, context.delegates) // ToolError: from 0x7099…79C8 cannot pay by signed transfer: the payer … has code …
+ * await payerCodeListed(network, '0xef0100…') // true once the owner listed that delegation
  */
-export async function requirePlainPayer(network: Network, payer: Address, delegates: readonly Delegate[]): Promise<void> {
+export async function payerCodeListed(network: Network, code: Hex): Promise<boolean> {
+  return network.client
+    .readContract({ address: getAddress(network.config.runner.contract), abi: runnerAbi, functionName: 'payerCodeAllowed', args: [keccak256(code)] })
+    .catch((error: unknown) => {
+      if (revertData(error) !== undefined) return false
+      throw error
+    })
+}
+
+/**
+ * Refuses a signed-transfer payer the Runner would refuse in the payment phase (`PayerHasCode`): one
+ * with code that is not on the Runner's list of wallets (`payerCodeListed`). A payment tool asks
+ * first, before the wallet signs anything that submit could only refuse.
+ *
+ * @example
+ * await requireTransferPayer(network, from, context.delegates) // ToolError: from 0x7099…79C8 cannot pay by signed transfer: the payer … has code …
+ */
+export async function requireTransferPayer(network: Network, payer: Address, delegates: readonly Delegate[]): Promise<void> {
   const code = await network.client.getCode({ address: payer })
-  if (code && code !== '0x') throw new ToolError(`from ${payer} cannot pay by signed transfer: ${payerHasCodeWords(payer, delegates)}`)
+  if (!code || code === '0x' || (await payerCodeListed(network, code))) return
+  throw new ToolError(`from ${payer} cannot pay by signed transfer: ${payerHasCodeWords(payer, delegates)}`)
 }
 
 /**

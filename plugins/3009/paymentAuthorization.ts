@@ -92,7 +92,7 @@ export const paymentAuthorization = (chain: TSchema, leastValidSec: number) =>
       const network = networks.get(args.chain as string)
       const { config } = network
       const from = requireAddress(args.from, 'from')
-      await relay.requirePlainPayer(network.name, from)
+      await relay.requireTransferPayer(network.name, from)
       const found = requireToken(config, args.token)
       if (!found.configured) {
         const symbols = config.tokens.map((token) => token.symbol).join(', ')

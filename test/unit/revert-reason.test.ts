@@ -30,7 +30,7 @@ const calibur = (errorName: (typeof caliburErrorAbi)[number]['name'], args?: rea
 t.test("the Runner's errors", async (t) => {
   t.equal(describeRevertData(runner('PaymentShort', [100_000n, 150_000n]), 6, 'USDC'), 'payment short: the payee would receive 0.1 USDC of the 0.15 USDC required')
   t.equal(describeRevertData(runner('PaymentShort', [1n, 2_000_000_000_000_000_000n]), 18, 'WETH'), 'payment short: the payee would receive 0.000000000000000001 WETH of the 2 WETH required')
-  const payerHasCode = `the payer ${account} has code (a contract, or an account delegated by EIP-7702): the token would run it inside the payment. A signed EIP-3009 transfer must come from a plain account; a delegated account pays with`
+  const payerHasCode = `the payer ${account} has code (a contract, or an account delegated by EIP-7702) that is not on the Runner's list of wallets that may pay by signed transfer: the token would run it inside the payment. A signed EIP-3009 transfer must come from a plain account or a listed wallet; a delegated account pays with`
   t.equal(describeRevertData(runner('PayerHasCode', [account]), 6, 'USDC', [caliburWords]), `${payerHasCode} a Calibur batch (calibur_batch)`, 'naming the served delegate\'s tool')
   t.equal(describeRevertData(runner('PayerHasCode', [account]), 6, 'USDC'), `${payerHasCode} a delegate batch (no delegate group is enabled on this server)`, 'or that none is served')
   t.equal(
