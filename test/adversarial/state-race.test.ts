@@ -1,5 +1,6 @@
 import t, { type Test } from 'tap'
-import { encodeFunctionData, erc20Abi, getAddress, parseEther, parseSignature, type Address, type Hex, type PrivateKeyAccount } from 'viem'
+import { concat, decodeErrorResult, encodeFunctionData, erc20Abi, getAddress, keccak256, parseEther, parseSignature, type Address, type Hex, type PrivateKeyAccount } from 'viem'
+import { runnerAbi } from '../../contracts/abi.ts'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { DelegationManager } from '@metamask/delegation-abis'
 import { encodeSignedExecute } from '../../plugins/calibur/executeCalldata.ts'
@@ -286,7 +287,12 @@ t.test('the Calibur form: the account races its own signed batch, in the same bl
 
 /** A MetaMask-delegated account with USDC, a little ETH for its own attacks, its flag up and its allowance given. */
 async function metaMaskAccount(): Promise<PrivateKeyAccount> {
-  const account = await fundedPayer(bruno, chain, generatePrivateKey(), 100_000_000n, parseEther('1'))
+  return metaMaskAccountOf(generatePrivateKey())
+}
+
+/** The same, for a key the test also signs signed transfers with. */
+async function metaMaskAccountOf(key: Hex): Promise<PrivateKeyAccount> {
+  const account = await fundedPayer(bruno, chain, key, 100_000_000n, parseEther('1'))
   await chain.mined(await chain.delegateBy(account, metaMaskContracts.delegator))
   await prepare(account)
   return account
@@ -338,6 +344,59 @@ t.test('the MetaMask form: the account races its own signed delegation, in the s
     metaMaskCases,
   ),
 )
+
+/** What a listed wallet paying by signed transfer can do to its own code in the block before the runner's transaction. */
+const listedWalletCases: RaceCase[] = [
+  {
+    name: 'it re-delegates to code the Runner does not list',
+    call: workCall,
+    expected: 'reverted',
+    attack: (payer) => chain.delegateBy(payer, inert, ATTACK_FEES),
+  },
+  {
+    // A plain account again: the token checks its signature by ecrecover, which the same key made.
+    name: 'it undelegates (an EIP-7702 authorization to address 0)',
+    call: workCall,
+    expected: 'unharmed',
+    attack: (payer) => chain.delegateBy(payer, '0x0000000000000000000000000000000000000000', ATTACK_FEES),
+  },
+]
+
+t.test('a listed wallet (a MetaMask-delegated account) paying by signed transfer changes its own code in the same block: refused by the Runner before that code runs, or unharmed (issue 46, point 1)', async (t) => {
+  const designator = keccak256(concat(['0xef0100', metaMaskContracts.delegator]))
+  const list = (allowed: boolean) => chain.sponsor.sendTransaction({ to: deployment.runner.contract, data: encodeFunctionData({ abi: runnerAbi, functionName: 'setPayerCode', args: [designator, allowed] }) })
+  await chain.mined(await list(true))
+  t.teardown(async () => chain.mined(await list(false)))
+  for (const race of listedWalletCases) {
+    if (race.expected === 'reverted') expectedReverts++
+    const label = `listed wallet: ${race.name}`
+    await t.test(label, async (t) => {
+      const key = generatePrivateKey()
+      const payer = await metaMaskAccountOf(key)
+      const call = race.call(payer.address)
+      const quote = await mcp.call('quote', { chain: 'local', call, token: 'USDC', payment: 'authorization' })
+      const amount = BigInt(quote.amountBaseUnits)
+      const payment = await transferPayment(bruno, key, amount)
+      const payeeBefore = await chain.usdcOf(payee)
+      const { value: submitted, hash } = await chain.inOneBlock(() => api.submitAndSend('mcp', { call, payment }), { attack: async () => [await race.attack(payer, { payment })] })
+      t.ok(submitted.accepted && hash, 'accepted and sent before the attack')
+      if (!submitted.accepted) return
+      const view = await api.settled('mcp', submitted.id)
+      if (race.expected === 'unharmed') {
+        t.equal(view.stage, 'done', view.reason)
+        t.equal(view.outcome.callSucceeded, true, 'the relay ran as signed')
+        return
+      }
+      const entry = await expectRevertedInPaymentPhase(t, bruno, chain, view, label)
+      const trace = await chain.client.request({ method: 'debug_traceTransaction' as never, params: [view.transaction.hash, { tracer: 'callTracer' }] as never }) as { output: Hex; calls?: unknown[] }
+      t.same(decodeErrorResult({ abi: runnerAbi, data: trace.output }), { abiItem: runnerAbi.find((item) => item.type === 'error' && item.name === 'PayerHasCode'), errorName: 'PayerHasCode', args: [payer.address] }, 'the Runner\'s PayerHasCode')
+      t.equal(trace.calls, undefined, 'before it called anything: the token never ran the new code')
+      if (entry.status === 'reverted') bruno.allowRevertedRunnerTransactions(1)
+      losses.push({ label, entry })
+      t.equal((await chain.usdcOf(payee)) - payeeBefore, 0n, 'the payee got nothing')
+    })
+  }
+})
 
 t.test('tally of the races', async (t) => {
   const reverted = losses.length
