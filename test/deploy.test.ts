@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
-import { createPublicClient, createTestClient, formatEther, getAddress, http, parseEther, parseGwei, type Address, type Hex } from 'viem'
+import { createPublicClient, createTestClient, formatEther, getAddress, http, keccak256, parseEther, parseGwei, type Address, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { payeeVaultArtifact, runnerArtifact } from '../contracts/artifacts.ts'
 import { DEPLOYMENT_PROXY, deployCommand, deploymentGasLimit, PAYEE_VAULT_DEPLOYMENT_GAS, payeeVaultDeploymentAddress, RUNNER_DEPLOYMENT_GAS, runnerDeploymentAddress } from '../core/commands/deploy.ts'
@@ -132,6 +132,24 @@ t.test('--lane: the deployer, the Runner\'s owner, allows each lane as an operat
   t.equal(await client.getTransactionCount({ address: owner }), nonce, 'nothing was sent')
   const malformed = await deploy(first.rpcUrl, '--lane', 'not-an-address')
   t.match(malformed, { code: 2, stderr: /--lane: not-an-address is not an address with a valid EIP-55 checksum/ })
+})
+
+t.test('--wallet-delegate: the owner lists accounts delegated to it as wallets that pay by signed transfer; a second run sends nothing for it (issue 46)', async (t) => {
+  const client = createPublicClient({ transport: http(first.rpcUrl) })
+  const delegate = privateKeyToAccount(generatePrivateKey()).address
+  const codehash = keccak256(`0xef0100${delegate.slice(2).toLowerCase()}`)
+  const listed = () => client.readContract({ address: expected, abi: runnerArtifact.abi, functionName: 'payerCodeAllowed', args: [codehash] })
+  t.equal(await listed(), false)
+  const run = await deploy(first.rpcUrl, '--wallet-delegate', delegate)
+  t.equal(run.code, 0, run.stderr)
+  t.match(run.stdout, new RegExp(`Listed accounts delegated to ${delegate} \\(code hash ${codehash}\\) as wallets that pay ${expected} by signed transfer on chain 31337 \\(transaction 0x[0-9a-f]{64}\\)`))
+  t.equal(await listed(), true, 'their code is on the Runner\'s list')
+  const nonce = await client.getTransactionCount({ address: owner })
+  const again = await deploy(first.rpcUrl, '--wallet-delegate', delegate)
+  t.equal(again.code, 0, again.stderr)
+  t.match(again.stdout, `Accounts delegated to ${delegate} already pay ${expected} by signed transfer on chain 31337: nothing was sent.`)
+  t.equal(await client.getTransactionCount({ address: owner }), nonce, 'nothing was sent')
+  t.match(await deploy(first.rpcUrl, '--wallet-delegate', '0x12'), { code: 2, stderr: /--wallet-delegate: 0x12 is not an address with a valid EIP-55 checksum/ })
 })
 
 t.test('a chain without the deployment proxy is refused, naming the proxy', async (t) => {

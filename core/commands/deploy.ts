@@ -13,6 +13,7 @@ import {
   InsufficientFundsError,
   isAddress,
   isHex,
+  keccak256,
   zeroHash,
   type Abi,
   type Address,
@@ -26,6 +27,7 @@ import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
 import { presetOfChain } from '../../config/presets.ts'
 import { payeeVaultArtifact, runnerArtifact } from '../../contracts/artifacts.ts'
 import { guardedTransport } from '../chain/guardedTransport.ts'
+import { DELEGATION_PREFIX } from '../relay/delegation7702.ts'
 import { creationRuntime } from '../preflight/creationRuntime.ts'
 import { commandFailure, type Command } from './command.ts'
 
@@ -123,6 +125,11 @@ Options:
   --lane <address>           a further runner key's address (a lane, runner.lanes), allowed as the
                              Runner's operator by its owner, the deployer (setOperator; once per
                              lane, repeat the flag for each; one already allowed is left alone)
+  --wallet-delegate <address>
+                             a 7702 delegate whose accounts may pay by signed transfer: the owner
+                             lists their code (0xef0100 ‖ address) on the Runner (setPayerCode;
+                             repeat for each; one already listed is left alone). Only a delegate
+                             whose isValidSignature is the account's own key (SPEC, 3009 group)
   --payee <address>          the payee to put in the printed entry instead (an account: payments
                              are kept whole, nothing is refunded)
   --name <name>              the network's name in the printed entry (default: the preset's, or chain-<id>)
@@ -154,6 +161,7 @@ export const deployCommand: Command = {
         payee: { type: 'string' },
         treasury: { type: 'string' },
         lane: { type: 'string', multiple: true },
+        'wallet-delegate': { type: 'string', multiple: true },
         name: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -186,8 +194,10 @@ export const deployCommand: Command = {
       const value = values[flag]
       if (value !== undefined && !isAddress(value, { strict: true })) return refuse(2, `--${flag}: ${value} is not an address with a valid EIP-55 checksum (or all lowercase)`)
     }
-    for (const lane of values.lane ?? []) {
-      if (!isAddress(lane, { strict: true })) return refuse(2, `--lane: ${lane} is not an address with a valid EIP-55 checksum (or all lowercase)`)
+    for (const [flag, given] of [['lane', values.lane], ['wallet-delegate', values['wallet-delegate']]] as const) {
+      for (const value of given ?? []) {
+        if (!isAddress(value, { strict: true })) return refuse(2, `--${flag}: ${value} is not an address with a valid EIP-55 checksum (or all lowercase)`)
+      }
     }
     if (values.payee !== undefined && values.treasury !== undefined) {
       return refuse(2, '--payee and --treasury both name the payee: --treasury makes it the PayeeVault it deploys; give one')
@@ -236,6 +246,7 @@ export const deployCommand: Command = {
       }
       const lanes = (values.lane ?? []).map((lane) => getAddress(lane))
       for (const lane of lanes) await allowLane(create2, address, lane)
+      for (const delegate of values['wallet-delegate'] ?? []) await listWalletDelegate(create2, address, getAddress(delegate))
       const laneNote = lanes.length > 0 ? `Name each lane's key in the entry's runner.lanes, and fund every lane: ${lanes.join(', ')}.\n` : ''
       const fund = (runner === 'deployed' ? `Fund the runner ${operator} with ETH, then run bruno preflight.\n` : '') + laneNote
       io.stdout.write(fund + vaultNote + entryText(networkEntry(chainId, { rpcEnv, runnerEnv, contract: address, payee, name: values.name })))
@@ -244,6 +255,23 @@ export const deployCommand: Command = {
       return refuse(1, scrub(commandFailure(error)))
     }
   },
+}
+
+/**
+ * Lists the accounts delegated (EIP-7702) to `delegate` as wallets that may pay the Runner at
+ * `runner` by signed transfer (its owner's `setPayerCode` of their code, `0xef0100 ‖ delegate`,
+ * sent by the deployer, who owns it), unless they are listed already: then nothing is sent.
+ */
+async function listWalletDelegate({ client, wallet, deployer, chainId, write }: Create2Context, runner: Address, delegate: Address): Promise<void> {
+  const codehash = keccak256(concat([DELEGATION_PREFIX, delegate]))
+  if (await client.readContract({ address: runner, abi: runnerArtifact.abi, functionName: 'payerCodeAllowed', args: [codehash] })) {
+    write(`Accounts delegated to ${delegate} already pay ${runner} by signed transfer on chain ${chainId}: nothing was sent.\n`)
+    return
+  }
+  const hash = await wallet.writeContract({ account: wallet.account!, chain: wallet.chain, address: runner, abi: runnerArtifact.abi, functionName: 'setPayerCode', args: [codehash, true] })
+  const receipt = await client.waitForTransactionReceipt({ hash, timeout: 300_000 })
+  if (receipt.status !== 'success') throw new Error(`setPayerCode(${codehash}) from ${deployer} reverted (transaction ${hash})`)
+  write(`Listed accounts delegated to ${delegate} (code hash ${codehash}) as wallets that pay ${runner} by signed transfer on chain ${chainId} (transaction ${hash}).\n`)
 }
 
 /**
