@@ -1,6 +1,5 @@
 #!/usr/bin/env node
 import { dirname, resolve as resolvePath } from 'node:path'
-import { parseArgs } from 'node:util'
 import { devnetConfig, devnetServer } from '../config/devnet.ts'
 import { parseServerConfig } from '../config/load.ts'
 import { loadCheckedConfig, loadGroups, withDevnetPlugins } from '../config/loadGroups.ts'
@@ -10,7 +9,7 @@ import { builtinGroups } from '../plugins/index.ts'
 import type { DevnetDeployment } from './devnet/deploy.ts'
 import { loadDevnet } from './devnet/load.ts'
 import { bufferedLogDestination, createLogger } from './logger.ts'
-import type { Command } from './commands/command.ts'
+import { parseFlags, type Command } from './commands/command.ts'
 import { deployCommand } from './commands/deploy.ts'
 import { preflightCommand } from './commands/preflight.ts'
 import { setupCommand } from './commands/setup.ts'
@@ -69,7 +68,7 @@ interface ServeOptions {
 async function main(argv: string[]): Promise<number> {
   const command = commands.find((candidate) => candidate.name === argv[0])
   if (command) return command.run(argv.slice(1), { env: process.env, stdout: process.stdout, stderr: process.stderr })
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseFlags('bruno', {
     args: argv,
     allowPositionals: true,
     options: {
@@ -121,8 +120,9 @@ async function serve(options: ServeOptions): Promise<number> {
     const server = parseServerConfig(devnetServer(flags))
     await checkPortFree(server.host, server.port)
     const identity = flags.as ? ` as ${PRESETS[flags.as].title} (chain id ${PRESETS[flags.as].chainId}, its contracts at their addresses)` : ''
-    process.stdout.write(`Starting the devnet${identity} (anvil + USDC, WETH, Uniswap V3, SwapRouter02, the Runner, and each group's own contracts)…\n`)
+    // Loaded first: a production install refuses here, before it says it is starting anything.
     const { startAnvil, deployDevnet } = await loadDevnet()
+    process.stdout.write(`Starting the devnet${identity} (anvil + USDC, WETH, Uniswap V3, SwapRouter02, the Runner, and each group's own contracts)…\n`)
     const anvil = await startAnvil(flags.as ? { chainId: PRESETS[flags.as].chainId } : {})
     stops.push(() => anvil.stop())
     try {
@@ -181,6 +181,9 @@ function stopWhenOrphaned(): void {
   }, 1_000).unref()
 }
 
+/** How a user runs `bruno` here: the checkout's npm script, or the installed package's bin. */
+const BRUNO_COMMAND = import.meta.url.endsWith('.ts') ? 'npm run bruno --' : 'npx bruno'
+
 function banner(url: string, config: BrunoConfig, devnet: DevnetDeployment | undefined): string {
   const mcp = `${url}/mcp`
   const host = onlyHost(config.server)
@@ -197,13 +200,13 @@ function banner(url: string, config: BrunoConfig, devnet: DevnetDeployment | und
           `  clients use ${clientUrl}/mcp, through your proxy; health probes of this address send the Host: curl -H 'Host: ${host}' ${url}/healthz`,
         ]
       : []),
-    `  groups: ${config.groups.join(', ')} (one group only: ${mcp}/<group>, several: ${mcp}/${config.groups.slice(0, 2).join(',')})`,
+    `  groups: ${config.groups.join(', ')} (one group only: ${clientUrl}/mcp/<group>, several: ${clientUrl}/mcp/${config.groups.slice(0, 2).join(',')})`,
     `  chains: ${config.networks.map((network) => `${network.name} (chainId ${network.chainId})`).join(', ')}`,
     ...(devnet ? devnetLines(mcp, config, devnet) : []),
     '',
     'Client configuration (.mcp.json, Claude Code / Cursor style):',
     clientConfig,
-    `or write it into each agent's project config: npm run bruno -- setup --url ${clientUrl}`,
+    `or write it into each agent's project config: ${BRUNO_COMMAND} setup --url ${clientUrl}`,
     '',
     'Ctrl-C stops Bruno' + (devnet ? ' and the devnet.' : '.'),
     '',

@@ -3,6 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { createServer, type AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { spawnSync } from 'node:child_process'
 import t from 'tap'
 import { ConfigError, loadConfig, parseConfig, parseServerConfig } from '../config/load.ts'
 import { loadCheckedConfig } from '../config/loadGroups.ts'
@@ -178,6 +179,23 @@ t.test('serve and preflight refuse the same config: a group nothing installs, a 
   )
 })
 
+t.test('a mistyped or valueless flag, on bruno and each command: the nearest flag named, exit 2, nothing started (issue 49, point 8)', async (t) => {
+  const cli = join(import.meta.dirname, '../core/cli.ts')
+  const cases: [string[], string][] = [
+    [['--confg', 'bruno.json'], 'bruno: unknown flag --confg: did you mean --config? (bruno --help lists every flag)'],
+    [['deploy', '--treasuy', '0x0'], 'bruno: unknown flag --treasuy: did you mean --treasury? (bruno deploy --help lists every flag)'],
+    [['sweep', '--chian', 'base'], 'bruno: unknown flag --chian: did you mean --chain? (bruno sweep --help lists every flag)'],
+    [['preflight', '--config'], 'bruno: --config needs a value (bruno preflight --help lists every flag)'],
+    [['setup', '--zzz'], 'bruno: unknown flag --zzz (bruno setup --help lists every flag)'],
+  ]
+  for (const [args, message] of cases) {
+    const ran = spawnSync(process.execPath, ['--import=tsx', cli, ...args], { encoding: 'utf8', env: { ...process.env, ...env } })
+    t.equal(ran.status, 2, `bruno ${args.join(' ')}: exit 2`)
+    t.equal(ran.stderr.trim(), message)
+    t.equal(ran.stdout, '', 'nothing started')
+  }
+})
+
 t.test('serve\'s flags: each refusal names the flag and what it takes', async (t) => {
   const refuses = (values: Parameters<typeof checkServeFlags>[0], message: string) => t.throws(() => checkServeFlags(values), new FlagError(message), message)
   refuses({ port: '70000' }, '--port: "70000" is not a port: give an integer from 0 to 65535 (0 = any free port)')
@@ -299,7 +317,8 @@ t.test('server.allowedHosts without a loopback name: the banner gives clients th
   const [, url, port] = local
   t.match(banner, `answered only for Host bruno.example.com (server.allowedHosts): a request to ${url} without it is refused (403).`)
   t.match(banner, '"url": "https://bruno.example.com/mcp"', 'the client configuration names the host that answers')
-  t.match(banner, 'setup --url https://bruno.example.com')
+  t.match(banner, 'npm run bruno -- setup --url https://bruno.example.com', 'from a checkout: its npm script (a package install prints npx bruno)')
+  t.match(banner, '(one group only: https://bruno.example.com/mcp/<group>, several: https://bruno.example.com/mcp/', 'the per-group URLs by the host that answers, not the address that refuses (issue 49, point 7)')
   const probe = /curl -H 'Host: ([^']+)' (\S+)\/healthz/.exec(banner)!
   t.equal(probe[1], 'bruno.example.com')
   t.equal(probe[2], url)

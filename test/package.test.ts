@@ -150,6 +150,7 @@ t.test('without --config, a production install says the devnet needs the develop
     const ran = await run(bruno, args, app)
     t.equal(ran.code, 1, `bruno ${args.join(' ')} exits 1`)
     t.match(ran.stderr, `bruno: ${DEVNET_NEEDS_DEV_INSTALL} (`, 'and says why, what to do, and which package is missing')
+    t.notMatch(ran.stdout, /Starting the devnet/, 'without first saying it is starting one (issue 49, point 8)')
   }
 })
 

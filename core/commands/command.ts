@@ -1,5 +1,8 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { BaseError } from 'viem'
+import { nearest } from '../../config/suggest.ts'
 import { ChainUnavailableError } from '../chain/guardedTransport.ts'
+import { FlagError } from '../serveFlags.ts'
 
 /** Where a command writes: the process's streams, or a test's buffers. */
 export interface CommandIo {
@@ -32,4 +35,32 @@ export function commandFailure(error: unknown): string {
   }
   if (error instanceof BaseError) return error.shortMessage
   return error instanceof Error ? error.message : String(error)
+}
+
+/**
+ * `parseArgs` for `command`'s flags (strict), its refusals as a `FlagError` in Bruno's words: an
+ * unknown flag names the nearest known one (`--confg`: did you mean --config?), a flag missing its
+ * value or a stray argument says so, each pointing at `--help`.
+ *
+ * @example
+ * parseFlags('bruno', { args: ['--confg', 'x'], options: { config: { type: 'string' } } })
+ * // throws FlagError('unknown flag --confg: did you mean --config? (bruno --help lists every flag)')
+ */
+export function parseFlags<T extends ParseArgsConfig>(command: string, config: T): ReturnType<typeof parseArgs<T>> {
+  try {
+    return parseArgs(config)
+  } catch (error) {
+    const code = (error as { code?: string }).code
+    if (typeof code !== 'string' || !code.startsWith('ERR_PARSE_ARGS_')) throw error
+    const help = `(${command} --help lists every flag)`
+    const unknown = /Unknown option '(-{1,2}[^']+)'/.exec((error as Error).message)?.[1]
+    if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && unknown) {
+      const known = Object.keys(config.options ?? {})
+      const near = nearest(unknown.replace(/^-+/, ''), known)
+      throw new FlagError(`unknown flag ${unknown}${near ? `: did you mean --${near}?` : ''} ${help}`)
+    }
+    const missing = /Option '(-{1,2}[^' ]+)[^']*' argument missing/.exec((error as Error).message)?.[1]
+    if (missing) throw new FlagError(`${missing} needs a value ${help}`)
+    throw new FlagError(`${(error as Error).message.split('.')[0]} ${help}`)
+  }
 }

@@ -1,4 +1,3 @@
-import { parseArgs } from 'node:util'
 import {
   BaseError,
   concat,
@@ -29,7 +28,7 @@ import { payeeVaultArtifact, runnerArtifact } from '../../contracts/artifacts.ts
 import { guardedTransport } from '../chain/guardedTransport.ts'
 import { DELEGATION_PREFIX } from '../relay/delegation7702.ts'
 import { creationRuntime } from '../preflight/creationRuntime.ts'
-import { commandFailure, type Command } from './command.ts'
+import { type Command, commandFailure, parseFlags } from './command.ts'
 
 /**
  * The deterministic deployment proxy (github.com/Arachnid/deterministic-deployment-proxy): the
@@ -152,7 +151,7 @@ export const deployCommand: Command = {
   summary: 'deploy the Runner contract for the runner key (CREATE2: one address on every chain) and print its network entry',
   usage,
   async run(argv, io) {
-    const { values } = parseArgs({
+    const { values } = parseFlags('bruno deploy', {
       args: [...argv],
       options: {
         'rpc-url-env': { type: 'string' },

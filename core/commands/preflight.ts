@@ -1,9 +1,8 @@
-import { parseArgs } from 'node:util'
 import { PRESET_NAMES, type PresetName } from '../../config/presets.ts'
 import { suggestion } from '../../config/suggest.ts'
 import { groupChecks } from '../groupPlugin.ts'
 import { formatPreflight, preflight } from '../preflight/preflight.ts'
-import type { Command } from './command.ts'
+import { parseFlags, type Command } from './command.ts'
 import { configOrDevnet } from './configOrDevnet.ts'
 
 const usage = `Usage: bruno preflight [options]
@@ -41,7 +40,7 @@ export const preflightCommand: Command = {
   summary: 'check each configured chain (RPC, contracts, runner funds, tokens, pools); exit 1 on a failure',
   usage,
   async run(argv, io) {
-    const { values } = parseArgs({
+    const { values } = parseFlags('bruno preflight', {
       args: [...argv],
       options: {
         config: { type: 'string' },

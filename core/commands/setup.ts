@@ -1,13 +1,12 @@
 import { stat } from 'node:fs/promises'
 import { resolve } from 'node:path'
-import { parseArgs } from 'node:util'
 import { CLIENT_NAMES, CLIENTS, type ClientName } from '../setup/clients.ts'
 import { putJsonEntry } from '../setup/jsonEntry.ts'
 import { mcpEndpoint } from '../setup/mcpEndpoint.ts'
 import type { EntryOutcome } from '../setup/outcome.ts'
 import { putTomlEntry } from '../setup/tomlEntry.ts'
 import { builtinGroups } from '../../plugins/index.ts'
-import type { Command } from './command.ts'
+import { parseFlags, type Command } from './command.ts'
 
 const GROUP_NAMES = builtinGroups.map((group) => group.name)
 
@@ -59,7 +58,7 @@ export const setupCommand: Command = {
   summary: 'write an agent\'s MCP config (Claude Code, Cursor, VS Code, Codex, Gemini CLI) for a Bruno URL',
   usage,
   async run(argv, io) {
-    const { values } = parseArgs({
+    const { values } = parseFlags('bruno setup', {
       args: [...argv],
       options: {
         client: { type: 'string', multiple: true },

@@ -1,10 +1,9 @@
-import { parseArgs } from 'node:util'
 import { BaseError, ContractFunctionRevertedError, erc20Abi, encodeFunctionData, formatUnits, getAddress, isAddress, isHex, type Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { runnerAbi } from '../../contracts/abi.ts'
 import { readFees } from '../chain/fees.ts'
 import { Networks, resolveToken } from '../chain/networks.ts'
-import { commandFailure, type Command } from './command.ts'
+import { type Command, commandFailure, parseFlags } from './command.ts'
 import { configOrDevnet } from './configOrDevnet.ts'
 
 const usage = `Usage: bruno sweep --config <file> --chain <name> --token <symbol|address> [--to <address>]
@@ -37,7 +36,7 @@ export const sweepCommand: Command = {
   summary: 'send tokens sent to the Runner contract by mistake to the payee (the runner key signs)',
   usage,
   async run(argv, io) {
-    const { values } = parseArgs({
+    const { values } = parseFlags('bruno sweep', {
       args: [...argv],
       options: { config: { type: 'string' }, chain: { type: 'string' }, token: { type: 'string' }, to: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
     })
