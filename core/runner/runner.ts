@@ -11,10 +11,10 @@ import type { RelayContext } from '../relay/context.ts'
 import type { PaymentToken } from '../charge/gasPricer.ts'
 import { localOwnership, runnerKeyName, type RunnerOwnership } from '../store/ownership.ts'
 import type { LaneFunding } from './laneFunding.ts'
+import { failIfTooLate, hold, holdBehind, nearExpiry, SHORT_OF_ETH, tooLateToSend, waitForSlot } from './holds.ts'
 import { anyFence, checkShort, laneOf, pickLane, readNonce, shortOfEth, takenUp, takesWork, type Lane } from './lanes.ts'
 import { payerOf, shortReason, type RunnerState } from './state.ts'
 import { paymentToken } from '../relay/paymentToken.ts'
-import { leastPaymentValiditySec, soonestExpiry, type Expiry } from '../relay/paymentValidity.ts'
 import { relayOfRequest } from '../relay/relayOfRequest.ts'
 import { describeRevertData } from '../relay/revertReason.ts'
 import { relayedEvent, signedCharge } from '../relay/runnerCall.ts'
@@ -22,9 +22,6 @@ import { paymentCovers, tokenToWei, worstCaseWei } from '../charge/pricing.ts'
 import { prepareRunnerTransaction, RunnerShortOfEth, type Fees, type PreparedRelay } from '../relay/runnerTransaction.ts'
 import type { RelayOutcome, SubmitRequest } from '../relay/schemas.ts'
 import { StaleEpochError, type SentTransaction, type Submission } from '../store/store.ts'
-
-/** Why a submission waits while the lane that would send it cannot pay for its gas. */
-const SHORT_OF_ETH = "waiting: the runner's ETH balance is too low to send it"
 
 /** A node's refusal of a sender's transaction beyond what its pool keeps per sender (reth and geth: "txpool is full"). */
 const POOL_FULL = /txpool is full/i
@@ -41,14 +38,6 @@ export const HOME_REPLICA_MS = 1_000
 
 /** The longest wait between two passes while the chain keeps failing. */
 const MAX_BACKOFF_MS = 30_000
-/** The longest wait before a held submission is looked at again (SPEC §6: "up to 60 s"). */
-export const MAX_HOLD_MS = 60_000
-/**
- * A submission held because its own simulation fails (its payment or call, or the node on it) backs
- * off further: that rarely mends itself, and a look at it costs simulations. It fails once it has
- * failed for `relay.failingHoldSec`.
- */
-const MAX_FAILING_HOLD_MS = 3_600_000
 /** How many held submissions one pass re-checks at most: the rest wait for the next, so new ones never wait long. */
 const RECHECKS_PER_PASS = 8
 /** How many held submissions are re-checked at once. */
@@ -322,7 +311,7 @@ export class RunnerLoop {
         if (!hold) return false
         if (Math.floor(now / 1000) > submission.deadline) return true
         if (hold.behind === undefined) return hold.retryAt <= now
-        return !payersInFlight.has(hold.behind) || this.#tooLateToSend(submission, now)
+        return !payersInFlight.has(hold.behind) || tooLateToSend(this.#state, submission, now)
       })
       .sort((a, b) => this.#state.holds.get(a.id)!.retryAt - this.#state.holds.get(b.id)!.retryAt)
     // The fees are read once per pass, for all its sends: a chain that cannot answer fails the pass.
@@ -369,7 +358,7 @@ export class RunnerLoop {
       if (!checked) continue
       const lane = pickLane(owned)
       if (!lane) {
-        await this.#waitForSlot(submission, owned)
+        await waitForSlot(this.#state, submission, owned)
         continue
       }
       await this.#dispatch(lane, submission, checked, payersInFlight)
@@ -421,7 +410,7 @@ export class RunnerLoop {
       // A lane found short of ETH while checking leaves the submission to the next lane.
       for (let lane = pickLane(owned); ; lane = pickLane(owned)) {
         if (!lane) {
-          await this.#waitForSlot(submission, owned)
+          await waitForSlot(this.#state, submission, owned)
           break
         }
         await this.#send(lane, submission, fees, payersInFlight)
@@ -456,52 +445,18 @@ export class RunnerLoop {
         if (submission.reason !== SHORT_OF_ETH) await this.#state.context.store.update(submission.id, { reason: SHORT_OF_ETH }, anyFence(this.#state))
         return undefined
       }
-      await this.#hold(submission, `waiting: ${shortReason(error)}`, 'fault')
+      await hold(this.#state, submission, `waiting: ${shortReason(error)}`, 'fault')
       this.#state.log.warn({ submission: submission.id, err: error }, 'submission held by a fault')
       return undefined
     }
   }
 
-  /**
-   * Fails a waiting submission past its deadline, or whose payment (or call's signed transfer) expires within
-   * `relay.paymentMarginSec` + `relay.inclusionSec` (sent, it would be cancelled before its time to be
-   * included): answers whether it did.
-   */
-  async #failIfTooLate(submission: Submission): Promise<boolean> {
-    const { store, network } = this.#state.context
-    const now = Math.floor(Date.now() / 1000)
-    if (now > submission.deadline) {
-      const byPayer = this.#state.holds.get(submission.id)?.failing?.byPayer ?? false
-      this.#state.holds.delete(submission.id)
-      await store.update(submission.id, {
-        stage: 'failed',
-        reason: `not sent before its deadline${submission.reason ? `: ${submission.reason}` : ''}`,
-        ...(byPayer ? { fault: 'payer' as const } : {}),
-      }, anyFence(this.#state))
-      return true
-    }
-    const { request } = submission
-    const token = paymentToken(network, request.payment.token)
-    const requested = relayOfRequest(this.#state.context, request.call, request.payment, token)
-    const margin = BigInt(leastPaymentValiditySec(network.config.relay))
-    const expiry = soonestExpiry(requested)
-    if (expiry && expiry.at - BigInt(now) < margin) {
-      this.#state.holds.delete(submission.id)
-      await store.update(submission.id, {
-        stage: 'failed',
-        reason: `not sent: ${expiry.what} expires at ${expiry.at}, within ${margin} s${submission.reason ? ` (${submission.reason})` : ''}`,
-      }, anyFence(this.#state))
-      return true
-    }
-    return false
-  }
-
   async #checkOrThrow(lane: Lane, submission: Submission, fees: Fees, payersInFlight: Set<string>): Promise<PreparedRelay | undefined> {
-    if (await this.#failIfTooLate(submission)) return undefined
+    if (await failIfTooLate(this.#state, submission)) return undefined
     const payer = payerOf(submission)
     if (payersInFlight.has(payer)) {
       // Simulated at latest, a second payment by the same account would not see the first in flight.
-      await this.#holdBehind(submission, payer)
+      await holdBehind(this.#state, submission, payer)
       return undefined
     }
     let prepared: PreparedRelay
@@ -514,11 +469,11 @@ export class RunnerLoop {
     } catch (error) {
       if (!(error instanceof ToolError)) throw error
       // Re-simulated like at submit: a payment or a call that would now fail is not sent; it waits.
-      await this.#hold(submission, error.message, 'payer')
+      await hold(this.#state, submission, error.message, 'payer')
       return undefined
     }
     if (!prepared.coverage.covered) {
-      await this.#hold(submission, `waiting: the payment no longer covers the most the runner could pay at current fees (${prepared.coverage.worstCaseWei} wei)`)
+      await hold(this.#state, submission, `waiting: the payment no longer covers the most the runner could pay at current fees (${prepared.coverage.worstCaseWei} wei)`)
       return undefined
     }
     return prepared
@@ -535,7 +490,7 @@ export class RunnerLoop {
     const { store } = this.#state.context
     const payer = payerOf(submission)
     if (payersInFlight.has(payer)) {
-      await this.#holdBehind(submission, payer)
+      await holdBehind(this.#state, submission, payer)
       return
     }
     const nonce = lane.nextNonce!
@@ -556,7 +511,7 @@ export class RunnerLoop {
     } catch (error) {
       // Refused by the store: another process owns the key, and this transaction is never broadcast.
       if (error instanceof StaleEpochError) throw error
-      await this.#hold(submission, `waiting: ${shortReason(error)}`, 'fault')
+      await hold(this.#state, submission, `waiting: ${shortReason(error)}`, 'fault')
       this.#state.log.warn({ submission: submission.id, err: error }, 'submission held by a fault')
       return
     }
@@ -628,70 +583,6 @@ export class RunnerLoop {
   }
 
   /**
-   * Holds a waiting submission with its reason, and backs off before looking at it again. `failing`:
-   * its simulation failed, by its payment or call (`payer`, counted against the payer should it fail
-   * for it) or by the node (`fault`); such a hold ends in failure after `relay.failingHoldSec`.
-   */
-  async #hold(submission: Submission, reason: string, failing?: 'payer' | 'fault'): Promise<void> {
-    const { store, network } = this.#state.context
-    const previous = this.#state.holds.get(submission.id)
-    const now = Date.now()
-    const pollMs = network.config.runner.pollMs
-    const holds = (previous?.holds ?? 0) + 1
-    if (failing === undefined) {
-      this.#state.holds.set(submission.id, { holds, retryAt: now + Math.min(pollMs * 2 ** holds, MAX_HOLD_MS) })
-    } else {
-      const since = previous?.failing?.since ?? now
-      const failingHoldSec = network.config.relay.failingHoldSec
-      const endsAt = since + failingHoldSec * 1000
-      if (now >= endsAt) {
-        // Each look is a simulation on the node: kept for good, held junk would cost it forever.
-        this.#state.holds.delete(submission.id)
-        await store.update(submission.id, {
-          stage: 'failed',
-          reason: `not sent: its ${failing === 'payer' ? 'payment or call' : 'simulation'} kept failing for ${failingHoldSec} s: ${reason}`,
-          ...(failing === 'payer' ? { fault: 'payer' as const } : {}),
-        }, anyFence(this.#state))
-        return
-      }
-      // The last look falls when its time is up, not a doubling later.
-      const waitMs = Math.min(pollMs * 2 ** holds, MAX_FAILING_HOLD_MS, endsAt - now)
-      this.#state.holds.set(submission.id, { holds, retryAt: now + waitMs, failing: { since, byPayer: failing === 'payer' || previous?.failing?.byPayer === true } })
-    }
-    if (reason !== submission.reason) await store.update(submission.id, { reason }, anyFence(this.#state))
-  }
-
-  /**
-   * Holds a submission behind its payer's transaction in flight, without backoff: the pass after that
-   * one settles looks at it again (each payer's submissions go one after another, none waiting out a
-   * doubling delay behind the last).
-   */
-  async #holdBehind(submission: Submission, payer: string): Promise<void> {
-    const previous = this.#state.holds.get(submission.id)
-    this.#state.holds.set(submission.id, { holds: (previous?.holds ?? 0) + 1, retryAt: 0, behind: payer })
-    const reason = `waiting: ${payer} has a transaction in flight; this one follows it`
-    if (reason !== submission.reason) await this.#state.context.store.update(submission.id, { reason }, anyFence(this.#state))
-  }
-
-  /**
-   * Leaves a submission waiting (failed instead if too late), without a look or a backoff, while every lane has
-   * `runner.maxInFlight` transactions unincluded (or the node said its pool holds no more of them, or
-   * its ETH is short): the next pass with a free slot takes it, in turn.
-   */
-  async #waitForSlot(submission: Submission, owned: readonly Lane[]): Promise<void> {
-    if (await this.#failIfTooLate(submission)) return
-    this.#state.slotWaits++
-    const { maxInFlight } = this.#state.context.network.config.runner
-    const reason =
-      owned.length === 1
-        ? owned[0]!.short === undefined
-          ? owned[0]!.full
-          : SHORT_OF_ETH
-        : `waiting: each of the runner's ${owned.length} lanes has ${maxInFlight} transactions in flight (as many as a node's pool keeps per sender) or is short of ETH; this one goes when one is included`
-    if (reason !== submission.reason) await this.#state.context.store.update(submission.id, { reason }, anyFence(this.#state))
-  }
-
-  /**
    * Whether this process sends a new submission now. Replicas dividing the lanes divide new work too,
    * so that two do not both simulate every submission, one of them in vain: each payer's go first to
    * the replica owning the lane its address falls to (the address modulo the lanes); one still waiting
@@ -725,7 +616,7 @@ export class RunnerLoop {
     const pending = await network.client.getTransactionCount({ address: lane.address, blockTag: 'pending' })
     if (pending >= lane.nextNonce!) return
     const held = inFlight.find((submission) => submission.transaction?.nonce === pending)
-    const expiring = held && this.#nearExpiry(held, Date.now())
+    const expiring = held && nearExpiry(this.#state, held, Date.now())
     if (held && !expiring) {
       // Ours, but not in the node's pool: sent again as stored.
       await this.#broadcast(held.transaction!.raw)
@@ -814,7 +705,7 @@ export class RunnerLoop {
     const now = Date.now()
     // After a restart what was in flight goes again as stored, unless its payment is about to expire:
     // then it is cancelled below rather than sent to revert.
-    if (restarted && !this.#nearExpiry(submission, now)) {
+    if (restarted && !nearExpiry(this.#state, submission, now)) {
       await this.#broadcast(transaction.raw)
       return false
     }
@@ -835,28 +726,11 @@ export class RunnerLoop {
     return false
   }
 
-  /** What of a submission (its payment, its call's signed transfer) expires within `relay.paymentMarginSec` of `now` (ms): its transaction may not go out again. */
-  #nearExpiry(submission: Submission, now: number): Expiry | undefined {
-    return this.#expiresWithin(submission, now, this.#state.context.network.config.relay.paymentMarginSec)
-  }
-
-  /** Whether a waiting submission's payment or call's signed transfer expires too soon to send it: sent, it would be cancelled at the margin before its time to be included. */
-  #tooLateToSend(submission: Submission, now: number): boolean {
-    return this.#expiresWithin(submission, now, leastPaymentValiditySec(this.#state.context.network.config.relay)) !== undefined
-  }
-
-  /** What of a submission expires within `seconds` of `now` (ms): its payment or its call's signed transfer, whichever is first. */
-  #expiresWithin(submission: Submission, now: number, seconds: number): Expiry | undefined {
-    const token = paymentToken(this.#state.context.network, submission.request.payment.token)
-    const expiry = soonestExpiry(relayOfRequest(this.#state.context, submission.request.call, submission.request.payment, token))
-    return expiry && expiry.at - BigInt(Math.floor(now / 1000)) < BigInt(seconds) ? expiry : undefined
-  }
-
   /** Why a relay in flight must give way to a cancellation now, if it must. */
   #cancelReason(submission: Submission, transaction: SentTransaction, now: number): Cancellation | undefined {
     const { config } = this.#state.context.network
     if (now - transaction.firstSentAt > config.runner.maxSendingMs) return { why: `not included within ${config.runner.maxSendingMs / 1000} s` }
-    const expiring = this.#nearExpiry(submission, now)
+    const expiring = nearExpiry(this.#state, submission, now)
     if (expiring) return { why: `not included before ${expiring.what} came within ${config.relay.paymentMarginSec} s of expiring`, expiring: true }
     return undefined
   }
