@@ -13,6 +13,7 @@ import { localOwnership, runnerKeyName, type RunnerOwnership } from '../store/ow
 import type { LaneFunding } from './laneFunding.ts'
 import { failIfTooLate, hold, holdBehind, nearExpiry, SHORT_OF_ETH, tooLateToSend, waitForSlot } from './holds.ts'
 import { anyFence, checkShort, laneOf, pickLane, readNonce, shortOfEth, takenUp, takesWork, type Lane } from './lanes.ts'
+import { fallsHere, giveUp, laneShare, standDown } from './share.ts'
 import { payerOf, shortReason, type RunnerState } from './state.ts'
 import { paymentToken } from '../relay/paymentToken.ts'
 import { relayOfRequest } from '../relay/relayOfRequest.ts'
@@ -25,16 +26,6 @@ import { StaleEpochError, type SentTransaction, type Submission } from '../store
 
 /** A node's refusal of a sender's transaction beyond what its pool keeps per sender (reth and geth: "txpool is full"). */
 const POOL_FULL = /txpool is full/i
-
-/** A replica that has not said it is alive for this long (or 5 polls, if longer) no longer counts when lanes are divided. */
-const REPLICA_LIVE_MS = 5_000
-
-/**
- * How long a new submission waits for the replica it falls to (`#fallsHere`) before any replica
- * dividing the lanes sends it: long enough for a live one to (it is woken at once), short enough
- * that one gone or overloaded delays its payers by about this.
- */
-export const HOME_REPLICA_MS = 1_000
 
 /** The longest wait between two passes while the chain keeps failing. */
 const MAX_BACKOFF_MS = 30_000
@@ -215,7 +206,7 @@ export class RunnerLoop {
       // Another process took the key: not a fault to back off from, the end of this tenure.
       if (error instanceof StaleEpochError) {
         const lane = this.#state.lanes.find((each) => each.fence?.key === error.fence.key)
-        if (lane) await this.#standDown(lane, error.current)
+        if (lane) await standDown(this.#state, lane, error.current)
         return
       }
       // A pass that fails (the chain unreachable) is retried with exponential backoff.
@@ -229,19 +220,19 @@ export class RunnerLoop {
   async #tick(): Promise<void> {
     const { store, network } = this.#state.context
     // Replicas sharing a store divide the lanes: each owns at most its share, and gives up the rest.
-    const share = await this.#share()
+    const share = await laneShare(this.#state)
     let count = this.#state.lanes.filter((lane) => lane.fence).length
     for (const lane of [...this.#state.lanes].reverse()) {
       if (count <= share) break
       if (!lane.fence) continue
-      await this.#giveUp(lane, share)
+      await giveUp(this.#state, lane, share)
       count--
     }
     for (const lane of this.#state.lanes) {
       if (lane.ownership.held()) continue
       // Lost since the last pass (its lock's session ended): that tenure is over, whoever has the key now.
       if (lane.fence) {
-        await this.#standDown(lane, await store.runnerEpoch(lane.fence.key))
+        await standDown(this.#state, lane, await store.runnerEpoch(lane.fence.key))
         count--
       }
       if (count >= share) continue
@@ -301,7 +292,7 @@ export class RunnerLoop {
     // Never held first, in arrival order; held ones whose backoff has passed come after the
     // transactions in flight are followed, so a slow re-check delays neither a new send nor a receipt.
     const payersInFlight = new Set(inFlight.map((submission) => payerOf(submission)))
-    const fresh = waiting.filter((submission) => !this.#state.holds.has(submission.id) && this.#fallsHere(submission, now))
+    const fresh = waiting.filter((submission) => !this.#state.holds.has(submission.id) && fallsHere(this.#state, submission, now))
     // One held behind its payer's transaction in flight is not looked at while that one is in flight (the
     // look would hold it again) unless it is to fail (its deadline passed, its payment expiring),
     // and is due at once when it is not.
@@ -540,57 +531,6 @@ export class RunnerLoop {
     lane.slots--
     payersInFlight.add(payer)
     this.#state.log.info({ submission: submission.id, hash: transaction.hash, nonce, operator: lane.address, gas: prepared.gas.toString(), callGas: prepared.callGas.toString() }, 'sent')
-  }
-
-  /**
-   * Ends this process's tenure as a lane's owner, once it finds the key lost (its lock's session
-   * ended) or taken over (the store refused a write: `current` is the new owner's epoch). It forgets
-   * the lane's nonce (and, with no lane left, its holds), gives the lock up, and sends nothing more on
-   * the lane until it takes the key again at a new epoch, starting over then as after a restart.
-   */
-  async #standDown(lane: Lane, current: number): Promise<void> {
-    const { epoch } = lane.fence!
-    lane.fence = undefined
-    lane.nextNonce = undefined
-    if (!this.#state.lanes.some((each) => each.fence)) this.#state.holds.clear()
-    const to = current > epoch ? ` to epoch ${current}` : ''
-    this.#state.log.warn({ epoch, current, operator: lane.address }, `runner stands down: it lost ownership of the runner key at epoch ${epoch}${to}; it sends nothing until it takes the key again`)
-    await lane.ownership.release()
-  }
-
-  /**
-   * How many lanes this process may own: all of them alone, else its part of the replicas alive on
-   * the chain (rounded up, so that every lane has an owner). A single lane needs no count.
-   */
-  async #share(): Promise<number> {
-    if (this.#state.lanes.length === 1) return 1
-    const { store, network } = this.#state.context
-    const liveMs = Math.max(REPLICA_LIVE_MS, 5 * network.config.runner.pollMs)
-    const replicas = await store.heartbeat(network.name, this.#state.replica, liveMs)
-    return Math.ceil(this.#state.lanes.length / replicas)
-  }
-
-  /**
-   * Gives a lane up for another replica to take (more replicas alive than when it was taken): its
-   * nonce forgotten and its lock released; the taker starts it over as after a restart, rebroadcasting
-   * what is in flight.
-   */
-  async #giveUp(lane: Lane, share: number): Promise<void> {
-    lane.fence = undefined
-    lane.nextNonce = undefined
-    this.#state.log.info({ operator: lane.address, share, lanes: this.#state.lanes.length }, `runner gives a lane up: the replicas alive share ${this.#state.lanes.length} lanes, ${share} each at most`)
-    await lane.ownership.release()
-  }
-
-  /**
-   * Whether this process sends a new submission now. Replicas dividing the lanes divide new work too,
-   * so that two do not both simulate every submission, one of them in vain: each payer's go first to
-   * the replica owning the lane its address falls to (the address modulo the lanes); one still waiting
-   * `HOME_REPLICA_MS` after it was accepted is any replica's. A process owning every lane takes all.
-   */
-  #fallsHere(submission: Submission, now: number): boolean {
-    const home = this.#state.lanes[Number(BigInt(payerOf(submission)) % BigInt(this.#state.lanes.length))]!
-    return (home.fence !== undefined && home.ownership.held()) || now - submission.createdAt > HOME_REPLICA_MS
   }
 
   /** Deletes settled submissions past the retention period, at most once a minute. */
