@@ -1,31 +1,28 @@
 import { randomUUID } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
-import { getAddress, keccak256, parseTransaction, type Address, type Hex, type LocalAccount, type Log, type SignedAuthorizationList, type TransactionReceipt, TransactionReceiptNotFoundError } from 'viem'
+import { getAddress, keccak256, parseTransaction, type Address, type Hex, type LocalAccount, type Log, type TransactionReceipt, TransactionReceiptNotFoundError } from 'viem'
 import { readFees } from '../chain/fees.ts'
 import { L1_FEE_HEADROOM_BPS, readL1DataFee, readL1DataFeeOfBytes } from '../chain/l1DataFee.ts'
 import { readWeiPerBaseUnit } from '../chain/tokenPrice.ts'
-import { BroadcastError } from '../chain/networks.ts'
 import { ToolError } from '../tool.ts'
 import { describeCallFailure } from '../relay/callFailure.ts'
 import type { RelayContext } from '../relay/context.ts'
 import type { PaymentToken } from '../charge/gasPricer.ts'
 import { localOwnership, runnerKeyName, type RunnerOwnership } from '../store/ownership.ts'
 import type { LaneFunding } from './laneFunding.ts'
-import { failIfTooLate, hold, holdBehind, nearExpiry, SHORT_OF_ETH, tooLateToSend, waitForSlot } from './holds.ts'
-import { anyFence, checkShort, laneOf, pickLane, readNonce, shortOfEth, takenUp, takesWork, type Lane } from './lanes.ts'
+import { nearExpiry, tooLateToSend, waitForSlot } from './holds.ts'
+import { checkShort, laneOf, pickLane, readNonce, takenUp, type Lane } from './lanes.ts'
+import { broadcast, check, dispatch, prepare, sendFresh, sign } from './send.ts'
 import { fallsHere, giveUp, laneShare, standDown } from './share.ts'
-import { payerOf, shortReason, type RunnerState } from './state.ts'
+import { payerOf, type RunnerState } from './state.ts'
 import { paymentToken } from '../relay/paymentToken.ts'
 import { relayOfRequest } from '../relay/relayOfRequest.ts'
 import { describeRevertData } from '../relay/revertReason.ts'
 import { relayedEvent, signedCharge } from '../relay/runnerCall.ts'
 import { paymentCovers, tokenToWei, worstCaseWei } from '../charge/pricing.ts'
-import { prepareRunnerTransaction, RunnerShortOfEth, type Fees, type PreparedRelay } from '../relay/runnerTransaction.ts'
+import type { Fees, PreparedRelay } from '../relay/runnerTransaction.ts'
 import type { RelayOutcome, SubmitRequest } from '../relay/schemas.ts'
 import { StaleEpochError, type SentTransaction, type Submission } from '../store/store.ts'
-
-/** A node's refusal of a sender's transaction beyond what its pool keeps per sender (reth and geth: "txpool is full"). */
-const POOL_FULL = /txpool is full/i
 
 /** The longest wait between two passes while the chain keeps failing. */
 const MAX_BACKOFF_MS = 30_000
@@ -315,7 +312,7 @@ export class RunnerLoop {
       lane.full = `waiting: the runner has ${maxInFlight} transactions in flight, as many as a node's pool keeps per sender; this one goes when one is included`
     }
     this.#state.slotWaits = 0
-    await this.#sendFresh(fresh, owned, fees!, payersInFlight)
+    await sendFresh(this.#state, fresh, owned, fees!, payersInFlight)
     if (!owned.some((lane) => lane.ownership.held())) return
     // Then every transaction in flight on this process's lanes at once: their reads leave in one JSON-RPC batch. The
     // latest block is read first, once per pass (uncached: a stale one would hold `done` back).
@@ -342,7 +339,7 @@ export class RunnerLoop {
     if (ready.length === 0) return
     const batch = due.slice(0, RECHECKS_PER_PASS)
     // Each re-check simulates as the lane least loaded now; the send takes whichever lane is then.
-    const rechecked = await mapLimited(batch, RECHECKS_AT_ONCE, (submission) => this.#check(pickLane(owned) ?? ready[0]!, submission, fees!, payersInFlight))
+    const rechecked = await mapLimited(batch, RECHECKS_AT_ONCE, (submission) => check(this.#state, pickLane(owned) ?? ready[0]!, submission, fees!, payersInFlight))
     if (due.length > batch.length) void this.wake()
     for (const [index, submission] of batch.entries()) {
       const checked = rechecked[index]
@@ -352,185 +349,8 @@ export class RunnerLoop {
         await waitForSlot(this.#state, submission, owned)
         continue
       }
-      await this.#dispatch(lane, submission, checked, payersInFlight)
+      await dispatch(this.#state, lane, submission, checked, payersInFlight)
     }
-  }
-
-  /**
-   * Sends the pass's new submissions. Each is planned, in arrival order, on the least loaded lane with
-   * a slot to spare (a payer's later ones on the lane of its first, where they wait behind it); then
-   * every lane works through its own at once, in order, so one lane's simulations and round trips
-   * never hold another's sends. What a lane could not take after all (found short of ETH, its pool
-   * full, its nonce too low) goes, in arrival order, to whichever lane can take it then; what no
-   * lane has a slot for waits (`#waitForSlot`).
-   */
-  async #sendFresh(fresh: readonly Submission[], owned: readonly Lane[], fees: Fees, payersInFlight: Set<string>): Promise<void> {
-    const planned = new Map<Lane, Submission[]>()
-    const spare = new Map(owned.map((lane) => [lane, lane.slots]))
-    const laneOfPayer = new Map<string, Lane>()
-    const left: Submission[] = []
-    for (const submission of fresh) {
-      const payer = payerOf(submission)
-      const lane = laneOfPayer.get(payer) ?? pickLane(owned, (each) => spare.get(each)!)
-      if (!lane) {
-        left.push(submission)
-        continue
-      }
-      // A payer's later ones, and one whose payer has a transaction in flight, are held, not sent: they take no slot.
-      if (!laneOfPayer.has(payer) && !payersInFlight.has(payer)) spare.set(lane, spare.get(lane)! - 1)
-      laneOfPayer.set(payer, lane)
-      planned.set(lane, [...(planned.get(lane) ?? []), submission])
-    }
-    const work = await Promise.allSettled(
-      [...planned].map(async ([lane, queue]) => {
-        for (const submission of queue) {
-          if (!takesWork(lane)) left.push(submission)
-          else {
-            await this.#send(lane, submission, fees, payersInFlight)
-            if (lane.short !== undefined) left.push(submission)
-          }
-        }
-      }),
-    )
-    const failed = work.filter((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected').map((outcome) => outcome.reason)
-    if (failed.length > 0) throw failed.find((error) => error instanceof StaleEpochError) ?? failed[0]
-    const order = new Map(fresh.map((submission, index) => [submission.id, index]))
-    for (const submission of left.sort((a, b) => order.get(a.id)! - order.get(b.id)!)) {
-      // Every lane's nonce found too low: nothing more is sent before the next pass reads them afresh.
-      if (!owned.some((lane) => lane.nextNonce !== undefined && lane.ownership.held())) break
-      // A lane found short of ETH while checking leaves the submission to the next lane.
-      for (let lane = pickLane(owned); ; lane = pickLane(owned)) {
-        if (!lane) {
-          await waitForSlot(this.#state, submission, owned)
-          break
-        }
-        await this.#send(lane, submission, fees, payersInFlight)
-        if (lane.short === undefined) break
-      }
-    }
-  }
-
-  /**
-   * Sends a waiting submission if it passes its checks (`#check`). A fault while checking or sending
-   * it (its simulation's data, the chain's answer to it) holds it with its reason; the pass goes on.
-   */
-  async #send(lane: Lane, submission: Submission, fees: Fees, payersInFlight: Set<string>): Promise<void> {
-    const prepared = await this.#check(lane, submission, fees, payersInFlight)
-    if (prepared) await this.#dispatch(lane, submission, prepared, payersInFlight)
-  }
-
-  /**
-   * A waiting submission's checks before a send, each failing one settled or held with its reason:
-   * its deadline (failed past it), its payment's expiry (failed within `relay.paymentMarginSec`),
-   * its payer's transaction in flight (held), the exact simulation and the price (held). Returns the
-   * prepared transaction when it may go, simulated as `lane` sends it. Never throws: a fault holds the submission.
-   */
-  async #check(lane: Lane, submission: Submission, fees: Fees, payersInFlight: Set<string>): Promise<PreparedRelay | undefined> {
-    try {
-      return await this.#checkOrThrow(lane, submission, fees, payersInFlight)
-    } catch (error) {
-      if (error instanceof StaleEpochError) throw error
-      if (error instanceof RunnerShortOfEth) {
-        // The lane's ETH, not the submission: it stays waiting, unheld, for a lane that can pay.
-        shortOfEth(this.#state, lane, BigInt(this.#state.context.network.config.runner.minBalanceWei), submission.id)
-        if (submission.reason !== SHORT_OF_ETH) await this.#state.context.store.update(submission.id, { reason: SHORT_OF_ETH }, anyFence(this.#state))
-        return undefined
-      }
-      await hold(this.#state, submission, `waiting: ${shortReason(error)}`, 'fault')
-      this.#state.log.warn({ submission: submission.id, err: error }, 'submission held by a fault')
-      return undefined
-    }
-  }
-
-  async #checkOrThrow(lane: Lane, submission: Submission, fees: Fees, payersInFlight: Set<string>): Promise<PreparedRelay | undefined> {
-    if (await failIfTooLate(this.#state, submission)) return undefined
-    const payer = payerOf(submission)
-    if (payersInFlight.has(payer)) {
-      // Simulated at latest, a second payment by the same account would not see the first in flight.
-      await holdBehind(this.#state, submission, payer)
-      return undefined
-    }
-    let prepared: PreparedRelay
-    try {
-      // A call that failed by its own doing last time is measured afresh: the probe alone answers
-      // whether it still fails (one simulation), where the stored stipend would try three.
-      const byPayer = this.#state.holds.get(submission.id)?.failing?.byPayer ?? false
-      const measured = byPayer || submission.callGas === undefined ? undefined : { callGas: BigInt(submission.callGas), refundGas: BigInt(submission.refundGas ?? 0) }
-      prepared = await this.#prepare(lane, submission, lane.nextNonce!, fees, measured)
-    } catch (error) {
-      if (!(error instanceof ToolError)) throw error
-      // Re-simulated like at submit: a payment or a call that would now fail is not sent; it waits.
-      await hold(this.#state, submission, error.message, 'payer')
-      return undefined
-    }
-    if (!prepared.coverage.covered) {
-      await hold(this.#state, submission, `waiting: the payment no longer covers the most the runner could pay at current fees (${prepared.coverage.worstCaseWei} wei)`)
-      return undefined
-    }
-    return prepared
-  }
-
-  /**
-   * Signs a checked submission's transaction with `lane`'s next nonce, stores it, and broadcasts it;
-   * the nonce is kept only when the node takes it. The store takes the send only if the submission
-   * is still waiting and its payer has nothing in flight on any lane (`claim`): otherwise nothing is
-   * broadcast. A payer with a transaction in flight by now (sent earlier in this pass) waits. A fault
-   * holds the submission; a crash after the store keeps the stored bytes for the restart's rebroadcast.
-   */
-  async #dispatch(lane: Lane, submission: Submission, prepared: PreparedRelay, payersInFlight: Set<string>): Promise<void> {
-    const { store } = this.#state.context
-    const payer = payerOf(submission)
-    if (payersInFlight.has(payer)) {
-      await holdBehind(this.#state, submission, payer)
-      return
-    }
-    const nonce = lane.nextNonce!
-    const fence = lane.fence!
-    let refusal: string | undefined
-    let transaction: SentTransaction
-    try {
-      transaction = await this.#sign(lane, prepared, nonce, [], Date.now())
-      // Stored before it is broadcast: after a crash, the stored bytes are sent again, never new ones;
-      // this write reserves the nonce, and is refused if another process has taken the key.
-      if (!(await store.claim(submission.id, { stage: 'sending', transaction, reason: null }, fence))) {
-        // Sent meanwhile by another process's lane, or its payer's other submission was: this one is not.
-        this.#state.log.info({ submission: submission.id, operator: lane.address }, 'not sent: another lane sent it, or a transaction of its payer, first')
-        payersInFlight.add(payer)
-        return
-      }
-      refusal = await this.#broadcast(transaction.raw)
-    } catch (error) {
-      // Refused by the store: another process owns the key, and this transaction is never broadcast.
-      if (error instanceof StaleEpochError) throw error
-      await hold(this.#state, submission, `waiting: ${shortReason(error)}`, 'fault')
-      this.#state.log.warn({ submission: submission.id, err: error }, 'submission held by a fault')
-      return
-    }
-    if (refusal) {
-      // Not accepted: the nonce is given back, and the transaction is forgotten.
-      this.#state.holds.delete(submission.id)
-      if (/nonce too low/i.test(refusal)) {
-        lane.nextNonce = undefined
-        await store.update(submission.id, { stage: 'waiting', transaction: null, reason: `waiting: the node refused the nonce (${refusal}); sent again with a fresh one` }, fence)
-      } else if (POOL_FULL.test(refusal)) {
-        // The node keeps no more of this key's transactions: nothing more goes on this lane this pass.
-        lane.slots = 0
-        lane.full = `waiting: the node's pool holds as many of the runner's transactions as it keeps (${refusal}); it goes when one is included`
-        await store.update(submission.id, { stage: 'waiting', transaction: null, reason: lane.full }, fence)
-      } else if (/insufficient funds/i.test(refusal)) {
-        // The lane takes no new work until its balance pays for what it was refused; the other lanes go on.
-        shortOfEth(this.#state, lane, BigInt(transaction.gas) * BigInt(transaction.maxFeePerGas), submission.id)
-        await store.update(submission.id, { stage: 'waiting', transaction: null, reason: SHORT_OF_ETH }, fence)
-      } else {
-        await store.update(submission.id, { stage: 'failed', transaction: null, reason: `the node refused the transaction: ${refusal}` }, fence)
-      }
-      return
-    }
-    this.#state.holds.delete(submission.id)
-    lane.nextNonce = nonce + 1
-    lane.slots--
-    payersInFlight.add(payer)
-    this.#state.log.info({ submission: submission.id, hash: transaction.hash, nonce, operator: lane.address, gas: prepared.gas.toString(), callGas: prepared.callGas.toString() }, 'sent')
   }
 
   /** Deletes settled submissions past the retention period, at most once a minute. */
@@ -559,7 +379,7 @@ export class RunnerLoop {
     const expiring = held && nearExpiry(this.#state, held, Date.now())
     if (held && !expiring) {
       // Ours, but not in the node's pool: sent again as stored.
-      await this.#broadcast(held.transaction!.raw)
+      await broadcast(this.#state, held.transaction!.raw)
       return
     }
     if (held) {
@@ -575,30 +395,8 @@ export class RunnerLoop {
     // No submission's, so not stored: the fence is checked last, just before it goes.
     const current = await this.#state.context.store.runnerEpoch(lane.fence!.key)
     if (current !== lane.fence!.epoch) throw new StaleEpochError(lane.fence!, current)
-    const refusal = await this.#broadcast(raw)
+    const refusal = await broadcast(this.#state, raw)
     this.#state.log.warn({ operator: lane.address, nonce: pending, next: lane.nextNonce, refused: refusal }, 'filled a nonce gap with a self-transfer')
-  }
-
-  /**
-   * The submission's runner transaction, prepared and simulated exactly as it will be signed. With a
-   * stipend and a refund's cap (those measured at submit, or the stuck transaction's) that no longer
-   * let the call succeed, both are measured afresh (a send; a replacement keeps them, so it is refused).
-   */
-  async #prepare(lane: Lane, submission: Submission, nonce: number, fees: Fees, measured?: { callGas: bigint; refundGas: bigint }, remeasure = true): Promise<PreparedRelay> {
-    const { network } = this.#state.context
-    const { request } = submission
-    const token = paymentToken(network, request.payment.token)
-    const requested = relayOfRequest(this.#state.context, request.call, request.payment, token)
-    // Simulated from the lane that signs, as it will be sent (no other lane, no added gas), on its own client.
-    const context: RelayContext = { ...this.#state.context, network: { ...this.#state.context.network, client: lane.client }, operator: lane.address, spareOperators: [], laneGas: 0n }
-    const prepare = (known: typeof measured) =>
-      prepareRunnerTransaction(context, requested.relay, request.authorizationList, { token, amount: requested.amount, nonce, fees, ...known, refusal: 'waiting' })
-    try {
-      return await prepare(measured)
-    } catch (error) {
-      if (!(error instanceof ToolError) || measured === undefined || !remeasure) throw error
-      return prepare(undefined)
-    }
   }
 
   /** Follows a transaction in flight; answers whether it was found included. */
@@ -646,7 +444,7 @@ export class RunnerLoop {
     // After a restart what was in flight goes again as stored, unless its payment is about to expire:
     // then it is cancelled below rather than sent to revert.
     if (restarted && !nearExpiry(this.#state, submission, now)) {
-      await this.#broadcast(transaction.raw)
+      await broadcast(this.#state, transaction.raw)
       return false
     }
     const stuck = now - transaction.sentAt > network.config.runner.stuckAfterMs
@@ -742,7 +540,7 @@ export class RunnerLoop {
       ...(expiring ? { expiring: true as const } : {}),
     }
     await store.update(submission.id, { transaction: cancel, reason: why }, lane.fence!)
-    const refusal = await this.#broadcast(raw)
+    const refusal = await broadcast(this.#state, raw)
     this.#state.log.warn({ submission: submission.id, nonce: stuck.nonce, hash, refused: refusal, why }, 'cancelling a transaction')
     return true
   }
@@ -786,7 +584,7 @@ export class RunnerLoop {
       // The stipend the stuck one carries, so that only the fees change; against the latest block,
       // since the pending state holds the stuck transaction itself.
       const measured = { callGas: BigInt(stuck.callGas), refundGas: BigInt(stuck.refundGas ?? 0) }
-      prepared = await this.#prepare(lane, submission, stuck.nonce, { maxFeePerGas, maxPriorityFeePerGas }, measured, false)
+      prepared = await prepare(this.#state, lane, submission, stuck.nonce, { maxFeePerGas, maxPriorityFeePerGas }, measured, false)
     } catch (error) {
       if (!(error instanceof ToolError)) throw error
       this.#state.log.warn({ submission: id, reason: error.message }, 'stuck transaction not replaced: it would no longer succeed')
@@ -797,60 +595,10 @@ export class RunnerLoop {
       if (!submission.reason?.startsWith('replacement')) await store.update(id, { reason: 'replacement held: the payment does not cover the fee the node requires to replace it' }, lane.fence!)
       return
     }
-    const replacement = await this.#sign(lane, prepared, stuck.nonce, stuck.hashes, stuck.firstSentAt)
+    const replacement = await sign(this.#state, lane, prepared, stuck.nonce, stuck.hashes, stuck.firstSentAt)
     await store.update(id, { transaction: replacement }, lane.fence!)
-    await this.#broadcast(replacement.raw)
+    await broadcast(this.#state, replacement.raw)
     this.#state.log.info({ submission: id, hash: replacement.hash, replaces: stuck.hash, nonce: stuck.nonce }, 'replaced a stuck transaction')
-  }
-
-  async #sign(lane: Lane, prepared: PreparedRelay, nonce: number, earlier: readonly Hex[], firstSentAt: number): Promise<SentTransaction> {
-    const { chainId } = this.#state.context.network.config
-    const { fees, authorizationList } = prepared
-    const raw = await lane.account.signTransaction({
-      chainId,
-      to: prepared.to,
-      data: prepared.data,
-      value: 0n,
-      gas: prepared.gas,
-      nonce,
-      maxFeePerGas: fees.maxFeePerGas,
-      maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
-      ...(authorizationList ? { authorizationList: authorizationList as SignedAuthorizationList, type: 'eip7702' as const } : { type: 'eip1559' as const }),
-    })
-    const hash = keccak256(raw)
-    return {
-      from: lane.address,
-      hash,
-      nonce,
-      raw,
-      gas: prepared.gas.toString(),
-      callGas: prepared.callGas.toString(),
-      ...(prepared.charge.refundGas === 0n ? {} : { refundGas: prepared.charge.refundGas.toString() }),
-      maxFeePerGas: fees.maxFeePerGas.toString(),
-      maxPriorityFeePerGas: fees.maxPriorityFeePerGas.toString(),
-      sentAt: Date.now(),
-      firstSentAt,
-      hashes: [...earlier, hash],
-    }
-  }
-
-  /**
-   * Hands signed bytes to the node. Returns the node's reason when it answered with a refusal, or
-   * `undefined` when it took them — or did not answer (the transaction may be in its pool: the
-   * receipt, a replacement or a restart's rebroadcast settles it). "already known" is the node
-   * having it, not a refusal.
-   */
-  async #broadcast(raw: Hex): Promise<string | undefined> {
-    try {
-      await this.#state.context.network.sendRawTransaction(raw)
-      return undefined
-    } catch (error) {
-      const refused = error instanceof BroadcastError && error.code !== undefined
-      this.#state.log.info({ err: error }, 'broadcast not accepted')
-      if (!refused || /already known|known transaction/i.test(error.reason)) return undefined
-      // A refusal in no words is a refusal still: an empty reason must not read as "taken".
-      return error.reason || `error ${error.code} with no message`
-    }
   }
 
   /**
