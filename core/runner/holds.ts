@@ -148,7 +148,7 @@ export function tooLateToSend(state: RunnerState, submission: Submission, now: n
 }
 
 /** What of a submission expires within `seconds` of `now` (ms): its payment or its call's signed transfer, whichever is first. */
-export function expiresWithin(state: RunnerState, submission: Submission, now: number, seconds: number): Expiry | undefined {
+function expiresWithin(state: RunnerState, submission: Submission, now: number, seconds: number): Expiry | undefined {
   const token = paymentToken(state.context.network, submission.request.payment.token)
   const expiry = soonestExpiry(relayOfRequest(state.context, submission.request.call, submission.request.payment, token))
   return expiry && expiry.at - BigInt(Math.floor(now / 1000)) < BigInt(seconds) ? expiry : undefined

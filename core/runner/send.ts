@@ -26,7 +26,7 @@ const POOL_FULL = /txpool is full/i
  * every lane works through its own at once, in order, so one lane's simulations and round trips
  * never hold another's sends. What a lane could not take after all (found short of ETH, its pool
  * full, its nonce too low) goes, in arrival order, to whichever lane can take it then; what no
- * lane has a slot for waits (`#waitForSlot`).
+ * lane has a slot for waits (`waitForSlot`, holds.ts).
  */
 export async function sendFresh(state: RunnerState, fresh: readonly Submission[], owned: readonly Lane[], fees: Fees, payersInFlight: Set<string>): Promise<void> {
   const planned = new Map<Lane, Submission[]>()
@@ -75,10 +75,10 @@ export async function sendFresh(state: RunnerState, fresh: readonly Submission[]
 }
 
 /**
- * Sends a waiting submission if it passes its checks (`#check`). A fault while checking or sending
+ * Sends a waiting submission if it passes its checks (`check`). A fault while checking or sending
  * it (its simulation's data, the chain's answer to it) holds it with its reason; the pass goes on.
  */
-export async function send(state: RunnerState, lane: Lane, submission: Submission, fees: Fees, payersInFlight: Set<string>): Promise<void> {
+async function send(state: RunnerState, lane: Lane, submission: Submission, fees: Fees, payersInFlight: Set<string>): Promise<void> {
   const prepared = await check(state, lane, submission, fees, payersInFlight)
   if (prepared) await dispatch(state, lane, submission, prepared, payersInFlight)
 }
@@ -106,7 +106,7 @@ export async function check(state: RunnerState, lane: Lane, submission: Submissi
   }
 }
 
-export async function checkOrThrow(state: RunnerState, lane: Lane, submission: Submission, fees: Fees, payersInFlight: Set<string>): Promise<PreparedRelay | undefined> {
+async function checkOrThrow(state: RunnerState, lane: Lane, submission: Submission, fees: Fees, payersInFlight: Set<string>): Promise<PreparedRelay | undefined> {
   if (await failIfTooLate(state, submission)) return undefined
   const payer = payerOf(submission)
   if (payersInFlight.has(payer)) {
