@@ -88,6 +88,7 @@ export class RunnerLoop {
   #failures = 0
   /** unix ms before which no pass runs (backoff after failures) */
   #retryAt = 0
+  #prunedAt = 0
 
   /**
    * `keys`: the chain's runner keys, one lane each, the first being `runner.key` (the Runner's
@@ -112,7 +113,7 @@ export class RunnerLoop {
       inFlight: 0,
       stuck: false,
     }))
-    this.#state = { context, lanes, log: log.child({ chain: context.network.name, component: 'runner' }), holds: new Map(), lookedAt: new Map(), replica: randomUUID(), slotWaits: 0, prunedAt: 0 }
+    this.#state = { context, lanes, log: log.child({ chain: context.network.name, component: 'runner' }), holds: new Map(), lookedAt: new Map(), replica: randomUUID(), slotWaits: 0 }
   }
 
   /** Each lane as the last pass saw it. */
@@ -334,11 +335,10 @@ export class RunnerLoop {
   /** Deletes settled submissions past the retention period, at most once a minute. */
   async #prune(lane: Lane): Promise<void> {
     const now = Date.now()
-    if (now - this.#state.prunedAt < PRUNE_EVERY_MS) return
-    this.#state.prunedAt = now
+    if (now - this.#prunedAt < PRUNE_EVERY_MS) return
+    this.#prunedAt = now
     await this.#state.context.store.prune(now - this.#state.context.network.config.relay.retentionSec * 1000, lane.fence!)
   }
-
 }
 
 /**

@@ -23,7 +23,6 @@ export interface RunnerState {
   readonly replica: string
   /** How many submissions this pass left waiting for a lane's slot. */
   slotWaits: number
-  prunedAt: number
 }
 
 /**
