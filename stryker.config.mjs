@@ -63,7 +63,7 @@ export const testFiles = [
   // A bare anvil (no deployment): Calibur's encoders against the real vector and anvil's own signer.
   'test/calibur-encoders.test.ts',
   // The runner loop on a real devnet (anvil and the real contracts, deployed in under a second), one
-  // behaviour a file, a few seconds each: runner.ts. A mutant runs only the files that reach it.
+  // behaviour a file, a few seconds each: core/runner/. A mutant runs only the files that reach it.
   ...runnerTestFiles,
 ]
 

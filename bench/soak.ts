@@ -134,7 +134,7 @@ const GATE = getAddress('0x5eed000000000000000000000000000000005eed')
 /** Every bad call's key starts with this; then the kind's byte, then the index. */
 const KEY_PREFIX = '5eed5eed5eed5eed'
 const BOMB_BYTES = 2_750_000n
-/** core/runner/runner.ts: a submission whose simulation keeps failing is looked at again after pollMs × 2^holds, and fails after `relay.failingHoldSec` (default). */
+/** core/runner/holds.ts: a submission whose simulation keeps failing is looked at again after pollMs × 2^holds, and fails after `relay.failingHoldSec` (default). */
 const FAILING_HOLD_SEC = 120
 /** bench/servers/bruno.ts: the runner's pollMs. */
 const POLL_MS = 200

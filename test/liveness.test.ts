@@ -111,7 +111,7 @@ t.test('poison pills and a held submission never stop the pass: the good ones be
 
 
 // PRODUCT BUG (issue 13): the pills are held, but their reason does not say what happened. The runner
-// holds a fault with `waiting: ${shortReason(error)}` (core/runner/runner.ts), the first line of the
+// holds a fault with `waiting: ${shortReason(error)}` (core/runner/send.ts, core/runner/state.ts), the first line of the
 // error's message; for viem's errors that line is viem's category text, and the node's words are in the
 // error's `details`: for a -32000 answer, "Missing or invalid parameters." (which blames the request);
 // for an answer it cannot parse, "An error occurred.".
@@ -168,8 +168,8 @@ t.test('released: the pills and the gated submission go through once the node an
 
 // PRODUCT BUG: `reason` is "why it failed, why it is still waiting, or why its call failed on chain"
 // (core/relay/schemas.ts), but nothing clears the last hold's reason when the runner sends: a submission
-// held, then sent and done with its call succeeded, still says "waiting: …" (runner.ts #send updates only
-// stage and transaction; #follow sets a reason only when the call failed).
+// held, then sent and done with its call succeeded, still says "waiting: …" (core/runner/send.ts `dispatch` updates only
+// stage and transaction; follow.ts `follow` sets a reason only when the call failed).
 t.test('a submission done after a hold says no stale "waiting: …" reason', async (t) => {
   t.same(reasonsOnceDone, [undefined, undefined, undefined], `reasons of the three once done: ${JSON.stringify(reasonsOnceDone)}`)
 })

@@ -33,7 +33,7 @@ const PRICED_NONCE = 0xfedcba98
 
 /**
  * The runner's transaction as it will be signed, for pricing its L1 data fee and its size. Once it is
- * in flight the runner prices its signed bytes (core/runner/runner.ts, `#l1FeeOutgrown`): priced
+ * in flight the runner prices its signed bytes (core/runner/follow.ts, `l1FeeNow`): priced
  * shorter at submit, the least payment accepted would be cancelled at the first look. A placeholder
  * signature of full size stands in: yParity 1, r and s 32 bytes each with no leading zero, hashed
  * from the unsigned transaction — incompressible (OP-stack's oracle compresses with FastLZ since

@@ -1,85 +1,26 @@
 import { randomUUID } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
-import { BaseError, getAddress, keccak256, parseTransaction, type Address, type Hex, type LocalAccount, type Log, type PublicClient, type SignedAuthorizationList, type TransactionReceipt, TransactionReceiptNotFoundError } from 'viem'
+import { getAddress, type Address, type LocalAccount } from 'viem'
 import { readFees } from '../chain/fees.ts'
-import { L1_FEE_HEADROOM_BPS, readL1DataFee, readL1DataFeeOfBytes } from '../chain/l1DataFee.ts'
-import { readWeiPerBaseUnit } from '../chain/tokenPrice.ts'
-import { BroadcastError } from '../chain/networks.ts'
-import { ToolError } from '../tool.ts'
-import { describeCallFailure } from '../relay/callFailure.ts'
 import type { RelayContext } from '../relay/context.ts'
-import type { PaymentToken } from '../charge/gasPricer.ts'
 import { localOwnership, runnerKeyName, type RunnerOwnership } from '../store/ownership.ts'
+import { StaleEpochError, type Submission } from '../store/store.ts'
+import { fillGap, follow } from './follow.ts'
+import { tooLateToSend, waitForSlot } from './holds.ts'
 import type { LaneFunding } from './laneFunding.ts'
-import { paymentToken } from '../relay/paymentToken.ts'
-import { leastPaymentValiditySec, soonestExpiry, type Expiry } from '../relay/paymentValidity.ts'
-import { relayOfRequest } from '../relay/relayOfRequest.ts'
-import { describeRevertData } from '../relay/revertReason.ts'
-import { relayedEvent, signedCharge } from '../relay/runnerCall.ts'
-import { paymentCovers, tokenToWei, worstCaseWei } from '../charge/pricing.ts'
-import { prepareRunnerTransaction, RunnerShortOfEth, type Fees, type PreparedRelay } from '../relay/runnerTransaction.ts'
-import type { RelayOutcome, SubmitRequest } from '../relay/schemas.ts'
-import { StaleEpochError, type RunnerFence, type SentTransaction, type Submission } from '../store/store.ts'
-
-/** Why a submission waits while the lane that would send it cannot pay for its gas. */
-const SHORT_OF_ETH = "waiting: the runner's ETH balance is too low to send it"
-
-/** A node's refusal of a sender's transaction beyond what its pool keeps per sender (reth and geth: "txpool is full"). */
-const POOL_FULL = /txpool is full/i
-
-/** A replica that has not said it is alive for this long (or 5 polls, if longer) no longer counts when lanes are divided. */
-const REPLICA_LIVE_MS = 5_000
-
-/**
- * How long a new submission waits for the replica it falls to (`#fallsHere`) before any replica
- * dividing the lanes sends it: long enough for a live one to (it is woken at once), short enough
- * that one gone or overloaded delays its payers by about this.
- */
-export const HOME_REPLICA_MS = 1_000
+import { checkShort, laneOf, pickLane, readNonce, takenUp, type Lane } from './lanes.ts'
+import { check, dispatch, sendFresh } from './send.ts'
+import { fallsHere, giveUp, laneShare, standDown } from './share.ts'
+import { payerOf, type RunnerState } from './state.ts'
 
 /** The longest wait between two passes while the chain keeps failing. */
 const MAX_BACKOFF_MS = 30_000
-/** The longest wait before a held submission is looked at again (SPEC §6: "up to 60 s"). */
-export const MAX_HOLD_MS = 60_000
-/**
- * A submission held because its own simulation fails (its payment or call, or the node on it) backs
- * off further: that rarely mends itself, and a look at it costs simulations. It fails once it has
- * failed for `relay.failingHoldSec`.
- */
-const MAX_FAILING_HOLD_MS = 3_600_000
 /** How many held submissions one pass re-checks at most: the rest wait for the next, so new ones never wait long. */
 const RECHECKS_PER_PASS = 8
 /** How many held submissions are re-checked at once. */
 const RECHECKS_AT_ONCE = 4
 /** How often settled submissions older than `relay.retentionSec` are deleted. */
 const PRUNE_EVERY_MS = 60_000
-
-/**
- * Why a relay in flight gives way to a cancellation; `expiring` when for its payment's (or its signed
- * call's) expiry, which its payer chose; `instead` when the relay itself, included, would now cost the runner this much
- * (wei) beyond its payment's worth: a cancellation costing less is the smaller loss.
- */
-interface Cancellation {
-  readonly why: string
-  readonly expiring?: true
-  readonly instead?: bigint
-}
-
-/** A held submission's backoff: how often it was held in a row, and when it may be looked at again. */
-interface Hold {
-  readonly holds: number
-  readonly retryAt: number
-  /** Held because its simulation failed, since (unix ms) and by whose doing; absent for a market or in-flight hold. */
-  readonly failing?: Failing
-  /** Held behind this payer's transaction in flight: due again as soon as that one settles, with no backoff. */
-  readonly behind?: string
-}
-
-/** A simulation that keeps failing: by the payer's payment or call (counted against it), or by the node on it. */
-interface Failing {
-  readonly since: number
-  readonly byPayer: boolean
-}
 
 /** A lane as this process last saw it (`GET /readyz`, `/metrics`): read from memory, no chain read. */
 export interface LaneView {
@@ -100,35 +41,6 @@ export interface LaneView {
 export interface RunnerKey {
   readonly account: LocalAccount
   readonly ownership: RunnerOwnership
-}
-
-/**
- * One runner key of a chain (a lane, `runner.lanes`): its own nonces, transactions in flight,
- * replacements, gap filling and ownership.
- */
-interface Lane {
-  readonly account: LocalAccount
-  readonly address: Address
-  /** `runner.key`, the Runner's `operator`: transactions stored before lanes (no `from`) are its. */
-  readonly first: boolean
-  readonly ownership: RunnerOwnership
-  /** The lane's own client for its simulations (`Network.laneClient`): no other lane's wait in its batches. */
-  readonly client: PublicClient
-  /** The fence this process took the key with: set while it owns the key, carried by every write for the lane. */
-  fence: RunnerFence | undefined
-  nextNonce: number | undefined
-  restarted: boolean
-  /** Whether this tenure's start was logged (once, with what it takes up). */
-  announced: boolean
-  /** How many more transactions this pass may send before the lane has `runner.maxInFlight` unincluded. */
-  slots: number
-  /** Why a submission waits when the lane is full. */
-  full: string
-  /** The wei the node found the lane's balance short of (its last refused transaction's most): it takes no new work until it holds that. */
-  short: bigint | undefined
-  /** At the last pass: its transactions unincluded, and whether one is stuck. */
-  inFlight: number
-  stuck: boolean
 }
 
 /**
@@ -158,25 +70,17 @@ interface Lane {
  * turns); on taking ownership it starts over as after a restart, since another process may have
  * sent with the key until then. Every write it makes carries the fence it took the key with, and
  * every transaction is stored before it is broadcast, so a process that was taken over while it
- * stalled (the store refuses its writes) sends nothing more: it stands down (`#standDown`).
+ * stalled (the store refuses its writes) sends nothing more: it stands down (`standDown`, share.ts).
  *
  * @example
  * const runner = new RunnerLoop(context, privateKeyToAccount(key), log)
  * runner.start()
  */
 export class RunnerLoop {
-  readonly #context: RelayContext
-  readonly #lanes: readonly Lane[]
-  readonly #log: FastifyBaseLogger
-  readonly #holds = new Map<string, Hold>()
-  /** The latest block at which each transaction in flight was last looked for, and how many hashes it had then. */
-  readonly #lookedAt = new Map<string, { block: bigint; hashes: number }>()
-  /** This process's name among the replicas dividing the chain's lanes. */
-  readonly #replica = randomUUID()
+  /** What the modules of a pass share: the chain's context, its lanes, the holds. */
+  readonly #state: RunnerState
   /** `runner.treasury`'s top-ups of this process's lanes, when configured. */
   readonly #funding: LaneFunding | undefined
-  /** How many submissions this pass left waiting for a lane's slot. */
-  #slotWaits = 0
   #timer: NodeJS.Timeout | undefined
   #pass: Promise<void> | undefined
   #again = false
@@ -191,11 +95,9 @@ export class RunnerLoop {
    * `operator`), each with how this process owns it; or the one key, owned as `ownership` says.
    */
   constructor(context: RelayContext, keys: LocalAccount | readonly RunnerKey[], log: FastifyBaseLogger, ownership?: RunnerOwnership, funding?: LaneFunding) {
-    this.#context = context
     this.#funding = funding
-    this.#log = log.child({ chain: context.network.name, component: 'runner' })
     const given = 'address' in keys ? [{ account: keys, ownership: ownership ?? localOwnership(context.store, runnerKeyName(context.network.config.chainId, keys.address)) }] : keys
-    this.#lanes = given.map(({ account, ownership }, index) => ({
+    const lanes: Lane[] = given.map(({ account, ownership }, index) => ({
       account,
       address: getAddress(account.address),
       first: index === 0,
@@ -211,11 +113,12 @@ export class RunnerLoop {
       inFlight: 0,
       stuck: false,
     }))
+    this.#state = { context, lanes, log: log.child({ chain: context.network.name, component: 'runner' }), holds: new Map(), lookedAt: new Map(), replica: randomUUID(), slotWaits: 0 }
   }
 
   /** Each lane as the last pass saw it. */
   lanes(): LaneView[] {
-    return this.#lanes.map((lane) => ({
+    return this.#state.lanes.map((lane) => ({
       operator: lane.address,
       owned: lane.fence !== undefined && lane.ownership.held(),
       inFlight: lane.inFlight,
@@ -226,7 +129,7 @@ export class RunnerLoop {
   }
 
   start(): void {
-    this.#timer = setInterval(() => void this.wake(), this.#context.network.config.runner.pollMs)
+    this.#timer = setInterval(() => void this.wake(), this.#state.context.network.config.runner.pollMs)
     void this.wake()
   }
 
@@ -236,11 +139,11 @@ export class RunnerLoop {
     this.#timer = undefined
     await this.#pass
     // One line per lane an operator can read a restart by: what the next start takes up.
-    const active = this.#lanes.some((lane) => lane.fence) ? await this.#context.store.active(this.#context.network.name).catch(() => undefined) : undefined
-    for (const lane of this.#lanes) {
+    const active = this.#state.lanes.some((lane) => lane.fence) ? await this.#state.context.store.active(this.#state.context.network.name).catch(() => undefined) : undefined
+    for (const lane of this.#state.lanes) {
       if (lane.fence) {
-        const inFlight = active && this.#takenUp(lane, active)
-        this.#log.info({ operator: lane.address, epoch: lane.fence.epoch, inFlight }, 'runner stopped: what is in flight is taken up by the next start')
+        const inFlight = active && takenUp(this.#state, lane, active)
+        this.#state.log.info({ operator: lane.address, epoch: lane.fence.epoch, inFlight }, 'runner stopped: what is in flight is taken up by the next start')
       }
       await lane.ownership.release()
     }
@@ -278,34 +181,34 @@ export class RunnerLoop {
     } catch (error) {
       // Another process took the key: not a fault to back off from, the end of this tenure.
       if (error instanceof StaleEpochError) {
-        const lane = this.#lanes.find((each) => each.fence?.key === error.fence.key)
-        if (lane) await this.#standDown(lane, error.current)
+        const lane = this.#state.lanes.find((each) => each.fence?.key === error.fence.key)
+        if (lane) await standDown(this.#state, lane, error.current)
         return
       }
       // A pass that fails (the chain unreachable) is retried with exponential backoff.
       this.#failures++
-      const retryInMs = Math.min(this.#context.network.config.runner.pollMs * 2 ** this.#failures, MAX_BACKOFF_MS)
+      const retryInMs = Math.min(this.#state.context.network.config.runner.pollMs * 2 ** this.#failures, MAX_BACKOFF_MS)
       this.#retryAt = Date.now() + retryInMs
-      this.#log.warn({ err: error, failures: this.#failures, retryInMs }, 'runner pass failed')
+      this.#state.log.warn({ err: error, failures: this.#failures, retryInMs }, 'runner pass failed')
     }
   }
 
   async #tick(): Promise<void> {
-    const { store, network } = this.#context
+    const { store, network } = this.#state.context
     // Replicas sharing a store divide the lanes: each owns at most its share, and gives up the rest.
-    const share = await this.#share()
-    let count = this.#lanes.filter((lane) => lane.fence).length
-    for (const lane of [...this.#lanes].reverse()) {
+    const share = await laneShare(this.#state)
+    let count = this.#state.lanes.filter((lane) => lane.fence).length
+    for (const lane of [...this.#state.lanes].reverse()) {
       if (count <= share) break
       if (!lane.fence) continue
-      await this.#giveUp(lane, share)
+      await giveUp(this.#state, lane, share)
       count--
     }
-    for (const lane of this.#lanes) {
+    for (const lane of this.#state.lanes) {
       if (lane.ownership.held()) continue
       // Lost since the last pass (its lock's session ended): that tenure is over, whoever has the key now.
       if (lane.fence) {
-        await this.#standDown(lane, await store.runnerEpoch(lane.fence.key))
+        await standDown(this.#state, lane, await store.runnerEpoch(lane.fence.key))
         count--
       }
       if (count >= share) continue
@@ -318,7 +221,7 @@ export class RunnerLoop {
       lane.announced = false
       count++
     }
-    const owned = this.#lanes.filter((lane) => lane.fence)
+    const owned = this.#state.lanes.filter((lane) => lane.fence)
     if (owned.length === 0) return
     // A lane found short of ETH is looked at now; the others every LANE_FUNDING_CHECK_MS.
     await this.#funding?.check(
@@ -329,7 +232,7 @@ export class RunnerLoop {
     const active = await store.active(network.name)
     // Each lane's transactions in flight, grouped once per pass.
     const inFlightByLane = new Map<Lane, Submission[]>(owned.map((lane) => [lane, []]))
-    for (const submission of active) if (submission.stage !== 'waiting') inFlightByLane.get(this.#laneOf(submission)!)?.push(submission)
+    for (const submission of active) if (submission.stage !== 'waiting') inFlightByLane.get(laneOf(this.#state, submission)!)?.push(submission)
     for (const lane of owned) {
       const unincluded = inFlightByLane.get(lane)!.filter((submission) => submission.stage === 'sending')
       lane.inFlight = unincluded.length
@@ -338,14 +241,14 @@ export class RunnerLoop {
     }
     for (const lane of owned.filter((each) => !each.announced)) {
       lane.announced = true
-      this.#log.info(
-        { operator: lane.address, epoch: lane.fence!.epoch, inFlight: this.#takenUp(lane, active) },
+      this.#state.log.info(
+        { operator: lane.address, epoch: lane.fence!.epoch, inFlight: takenUp(this.#state, lane, active) },
         'runner started: it sends for the runner key and takes up what is in flight',
       )
     }
     if (active.length === 0) return
-    await Promise.all(owned.filter((lane) => lane.nextNonce === undefined).map((lane) => this.#readNonce(lane)))
-    await Promise.all(owned.filter((lane) => lane.short !== undefined).map((lane) => this.#checkShort(lane)))
+    await Promise.all(owned.filter((lane) => lane.nextNonce === undefined).map((lane) => readNonce(this.#state, lane)))
+    await Promise.all(owned.filter((lane) => lane.short !== undefined).map((lane) => checkShort(this.#state, lane)))
     const restarted = new Set(owned.filter((lane) => lane.restarted))
     for (const lane of owned) lane.restarted = false
     // Every lane's transactions in flight: a payer's next waits for its one in flight, whichever lane it is on.
@@ -356,7 +259,7 @@ export class RunnerLoop {
     for (const lane of owned) {
       const mine = inFlightByLane.get(lane)!
       if (restarted.has(lane) || !mine.some((submission) => Date.now() - submission.transaction!.sentAt > stuckAfterMs)) continue
-      const cancelled = await this.#fillGap(lane, mine)
+      const cancelled = await fillGap(this.#state, lane, mine)
       if (cancelled) inFlight = inFlight.filter((submission) => submission.id !== cancelled)
     }
 
@@ -364,20 +267,20 @@ export class RunnerLoop {
     const waiting = active.filter((submission) => submission.stage === 'waiting')
     // Never held first, in arrival order; held ones whose backoff has passed come after the
     // transactions in flight are followed, so a slow re-check delays neither a new send nor a receipt.
-    const payersInFlight = new Set(inFlight.map((submission) => this.#payerOf(submission)))
-    const fresh = waiting.filter((submission) => !this.#holds.has(submission.id) && this.#fallsHere(submission, now))
+    const payersInFlight = new Set(inFlight.map((submission) => payerOf(submission)))
+    const fresh = waiting.filter((submission) => !this.#state.holds.has(submission.id) && fallsHere(this.#state, submission, now))
     // One held behind its payer's transaction in flight is not looked at while that one is in flight (the
     // look would hold it again) unless it is to fail (its deadline passed, its payment expiring),
     // and is due at once when it is not.
     const due = waiting
       .filter((submission) => {
-        const hold = this.#holds.get(submission.id)
+        const hold = this.#state.holds.get(submission.id)
         if (!hold) return false
         if (Math.floor(now / 1000) > submission.deadline) return true
         if (hold.behind === undefined) return hold.retryAt <= now
-        return !payersInFlight.has(hold.behind) || this.#tooLateToSend(submission, now)
+        return !payersInFlight.has(hold.behind) || tooLateToSend(this.#state, submission, now)
       })
-      .sort((a, b) => this.#holds.get(a.id)!.retryAt - this.#holds.get(b.id)!.retryAt)
+      .sort((a, b) => this.#state.holds.get(a.id)!.retryAt - this.#state.holds.get(b.id)!.retryAt)
     // The fees are read once per pass, for all its sends: a chain that cannot answer fails the pass.
     const fees = fresh.length + due.length > 0 ? await readFees(network.client) : undefined
     // A node's pool keeps only so many pending transactions per sender: beyond `runner.maxInFlight`
@@ -387,445 +290,46 @@ export class RunnerLoop {
       lane.slots = maxInFlight - lane.inFlight
       lane.full = `waiting: the runner has ${maxInFlight} transactions in flight, as many as a node's pool keeps per sender; this one goes when one is included`
     }
-    this.#slotWaits = 0
-    await this.#sendFresh(fresh, owned, fees!, payersInFlight)
+    this.#state.slotWaits = 0
+    await sendFresh(this.#state, fresh, owned, fees!, payersInFlight)
     if (!owned.some((lane) => lane.ownership.held())) return
     // Then every transaction in flight on this process's lanes at once: their reads leave in one JSON-RPC batch. The
     // latest block is read first, once per pass (uncached: a stale one would hold `done` back).
     const followed = inFlight.flatMap((submission) => {
-      const lane = this.#laneOf(submission)
+      const lane = laneOf(this.#state, submission)
       return lane?.fence && lane.ownership.held() ? [{ lane, submission }] : []
     })
     const latest = followed.length > 0 ? await network.client.getBlockNumber({ cacheTime: 0 }) : 0n
-    const following = await Promise.allSettled(followed.map(({ lane, submission }) => this.#follow(lane, submission, restarted.has(lane), latest)))
+    const following = await Promise.allSettled(followed.map(({ lane, submission }) => follow(this.#state, lane, submission, restarted.has(lane), latest)))
     const stillFollowed = new Set(followed.map(({ submission }) => submission.id))
-    for (const id of this.#lookedAt.keys()) if (!stillFollowed.has(id)) this.#lookedAt.delete(id)
+    for (const id of this.#state.lookedAt.keys()) if (!stillFollowed.has(id)) this.#state.lookedAt.delete(id)
     const refused = following.find((outcome) => outcome.status === 'rejected' && outcome.reason instanceof StaleEpochError)
     if (refused) throw (refused as PromiseRejectedResult).reason
     following.forEach((outcome, index) => {
-      if (outcome.status === 'rejected') this.#log.warn({ submission: followed[index]!.submission.id, err: outcome.reason }, 'following a transaction failed; retried next pass')
+      if (outcome.status === 'rejected') this.#state.log.warn({ submission: followed[index]!.submission.id, err: outcome.reason }, 'following a transaction failed; retried next pass')
       // Included now: no longer in flight on its lane (`lanes()` reads the count between passes).
       else if (outcome.value) followed[index]!.lane.inFlight--
     })
     // Submissions waited for a slot that an inclusion just freed: the next pass follows at once.
-    if (this.#slotWaits > 0 && following.some((outcome) => outcome.status === 'fulfilled' && outcome.value)) void this.wake()
+    if (this.#state.slotWaits > 0 && following.some((outcome) => outcome.status === 'fulfilled' && outcome.value)) void this.wake()
     // Last, the held ones due again: re-checked a few at a time (one slow simulation does not hold
     // the others), then sent in order, each on a lane with a free slot (none once every lane's nonce was found too low).
     const ready = owned.filter((lane) => lane.nextNonce !== undefined && lane.slots > 0)
     if (ready.length === 0) return
     const batch = due.slice(0, RECHECKS_PER_PASS)
     // Each re-check simulates as the lane least loaded now; the send takes whichever lane is then.
-    const rechecked = await mapLimited(batch, RECHECKS_AT_ONCE, (submission) => this.#check(this.#pickLane(owned) ?? ready[0]!, submission, fees!, payersInFlight))
+    const rechecked = await mapLimited(batch, RECHECKS_AT_ONCE, (submission) => check(this.#state, pickLane(owned) ?? ready[0]!, submission, fees!, payersInFlight))
     if (due.length > batch.length) void this.wake()
     for (const [index, submission] of batch.entries()) {
       const checked = rechecked[index]
       if (!checked) continue
-      const lane = this.#pickLane(owned)
+      const lane = pickLane(owned)
       if (!lane) {
-        await this.#waitForSlot(submission, owned)
+        await waitForSlot(this.#state, submission, owned)
         continue
       }
-      await this.#dispatch(lane, submission, checked, payersInFlight)
+      await dispatch(this.#state, lane, submission, checked, payersInFlight)
     }
-  }
-
-  /**
-   * Sends the pass's new submissions. Each is planned, in arrival order, on the least loaded lane with
-   * a slot to spare (a payer's later ones on the lane of its first, where they wait behind it); then
-   * every lane works through its own at once, in order, so one lane's simulations and round trips
-   * never hold another's sends. What a lane could not take after all (found short of ETH, its pool
-   * full, its nonce too low) goes, in arrival order, to whichever lane can take it then; what no
-   * lane has a slot for waits (`#waitForSlot`).
-   */
-  async #sendFresh(fresh: readonly Submission[], owned: readonly Lane[], fees: Fees, payersInFlight: Set<string>): Promise<void> {
-    const planned = new Map<Lane, Submission[]>()
-    const spare = new Map(owned.map((lane) => [lane, lane.slots]))
-    const laneOfPayer = new Map<string, Lane>()
-    const left: Submission[] = []
-    for (const submission of fresh) {
-      const payer = this.#payerOf(submission)
-      const lane = laneOfPayer.get(payer) ?? this.#pickLane(owned, (each) => spare.get(each)!)
-      if (!lane) {
-        left.push(submission)
-        continue
-      }
-      // A payer's later ones, and one whose payer has a transaction in flight, are held, not sent: they take no slot.
-      if (!laneOfPayer.has(payer) && !payersInFlight.has(payer)) spare.set(lane, spare.get(lane)! - 1)
-      laneOfPayer.set(payer, lane)
-      planned.set(lane, [...(planned.get(lane) ?? []), submission])
-    }
-    const work = await Promise.allSettled(
-      [...planned].map(async ([lane, queue]) => {
-        for (const submission of queue) {
-          if (!this.#takesWork(lane)) left.push(submission)
-          else {
-            await this.#send(lane, submission, fees, payersInFlight)
-            if (lane.short !== undefined) left.push(submission)
-          }
-        }
-      }),
-    )
-    const failed = work.filter((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected').map((outcome) => outcome.reason)
-    if (failed.length > 0) throw failed.find((error) => error instanceof StaleEpochError) ?? failed[0]
-    const order = new Map(fresh.map((submission, index) => [submission.id, index]))
-    for (const submission of left.sort((a, b) => order.get(a.id)! - order.get(b.id)!)) {
-      // Every lane's nonce found too low: nothing more is sent before the next pass reads them afresh.
-      if (!owned.some((lane) => lane.nextNonce !== undefined && lane.ownership.held())) break
-      // A lane found short of ETH while checking leaves the submission to the next lane.
-      for (let lane = this.#pickLane(owned); ; lane = this.#pickLane(owned)) {
-        if (!lane) {
-          await this.#waitForSlot(submission, owned)
-          break
-        }
-        await this.#send(lane, submission, fees, payersInFlight)
-        if (lane.short === undefined) break
-      }
-    }
-  }
-
-  /** A lane that can send now: its nonce known, a slot free, ETH to pay, and its key still this process's. */
-  #takesWork(lane: Lane, slots = lane.slots): boolean {
-    return lane.nextNonce !== undefined && slots > 0 && lane.short === undefined && lane.ownership.held()
-  }
-
-  /** A lane's next nonce: the node's pending count, or past the highest its stored transactions hold. */
-  async #readNonce(lane: Lane): Promise<void> {
-    const { network, store } = this.#context
-    const [pending, stored] = await Promise.all([
-      network.client.getTransactionCount({ address: lane.address, blockTag: 'pending' }),
-      store.highestNonce(network.name, lane.address, lane.first),
-    ])
-    lane.nextNonce = Math.max(pending, stored === undefined ? 0 : stored + 1)
-  }
-
-  /**
-   * Takes `lane` out of new work until it holds `wei` (at least `runner.minBalanceWei`), with an
-   * error to fund it once (naming the submission it could not send).
-   */
-  #shortOfEth(lane: Lane, wei: bigint, submission: string): void {
-    const floor = BigInt(this.#context.network.config.runner.minBalanceWei)
-    if (lane.short === undefined) this.#log.error({ submission, operator: lane.address }, 'the runner cannot pay for gas: fund it')
-    lane.short = wei > floor ? wei : floor
-  }
-
-  /** A lane short of ETH takes work again once its balance pays for the transaction the node refused. */
-  async #checkShort(lane: Lane): Promise<void> {
-    const balance = await this.#context.network.client.getBalance({ address: lane.address })
-    if (balance >= lane.short!) {
-      this.#log.info({ operator: lane.address, balance: balance.toString() }, 'runner lane funded again: it takes work')
-      lane.short = undefined
-    }
-  }
-
-  /**
-   * The lane a new send goes on: of this process's lanes whose nonce is known, with a free slot and
-   * ETH to pay, the least loaded (fewest transactions unincluded), one with nothing stuck before one
-   * with a transaction stuck past `runner.stuckAfterMs` (`lane.stuck`, as the pass found it: its
-   * later nonces would wait behind it). `slots`: a lane's free slots (a plan passes those it has left).
-   */
-  #pickLane(owned: readonly Lane[], slots = (lane: Lane) => lane.slots): Lane | undefined {
-    const open = owned.filter((lane) => this.#takesWork(lane, slots(lane)))
-    const rank = (lane: Lane) => (lane.stuck ? 1_000_000 : 0) - slots(lane)
-    return open.reduce<Lane | undefined>((best, lane) => (best === undefined || rank(lane) < rank(best) ? lane : best), undefined)
-  }
-
-  /**
-   * Sends a waiting submission if it passes its checks (`#check`). A fault while checking or sending
-   * it (its simulation's data, the chain's answer to it) holds it with its reason; the pass goes on.
-   */
-  async #send(lane: Lane, submission: Submission, fees: Fees, payersInFlight: Set<string>): Promise<void> {
-    const prepared = await this.#check(lane, submission, fees, payersInFlight)
-    if (prepared) await this.#dispatch(lane, submission, prepared, payersInFlight)
-  }
-
-  /**
-   * A waiting submission's checks before a send, each failing one settled or held with its reason:
-   * its deadline (failed past it), its payment's expiry (failed within `relay.paymentMarginSec`),
-   * its payer's transaction in flight (held), the exact simulation and the price (held). Returns the
-   * prepared transaction when it may go, simulated as `lane` sends it. Never throws: a fault holds the submission.
-   */
-  async #check(lane: Lane, submission: Submission, fees: Fees, payersInFlight: Set<string>): Promise<PreparedRelay | undefined> {
-    try {
-      return await this.#checkOrThrow(lane, submission, fees, payersInFlight)
-    } catch (error) {
-      if (error instanceof StaleEpochError) throw error
-      if (error instanceof RunnerShortOfEth) {
-        // The lane's ETH, not the submission: it stays waiting, unheld, for a lane that can pay.
-        this.#shortOfEth(lane, BigInt(this.#context.network.config.runner.minBalanceWei), submission.id)
-        if (submission.reason !== SHORT_OF_ETH) await this.#context.store.update(submission.id, { reason: SHORT_OF_ETH }, this.#anyFence())
-        return undefined
-      }
-      await this.#hold(submission, `waiting: ${shortReason(error)}`, 'fault')
-      this.#log.warn({ submission: submission.id, err: error }, 'submission held by a fault')
-      return undefined
-    }
-  }
-
-  /**
-   * Fails a waiting submission past its deadline, or whose payment (or call's signed transfer) expires within
-   * `relay.paymentMarginSec` + `relay.inclusionSec` (sent, it would be cancelled before its time to be
-   * included): answers whether it did.
-   */
-  async #failIfTooLate(submission: Submission): Promise<boolean> {
-    const { store, network } = this.#context
-    const now = Math.floor(Date.now() / 1000)
-    if (now > submission.deadline) {
-      const byPayer = this.#holds.get(submission.id)?.failing?.byPayer ?? false
-      this.#holds.delete(submission.id)
-      await store.update(submission.id, {
-        stage: 'failed',
-        reason: `not sent before its deadline${submission.reason ? `: ${submission.reason}` : ''}`,
-        ...(byPayer ? { fault: 'payer' as const } : {}),
-      }, this.#anyFence())
-      return true
-    }
-    const { request } = submission
-    const token = paymentToken(network, request.payment.token)
-    const requested = relayOfRequest(this.#context, request.call, request.payment, token)
-    const margin = BigInt(leastPaymentValiditySec(network.config.relay))
-    const expiry = soonestExpiry(requested)
-    if (expiry && expiry.at - BigInt(now) < margin) {
-      this.#holds.delete(submission.id)
-      await store.update(submission.id, {
-        stage: 'failed',
-        reason: `not sent: ${expiry.what} expires at ${expiry.at}, within ${margin} s${submission.reason ? ` (${submission.reason})` : ''}`,
-      }, this.#anyFence())
-      return true
-    }
-    return false
-  }
-
-  async #checkOrThrow(lane: Lane, submission: Submission, fees: Fees, payersInFlight: Set<string>): Promise<PreparedRelay | undefined> {
-    if (await this.#failIfTooLate(submission)) return undefined
-    const payer = this.#payerOf(submission)
-    if (payersInFlight.has(payer)) {
-      // Simulated at latest, a second payment by the same account would not see the first in flight.
-      await this.#holdBehind(submission, payer)
-      return undefined
-    }
-    let prepared: PreparedRelay
-    try {
-      // A call that failed by its own doing last time is measured afresh: the probe alone answers
-      // whether it still fails (one simulation), where the stored stipend would try three.
-      const byPayer = this.#holds.get(submission.id)?.failing?.byPayer ?? false
-      const measured = byPayer || submission.callGas === undefined ? undefined : { callGas: BigInt(submission.callGas), refundGas: BigInt(submission.refundGas ?? 0) }
-      prepared = await this.#prepare(lane, submission, lane.nextNonce!, fees, measured)
-    } catch (error) {
-      if (!(error instanceof ToolError)) throw error
-      // Re-simulated like at submit: a payment or a call that would now fail is not sent; it waits.
-      await this.#hold(submission, error.message, 'payer')
-      return undefined
-    }
-    if (!prepared.coverage.covered) {
-      await this.#hold(submission, `waiting: the payment no longer covers the most the runner could pay at current fees (${prepared.coverage.worstCaseWei} wei)`)
-      return undefined
-    }
-    return prepared
-  }
-
-  /**
-   * Signs a checked submission's transaction with `lane`'s next nonce, stores it, and broadcasts it;
-   * the nonce is kept only when the node takes it. The store takes the send only if the submission
-   * is still waiting and its payer has nothing in flight on any lane (`claim`): otherwise nothing is
-   * broadcast. A payer with a transaction in flight by now (sent earlier in this pass) waits. A fault
-   * holds the submission; a crash after the store keeps the stored bytes for the restart's rebroadcast.
-   */
-  async #dispatch(lane: Lane, submission: Submission, prepared: PreparedRelay, payersInFlight: Set<string>): Promise<void> {
-    const { store } = this.#context
-    const payer = this.#payerOf(submission)
-    if (payersInFlight.has(payer)) {
-      await this.#holdBehind(submission, payer)
-      return
-    }
-    const nonce = lane.nextNonce!
-    const fence = lane.fence!
-    let refusal: string | undefined
-    let transaction: SentTransaction
-    try {
-      transaction = await this.#sign(lane, prepared, nonce, [], Date.now())
-      // Stored before it is broadcast: after a crash, the stored bytes are sent again, never new ones;
-      // this write reserves the nonce, and is refused if another process has taken the key.
-      if (!(await store.claim(submission.id, { stage: 'sending', transaction, reason: null }, fence))) {
-        // Sent meanwhile by another process's lane, or its payer's other submission was: this one is not.
-        this.#log.info({ submission: submission.id, operator: lane.address }, 'not sent: another lane sent it, or a transaction of its payer, first')
-        payersInFlight.add(payer)
-        return
-      }
-      refusal = await this.#broadcast(transaction.raw)
-    } catch (error) {
-      // Refused by the store: another process owns the key, and this transaction is never broadcast.
-      if (error instanceof StaleEpochError) throw error
-      await this.#hold(submission, `waiting: ${shortReason(error)}`, 'fault')
-      this.#log.warn({ submission: submission.id, err: error }, 'submission held by a fault')
-      return
-    }
-    if (refusal) {
-      // Not accepted: the nonce is given back, and the transaction is forgotten.
-      this.#holds.delete(submission.id)
-      if (/nonce too low/i.test(refusal)) {
-        lane.nextNonce = undefined
-        await store.update(submission.id, { stage: 'waiting', transaction: null, reason: `waiting: the node refused the nonce (${refusal}); sent again with a fresh one` }, fence)
-      } else if (POOL_FULL.test(refusal)) {
-        // The node keeps no more of this key's transactions: nothing more goes on this lane this pass.
-        lane.slots = 0
-        lane.full = `waiting: the node's pool holds as many of the runner's transactions as it keeps (${refusal}); it goes when one is included`
-        await store.update(submission.id, { stage: 'waiting', transaction: null, reason: lane.full }, fence)
-      } else if (/insufficient funds/i.test(refusal)) {
-        // The lane takes no new work until its balance pays for what it was refused; the other lanes go on.
-        this.#shortOfEth(lane, BigInt(transaction.gas) * BigInt(transaction.maxFeePerGas), submission.id)
-        await store.update(submission.id, { stage: 'waiting', transaction: null, reason: SHORT_OF_ETH }, fence)
-      } else {
-        await store.update(submission.id, { stage: 'failed', transaction: null, reason: `the node refused the transaction: ${refusal}` }, fence)
-      }
-      return
-    }
-    this.#holds.delete(submission.id)
-    lane.nextNonce = nonce + 1
-    lane.slots--
-    payersInFlight.add(payer)
-    this.#log.info({ submission: submission.id, hash: transaction.hash, nonce, operator: lane.address, gas: prepared.gas.toString(), callGas: prepared.callGas.toString() }, 'sent')
-  }
-
-  /**
-   * Ends this process's tenure as a lane's owner, once it finds the key lost (its lock's session
-   * ended) or taken over (the store refused a write: `current` is the new owner's epoch). It forgets
-   * the lane's nonce (and, with no lane left, its holds), gives the lock up, and sends nothing more on
-   * the lane until it takes the key again at a new epoch, starting over then as after a restart.
-   */
-  async #standDown(lane: Lane, current: number): Promise<void> {
-    const { epoch } = lane.fence!
-    lane.fence = undefined
-    lane.nextNonce = undefined
-    if (!this.#lanes.some((each) => each.fence)) this.#holds.clear()
-    const to = current > epoch ? ` to epoch ${current}` : ''
-    this.#log.warn({ epoch, current, operator: lane.address }, `runner stands down: it lost ownership of the runner key at epoch ${epoch}${to}; it sends nothing until it takes the key again`)
-    await lane.ownership.release()
-  }
-
-  /**
-   * How many lanes this process may own: all of them alone, else its part of the replicas alive on
-   * the chain (rounded up, so that every lane has an owner). A single lane needs no count.
-   */
-  async #share(): Promise<number> {
-    if (this.#lanes.length === 1) return 1
-    const { store, network } = this.#context
-    const liveMs = Math.max(REPLICA_LIVE_MS, 5 * network.config.runner.pollMs)
-    const replicas = await store.heartbeat(network.name, this.#replica, liveMs)
-    return Math.ceil(this.#lanes.length / replicas)
-  }
-
-  /**
-   * Gives a lane up for another replica to take (more replicas alive than when it was taken): its
-   * nonce forgotten and its lock released; the taker starts it over as after a restart, rebroadcasting
-   * what is in flight.
-   */
-  async #giveUp(lane: Lane, share: number): Promise<void> {
-    lane.fence = undefined
-    lane.nextNonce = undefined
-    this.#log.info({ operator: lane.address, share, lanes: this.#lanes.length }, `runner gives a lane up: the replicas alive share ${this.#lanes.length} lanes, ${share} each at most`)
-    await lane.ownership.release()
-  }
-
-  /** The fence a write to a waiting submission carries: any of this process's lanes' (none of them sent it). */
-  #anyFence(): RunnerFence {
-    return this.#lanes.find((lane) => lane.fence && lane.ownership.held())?.fence ?? this.#lanes.find((lane) => lane.fence)!.fence!
-  }
-
-  /** The lane that sent a submission's transaction: its `from`, or the first lane for one stored before lanes; undefined for another process's key. */
-  #laneOf(submission: Submission): Lane | undefined {
-    const from = submission.transaction?.from
-    return from === undefined ? this.#lanes[0] : this.#lanes.find((lane) => lane.address === getAddress(from))
-  }
-
-  /**
-   * Holds a waiting submission with its reason, and backs off before looking at it again. `failing`:
-   * its simulation failed, by its payment or call (`payer`, counted against the payer should it fail
-   * for it) or by the node (`fault`); such a hold ends in failure after `relay.failingHoldSec`.
-   */
-  async #hold(submission: Submission, reason: string, failing?: 'payer' | 'fault'): Promise<void> {
-    const { store, network } = this.#context
-    const previous = this.#holds.get(submission.id)
-    const now = Date.now()
-    const pollMs = network.config.runner.pollMs
-    const holds = (previous?.holds ?? 0) + 1
-    if (failing === undefined) {
-      this.#holds.set(submission.id, { holds, retryAt: now + Math.min(pollMs * 2 ** holds, MAX_HOLD_MS) })
-    } else {
-      const since = previous?.failing?.since ?? now
-      const failingHoldSec = network.config.relay.failingHoldSec
-      const endsAt = since + failingHoldSec * 1000
-      if (now >= endsAt) {
-        // Each look is a simulation on the node: kept for good, held junk would cost it forever.
-        this.#holds.delete(submission.id)
-        await store.update(submission.id, {
-          stage: 'failed',
-          reason: `not sent: its ${failing === 'payer' ? 'payment or call' : 'simulation'} kept failing for ${failingHoldSec} s: ${reason}`,
-          ...(failing === 'payer' ? { fault: 'payer' as const } : {}),
-        }, this.#anyFence())
-        return
-      }
-      // The last look falls when its time is up, not a doubling later.
-      const waitMs = Math.min(pollMs * 2 ** holds, MAX_FAILING_HOLD_MS, endsAt - now)
-      this.#holds.set(submission.id, { holds, retryAt: now + waitMs, failing: { since, byPayer: failing === 'payer' || previous?.failing?.byPayer === true } })
-    }
-    if (reason !== submission.reason) await store.update(submission.id, { reason }, this.#anyFence())
-  }
-
-  /**
-   * Holds a submission behind its payer's transaction in flight, without backoff: the pass after that
-   * one settles looks at it again (each payer's submissions go one after another, none waiting out a
-   * doubling delay behind the last).
-   */
-  async #holdBehind(submission: Submission, payer: string): Promise<void> {
-    const previous = this.#holds.get(submission.id)
-    this.#holds.set(submission.id, { holds: (previous?.holds ?? 0) + 1, retryAt: 0, behind: payer })
-    const reason = `waiting: ${payer} has a transaction in flight; this one follows it`
-    if (reason !== submission.reason) await this.#context.store.update(submission.id, { reason }, this.#anyFence())
-  }
-
-  /**
-   * Leaves a submission waiting (failed instead if too late), without a look or a backoff, while every lane has
-   * `runner.maxInFlight` transactions unincluded (or the node said its pool holds no more of them, or
-   * its ETH is short): the next pass with a free slot takes it, in turn.
-   */
-  async #waitForSlot(submission: Submission, owned: readonly Lane[]): Promise<void> {
-    if (await this.#failIfTooLate(submission)) return
-    this.#slotWaits++
-    const { maxInFlight } = this.#context.network.config.runner
-    const reason =
-      owned.length === 1
-        ? owned[0]!.short === undefined
-          ? owned[0]!.full
-          : SHORT_OF_ETH
-        : `waiting: each of the runner's ${owned.length} lanes has ${maxInFlight} transactions in flight (as many as a node's pool keeps per sender) or is short of ETH; this one goes when one is included`
-    if (reason !== submission.reason) await this.#context.store.update(submission.id, { reason }, this.#anyFence())
-  }
-
-  /**
-   * Whether this process sends a new submission now. Replicas dividing the lanes divide new work too,
-   * so that two do not both simulate every submission, one of them in vain: each payer's go first to
-   * the replica owning the lane its address falls to (the address modulo the lanes); one still waiting
-   * `HOME_REPLICA_MS` after it was accepted is any replica's. A process owning every lane takes all.
-   */
-  #fallsHere(submission: Submission, now: number): boolean {
-    const home = this.#lanes[Number(BigInt(this.#payerOf(submission)) % BigInt(this.#lanes.length))]!
-    return (home.fence !== undefined && home.ownership.held()) || now - submission.createdAt > HOME_REPLICA_MS
-  }
-
-  /** What a lane's owner takes up, by stage: every waiting submission, and the lane's own in flight. */
-  #takenUp(lane: Lane, active: readonly Submission[]): ReturnType<typeof countByStage> {
-    return countByStage(active.filter((submission) => submission.stage === 'waiting' || this.#laneOf(submission) === lane))
-  }
-
-  /**
-   * The account whose payment a submission spends, as submit read it (the signed transfer's `from`,
-   * the batch's account, which is not `call.to` where a delegation manager or an EntryPoint runs the
-   * batch); the store's `claim` keys by the same. A row stored before it kept its payer: the transfer's
-   * `from`, else the call's target.
-   */
-  #payerOf({ payer, request }: Submission): string {
-    if (payer !== undefined) return getAddress(payer)
-    return 'authorization' in request.payment ? getAddress(request.payment.authorization.from) : getAddress(request.call.to)
   }
 
   /** Deletes settled submissions past the retention period, at most once a minute. */
@@ -833,358 +337,8 @@ export class RunnerLoop {
     const now = Date.now()
     if (now - this.#prunedAt < PRUNE_EVERY_MS) return
     this.#prunedAt = now
-    await this.#context.store.prune(now - this.#context.network.config.relay.retentionSec * 1000, lane.fence!)
+    await this.#state.context.store.prune(now - this.#state.context.network.config.relay.retentionSec * 1000, lane.fence!)
   }
-
-  /**
-   * A nonce below the next one that the node has no transaction for (a transaction dropped from its
-   * pool, one sent by hand) would hold every later one back: it is filled with the stored bytes of the
-   * submission that holds it, or with a self-transfer — that submission's cancellation when its
-   * payment is about to expire (its id is returned once sent), a bare one when no submission holds it.
-   * A gap is never filled for more than it costs: the cancellation only while a later nonce waits
-   * behind it (none waiting, nothing is held back: the relay is followed as any in flight), and at
-   * no more than the relay's payment is worth (`#cancel`'s cap: past it, the later nonces wait for
-   * the fees to fall, as a stuck relay's cancellation does).
-   */
-  async #fillGap(lane: Lane, inFlight: readonly Submission[]): Promise<string | undefined> {
-    const { network } = this.#context
-    const pending = await network.client.getTransactionCount({ address: lane.address, blockTag: 'pending' })
-    if (pending >= lane.nextNonce!) return
-    const held = inFlight.find((submission) => submission.transaction?.nonce === pending)
-    const expiring = held && this.#nearExpiry(held, Date.now())
-    if (held && !expiring) {
-      // Ours, but not in the node's pool: sent again as stored.
-      await this.#broadcast(held.transaction!.raw)
-      return
-    }
-    if (held) {
-      // Its payment (or its call's signed transfer) expires too soon to be taken: its bytes could only
-      // revert (or pay for a call that fails), at the runner's cost or its payer's. With nothing after
-      // it, it holds nothing back.
-      if (lane.nextNonce! === pending + 1) return
-      const sent = await this.#cancel(lane, held, held.transaction!, { why: `lost by the node, and ${expiring!.what} came within ${network.config.relay.paymentMarginSec} s of expiring` })
-      return sent ? held.id : undefined
-    }
-    const fees = await readFees(network.client)
-    const raw = await lane.account.signTransaction({ chainId: network.config.chainId, to: lane.address, value: 0n, gas: 21_000n, nonce: pending, ...fees, type: 'eip1559' })
-    // No submission's, so not stored: the fence is checked last, just before it goes.
-    const current = await this.#context.store.runnerEpoch(lane.fence!.key)
-    if (current !== lane.fence!.epoch) throw new StaleEpochError(lane.fence!, current)
-    const refusal = await this.#broadcast(raw)
-    this.#log.warn({ operator: lane.address, nonce: pending, next: lane.nextNonce, refused: refusal }, 'filled a nonce gap with a self-transfer')
-  }
-
-  /**
-   * The submission's runner transaction, prepared and simulated exactly as it will be signed. With a
-   * stipend and a refund's cap (those measured at submit, or the stuck transaction's) that no longer
-   * let the call succeed, both are measured afresh (a send; a replacement keeps them, so it is refused).
-   */
-  async #prepare(lane: Lane, submission: Submission, nonce: number, fees: Fees, measured?: { callGas: bigint; refundGas: bigint }, remeasure = true): Promise<PreparedRelay> {
-    const { network } = this.#context
-    const { request } = submission
-    const token = paymentToken(network, request.payment.token)
-    const requested = relayOfRequest(this.#context, request.call, request.payment, token)
-    // Simulated from the lane that signs, as it will be sent (no other lane, no added gas), on its own client.
-    const context: RelayContext = { ...this.#context, network: { ...this.#context.network, client: lane.client }, operator: lane.address, spareOperators: [], laneGas: 0n }
-    const prepare = (known: typeof measured) =>
-      prepareRunnerTransaction(context, requested.relay, request.authorizationList, { token, amount: requested.amount, nonce, fees, ...known, refusal: 'waiting' })
-    try {
-      return await prepare(measured)
-    } catch (error) {
-      if (!(error instanceof ToolError) || measured === undefined || !remeasure) throw error
-      return prepare(undefined)
-    }
-  }
-
-  /** Follows a transaction in flight; answers whether it was found included. */
-  async #follow(lane: Lane, submission: Submission, restarted: boolean, latest: bigint): Promise<boolean> {
-    const { network, store } = this.#context
-    const transaction = submission.transaction!
-    // Looked for at this block already, with the same hashes: no receipt can have come since, and a
-    // confirming one gains no confirmation. Its receipts are read again at the next block.
-    const looked = this.#lookedAt.get(submission.id)
-    const seen = !restarted && looked !== undefined && looked.block === latest && looked.hashes === transaction.hashes.length
-    if (seen && submission.stage === 'confirming') return false
-    const { receipt, answered } = seen ? { receipt: undefined, answered: false } : await this.#receipt(transaction.hashes)
-    if (answered) this.#lookedAt.set(submission.id, { block: latest, hashes: transaction.hashes.length })
-    if (receipt) {
-      // OP-stack receipts carry the L1 data fee the runner also paid (viem passes the field through).
-      const l1Fee = (receipt as { l1Fee?: bigint | string | null }).l1Fee
-      const fee = (receipt.gasUsed * receipt.effectiveGasPrice + BigInt(l1Fee ?? 0)).toString()
-      const included = { blockNumber: receipt.blockNumber.toString(), gasUsed: receipt.gasUsed.toString(), fee }
-      const transactionOfReceipt = receipt.transactionHash === transaction.hash ? {} : { transaction: { ...transaction, hash: receipt.transactionHash } }
-      if (receipt.to !== null && getAddress(receipt.to) === lane.address) {
-        // A relay cancelled for its payment's expiry: the payer chose that expiry, and the runner paid the cancellation.
-        const fault = transaction.expiring ? { fault: 'payer' as const } : {}
-        await store.update(submission.id, { ...included, ...transactionOfReceipt, ...fault, stage: 'failed', reason: `cancelled: ${submission.reason ?? 'not included in time'}` }, lane.fence!)
-        return true
-      }
-      if (receipt.status !== 'success') {
-        // Only the payer's own doing can make a payment phase that simulated fail (DESIGN §3's one bounded loss).
-        await store.update(submission.id, { ...included, ...transactionOfReceipt, stage: 'failed', fault: 'revert', reason: 'the transaction reverted in its payment phase: nothing was paid' }, lane.fence!)
-        return true
-      }
-      // Its block is there, whatever the latest read before it said.
-      const head = latest > receipt.blockNumber ? latest : receipt.blockNumber
-      const confirmed = head - receipt.blockNumber + 1n >= BigInt(network.config.runner.confirmations)
-      const outcome = submission.outcome ?? (await this.#outcome(submission, receipt))
-      await store.update(submission.id, {
-        ...included,
-        ...transactionOfReceipt,
-        outcome,
-        ...(outcome.callSucceeded ? {} : { reason: `the call failed on chain (the payment was taken)${outcome.callReason ? `: ${outcome.callReason}` : ''}` }),
-        stage: confirmed ? 'done' : 'confirming',
-      }, lane.fence!)
-      return submission.stage === 'sending'
-    }
-    const now = Date.now()
-    // After a restart what was in flight goes again as stored, unless its payment is about to expire:
-    // then it is cancelled below rather than sent to revert.
-    if (restarted && !this.#nearExpiry(submission, now)) {
-      await this.#broadcast(transaction.raw)
-      return false
-    }
-    const stuck = now - transaction.sentAt > network.config.runner.stuckAfterMs
-    if (transaction.cancel) {
-      // A cancellation itself stuck: outbid again, within its cap.
-      if (stuck) await this.#cancel(lane, submission, transaction, { why: submission.reason ?? 'not included in time' })
-      return false
-    }
-    const early = this.#cancelReason(submission, transaction, now)
-    const l1 = early ? undefined : await this.#l1FeeNow(submission, transaction)
-    const cancellation = early ?? l1?.cancellation
-    if (cancellation) {
-      await this.#cancel(lane, submission, transaction, cancellation)
-      return false
-    }
-    if (stuck || l1?.passedCharge) await this.#replace(lane, submission, transaction)
-    return false
-  }
-
-  /** What of a submission (its payment, its call's signed transfer) expires within `relay.paymentMarginSec` of `now` (ms): its transaction may not go out again. */
-  #nearExpiry(submission: Submission, now: number): Expiry | undefined {
-    return this.#expiresWithin(submission, now, this.#context.network.config.relay.paymentMarginSec)
-  }
-
-  /** Whether a waiting submission's payment or call's signed transfer expires too soon to send it: sent, it would be cancelled at the margin before its time to be included. */
-  #tooLateToSend(submission: Submission, now: number): boolean {
-    return this.#expiresWithin(submission, now, leastPaymentValiditySec(this.#context.network.config.relay)) !== undefined
-  }
-
-  /** What of a submission expires within `seconds` of `now` (ms): its payment or its call's signed transfer, whichever is first. */
-  #expiresWithin(submission: Submission, now: number, seconds: number): Expiry | undefined {
-    const token = paymentToken(this.#context.network, submission.request.payment.token)
-    const expiry = soonestExpiry(relayOfRequest(this.#context, submission.request.call, submission.request.payment, token))
-    return expiry && expiry.at - BigInt(Math.floor(now / 1000)) < BigInt(seconds) ? expiry : undefined
-  }
-
-  /** Why a relay in flight must give way to a cancellation now, if it must. */
-  #cancelReason(submission: Submission, transaction: SentTransaction, now: number): Cancellation | undefined {
-    const { config } = this.#context.network
-    if (now - transaction.firstSentAt > config.runner.maxSendingMs) return { why: `not included within ${config.runner.maxSendingMs / 1000} s` }
-    const expiring = this.#nearExpiry(submission, now)
-    if (expiring) return { why: `not included before ${expiring.what} came within ${config.relay.paymentMarginSec} s of expiring`, expiring: true }
-    return undefined
-  }
-
-  /**
-   * On a chain with an L1 data fee, which the signed transaction cannot cap: the fee of the bytes in
-   * flight now. Risen past what the payment covers beside its gas: a cancellation, rather than an
-   * inclusion at a loss. Risen past the L1 fee its charge counts (a payee that refunds keeps only the
-   * charge): `passedCharge`, and it is replaced, re-priced, before it is included at a loss.
-   */
-  async #l1FeeNow(submission: Submission, transaction: SentTransaction): Promise<{ cancellation?: Cancellation; passedCharge: boolean } | undefined> {
-    const { network } = this.#context
-    if (network.config.l1DataFee === undefined) return undefined
-    const token = paymentToken(network, submission.request.payment.token)
-    const { amount } = relayOfRequest(this.#context, submission.request.call, submission.request.payment, token)
-    const [l1FeeWei, weiPerBaseUnit] = await Promise.all([readL1DataFeeOfBytes(network, transaction.raw), readWeiPerBaseUnit(network, token.address)])
-    const coverage = paymentCovers(amount, { gasLimit: BigInt(transaction.gas), maxFeePerGas: BigInt(transaction.maxFeePerGas), l1FeeWei }, weiPerBaseUnit)
-    if (!coverage.covered) {
-      const cancellation = { why: `its L1 data fee rose to ${l1FeeWei} wei while it waited, past what the payment covers`, instead: coverage.worstCaseWei - tokenToWei(amount, weiPerBaseUnit) }
-      return { cancellation, passedCharge: false }
-    }
-    // The charge counts the fee as priced at signing, headroom included; what the chain will take is the fee now, without it.
-    const charge = signedCharge(parseTransaction(transaction.raw).data ?? '0x')
-    const feeNow = (l1FeeWei * 10_000n) / (10_000n + L1_FEE_HEADROOM_BPS)
-    return { passedCharge: charge !== undefined && charge.refundGas !== 0n && feeNow > charge.l1FeeWei }
-  }
-
-  /**
-   * Takes a relay's nonce back with a 0-value self-transfer that outbids it (what nodes require of a
-   * replacement), so the nonces after it can move. Its cost (21,000 gas at its max fee) is capped at
-   * what the relay's payment is worth: past that it waits at its fee. Answers whether it was sent.
-   */
-  async #cancel(lane: Lane, submission: Submission, stuck: SentTransaction, { why, expiring, instead }: Cancellation): Promise<boolean> {
-    const { network, store } = this.#context
-    const token = paymentToken(network, submission.request.payment.token)
-    const { amount } = relayOfRequest(this.#context, submission.request.call, submission.request.payment, token)
-    const [current, weiPerBaseUnit] = await Promise.all([readFees(network.client), readWeiPerBaseUnit(network, token.address)])
-    const bump = (value: string) => (BigInt(value) * BigInt(10_000 + network.config.runner.feeBumpBps)) / 10_000n
-    const maxPriorityFeePerGas = max(bump(stuck.maxPriorityFeePerGas), current.maxPriorityFeePerGas)
-    const maxFeePerGas = max(bump(stuck.maxFeePerGas), current.maxFeePerGas, maxPriorityFeePerGas)
-    // On an OP-stack chain the self-transfer pays an L1 data fee too, which no signed field caps.
-    const l1FeeWei = await readL1DataFee(network, { to: lane.address, data: '0x', gas: 21_000n, nonce: stuck.nonce, maxFeePerGas, maxPriorityFeePerGas })
-    const cost = { gasLimit: 21_000n, maxFeePerGas, l1FeeWei }
-    if (!paymentCovers(amount, cost, weiPerBaseUnit).covered && !(instead !== undefined && worstCaseWei(cost) < instead)) {
-      this.#log.warn({ submission: submission.id, nonce: stuck.nonce, why }, 'not cancelled: the cancellation would cost more than the payment is worth')
-      return false
-    }
-    const raw = await lane.account.signTransaction({
-      chainId: network.config.chainId,
-      to: lane.address,
-      value: 0n,
-      gas: 21_000n,
-      nonce: stuck.nonce,
-      maxFeePerGas,
-      maxPriorityFeePerGas,
-      type: 'eip1559',
-    })
-    const hash = keccak256(raw)
-    const cancel: SentTransaction = {
-      ...stuck,
-      hash,
-      raw,
-      gas: '21000',
-      maxFeePerGas: maxFeePerGas.toString(),
-      maxPriorityFeePerGas: maxPriorityFeePerGas.toString(),
-      sentAt: Date.now(),
-      hashes: [...stuck.hashes, hash],
-      cancel: true,
-      ...(expiring ? { expiring: true as const } : {}),
-    }
-    await store.update(submission.id, { transaction: cancel, reason: why }, lane.fence!)
-    const refusal = await this.#broadcast(raw)
-    this.#log.warn({ submission: submission.id, nonce: stuck.nonce, hash, refused: refusal, why }, 'cancelling a transaction')
-    return true
-  }
-
-  /** What an included transaction did, from the Runner's `Relayed` event; a failed batch's reason is replayed. */
-  async #outcome(submission: Submission, receipt: TransactionReceipt): Promise<RelayOutcome> {
-    const { network } = this.#context
-    const { request } = submission
-    const token = paymentToken(network, request.payment.token)
-    const relayed = relayedEvent(receipt.logs, getAddress(network.config.runner.contract))
-    if (!relayed) return { paidBaseUnits: '0', callSucceeded: false, callReason: 'the Runner logged no relay' }
-    const paid = { paidBaseUnits: relayed.received.toString(), chargedBaseUnits: relayed.charged.toString(), refundedBaseUnits: relayed.refunded.toString() }
-    if (relayed.callSucceeded) {
-      const swallowed = swallowedFailure(this.#context, request, token, receipt.logs)
-      return swallowed === undefined ? { ...paid, callSucceeded: true } : { ...paid, callSucceeded: false, callReason: swallowed }
-    }
-    const requested = relayOfRequest(this.#context, request.call, request.payment, token)
-    const callReason =
-      relayed.reason !== '0x'
-        ? describeRevertData(relayed.reason, token.decimals, token.symbol, this.#context.delegates)
-        : await describeCallFailure(this.#context, requested, token, receipt.blockNumber - 1n).catch(() => undefined)
-    return { ...paid, callSucceeded: false, ...(callReason ? { callReason } : {}) }
-  }
-
-  /**
-   * Same nonce, same transaction, fees raised by the configured bump (at least the network's current
-   * ones) but never past what the payment covers: re-simulated at the new fees first. Where the bump
-   * the node requires would pass the payment's cover, it is not replaced: it waits at its fee.
-   */
-  async #replace(lane: Lane, submission: Submission, stuck: SentTransaction): Promise<void> {
-    const { network, store } = this.#context
-    const { config, client } = network
-    const { id } = submission
-    const bump = (value: string) => (BigInt(value) * BigInt(10_000 + config.runner.feeBumpBps)) / 10_000n
-    let prepared: PreparedRelay
-    let current: Fees
-    try {
-      current = await readFees(client)
-      const maxPriorityFeePerGas = max(bump(stuck.maxPriorityFeePerGas), current.maxPriorityFeePerGas)
-      const maxFeePerGas = max(bump(stuck.maxFeePerGas), current.maxFeePerGas, maxPriorityFeePerGas)
-      // The stipend the stuck one carries, so that only the fees change; against the latest block,
-      // since the pending state holds the stuck transaction itself.
-      const measured = { callGas: BigInt(stuck.callGas), refundGas: BigInt(stuck.refundGas ?? 0) }
-      prepared = await this.#prepare(lane, submission, stuck.nonce, { maxFeePerGas, maxPriorityFeePerGas }, measured, false)
-    } catch (error) {
-      if (!(error instanceof ToolError)) throw error
-      this.#log.warn({ submission: id, reason: error.message }, 'stuck transaction not replaced: it would no longer succeed')
-      return
-    }
-    if (!prepared.coverage.covered) {
-      this.#log.warn({ submission: id, worstCaseWei: prepared.coverage.worstCaseWei.toString() }, 'stuck transaction not replaced: the payment does not cover the raised fees')
-      if (!submission.reason?.startsWith('replacement')) await store.update(id, { reason: 'replacement held: the payment does not cover the fee the node requires to replace it' }, lane.fence!)
-      return
-    }
-    const replacement = await this.#sign(lane, prepared, stuck.nonce, stuck.hashes, stuck.firstSentAt)
-    await store.update(id, { transaction: replacement }, lane.fence!)
-    await this.#broadcast(replacement.raw)
-    this.#log.info({ submission: id, hash: replacement.hash, replaces: stuck.hash, nonce: stuck.nonce }, 'replaced a stuck transaction')
-  }
-
-  async #sign(lane: Lane, prepared: PreparedRelay, nonce: number, earlier: readonly Hex[], firstSentAt: number): Promise<SentTransaction> {
-    const { chainId } = this.#context.network.config
-    const { fees, authorizationList } = prepared
-    const raw = await lane.account.signTransaction({
-      chainId,
-      to: prepared.to,
-      data: prepared.data,
-      value: 0n,
-      gas: prepared.gas,
-      nonce,
-      maxFeePerGas: fees.maxFeePerGas,
-      maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
-      ...(authorizationList ? { authorizationList: authorizationList as SignedAuthorizationList, type: 'eip7702' as const } : { type: 'eip1559' as const }),
-    })
-    const hash = keccak256(raw)
-    return {
-      from: lane.address,
-      hash,
-      nonce,
-      raw,
-      gas: prepared.gas.toString(),
-      callGas: prepared.callGas.toString(),
-      ...(prepared.charge.refundGas === 0n ? {} : { refundGas: prepared.charge.refundGas.toString() }),
-      maxFeePerGas: fees.maxFeePerGas.toString(),
-      maxPriorityFeePerGas: fees.maxPriorityFeePerGas.toString(),
-      sentAt: Date.now(),
-      firstSentAt,
-      hashes: [...earlier, hash],
-    }
-  }
-
-  /**
-   * Hands signed bytes to the node. Returns the node's reason when it answered with a refusal, or
-   * `undefined` when it took them — or did not answer (the transaction may be in its pool: the
-   * receipt, a replacement or a restart's rebroadcast settles it). "already known" is the node
-   * having it, not a refusal.
-   */
-  async #broadcast(raw: Hex): Promise<string | undefined> {
-    try {
-      await this.#context.network.sendRawTransaction(raw)
-      return undefined
-    } catch (error) {
-      const refused = error instanceof BroadcastError && error.code !== undefined
-      this.#log.info({ err: error }, 'broadcast not accepted')
-      if (!refused || /already known|known transaction/i.test(error.reason)) return undefined
-      // A refusal in no words is a refusal still: an empty reason must not read as "taken".
-      return error.reason || `error ${error.code} with no message`
-    }
-  }
-
-  /**
-   * The receipt of whichever of `hashes` was included, if any; `answered` when the node answered for
-   * every hash (its receipt, or that it has none), not when a read failed.
-   */
-  async #receipt(hashes: readonly Hex[]): Promise<{ receipt: TransactionReceipt | undefined; answered: boolean }> {
-    let answered = true
-    const receipts = await Promise.all(
-      hashes.map((hash) =>
-        this.#context.network.client.getTransactionReceipt({ hash }).catch((error: unknown) => {
-          if (!(error instanceof TransactionReceiptNotFoundError)) answered = false
-          return undefined
-        }),
-      ),
-    )
-    return { receipt: receipts.find((receipt) => receipt !== undefined), answered }
-  }
-}
-
-function max(...values: bigint[]): bigint {
-  return values.reduce((a, b) => (a > b ? a : b))
 }
 
 /**
@@ -1204,36 +358,4 @@ async function mapLimited<T, R>(items: readonly T[], limit: number, work: (item:
   }
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane))
   return results
-}
-
-/**
- * Why a fault held a submission, in the words the caller can read in `status`: the node's own
- * (viem's `details`) where it answered, else the error's first line; any URL taken out.
- */
-function shortReason(error: unknown): string {
-  const details = error instanceof BaseError ? error.details : undefined
-  const message = details || (error instanceof BaseError ? error.shortMessage : error instanceof Error ? error.message : String(error))
-  return message.split('\n')[0]!.replace(/\b[a-z][a-z0-9+.-]*:\/\/\S+/gi, '[url]').slice(0, 300)
-}
-
-/** How many submissions are at each active stage: what a start or a stop says it leaves or takes up. */
-function countByStage(submissions: readonly Submission[]): { waiting: number; sending: number; confirming: number } {
-  const counts = { waiting: 0, sending: 0, confirming: 0 }
-  for (const { stage } of submissions) if (stage in counts) counts[stage as keyof typeof counts]++
-  return counts
-}
-
-/**
- * Why a delegate batch's call phase failed though the Runner saw it return: a target that catches
- * the account's failure (an EntryPoint) says so in its logs (`BatchTerms.swallowedFailure`).
- * `undefined` for a signed-transfer payment, a delegate whose target does not catch, or a request
- * that no longer reads (its delegate no longer served): the Runner's word stands.
- */
-function swallowedFailure(context: RelayContext, request: SubmitRequest, token: PaymentToken, logs: readonly Log[]): string | undefined {
-  if (!('batch' in request.payment)) return undefined
-  try {
-    return relayOfRequest(context, request.call, request.payment, token).batch?.swallowedFailure?.(logs)
-  } catch {
-    return undefined
-  }
 }

@@ -34,13 +34,13 @@ import { devnetPricing, devnetRunners, ledgerViolations, runnerLedger, type Ledg
 import { startChaosProxy, type ChaosProxy } from '../liveness/chaosProxy.ts'
 import { CALIBUR_ADDRESS } from '../../plugins/calibur/networkOptions.ts'
 
-// The runner loop (core/runner/runner.ts) on a real devnet, driven one pass at a time: anvil with the
+// The runner loop (core/runner/) on a real devnet, driven one pass at a time: anvil with the
 // real contracts (deployed in under a second), blocks mined by the test (automine off), the relay's
 // own operations (quoteCall, submitCall) and a RunnerLoop built as openRelay builds it, without
 // Fastify. Bruno reaches the chain through a chaos proxy (rules fail chosen requests) in front of the
 // parity proxy (geth's answers where anvil's differ). No timer runs: `pass()` runs one pass and
 // resolves when it has ended, so a test states what one pass does. Small and quick, so that
-// mutation testing (bench/MUTATION.md) can run these files for each of runner.ts's mutants.
+// mutation testing (bench/MUTATION.md) can run these files for each of the runner's mutants.
 
 /** One JSON log line the runner (or the relay) wrote. */
 export type LogLine = Record<string, unknown> & { msg: string; level: number }

@@ -131,7 +131,7 @@ t.test('a Calibur batch signed with no deadline (0) is sent at its first pass, n
   const sent = await devnet.get(view.id)
   t.equal(sent.stage, 'sending', 'sent at its first pass')
   t.equal(sent.reason, undefined)
-  // In flight and not yet mined: no deadline is not one that has come near (runner.ts's cancel check).
+  // In flight and not yet mined: no deadline is not one that has come near (core/runner/follow.ts's cancel check).
   await devnet.pass()
   const following = await devnet.get(view.id)
   t.equal(following.stage, 'sending', 'still in flight after a pass that followed it')
