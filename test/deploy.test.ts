@@ -206,6 +206,28 @@ t.test('a deployer that cannot pay is told its address, what the deployment need
   t.notMatch(unsent.stderr, /total cost|insufficient funds/i)
 })
 
+t.test('with --treasury, a deployer that can pay for the Runner but not the PayeeVault too is refused before either is sent, naming both (issue 49, point 7)', async (t) => {
+  const client = createPublicClient({ transport: http(first.rpcUrl) })
+  const anvil = createTestClient({ mode: 'anvil', transport: http(first.rpcUrl) })
+  const keys = { runner: generatePrivateKey(), deployer: generatePrivateKey() }
+  const deployer = privateKeyToAccount(keys.deployer).address
+  const treasury = privateKeyToAccount(generatePrivateKey()).address
+  await anvil.setBalance({ address: deployer, value: parseEther('0.001') })
+  const poor = await deployWith(keys, first.rpcUrl, '--treasury', treasury)
+  t.equal(poor.code, 1)
+  const [, gas, runnerGas, vaultGas, gwei] = /needs [\d.]+ ETH \((\d+) gas: (\d+) for the Runner for operator 0x[0-9a-fA-F]{40}, owner 0x[0-9a-fA-F]{40}, (\d+) for the PayeeVault at ([\d.]+) gwei\)/.exec(poor.stderr) ?? []
+  t.ok(gas, `the refusal names both deployments: ${poor.stderr}`)
+  t.equal(BigInt(gas!), BigInt(runnerGas!) + BigInt(vaultGas!))
+  t.equal(BigInt(vaultGas!), deploymentGasLimit(PAYEE_VAULT_DEPLOYMENT_GAS))
+  // ETH for the Runner alone: still refused, nothing sent (before, the Runner was deployed and the vault then refused).
+  await anvil.setBalance({ address: deployer, value: BigInt(runnerGas!) * parseGwei(gwei!) * 11n / 10n })
+  const half = await deployWith(keys, first.rpcUrl, '--treasury', treasury)
+  t.equal(half.code, 1, 'refused')
+  t.match(half.stderr, 'for the PayeeVault at ')
+  t.equal(await client.getTransactionCount({ address: deployer }), 0, 'nothing was sent')
+  t.equal(await client.getCode({ address: runnerDeploymentAddress(privateKeyToAccount(keys.runner).address, deployer) }), undefined, 'no Runner')
+})
+
 t.test('flags and variables are checked before anything is sent', async (t) => {
   const flagged = async (argv: string[], env: NodeJS.ProcessEnv) => {
     let stderr = ''

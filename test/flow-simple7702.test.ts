@@ -61,8 +61,9 @@ async function refusalOf(from: Address, data: Hex): Promise<unknown[] | 'ran'> {
 
 const nonceOf = (account: Address) => client.readContract({ address: ENTRY_POINT, abi: entryPointAbi, functionName: 'getNonce', args: [account, 0n] })
 
-async function relay(t: Test, account: PrivateKeyAccount, batch: any, authorizationList?: unknown) {
-  const executed = await mcp.call('simple7702_execute', {
+/** simple7702_execute of a batch's two operations, each signed by the account as it came. */
+async function executedBy(account: PrivateKeyAccount, batch: any, authorizationList?: unknown) {
+  return mcp.call('simple7702_execute', {
     chain: 'local',
     paymentTypedData: batch.paymentTypedData,
     paymentSignature: await account.signTypedData(batch.paymentTypedData),
@@ -70,6 +71,10 @@ async function relay(t: Test, account: PrivateKeyAccount, batch: any, authorizat
     signature: await account.signTypedData(batch.typedData),
     ...(authorizationList ? { authorizationList } : {}),
   })
+}
+
+async function relay(t: Test, account: PrivateKeyAccount, batch: any, authorizationList?: unknown) {
+  const executed = await executedBy(account, batch, authorizationList)
   t.equal(executed.call.to, ENTRY_POINT, 'the Runner is the bundler: both go to the EntryPoint')
   const accepted = await mcp.call('submit', { chain: 'local', call: executed.call, payment: executed.payment, ...(authorizationList ? { authorizationList } : {}) })
   const status = await waitFor(() => mcp.call('status', { id: accepted.id }), (view: any) => view.stage === 'done' || view.stage === 'failed', 'settled', 30_000)
@@ -168,13 +173,7 @@ t.test('a stranger cannot run the payment operation first: its handleOps reverts
   t.equal(batch.paymentTypedData.message.paymasterAndData.slice(0, 42), gate.toLowerCase(), 'the payment operation names the gate as its paymaster')
   t.equal(batch.typedData.message.paymasterAndData, '0x', 'the calls operation none')
   t.equal(await client.readContract({ address: gate, abi: runnerGateAbi, functionName: 'runner' }), deployment.runner.contract)
-  const executed = await mcp.call('simple7702_execute', {
-    chain: 'local',
-    paymentTypedData: batch.paymentTypedData,
-    paymentSignature: await account.signTypedData(batch.paymentTypedData),
-    typedData: batch.typedData,
-    signature: await account.signTypedData(batch.typedData),
-  })
+  const executed = await executedBy(account, batch)
   // A stranger who saw both signed operations (in the mempool, say) bundles the payment itself.
   const stranger = createWalletClient({ account: privateKeyToAccount(deployment.demoAccounts[0]!.privateKey), chain, transport })
   const [nonce, payeeBefore] = [await nonceOf(account.address), await usdcOf(payee)]

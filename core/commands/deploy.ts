@@ -217,20 +217,26 @@ export const deployCommand: Command = {
       const client = createPublicClient({ chain, transport, pollingInterval: 250 })
       const wallet = createWalletClient({ account: deployer, chain, transport })
       const create2 = { client, wallet, deployer: deployer.address, chainId, write: (text: string) => io.stdout.write(text) }
-      const runner = await deployByCreate2(create2, {
-        what: `the Runner for operator ${operator}, owner ${deployer.address}`,
-        artifact: runnerArtifact,
-        args: [operator, deployer.address],
-        initCode: runnerInitCode(operator, deployer.address),
-        address,
-        knownGas: RUNNER_DEPLOYMENT_GAS,
-      })
+      const treasury = values.treasury === undefined ? undefined : getAddress(values.treasury)
+      const vault = treasury && payeeVaultDeploymentAddress(address, treasury)
+      // With --treasury, the vault follows the Runner: a deployer that can pay for one and not both is refused before either.
+      const vaultToDeploy = vault && ((await client.getCode({ address: vault })) ?? '0x') === '0x'
+      const runner = await deployByCreate2(
+        create2,
+        {
+          what: `the Runner for operator ${operator}, owner ${deployer.address}`,
+          artifact: runnerArtifact,
+          args: [operator, deployer.address],
+          initCode: runnerInitCode(operator, deployer.address),
+          address,
+          knownGas: RUNNER_DEPLOYMENT_GAS,
+        },
+        vaultToDeploy ? { what: 'the PayeeVault', gas: deploymentGasLimit(PAYEE_VAULT_DEPLOYMENT_GAS) } : undefined,
+      )
       if (typeof runner !== 'string') return refuse(1, runner.refused)
       let payee = values.payee
       let vaultNote = ''
-      if (values.treasury !== undefined) {
-        const treasury = getAddress(values.treasury)
-        const vault = payeeVaultDeploymentAddress(address, treasury)
+      if (treasury && vault) {
         const deployed = await deployByCreate2(create2, {
           what: `the PayeeVault of Runner ${address} for treasury ${treasury}`,
           artifact: payeeVaultArtifact,
@@ -306,6 +312,8 @@ interface Create2Context {
 async function deployByCreate2(
   { client, wallet, deployer, chainId, write }: Create2Context,
   contract: { what: string; artifact: { abi: Abi; bytecode: Hex }; args: readonly unknown[]; initCode: Hex; address: Address; knownGas: bigint },
+  /** What this run deploys after it (the PayeeVault): the deployer must hold ETH for both before the first is sent. */
+  then?: { what: string; gas: bigint },
 ): Promise<'existing' | 'deployed' | { refused: string }> {
   const { what, address } = contract
   const expected = await creationRuntime(client, contract.artifact, contract.args)
@@ -331,7 +339,7 @@ async function deployByCreate2(
     throw error
   })
   const request = await wallet.prepareTransactionRequest({ to: DEPLOYMENT_PROXY, data, gas: deploymentGasLimit(estimate) })
-  const cost = { gas: request.gas, feePerGas: request.maxFeePerGas ?? request.gasPrice }
+  const cost = { gas: request.gas + (then?.gas ?? 0n), feePerGas: request.maxFeePerGas ?? request.gasPrice, ...(then ? { parts: `${request.gas} for ${what}, ${then.gas} for ${then.what}` } : {}) }
   const unpaid = (held: bigint) => ({ refused: fundingRefusal(deployer, chainId, cost, held) })
   const held = await client.getBalance({ address: deployer })
   if (held < cost.gas * cost.feePerGas) return unpaid(held)
@@ -365,9 +373,9 @@ function lacksFunds(error: unknown): boolean {
  * The refusal when the deployer cannot pay: its address, what the deployment needs (gas limit × fee
  * per gas) and what it holds, in ETH — not the node's words.
  */
-function fundingRefusal(deployer: Address, chainId: number, cost: { gas: bigint; feePerGas: bigint }, held: bigint): string {
+function fundingRefusal(deployer: Address, chainId: number, cost: { gas: bigint; feePerGas: bigint; parts?: string }, held: bigint): string {
   const needed = cost.gas * cost.feePerGas
-  const needs = `${formatEther(needed)} ETH (${cost.gas} gas at ${formatGwei(cost.feePerGas)} gwei)`
+  const needs = `${formatEther(needed)} ETH (${cost.gas} gas${cost.parts ? `: ${cost.parts}` : ''} at ${formatGwei(cost.feePerGas)} gwei)`
   return (
     `the deployer ${deployer} cannot pay for the deployment on chain ${chainId}: it holds ${formatEther(held)} ETH and needs ` +
     (held < needed ? needs : `more than ${needs}: the chain charges beyond the gas, e.g. an L1 data fee`) +

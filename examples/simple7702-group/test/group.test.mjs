@@ -18,6 +18,12 @@ const { deployment } = served.devnet
 const { implementation, gate } = served.config.plugins[0].options
 const usdcOf = (address) => served.client.readContract({ address: deployment.usdc, abi: erc20Abi, functionName: 'balanceOf', args: [address] })
 
+// simple7702_execute of the batch's two operations, each signed by the account's own key as it came.
+async function executedBy(account, batch, authorizationList) {
+  const [paymentSignature, signature] = [await account.signTypedData(batch.paymentTypedData), await account.signTypedData(batch.typedData)]
+  return mcp.call('simple7702_execute', { chain: 'local', paymentTypedData: batch.paymentTypedData, paymentSignature, typedData: batch.typedData, signature, authorizationList })
+}
+
 async function settled(id) {
   for (let tries = 0; tries < 200; tries++) {
     const status = await mcp.call('status', { id })
@@ -35,14 +41,7 @@ test('an account with USDC and no ETH, delegated in the runner\'s transaction, s
   const authorizationList = [{ chainId: signed.chainId, address: signed.address, nonce: signed.nonce, r: signed.r, s: signed.s, yParity: signed.yParity }]
   const call = { to: deployment.usdc, value: '0', data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [friend, 1_000_000n] }) }
   const batch = await mcp.call('simple7702_batch', { chain: 'local', account: account.address, calls: [call], token: 'USDC', authorizationList })
-  const executed = await mcp.call('simple7702_execute', {
-    chain: 'local',
-    paymentTypedData: batch.paymentTypedData,
-    paymentSignature: await account.signTypedData(batch.paymentTypedData),
-    typedData: batch.typedData,
-    signature: await account.signTypedData(batch.typedData),
-    authorizationList,
-  })
+  const executed = await executedBy(account, batch, authorizationList)
   const status = await settled((await mcp.call('submit', { chain: 'local', call: executed.call, payment: executed.payment, authorizationList })).id)
   assert.equal(status.stage, 'done', status.reason)
   assert.equal(status.outcome.callSucceeded, true)
@@ -64,14 +63,7 @@ test('a stranger holding the signed operations cannot run the payment first: the
   const call = { to: deployment.usdc, value: '0', data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [friend, 1_000_000n] }) }
   const batch = await mcp.call('simple7702_batch', { chain: 'local', account: account.address, calls: [call], token: 'USDC', authorizationList })
   assert.equal(batch.paymentTypedData.message.paymasterAndData.slice(0, 42), gate.toLowerCase(), 'the payment operation\'s paymaster is the gate')
-  const executed = await mcp.call('simple7702_execute', {
-    chain: 'local',
-    paymentTypedData: batch.paymentTypedData,
-    paymentSignature: await account.signTypedData(batch.paymentTypedData),
-    typedData: batch.typedData,
-    signature: await account.signTypedData(batch.typedData),
-    authorizationList,
-  })
+  const executed = await executedBy(account, batch, authorizationList)
   // The stranger delegates the account with its signed authorization and bundles the payment operation itself.
   const stranger = createWalletClient({ account: privateKeyToAccount(deployment.demoAccounts[0].privateKey), transport: http(served.devnet.rpcUrl) })
   const entryPoint = executed.call.to
