@@ -6,6 +6,7 @@ import { privateKeyToAccount } from 'viem/accounts'
 import { foundry } from 'viem/chains'
 import { devnetConfig, DEVNET_RUNNER_KEY_ENV } from '../config/devnet.ts'
 import { sweepCommand } from '../core/commands/sweep.ts'
+import { lockSqliteStore } from '../core/store/sqliteLock.ts'
 import { startAnvil } from '../core/devnet/anvil.ts'
 import { deployDevnet } from '../core/devnet/deploy.ts'
 import { devnetPricing, ledgerViolations, runnerLedger } from '../core/testing/runnerLedger.ts'
@@ -73,6 +74,24 @@ t.test('--to and a token by address', async (t) => {
   t.equal(code, 0)
   t.match(stdout, /^Swept 2 USDC /)
   t.equal(await balanceOf(to), held)
+})
+
+t.test('while a Bruno serves from the same store (and so sends with the runner key), sweep refuses and sends nothing (issue 49, point 8)', async (t) => {
+  const storePath = join(dir, 'held.sqlite')
+  const heldConfig = join(dir, 'held.json')
+  await writeFile(heldConfig, JSON.stringify({ ...config, store: { path: storePath } }))
+  await funder.writeContract({ address: deployment.usdc, abi: erc20Abi, functionName: 'transfer', args: [runner, parseUnits('1', 6)], chain })
+  const held = lockSqliteStore(storePath)
+  const nonce = await reader.getTransactionCount({ address: deployment.runner.operator.address })
+  const refused = await sweep(['--config', heldConfig, '--token', 'USDC'])
+  t.equal(refused.code, 1)
+  t.match(refused.stderr, /^bruno sweep: store\.path \S+held\.sqlite is in use by another Bruno \(PID \d+/)
+  t.match(refused.stderr, 'A running Bruno sends with the runner key; stop it, then sweep (nothing was sent)')
+  t.equal(await reader.getTransactionCount({ address: deployment.runner.operator.address }), nonce, 'nothing was sent')
+  held.release()
+  const swept = await sweep(['--config', heldConfig, '--token', 'USDC'])
+  t.equal(swept.code, 0, swept.stderr)
+  t.equal(await balanceOf(runner), 0n, 'once it stopped, swept')
 })
 
 t.test('flags: each wrong one named, exit 2, nothing sent', async (t) => {

@@ -1,9 +1,12 @@
-import { BaseError, ContractFunctionRevertedError, erc20Abi, encodeFunctionData, formatUnits, getAddress, isAddress, isHex, type Hex } from 'viem'
-import { privateKeyToAccount } from 'viem/accounts'
+import pino from 'pino'
+import { BaseError, ContractFunctionRevertedError, erc20Abi, encodeFunctionData, formatUnits, getAddress, isAddress, isHex, type Address, type Hex } from 'viem'
+import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
 import { runnerAbi } from '../../contracts/abi.ts'
 import { readFees } from '../chain/fees.ts'
-import { Networks, resolveToken } from '../chain/networks.ts'
-import { type Command, commandFailure, parseFlags } from './command.ts'
+import { Networks, resolveToken, type Network, type TokenRef } from '../chain/networks.ts'
+import { openStore, type RelayStorage } from '../store/openStore.ts'
+import { StoreInUseError } from '../store/sqliteLock.ts'
+import { type Command, type CommandIo, commandFailure, parseFlags } from './command.ts'
 import { configOrDevnet } from './configOrDevnet.ts'
 
 const usage = `Usage: bruno sweep --config <file> --chain <name> --token <symbol|address> [--to <address>]
@@ -63,33 +66,59 @@ export const sweepCommand: Command = {
     const account = privateKeyToAccount(key as Hex)
     const runner = getAddress(network.config.runner.contract)
     const to = getAddress(values.to ?? network.config.payee)
-    const { client } = network
-    const units = (amount: bigint) => (token.configured ? `${formatUnits(amount, token.configured.decimals)} ${token.configured.symbol}` : `${amount} base units of ${token.address}`)
+    // The runner key sends for one process at a time: a running serve assigns its nonces. Taken here as serve takes it.
+    let storage: RelayStorage
     try {
-      const held = await client.readContract({ address: token.address, abi: erc20Abi, functionName: 'balanceOf', args: [runner] })
-      if (held === 0n) {
-        io.stdout.write(`The Runner ${runner} on ${name} holds no ${token.configured?.symbol ?? token.address}: nothing to sweep.\n`)
-        return 0
-      }
-      const data = encodeFunctionData({ abi: runnerAbi, functionName: 'sweep', args: [token.address, to] })
-      // Estimated first: a key that is not the Runner's operator, or a token that refuses, sends nothing.
-      const estimate = await client.estimateContractGas({ account: account.address, address: runner, abi: runnerAbi, functionName: 'sweep', args: [token.address, to] }).catch((error: unknown) => {
-        const reverted = error instanceof BaseError ? error.walk((cause) => cause instanceof ContractFunctionRevertedError) : null
-        const name = reverted instanceof ContractFunctionRevertedError ? reverted.data?.errorName : undefined
-        if (name === 'NotOperator') throw new Error(`the Runner refused (NotOperator): ${account.address}, the key in ${network.config.runner.key.env}, is not its operator`)
-        if (name === 'SweepFailed') throw new Error(`the Runner refused (SweepFailed): ${token.address} would not transfer what it holds`)
-        throw error
-      })
-      const gas = (estimate * 6n) / 5n
-      const [fees, nonce] = await Promise.all([readFees(client), client.getTransactionCount({ address: account.address, blockTag: 'pending' })])
-      const raw = await account.signTransaction({ chainId: network.config.chainId, to: runner, data, gas, nonce, ...fees, type: 'eip1559' })
-      const hash = await client.sendRawTransaction({ serializedTransaction: raw })
-      const receipt = await client.waitForTransactionReceipt({ hash, timeout: 300_000 })
-      if (receipt.status !== 'success') return refuse(1, `the sweep transaction ${hash} reverted: nothing was swept`)
-      io.stdout.write(`Swept ${units(held)} from the Runner ${runner} on ${name} to ${to} (transaction ${hash}).\n`)
-      return 0
+      storage = openStore(config.store, io.env)
     } catch (error) {
-      return refuse(1, `the sweep failed: ${commandFailure(error)}`)
+      if (error instanceof StoreInUseError) return refuse(1, `${error.message}. A running Bruno sends with the runner key; stop it, then sweep (nothing was sent)`)
+      throw error
+    }
+    const ownership = storage.ownership({ name, chainId: network.config.chainId }, { operator: account.address, wake: () => {} }, pino({ level: 'silent' }))
+    try {
+      if (!(await ownership.acquire())) {
+        return refuse(1, `the runner key ${account.address} on ${name} is held by a running Bruno replica (store.url's lock): it assigns the key's nonces; stop it, then sweep (nothing was sent)`)
+      }
+      return await sendSweep(io, refuse, { network, name, token, account, runner, to })
+    } finally {
+      await ownership.release()
+      await storage.store.close()
     }
   },
+}
+
+/** Sends the Runner's whole balance of `token` to `to`, signed by the runner key (which this process holds now). */
+async function sendSweep(
+  io: CommandIo,
+  refuse: (code: number, message: string) => number,
+  { network, name, token, account, runner, to }: { network: Network; name: string; token: TokenRef; account: PrivateKeyAccount; runner: Address; to: Address },
+): Promise<number> {
+  const { client } = network
+  const units = (amount: bigint) => (token.configured ? `${formatUnits(amount, token.configured.decimals)} ${token.configured.symbol}` : `${amount} base units of ${token.address}`)
+  try {
+    const held = await client.readContract({ address: token.address, abi: erc20Abi, functionName: 'balanceOf', args: [runner] })
+    if (held === 0n) {
+      io.stdout.write(`The Runner ${runner} on ${name} holds no ${token.configured?.symbol ?? token.address}: nothing to sweep.\n`)
+      return 0
+    }
+    const data = encodeFunctionData({ abi: runnerAbi, functionName: 'sweep', args: [token.address, to] })
+    // Estimated first: a key that is not the Runner's operator, or a token that refuses, sends nothing.
+    const estimate = await client.estimateContractGas({ account: account.address, address: runner, abi: runnerAbi, functionName: 'sweep', args: [token.address, to] }).catch((error: unknown) => {
+      const reverted = error instanceof BaseError ? error.walk((cause) => cause instanceof ContractFunctionRevertedError) : null
+      const name = reverted instanceof ContractFunctionRevertedError ? reverted.data?.errorName : undefined
+      if (name === 'NotOperator') throw new Error(`the Runner refused (NotOperator): ${account.address}, the key in ${network.config.runner.key.env}, is not its operator`)
+      if (name === 'SweepFailed') throw new Error(`the Runner refused (SweepFailed): ${token.address} would not transfer what it holds`)
+      throw error
+    })
+    const gas = (estimate * 6n) / 5n
+    const [fees, nonce] = await Promise.all([readFees(client), client.getTransactionCount({ address: account.address, blockTag: 'pending' })])
+    const raw = await account.signTransaction({ chainId: network.config.chainId, to: runner, data, gas, nonce, ...fees, type: 'eip1559' })
+    const hash = await client.sendRawTransaction({ serializedTransaction: raw })
+    const receipt = await client.waitForTransactionReceipt({ hash, timeout: 300_000 })
+    if (receipt.status !== 'success') return refuse(1, `the sweep transaction ${hash} reverted: nothing was swept`)
+    io.stdout.write(`Swept ${units(held)} from the Runner ${runner} on ${name} to ${to} (transaction ${hash}).\n`)
+    return 0
+  } catch (error) {
+    return refuse(1, `the sweep failed: ${commandFailure(error)}`)
+  }
 }

@@ -262,7 +262,9 @@ export async function broadcast(state: RunnerState, raw: Hex): Promise<string | 
     return undefined
   } catch (error) {
     const refused = error instanceof BroadcastError && error.code !== undefined
-    state.log.info({ err: error }, 'broadcast not accepted')
+    // A node's refusal is expected (what follows says what it means): its fields, not a stack.
+    const logged = refused ? { type: 'BroadcastError', code: error.code, reason: error.reason, endpoint: error.endpoint, chain: error.chain } : error
+    state.log.info({ err: logged }, 'broadcast not accepted')
     if (!refused || /already known|known transaction/i.test(error.reason)) return undefined
     // A refusal in no words is a refusal still: an empty reason must not read as "taken".
     return error.reason || `error ${error.code} with no message`

@@ -69,6 +69,7 @@ t.test('the runner\'s ETH too low for the broadcast: held back to waiting, its n
   t.same(refused.map((line) => line.level), [INFO], 'the refusal logged once')
   t.match(errorOf(refused[0]!).reason, /insufficient funds/i, 'in the node\'s words')
   t.equal(typeof errorOf(refused[0]!).code, 'number', 'a refusal: the node answered a JSON-RPC error')
+  t.equal((refused[0]!.err as { stack?: string }).stack, undefined, 'an expected refusal logs no stack (issue 49, point 8)')
   const unfunded = devnet.logged(/^the runner cannot pay for gas: fund it$/)
   t.same(unfunded.map((line) => [line.level, line.submission]), [[ERROR, submission.id]], 'the operator is told to fund it, once')
   t.same(devnet.logged(/^sent$/), [], 'nothing logged as sent')
