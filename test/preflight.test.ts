@@ -55,7 +55,7 @@ t.test('the devnet as deployed passes every check', async (t) => {
   t.ok(local.ok, JSON.stringify(local.checks.filter((check) => !check.ok)))
   t.same(
     local.checks.map((check) => check.name),
-    ['chain id', 'uniswap', 'calibur', 'metamask', 'runner contract', 'payee', 'runner balance', 'token USDC', 'token WETH', 'weth', 'pool USDC→WETH 0.05%'],
+    ['runner key', 'chain id', 'uniswap', 'calibur', 'metamask', 'runner contract', 'payee', 'runner balance', 'token USDC', 'token WETH', 'weth', 'pool USDC→WETH 0.05%'],
   )
   const byName = Object.fromEntries(local.checks.map((check) => [check.name, check.detail]))
   t.match(byName.calibur, /^Calibur 1\.0\.0 at 0x000000005c84F8Fd50b21CAC312528A64437030e; a delegated account reports its own EIP-712 domain \(chain id 31337/)
@@ -363,9 +363,18 @@ t.test('an unfunded runner: "runner balance" fails, naming the floor', async (t)
   )
 })
 
-t.test('the wrong chain id: only "chain id" is reported', async (t) => {
+t.test('the wrong chain id: only "chain id" is reported after the runner key (read without the chain)', async (t) => {
   const [local] = await preflight({ ...config, networks: [{ ...config.networks[0]!, chainId: 8453 }] }, env, groups)
-  t.same(local!.checks, [{ name: 'chain id', ok: false, detail: 'the RPC answers chain id 31337, the config says 8453' }])
+  t.same(local!.checks.slice(1), [{ name: 'chain id', ok: false, detail: 'the RPC answers chain id 31337, the config says 8453' }])
+  t.match(local!.checks[0], { name: 'runner key', ok: true })
+})
+
+t.test('an unset runner key is reported once, as "runner key", not by each check that needs it (issue 49, point 8)', async (t) => {
+  const keyEnv = config.networks[0]!.runner.key.env
+  const [local] = await preflight(config, { ...env, [keyEnv]: undefined }, groups)
+  const failed = local!.checks.filter((check) => !check.ok)
+  t.same(failed, [{ name: 'runner key', ok: false, detail: `environment variable ${keyEnv} is not set: it must hold the runner's private key (0x + 64 hex)` }])
+  t.notOk(local!.checks.some((check) => check.name === 'runner contract' || check.name === 'runner balance'), 'the checks that need its address are left out')
 })
 
 // The CLI, as an operator runs it: a config file naming environment variables.

@@ -24,12 +24,16 @@ import { creationRuntime } from './creationRuntime.ts'
  */
 export async function preflightChain(network: Network, env: NodeJS.ProcessEnv, groups: readonly GroupCheck[]): Promise<PreflightCheck[]> {
   const { client, config } = network
+  // Read once, before the chain: a key that is not there is one failure, not one per check that signs or reads its address.
+  const keyEnv = config.runner.key.env
+  const runnerKey = await runCheck('runner key', async () => `${runnerAddress(env[keyEnv], keyEnv)} (${keyEnv})`)
+  const operator = runnerKey.ok ? runnerAddress(env[keyEnv], keyEnv) : undefined
   const chainId = await runCheck('chain id', async () => {
     const answered = await client.getChainId()
     if (answered !== config.chainId) throw new CheckFailed(`the RPC answers chain id ${answered}, the config says ${config.chainId}`)
     return `${answered}`
   })
-  if (!chainId.ok) return [chainId]
+  if (!chainId.ok) return [runnerKey, chainId]
 
   const codeAt = async (address: Address) => {
     const code = await client.getCode({ address })
@@ -50,9 +54,8 @@ export async function preflightChain(network: Network, env: NodeJS.ProcessEnv, g
 
     ...groups.map((group) => runCheck(group.name, () => group.check(network))),
 
-    runCheck('runner contract', async () => {
+    ...(operator === undefined ? [] : [runCheck('runner contract', async () => {
       const contract = getAddress(config.runner.contract)
-      const operator = runnerAddress(env[config.runner.key.env], config.runner.key.env)
       const code = await codeAt(contract)
       if (!code) throw new CheckFailed(`no code at runner.contract ${contract}`)
       const [actual, owner] = await Promise.all(
@@ -61,7 +64,7 @@ export async function preflightChain(network: Network, env: NodeJS.ProcessEnv, g
       if (owner !== undefined && code === (await creationRuntime(client, runnerArtifact, [operator, owner]))) return `the Runner artifact's code at ${contract}, operator ${operator}, owner ${getAddress(owner)}`
       if (actual && getAddress(actual) !== operator) throw new CheckFailed(`${contract}'s operator() is ${getAddress(actual)}, not the runner key's address ${operator}`)
       throw new CheckFailed(`the code at ${contract} is not the committed Runner artifact's`)
-    }),
+    })]),
 
     // The payee refunds only as this Runner's PayeeVault; an account keeps every payment whole.
     runCheck('payee', async () => {
@@ -81,14 +84,13 @@ export async function preflightChain(network: Network, env: NodeJS.ProcessEnv, g
       return `${payee} is this Runner's PayeeVault (owner ${getAddress(owner)}): each relay refunds what it did not cost, the vault keeps ${config.margins.markupBps / 100} % over cost`
     }),
 
-    runCheck('runner balance', async () => {
-      const operator = runnerAddress(env[config.runner.key.env], config.runner.key.env)
+    ...(operator === undefined ? [] : [runCheck('runner balance', async () => {
       const floor = BigInt(config.runner.minBalanceWei)
       const balance = await client.getBalance({ address: operator })
       const stated = `${formatEther(balance)} ETH at ${operator} (floor ${formatEther(floor)} ETH, runner.minBalanceWei)`
       if (balance < floor) throw new CheckFailed(stated)
       return stated
-    }),
+    })]),
 
     ...(config.runner.lanes === undefined ? [] : [runCheck('runner lanes', () => checkLanes(network, env))]),
 
@@ -167,7 +169,7 @@ export async function preflightChain(network: Network, env: NodeJS.ProcessEnv, g
       })
     }),
   ]
-  return [chainId, ...(await Promise.all(checks))]
+  return [runnerKey, chainId, ...(await Promise.all(checks))]
 }
 
 /**
@@ -217,6 +219,7 @@ async function checkLanes(network: Network, env: NodeJS.ProcessEnv): Promise<str
 }
 
 function runnerAddress(key: string | undefined, envName: string): Address {
-  if (!key || !isHex(key) || key.length !== 66) throw new CheckFailed(`environment variable ${envName} must hold a 32-byte hex private key`)
+  if (!key) throw new CheckFailed(`environment variable ${envName} is not set: it must hold the runner's private key (0x + 64 hex)`)
+  if (!isHex(key) || key.length !== 66) throw new CheckFailed(`environment variable ${envName} must hold a 32-byte hex private key`)
   return getAddress(privateKeyToAccount(key).address)
 }
