@@ -95,14 +95,13 @@ export function laneOf(state: RunnerState, submission: Submission): Lane | undef
   return from === undefined ? state.lanes[0] : state.lanes.find((lane) => lane.address === getAddress(from))
 }
 
-/** What a lane's owner takes up, by stage: every waiting submission, and the lane's own in flight. */
-export function takenUp(state: RunnerState, lane: Lane, active: readonly Submission[]): ReturnType<typeof countByStage> {
-  return countByStage(active.filter((submission) => submission.stage === 'waiting' || laneOf(state, submission) === lane))
-}
-
-/** How many submissions are at each active stage: what a start or a stop says it leaves or takes up. */
-function countByStage(submissions: readonly Submission[]): { waiting: number; sending: number; confirming: number } {
-  const counts = { waiting: 0, sending: 0, confirming: 0 }
-  for (const { stage } of submissions) if (stage in counts) counts[stage as keyof typeof counts]++
-  return counts
+/**
+ * What a lane's start or stop line says it takes up or leaves: its own transactions in flight, by
+ * stage, and — on the chain's first lane's line only (runner.key), so that a chain of many lanes
+ * counts them once — the submissions waiting for any lane.
+ */
+export function takenUp(state: RunnerState, lane: Lane, active: readonly Submission[]): { inFlight: { sending: number; confirming: number }; waiting?: number } {
+  const own = active.filter((submission) => submission.stage !== 'waiting' && laneOf(state, submission) === lane)
+  const inFlight = { sending: own.filter((submission) => submission.stage === 'sending').length, confirming: own.filter((submission) => submission.stage === 'confirming').length }
+  return lane === state.lanes[0] ? { inFlight, waiting: active.filter((submission) => submission.stage === 'waiting').length } : { inFlight }
 }

@@ -142,8 +142,7 @@ export class RunnerLoop {
     const active = this.#state.lanes.some((lane) => lane.fence) ? await this.#state.context.store.active(this.#state.context.network.name).catch(() => undefined) : undefined
     for (const lane of this.#state.lanes) {
       if (lane.fence) {
-        const inFlight = active && takenUp(this.#state, lane, active)
-        this.#state.log.info({ operator: lane.address, epoch: lane.fence.epoch, inFlight }, 'runner stopped: what is in flight is taken up by the next start')
+        this.#state.log.info({ operator: lane.address, epoch: lane.fence.epoch, ...(active && takenUp(this.#state, lane, active)) }, 'runner stopped: what is in flight is taken up by the next start')
       }
       await lane.ownership.release()
     }
@@ -242,7 +241,7 @@ export class RunnerLoop {
     for (const lane of owned.filter((each) => !each.announced)) {
       lane.announced = true
       this.#state.log.info(
-        { operator: lane.address, epoch: lane.fence!.epoch, inFlight: takenUp(this.#state, lane, active) },
+        { operator: lane.address, epoch: lane.fence!.epoch, ...takenUp(this.#state, lane, active) },
         'runner started: it sends for the runner key and takes up what is in flight',
       )
     }
