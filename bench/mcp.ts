@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util'
 import hdr from 'hdr-histogram-js'
 import { getAddress } from 'viem'
-import { encodeTransfer } from '../core/erc20Calls.ts'
+import { encodeTransfer } from '../core/chain/erc20Calls.ts'
 import type { LoadResult } from './load.ts'
 import { runLoad, startLoadChild, startServerChild, type LoadChild, type ServerChild } from './processes.ts'
 

@@ -27,24 +27,24 @@
  */
 import type { Static, TObject } from '@sinclair/typebox'
 import type { BrunoServices } from './services.ts'
-import type { GroupDefinition } from './tool.ts'
+import type { GroupDefinition } from './tool/tool.ts'
 import type { DevnetDeployment } from './devnet/deploy.ts'
 import type { Network } from './chain/networks.ts'
 
 // The schema builder, re-exported so a group builds its schemas with the TypeBox Bruno validates them with.
 export { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox'
 
-export { defineTool, ToolError, type GroupDefinition, type ToolAnnotations, type ToolContext, type ToolDefinition } from './tool.ts'
+export { defineTool, ToolError, type GroupDefinition, type ToolAnnotations, type ToolContext, type ToolDefinition } from './tool/tool.ts'
 export type { BrunoServices, NetworkDirectory, PaymentServices, RelayOperations } from './services.ts'
 export type { ServedDelegate } from './relayService.ts'
 export type { Network, TokenRef } from './chain/networks.ts'
 export { CheckFailed, notAnswered } from './preflight/check.ts'
 export type { GasPricer, PaymentToken } from './charge/gasPricer.ts'
 export type { NetworkConfig, TokenConfig } from '../config/schema.ts'
-export { definePrompt, PromptArgumentError, type Completer, type PromptArgumentDefinition, type PromptDefinition } from './prompt.ts'
+export { definePrompt, PromptArgumentError, type Completer, type PromptArgumentDefinition, type PromptDefinition } from './tool/prompt.ts'
 export { completeChain, completePaymentToken } from './chain/completers.ts'
-export type { CacheHint, ResourceDefinition, ResourceTemplateDefinition } from './resource.ts'
-export type { TaskState, ToolTaskSupport } from './task.ts'
+export type { CacheHint, ResourceDefinition, ResourceTemplateDefinition } from './tool/resource.ts'
+export type { TaskState, ToolTaskSupport } from './tool/task.ts'
 
 // Shapes every group shares, and the relay's, for tools that hand their output on to `quote`/`submit`.
 export {
@@ -67,7 +67,7 @@ export {
   TokenInfo,
   UnixSeconds,
   UnixSecondsDecimal,
-} from './schemas.ts'
+} from './tool/schemas.ts'
 export {
   AccountView,
   AuthorizationList,
@@ -87,7 +87,7 @@ export {
 } from './relay/schemas.ts'
 
 // Argument checks (each refusal a ToolError) and the relay's encodings, for groups that build payments.
-export { configuredTokenInfo, requireAddress, requireToken, toBaseUnits, type ResolvedToken } from './arguments.ts'
+export { configuredTokenInfo, requireAddress, requireToken, toBaseUnits, type ResolvedToken } from './chain/arguments.ts'
 export { readSignature, type SignatureParts } from './relay/signature.ts'
 export { pathPrice, uniswapV3PoolAbi, type Fraction } from './chain/tokenPrice.ts'
 export { eip712DomainAbi, readTokenDomain, tokenDomainAbi } from './chain/tokenDomain.ts'
@@ -103,7 +103,7 @@ export { AUTHORIZATION_GAS, authorizationOverride, DELEGATION_PREFIX, requireDel
 export { requirePinnedPayment } from './relay/paymentPin.ts'
 export type { DevnetDeployment } from './devnet/deploy.ts'
 export { deployCodeTo } from './devnet/deployCodeTo.ts'
-export { encodeApprove, encodeTransfer } from './erc20Calls.ts'
+export { encodeApprove, encodeTransfer } from './chain/erc20Calls.ts'
 export { revertReason, type ErrorVocabulary } from './relay/revertReason.ts'
 export { leastPaymentValiditySec } from './relay/paymentValidity.ts'
 export { transferWithAuthorizationTypes } from './relay/transferWithAuthorizationTypes.ts'

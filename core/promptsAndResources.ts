@@ -1,6 +1,6 @@
-import type { PromptDefinition } from './prompt.ts'
-import type { ResourceDefinition, ResourceTemplateDefinition } from './resource.ts'
-import type { GroupDefinition } from './tool.ts'
+import type { PromptDefinition } from './tool/prompt.ts'
+import type { ResourceDefinition, ResourceTemplateDefinition } from './tool/resource.ts'
+import type { GroupDefinition } from './tool/tool.ts'
 import { uriTemplateMatcher } from './uriTemplate.ts'
 
 const PROMPT_NAME = /^[A-Za-z0-9_.-]{1,128}$/

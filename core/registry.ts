@@ -1,8 +1,8 @@
 import type { TObject } from '@sinclair/typebox'
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import { checkPromptsAndResources, composePromptsAndResources, type PromptsAndResources } from './promptsAndResources.ts'
-import { PUBLISHED_AS, PUBLISHED_AS_OUTPUT } from './schemas.ts'
-import type { GroupDefinition, ToolDefinition } from './tool.ts'
+import { PUBLISHED_AS, PUBLISHED_AS_OUTPUT } from './tool/schemas.ts'
+import type { GroupDefinition, ToolDefinition } from './tool/tool.ts'
 
 const MAX_REMEMBERED_PATHS = 256
 

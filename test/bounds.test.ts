@@ -1,5 +1,5 @@
 import t from 'tap'
-import { MAX_JSON_DEPTH } from '../core/boundedJson.ts'
+import { MAX_JSON_DEPTH } from '../core/http/boundedJson.ts'
 import { offlineConfig, startBruno } from './fixtures/bruno.ts'
 import { modernHeaders, modernMeta, postRaw } from './fixtures/mcpHttp.ts'
 

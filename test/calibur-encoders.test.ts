@@ -24,7 +24,7 @@ import {
 import { privateKeyToAccount } from 'viem/accounts'
 import { formatAbiItem } from 'viem/utils'
 import { startAnvil } from '../core/devnet/anvil.ts'
-import { ToolError } from '../core/tool.ts'
+import { ToolError } from '../core/tool/tool.ts'
 import { caliburAbi } from '../plugins/calibur/abi.ts'
 import {
   encodeOwnerExecute,

@@ -3,7 +3,7 @@ import { concat, createPublicClient, createWalletClient, http, type Address, typ
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { foundry } from 'viem/chains'
 import { mintUsdc } from '../core/devnet/fund.ts'
-import { encodeTransfer } from '../core/erc20Calls.ts'
+import { encodeTransfer } from '../core/chain/erc20Calls.ts'
 import { startDevnetBruno } from './fixtures/devnetBruno.ts'
 import { RawMcpClient } from './fixtures/mcpHttp.ts'
 import { waitFor } from './fixtures/waitFor.ts'

@@ -28,7 +28,7 @@ import { foundry } from 'viem/chains'
 import { startAnvil } from '../core/devnet/anvil.ts'
 import { deployDevnet } from '../core/devnet/deploy.ts'
 import { mintUsdc } from '../core/devnet/fund.ts'
-import { ToolError } from '../core/tool.ts'
+import { ToolError } from '../core/tool/tool.ts'
 import { eip3009Abi } from '../plugins/3009/abi.ts'
 import { readTokenDomain } from '../core/chain/tokenDomain.ts'
 import {

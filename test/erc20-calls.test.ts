@@ -1,9 +1,9 @@
 import fc from 'fast-check'
 import t from 'tap'
 import { encodeFunctionData, erc20Abi, getAddress, maxUint256, type Address } from 'viem'
-import { encodeApprove, encodeTransfer } from '../core/erc20Calls.ts'
+import { encodeApprove, encodeTransfer } from '../core/chain/erc20Calls.ts'
 
-// encodeApprove and encodeTransfer write their two static words directly (core/erc20Calls.ts says
+// encodeApprove and encodeTransfer write their two static words directly (core/chain/erc20Calls.ts says
 // why). viem's generic encoder is the reference: the same bytes for any address and amount, and
 // an amount outside uint256 refused, as viem refuses it.
 

@@ -15,7 +15,7 @@ import {
 import { privateKeyToAccount } from 'viem/accounts'
 import { foundry } from 'viem/chains'
 import { weth9Artifact } from '../core/devnet/artifacts.ts'
-import type { Call } from '../core/schemas.ts'
+import type { Call } from '../core/tool/schemas.ts'
 import { startDevnetBruno } from './fixtures/devnetBruno.ts'
 import { RawMcpClient } from './fixtures/mcpHttp.ts'
 

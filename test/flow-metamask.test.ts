@@ -5,7 +5,7 @@ import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 
 import { foundry } from 'viem/chains'
 import { runnerAbi } from '../contracts/abi.ts'
 import { mintUsdc } from '../core/devnet/fund.ts'
-import { encodeTransfer } from '../core/erc20Calls.ts'
+import { encodeTransfer } from '../core/chain/erc20Calls.ts'
 import { delegationManagerAbi } from '../plugins/metamask/abi.ts'
 import { metaMaskContracts } from '../plugins/metamask/contracts.ts'
 import { chargedAtCost, startDevnetBruno } from './fixtures/devnetBruno.ts'

@@ -6,7 +6,7 @@ import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 
 import { foundry } from 'viem/chains'
 import { mintUsdc } from '../core/devnet/fund.ts'
 import { revertData } from '../core/relay/revertReason.ts'
-import { encodeTransfer } from '../core/erc20Calls.ts'
+import { encodeTransfer } from '../core/chain/erc20Calls.ts'
 import { encodeExecuteBatch, ENTRY_POINT, entryPointAbi, simple7702Abi } from '../examples/simple7702-group/entryPoint.ts'
 import { RUNNER_GATE_CREATION, runnerGateAbi } from '../examples/simple7702-group/runnerGate.ts'
 import { startDevnetBruno } from './fixtures/devnetBruno.ts'

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { startAnvil } from '../core/devnet/anvil.ts'
 import { OPERATOR_READ_INTERVAL_MS, sharedRead } from '../core/operators/sharedRead.ts'
-import { describeWindow } from '../core/rateLimit.ts'
+import { describeWindow } from '../core/http/rateLimit.ts'
 import { offlineConfig, startBruno } from './fixtures/bruno.ts'
 import { postRaw } from './fixtures/mcpHttp.ts'
 import { startParityProxy } from './fixtures/parityProxy.ts'

@@ -14,7 +14,7 @@ import {
 import { privateKeyToAccount } from 'viem/accounts'
 import { foundry } from 'viem/chains'
 import { uniswapV3PoolArtifact } from '../core/devnet/artifacts.ts'
-import type { Call } from '../core/schemas.ts'
+import type { Call } from '../core/tool/schemas.ts'
 import { pathPrice } from '../core/chain/tokenPrice.ts'
 import { formatFraction, spotPrices } from '../plugins/uniswap/price.ts'
 import { startDevnetBruno } from './fixtures/devnetBruno.ts'

@@ -1,4 +1,4 @@
-import type { Completer } from '../prompt.ts'
+import type { Completer } from '../tool/prompt.ts'
 
 /**
  * Completes a `chain` argument: the configured networks' names.

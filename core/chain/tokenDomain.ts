@@ -8,7 +8,7 @@ import {
   type Client,
 } from 'viem'
 import { getChainId, readContract } from 'viem/actions'
-import { ToolError } from '../tool.ts'
+import { ToolError } from '../tool/tool.ts'
 
 /**
  * ERC-5267's `eip712Domain()`: a contract's own statement of the EIP-712 domain it checks

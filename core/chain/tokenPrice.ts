@@ -1,5 +1,5 @@
 import { encodeAbiParameters, getAddress, getCreate2Address, keccak256, type Address, type Hex, type PublicClient } from 'viem'
-import { blameOf, BrunoFault } from '../faults.ts'
+import { blameOf, BrunoFault } from './faults.ts'
 import type { Network } from './networks.ts'
 
 /** A ratio of two integers, kept exact until it is printed or applied. */

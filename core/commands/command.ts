@@ -2,7 +2,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { BaseError } from 'viem'
 import { nearest } from '../../config/suggest.ts'
 import { ChainUnavailableError } from '../chain/guardedTransport.ts'
-import { FlagError } from '../serveFlags.ts'
+import { FlagError } from './serveFlags.ts'
 
 /** Where a command writes: the process's streams, or a test's buffers. */
 export interface CommandIo {

@@ -3,7 +3,7 @@ import { loadCheckedConfig, loadGroups } from '../../config/loadGroups.ts'
 import { PRESETS, type PresetName } from '../../config/presets.ts'
 import type { BrunoConfig } from '../../config/schema.ts'
 import { builtinGroups } from '../../plugins/index.ts'
-import type { ServedGroup } from '../groupPlugin.ts'
+import type { ServedGroup } from '../tool/groupPlugin.ts'
 import { loadDevnet } from '../devnet/load.ts'
 
 /** A config to act on, and what to stop when done (the devnet's chain, if one was started). */

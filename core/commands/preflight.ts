@@ -1,6 +1,6 @@
 import { PRESET_NAMES, type PresetName } from '../../config/presets.ts'
 import { suggestion } from '../../config/suggest.ts'
-import { groupChecks } from '../groupPlugin.ts'
+import { groupChecks } from '../tool/groupPlugin.ts'
 import { formatPreflight, preflight } from '../preflight/preflight.ts'
 import { parseFlags, type Command } from './command.ts'
 import { configOrDevnet } from './configOrDevnet.ts'

@@ -1,9 +1,9 @@
 import type { FastifyBaseLogger } from 'fastify'
-import { blameOf, reportFault } from '../faults.ts'
+import { blameOf, reportFault } from '../chain/faults.ts'
 import type { RegisteredTool } from '../registry.ts'
-import { schemaProblems } from '../schemaErrors.ts'
-import type { ToolContext } from '../tool.ts'
-import { ErrorCode, JsonRpcError } from './jsonrpc.ts'
+import { schemaProblems } from '../tool/schemaErrors.ts'
+import type { ToolContext } from '../tool/tool.ts'
+import { ErrorCode, JsonRpcError } from '../http/jsonrpc.ts'
 
 /** A `CallToolResult` before the era adds its own fields. */
 export type ToolOutcome =

@@ -1,7 +1,7 @@
-import type { Completer } from '../prompt.ts'
+import type { Completer } from '../tool/prompt.ts'
 import type { RegistryView } from '../registry.ts'
-import type { ToolContext } from '../tool.ts'
-import { ErrorCode, JsonRpcError } from './jsonrpc.ts'
+import type { ToolContext } from '../tool/tool.ts'
+import { ErrorCode, JsonRpcError } from '../http/jsonrpc.ts'
 
 /** The spec's cap on values in one completion. */
 export const MAX_VALUES = 100

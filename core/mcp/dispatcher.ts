@@ -1,12 +1,12 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { IncomingHttpHeaders } from 'node:http'
 import type { RegisteredTool, RegistryView } from '../registry.ts'
-import type { ToolContext } from '../tool.ts'
-import { blameOf, reportFault } from '../faults.ts'
+import type { ToolContext } from '../tool/tool.ts'
+import { blameOf, reportFault } from '../chain/faults.ts'
 import { callTool, internalError, type ToolOutcome } from './callTool.ts'
 import { complete } from './complete.ts'
 import { getPrompt } from './getPrompt.ts'
-import { ErrorCode, JsonRpcError, errorPayload, cachedResult, cachedResultHead, resultPayload, type CachedResultAnswer, type RequestId } from './jsonrpc.ts'
+import { ErrorCode, JsonRpcError, errorPayload, cachedResult, cachedResultHead, resultPayload, type CachedResultAnswer, type RequestId } from '../http/jsonrpc.ts'
 import {
   DISCOVER_TTL_MS,
   LEGACY_VERSIONS,

@@ -1,7 +1,7 @@
-import { PromptArgumentError } from '../prompt.ts'
+import { PromptArgumentError } from '../tool/prompt.ts'
 import type { RegistryView } from '../registry.ts'
-import type { ToolContext } from '../tool.ts'
-import { ErrorCode, JsonRpcError } from './jsonrpc.ts'
+import type { ToolContext } from '../tool/tool.ts'
+import { ErrorCode, JsonRpcError } from '../http/jsonrpc.ts'
 
 /** A `GetPromptResult` before the era adds its own fields. */
 export interface PromptResult {

@@ -1,7 +1,7 @@
 import type { RegistryView } from '../registry.ts'
-import type { CacheHint } from '../resource.ts'
-import type { ToolContext } from '../tool.ts'
-import { ErrorCode, JsonRpcError } from './jsonrpc.ts'
+import type { CacheHint } from '../tool/resource.ts'
+import type { ToolContext } from '../tool/tool.ts'
+import { ErrorCode, JsonRpcError } from '../http/jsonrpc.ts'
 
 /** A `ReadResourceResult`'s one content, and the caching hint the modern era publishes with it. */
 export interface ResourceRead {

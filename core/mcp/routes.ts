@@ -1,11 +1,11 @@
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
-import { UnsafeJsonError } from '../boundedJson.ts'
-import { reportFault } from '../faults.ts'
-import { RateLimitedError } from '../rateLimit.ts'
+import { UnsafeJsonError } from '../http/boundedJson.ts'
+import { reportFault } from '../chain/faults.ts'
+import { RateLimitedError } from '../http/rateLimit.ts'
 import { McpDispatcher } from './dispatcher.ts'
-import { CachedResultAnswer, ErrorCode, errorPayload } from './jsonrpc.ts'
+import { CachedResultAnswer, ErrorCode, errorPayload } from '../http/jsonrpc.ts'
 import type { RegistryView } from '../registry.ts'
-import { onlyPost } from '../unrouted.ts'
+import { onlyPost } from '../http/unrouted.ts'
 
 /**
  * Registered under the prefix `/mcp`: `POST /mcp` (every enabled group) and `POST /mcp/<group,group,…>` (those groups only).

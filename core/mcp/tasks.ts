@@ -1,7 +1,7 @@
 import type { RegisteredTool, RegistryView } from '../registry.ts'
-import type { TaskState } from '../task.ts'
-import type { ToolContext } from '../tool.ts'
-import { ErrorCode, JsonRpcError } from './jsonrpc.ts'
+import type { TaskState } from '../tool/task.ts'
+import type { ToolContext } from '../tool/tool.ts'
+import { ErrorCode, JsonRpcError } from '../http/jsonrpc.ts'
 import { META } from './protocol.ts'
 
 /** The Tasks extension's identifier, in client and server capabilities' `extensions`. */

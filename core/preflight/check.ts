@@ -1,6 +1,6 @@
 import { BaseError } from 'viem'
 import { ChainUnavailableError } from '../chain/guardedTransport.ts'
-import { ToolError } from '../tool.ts'
+import { ToolError } from '../tool/tool.ts'
 
 /** One named check of one chain: passed or not, and why. */
 export interface PreflightCheck {

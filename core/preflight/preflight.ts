@@ -1,6 +1,6 @@
 import type { BrunoConfig } from '../../config/schema.ts'
 import { Networks } from '../chain/networks.ts'
-import type { GroupCheck } from '../groupPlugin.ts'
+import type { GroupCheck } from '../tool/groupPlugin.ts'
 import type { PreflightCheck } from './check.ts'
 import { preflightChain } from './preflightChain.ts'
 

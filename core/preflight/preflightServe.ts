@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { BrunoConfig } from '../../config/schema.ts'
-import type { GroupCheck } from '../groupPlugin.ts'
+import type { GroupCheck } from '../tool/groupPlugin.ts'
 import { formatPreflight, preflight } from './preflight.ts'
 
 /**

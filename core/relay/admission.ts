@@ -1,4 +1,4 @@
-import { ToolError } from '../tool.ts'
+import { ToolError } from '../tool/tool.ts'
 import type { RelayContext } from './context.ts'
 import type { ActiveCapReached, ActiveCaps, PartyStanding } from '../store/store.ts'
 

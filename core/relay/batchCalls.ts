@@ -1,11 +1,11 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { erc20Abi, formatUnits, getAddress, isAddress, isAddressEqual, type Address, type Hex } from 'viem'
-import { requireAddress, requireToken } from '../arguments.ts'
+import { requireAddress, requireToken } from '../chain/arguments.ts'
 import type { Network } from '../chain/networks.ts'
-import { encodeApprove } from '../erc20Calls.ts'
-import { Address as AddressSchema, HexData, type Approval, type Call } from '../schemas.ts'
+import { encodeApprove } from '../chain/erc20Calls.ts'
+import { Address as AddressSchema, HexData, type Approval, type Call } from '../tool/schemas.ts'
 import type { NetworkDirectory, PaymentServices } from '../services.ts'
-import { ToolError } from '../tool.ts'
+import { ToolError } from '../tool/tool.ts'
 import type { PaymentToken } from '../charge/gasPricer.ts'
 
 // Fields of a builder's transactionRequest that mean nothing inside a batch: the account's own

@@ -1,7 +1,7 @@
 import { concat, getAddress, type SignedAuthorizationList } from 'viem'
 import { readL1DataFee } from '../chain/l1DataFee.ts'
 import type { Network } from '../chain/networks.ts'
-import { ToolError } from '../tool.ts'
+import { ToolError } from '../tool/tool.ts'
 import { AUTHORIZATION_GAS } from './delegation7702.ts'
 import type { GasPricer } from '../charge/gasPricer.ts'
 import { encodeRunnerCall, RUNNER_BATCH_GAS, type RunnerRelay } from './runnerCall.ts'

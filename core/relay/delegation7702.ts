@@ -1,7 +1,7 @@
 import { getAddress, isAddressEqual, type Address, type Hex, type SignedAuthorizationList, type StateOverride } from 'viem'
 import { recoverAuthorizationAddress } from 'viem/utils'
 import type { Network } from '../chain/networks.ts'
-import { ToolError } from '../tool.ts'
+import { ToolError } from '../tool/tool.ts'
 import { yParityOf, type SignedAuthorization } from './schemas.ts'
 import type { DelegateWords } from './delegate.ts'
 

@@ -1,6 +1,6 @@
 import { getAddress, type Address, type Hex } from 'viem'
 import type { Network } from '../chain/networks.ts'
-import { ToolError } from '../tool.ts'
+import { ToolError } from '../tool/tool.ts'
 import type { BatchTerms, Delegate } from './delegate.ts'
 import { DELEGATION_PREFIX } from './delegation7702.ts'
 import { revertData } from './revertReason.ts'

@@ -1,4 +1,4 @@
-import { ToolError } from '../tool.ts'
+import { ToolError } from '../tool/tool.ts'
 
 /**
  * What of a signed-transfer payment a refusal is about: the field a caller mends, and what x402

@@ -1,5 +1,5 @@
 import { getAddress, isAddressEqual, maxUint256, type Address, type Hex } from 'viem'
-import { ToolError } from '../tool.ts'
+import { ToolError } from '../tool/tool.ts'
 import { PaymentRefusal } from './paymentRefusal.ts'
 import type { BatchTerms, Delegate } from './delegate.ts'
 import type { RelayContext } from './context.ts'

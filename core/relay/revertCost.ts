@@ -1,5 +1,5 @@
 import type { NetworkConfig } from '../../config/schema.ts'
-import { ToolError } from '../tool.ts'
+import { ToolError } from '../tool/tool.ts'
 import { AUTHORIZATION_PHASE_GAS } from './quote.ts'
 import type { RunnerRelay } from './runnerCall.ts'
 import { calldataGas } from './runnerTransaction.ts'

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Address, BaseUnits, BlockNumber, described, GasUnits, HexData, passedBack, PUBLISHED_AS, PUBLISHED_AS_OUTPUT, TokenAmount, TokenArgument, UnixSeconds, UnixSecondsDecimal } from '../schemas.ts'
+import { Address, BaseUnits, BlockNumber, described, GasUnits, HexData, passedBack, PUBLISHED_AS, PUBLISHED_AS_OUTPUT, TokenAmount, TokenArgument, UnixSeconds, UnixSecondsDecimal } from '../tool/schemas.ts'
 
 /**
  * The relay's shapes, shared by REST, JSON-RPC and MCP: each transport validates with these and

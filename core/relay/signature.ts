@@ -1,5 +1,5 @@
 import { hexToBigInt, isHex, size, slice, type Hex } from 'viem'
-import { ToolError } from '../tool.ts'
+import { ToolError } from '../tool/tool.ts'
 
 /** secp256k1's group order: a signature's r and s lie in [1, n − 1]. */
 const CURVE_ORDER = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n

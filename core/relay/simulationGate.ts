@@ -1,4 +1,4 @@
-import { ToolError } from '../tool.ts'
+import { ToolError } from '../tool/tool.ts'
 import type { AdmissionRefusal } from './admission.ts'
 
 /** What one client's simulations may cost the node: `relay.admission.simulations`. */

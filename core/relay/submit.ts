@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { formatUnits } from 'viem'
 import { serializeAsSigned } from '../chain/l1DataFee.ts'
-import { ToolError } from '../tool.ts'
+import { ToolError } from '../tool/tool.ts'
 import { requirePinnedPayment } from './paymentPin.ts'
 import type { RelayContext } from './context.ts'
 import { PaymentRefusal } from './paymentRefusal.ts'

@@ -1,11 +1,11 @@
 import { Type } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
-import { requireAddress } from '../arguments.ts'
+import { requireAddress } from '../chain/arguments.ts'
 import type { Networks } from '../chain/networks.ts'
 import { QuoteRequest, SubmitRequest, type AccountView, type Quote, type SubmissionView } from '../relay/schemas.ts'
 import type { RelayService } from '../relayService.ts'
-import { Address } from '../schemas.ts'
-import { BindingError, requireValid } from './errors.ts'
+import { Address } from '../tool/schemas.ts'
+import { BindingError, requireValid } from '../http/errors.ts'
 
 /** `account`'s argument besides the chain (MCP's `account` tool takes the same). */
 export const AccountRequest = Type.Object({ address: Address }, { additionalProperties: false })

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
-import { ErrorCode, type RequestId } from '../mcp/jsonrpc.ts'
-import { batchLimiter, type RateLimitedError } from '../rateLimit.ts'
-import { onlyPost } from '../unrouted.ts'
-import { answerRestFailure, failureOf, failureOfKind, type Failure } from './errors.ts'
+import { ErrorCode, type RequestId } from '../http/jsonrpc.ts'
+import { batchLimiter, type RateLimitedError } from '../http/rateLimit.ts'
+import { onlyPost } from '../http/unrouted.ts'
+import { answerRestFailure, failureOf, failureOfKind, type Failure } from '../http/errors.ts'
 import { boundOperations, type BoundOperations } from './operations.ts'
 
 /**

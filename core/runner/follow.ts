@@ -10,7 +10,7 @@ import { getAddress, keccak256, parseTransaction, type Hex, type Log, type Trans
 import { readFees } from '../chain/fees.ts'
 import { L1_FEE_HEADROOM_BPS, readL1DataFee, readL1DataFeeOfBytes } from '../chain/l1DataFee.ts'
 import { readWeiPerBaseUnit } from '../chain/tokenPrice.ts'
-import { ToolError } from '../tool.ts'
+import { ToolError } from '../tool/tool.ts'
 import { describeCallFailure } from '../relay/callFailure.ts'
 import type { RelayContext } from '../relay/context.ts'
 import type { PaymentToken } from '../charge/gasPricer.ts'

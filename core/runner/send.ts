@@ -7,7 +7,7 @@
  */
 import { keccak256, type Hex, type SignedAuthorizationList } from 'viem'
 import { BroadcastError } from '../chain/networks.ts'
-import { ToolError } from '../tool.ts'
+import { ToolError } from '../tool/tool.ts'
 import type { RelayContext } from '../relay/context.ts'
 import { paymentToken } from '../relay/paymentToken.ts'
 import { relayOfRequest } from '../relay/relayOfRequest.ts'

@@ -1,7 +1,7 @@
 import { getAddress } from 'viem'
 import type { RelayService } from '../relayService.ts'
 import type { Quote } from '../relay/schemas.ts'
-import { ToolError } from '../tool.ts'
+import { ToolError } from '../tool/tool.ts'
 import type { X402Market } from './paidRequest.ts'
 import type { PaymentRequirements, PaymentRequirementsV1, X402Request } from './wire.ts'
 

@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { AuthorizationList, RelayCall, TransferAuthorizationMessage } from '../relay/schemas.ts'
-import { Address } from '../schemas.ts'
+import { Address } from '../tool/schemas.ts'
 
 /** What `POST /<chain>/v1/x402` takes in its body, sent byte for byte again with the payment: the call, as `quote` and `submit` take it. */
 export const X402Request = Type.Object({ call: RelayCall, authorizationList: Type.Optional(AuthorizationList) }, { additionalProperties: false })

@@ -89,7 +89,7 @@ export type CaliburTypedData = {
 }
 
 /**
- * A call as Bruno's helpers return it (`core/schemas.ts` `Call`, strings throughout) or with the
+ * A call as Bruno's helpers return it (`core/tool/schemas.ts` `Call`, strings throughout) or with the
  * value as a bigint. Checked and normalized by the encoders: `to` checksummed, `data` lowercase,
  * `value` a canonical decimal string.
  */

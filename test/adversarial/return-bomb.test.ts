@@ -1,7 +1,7 @@
 import t from 'tap'
 import { encodeFunctionData, erc20Abi, getAddress, parseEther, type Address, type Hex, type PrivateKeyAccount } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import { encodeTransfer } from '../../core/erc20Calls.ts'
+import { encodeTransfer } from '../../core/chain/erc20Calls.ts'
 import { encodeOwnerExecute, encodeSignedExecute } from '../../plugins/calibur/executeCalldata.ts'
 import { caliburTypedData, type CaliburCall } from '../../plugins/calibur/typedData.ts'
 import { startDevnetBruno } from '../fixtures/devnetBruno.ts'

@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap'
 import { encodeFunctionData, erc20Abi, getAddress, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import { encodeTransfer } from '../../core/erc20Calls.ts'
+import { encodeTransfer } from '../../core/chain/erc20Calls.ts'
 import { encodeSignedExecute } from '../../plugins/calibur/executeCalldata.ts'
 import { startDevnetBruno } from '../fixtures/devnetBruno.ts'
 import { RawMcpClient } from '../fixtures/mcpHttp.ts'

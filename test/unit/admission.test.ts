@@ -4,7 +4,7 @@ import { admit, type AdmissionRefusal } from '../../core/relay/admission.ts'
 import type { RelayContext } from '../../core/relay/context.ts'
 import { SqliteSubmissionStore } from '../../core/store/sqliteStore.ts'
 import type { Submission } from '../../core/store/store.ts'
-import { ToolError } from '../../core/tool.ts'
+import { ToolError } from '../../core/tool/tool.ts'
 import { fakeClient, fakeNetwork, networkConfig } from './fakeChain.ts'
 
 // Admission by standing (core/relay/admission.ts) against a real SQLite store in memory: each limit at

@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap'
 import { getAddress, zeroHash, type Address, type Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
-import { ToolError } from '../../core/tool.ts'
+import { ToolError } from '../../core/tool/tool.ts'
 import { STRANGER } from '../../core/relay/paymentPin.ts'
 import { caliburDelegate } from '../../plugins/calibur/paymentFirstBatch.ts'
 import { readCaliburDomain } from '../../plugins/calibur/readDomain.ts'

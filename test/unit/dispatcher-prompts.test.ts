@@ -7,8 +7,8 @@ import { complete } from '../../core/mcp/complete.ts'
 import { getPrompt } from '../../core/mcp/getPrompt.ts'
 import { readResource } from '../../core/mcp/readResource.ts'
 import { ToolRegistry, type RegistryView } from '../../core/registry.ts'
-import type { TaskState } from '../../core/task.ts'
-import { ToolError, type GroupDefinition, type ToolContext } from '../../core/tool.ts'
+import type { TaskState } from '../../core/tool/task.ts'
+import { ToolError, type GroupDefinition, type ToolContext } from '../../core/tool/tool.ts'
 
 // The MCP binding's prompts, resources, completions and task states (core/mcp/dispatcher.ts): what
 // each path advertises and answers, per era. test/unit/dispatcher.test.ts has the envelope, the

@@ -4,8 +4,8 @@ import pino from 'pino'
 import t from 'tap'
 import { McpDispatcher, type McpReply } from '../../core/mcp/dispatcher.ts'
 import { ToolRegistry, type RegistryView } from '../../core/registry.ts'
-import { ToolError, type GroupDefinition, type ToolContext } from '../../core/tool.ts'
-import type { TaskState } from '../../core/task.ts'
+import { ToolError, type GroupDefinition, type ToolContext } from '../../core/tool/tool.ts'
+import type { TaskState } from '../../core/tool/task.ts'
 
 // The MCP binding's parsing, era and header checks, routing and result shapes (core/mcp/dispatcher.ts),
 // called directly with bodies and headers as Fastify hands them over: no server, no chain. The

@@ -5,7 +5,7 @@ import { admit } from '../../core/relay/admission.ts'
 import type { RelayContext } from '../../core/relay/context.ts'
 import { revertReason } from '../../core/relay/revertReason.ts'
 import { SqliteSubmissionStore } from '../../core/store/sqliteStore.ts'
-import { ToolError } from '../../core/tool.ts'
+import { ToolError } from '../../core/tool/tool.ts'
 import { fakeClient, fakeNetwork, networkConfig } from './fakeChain.ts'
 
 // Edges of the relay's admission and revert decoding that test/unit/admission.test.ts and

@@ -1,7 +1,7 @@
 import type { TSchema } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import t, { type Test } from 'tap'
-import { PUBLISHED_AS } from '../../core/schemas.ts'
+import { PUBLISHED_AS } from '../../core/tool/schemas.ts'
 import {
   AccountView,
   AuthorizationList,

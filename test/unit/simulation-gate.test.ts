@@ -1,7 +1,7 @@
 import t from 'tap'
 import type { AdmissionRefusal } from '../../core/relay/admission.ts'
 import { SimulationGate, simulateAs } from '../../core/relay/simulationGate.ts'
-import { ToolError } from '../../core/tool.ts'
+import { ToolError } from '../../core/tool/tool.ts'
 
 // core/relay/simulationGate.ts on a clock of its own: each bound at its edge, the words and the
 // /metrics label of each refusal, and what simulateAs counts.

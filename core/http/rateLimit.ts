@@ -1,6 +1,6 @@
 import rateLimit from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import type { ServerConfig } from '../config/schema.ts'
+import type { ServerConfig } from '../../config/schema.ts'
 
 /** A client over its limit. Each binding's error handler answers it in its own shape, with 429. */
 export class RateLimitedError extends Error {

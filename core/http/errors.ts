@@ -1,11 +1,11 @@
 import type { TSchema } from '@sinclair/typebox'
 import type { TypeCheck } from '@sinclair/typebox/compiler'
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify'
-import { UnsafeJsonError } from '../boundedJson.ts'
-import { blameOf, reportFault } from '../faults.ts'
-import { RateLimitedError } from '../rateLimit.ts'
-import { schemaProblems, type SchemaProblem } from '../schemaErrors.ts'
-import { ErrorCode } from '../mcp/jsonrpc.ts'
+import { UnsafeJsonError } from './boundedJson.ts'
+import { blameOf, reportFault } from '../chain/faults.ts'
+import { RateLimitedError } from './rateLimit.ts'
+import { schemaProblems, type SchemaProblem } from '../tool/schemaErrors.ts'
+import { ErrorCode } from './jsonrpc.ts'
 
 /**
  * How the REST and JSON-RPC bindings fail, in one table: each kind has its HTTP status and REST
@@ -25,7 +25,7 @@ export const Failures = {
   payload_too_large: { status: 413, rpcCode: ErrorCode.InvalidRequest },
   unsupported_media_type: { status: 415, rpcCode: ErrorCode.InvalidRequest },
   rate_limited: { status: 429, rpcCode: ErrorCode.InvalidRequest },
-  // Answered for the HTTP layer itself, outside the routes (core/unrouted.ts): a path or method
+  // Answered for the HTTP layer itself, outside the routes (core/http/unrouted.ts): a path or method
   // no route serves, a URL the router cannot read, a request Node's HTTP parser refused.
   no_route: { status: 404, rpcCode: ErrorCode.InvalidRequest },
   forbidden: { status: 403, rpcCode: ErrorCode.InvalidRequest },

@@ -1,8 +1,8 @@
 import type { Static, TObject } from '@sinclair/typebox'
 import type { PromptDefinition } from './prompt.ts'
-import type { Delegate } from './relay/delegate.ts'
+import type { Delegate } from '../relay/delegate.ts'
 import type { ResourceDefinition, ResourceTemplateDefinition } from './resource.ts'
-import type { BrunoServices } from './services.ts'
+import type { BrunoServices } from '../services.ts'
 import type { ToolTaskSupport } from './task.ts'
 
 /**

@@ -1,7 +1,7 @@
 import { createServer } from 'node:net'
 import { isIP } from 'node:net'
-import { PRESET_NAMES, type PresetName } from '../config/presets.ts'
-import { suggestion } from '../config/suggest.ts'
+import { PRESET_NAMES, type PresetName } from '../../config/presets.ts'
+import { suggestion } from '../../config/suggest.ts'
 
 /** A flag `bruno serve` (or `bruno preflight`) cannot take: the message names the flag and what it takes. */
 export class FlagError extends Error {

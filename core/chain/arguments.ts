@@ -1,8 +1,8 @@
 import { getAddress, isAddress, maxUint256, zeroAddress, type Address } from 'viem'
-import type { NetworkConfig, TokenConfig } from '../config/schema.ts'
-import { resolveToken, type TokenRef } from './chain/networks.ts'
-import type { TokenInfo } from './schemas.ts'
-import { ToolError } from './tool.ts'
+import type { NetworkConfig, TokenConfig } from '../../config/schema.ts'
+import { resolveToken, type TokenRef } from './networks.ts'
+import type { TokenInfo } from '../tool/schemas.ts'
+import { ToolError } from '../tool/tool.ts'
 
 /** What tools check in their arguments beyond what a JSON Schema can say. Each refusal is a `ToolError`. */
 

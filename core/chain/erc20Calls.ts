@@ -1,5 +1,5 @@
 import { erc20Abi, getAbiItem, maxUint256, toFunctionSelector, type Address } from 'viem'
-import type { Call } from './schemas.ts'
+import type { Call } from '../tool/schemas.ts'
 
 // The ERC-20 calls more than one group makes (the erc20 encoders, a delegate batch's approvals and
 // payment leg). Both take (address, uint256): two static 32-byte words after the selector, so

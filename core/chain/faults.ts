@@ -14,8 +14,8 @@ import {
   UnknownRpcError,
   WebSocketRequestError,
 } from 'viem'
-import { ChainUnavailableError } from './chain/guardedTransport.ts'
-import { ToolError } from './tool.ts'
+import { ChainUnavailableError } from './guardedTransport.ts'
+import { ToolError } from '../tool/tool.ts'
 
 /**
  * A fault of Bruno's own that the code recognised (the runner cannot pay for gas…), with words

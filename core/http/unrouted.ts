@@ -1,8 +1,8 @@
 import { maxHeaderSize, STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { ErrorCode, errorPayload } from './mcp/jsonrpc.ts'
-import { failureOfKind, restErrorBody, type Failure } from './rest/errors.ts'
+import { ErrorCode, errorPayload } from './jsonrpc.ts'
+import { failureOfKind, restErrorBody, type Failure } from './errors.ts'
 
 /**
  * Bruno's answers to the requests no route handler reads: a path or method nothing serves, a URL

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify'
-import { ConfigError } from '../config/load.ts'
-import type { Network } from './chain/networks.ts'
-import type { PluginDefinition } from './plugin.ts'
+import { ConfigError } from '../../config/load.ts'
+import type { Network } from '../chain/networks.ts'
+import type { PluginDefinition } from '../plugin.ts'
 
 /** A group this deployment serves: its plugin, its options and its options on each chain (validated, defaults filled), its order. */
 export interface ServedGroup {
