@@ -214,6 +214,19 @@ export default definePlugin({
   t.equal(code, 0, `SIGTERM stops it cleanly${code ? `: ${stderr.slice(-2000)}` : ''}`)
 })
 
+t.test('the packed bruno/plugin, bruno/devnet and bruno/testing export the names groups are written against, on plain Node (issue 45, point 4)', async (t) => {
+  // Pinned: a refactor that moves core's files must not change what a group can import. A name added on purpose is added here.
+  const expected: Record<string, string[]> = {
+    'bruno/plugin': ["AUTHORIZATION_GAS", "AccountView", "Address", "Approval", "ApprovalRequest", "Approvals", "AuthorizationList", "BaseUnits", "BatchCall", "BatchGasEstimate", "BlockNumber", "Call", "CallPayment", "Calls", "CheckFailed", "DELEGATION_PREFIX", "ExecutedBatch", "GasUnits", "HexData", "Nonce", "PLACEHOLDER_SIGNATURE", "Payment", "PromptArgumentError", "Quote", "QuoteRequest", "RUNNER_BATCH_GAS", "RUNNER_SETTLE_GAS", "RelayCall", "SignedAuthorization", "SignedTransferPayment", "SubmissionView", "SubmitRequest", "TokenAmount", "TokenArgument", "TokenInfo", "ToolError", "TransferAuthorizationMessage", "Type", "UnixSeconds", "UnixSecondsDecimal", "approvalsToAdd", "authorizationListAs", "authorizationOverride", "authorizationStateAbi", "batchDeadline", "batchRelayCost", "calldataGas", "completeChain", "completePaymentToken", "configuredTokenInfo", "definePlugin", "definePrompt", "defineTool", "deployCodeTo", "describeApprovals", "described", "eip712DomainAbi", "encodeApprove", "encodeRunnerCall", "encodeTransfer", "leastPaymentValiditySec", "notAnswered", "passedBack", "pathPrice", "payerShortfall", "priceLeg", "readBatchCalls", "readBatchParties", "readL1DataFee", "readPaymentLeg", "readSignature", "readTokenDomain", "requireAddress", "requireDelegatedTo", "requirePinnedPayment", "requireToken", "revertReason", "runnerGasLimit", "sameShapeAs", "shortAddress", "stipendFor", "toBaseUnits", "tokenDomainAbi", "transferWithAuthorizationAbi", "transferWithAuthorizationTypes", "uniswapV3PoolAbi", "viemAuthorizations"],
+    'bruno/devnet': ["deployCodeTo", "mintUsdc", "startDevnet"],
+    'bruno/testing': ["McpToolClient", "devnetPricing", "ledgerViolations", "modernHeaders", "modernMeta", "postRaw", "runnerLedger", "serveOnDevnet"],
+  }
+  for (const [entry, names] of Object.entries(expected)) {
+    const listed = await must('node', ['--input-type=module', '-e', `console.log(JSON.stringify(Object.keys(await import('${entry}')).sort()))`], app)
+    t.strictSame(JSON.parse(listed.stdout), names, `${entry} exports the same names`)
+  }
+})
+
 t.test('a third-party group type-checks against the published bruno/plugin declarations', async (t) => {
   // The example group (examples/hello-group), as its own package beside an installed Bruno.
   const group = join(app, 'hello-group')
