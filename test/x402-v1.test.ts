@@ -11,13 +11,14 @@ import { giftCall } from './fixtures/giftCall.ts'
 // wallet client, against Bruno on the devnet as Base (`--as base`: chain id 8453, USDC at Base's address), which v1 names
 // "base". The 402 carries v1's offers in its body beside v2's header; the retry's X-PAYMENT is answered in X-PAYMENT-RESPONSE.
 
-// The legacy client has its own install (test/legacy-x402: ~670 MB of wallet kits kept out of Bruno's). Without it the
+// The legacy client has its own install (.ci/legacy-x402: ~670 MB of wallet kits kept out of Bruno's, and out of test/,
+// where tools that read the tests would wade through its node_modules). Without it the
 // test is skipped, saying how to install it; .ci/run installs it and requires it (BRUNO_TEST_X402_V1_REQUIRED).
-const legacy = new URL('./legacy-x402/package.json', import.meta.url)
-const installed = existsSync(new URL('./legacy-x402/node_modules/x402-fetch/package.json', import.meta.url))
+const legacy = new URL('../.ci/legacy-x402/package.json', import.meta.url)
+const installed = existsSync(new URL('../.ci/legacy-x402/node_modules/x402-fetch/package.json', import.meta.url))
 if (!installed) {
-  if (process.env.BRUNO_TEST_X402_V1_REQUIRED) t.fail('the legacy x402 v1 client is not installed: npm ci --prefix test/legacy-x402')
-  else t.plan(0, 'the legacy x402 v1 client is not installed here: npm ci --prefix test/legacy-x402 to run this test')
+  if (process.env.BRUNO_TEST_X402_V1_REQUIRED) t.fail('the legacy x402 v1 client is not installed: npm ci --prefix .ci/legacy-x402')
+  else t.plan(0, 'the legacy x402 v1 client is not installed here: npm ci --prefix .ci/legacy-x402 to run this test')
   process.exit()
 }
 /** What the test takes from x402-fetch 1.2.0 (typed here: its types name the viem copy it installs for itself). */
