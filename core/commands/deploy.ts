@@ -26,7 +26,7 @@ import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
 import { presetOfChain } from '../../config/presets.ts'
 import { payeeVaultArtifact, runnerArtifact } from '../../contracts/artifacts.ts'
 import { guardedTransport } from '../chain/guardedTransport.ts'
-import { DELEGATION_PREFIX } from '../relay/delegation7702.ts'
+import { delegationCode } from '../relay/delegation7702.ts'
 import { creationRuntime } from '../preflight/creationRuntime.ts'
 import { type Command, commandFailure, parseFlags } from './command.ts'
 
@@ -268,7 +268,7 @@ export const deployCommand: Command = {
  * sent by the deployer, who owns it), unless they are listed already: then nothing is sent.
  */
 async function listWalletDelegate({ client, wallet, deployer, chainId, write }: Create2Context, runner: Address, delegate: Address): Promise<void> {
-  const codehash = keccak256(concat([DELEGATION_PREFIX, delegate]))
+  const codehash = keccak256(delegationCode(delegate))
   if (await client.readContract({ address: runner, abi: runnerArtifact.abi, functionName: 'payerCodeAllowed', args: [codehash] })) {
     write(`Accounts delegated to ${delegate} already pay ${runner} by signed transfer on chain ${chainId}: nothing was sent.\n`)
     return

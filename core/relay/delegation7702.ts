@@ -14,6 +14,17 @@ export function viemAuthorizations(list: readonly SignedAuthorization[] | undefi
 export const DELEGATION_PREFIX = '0xef0100'
 
 /**
+ * The code EIP-7702 gives an account delegated to `delegate`: `0xef0100 ‖ delegate`, in lower case
+ * (what `eth_getCode` answers, and what a state override or a code hash is taken of).
+ *
+ * @example
+ * delegationCode('0x000000009B1D0aF20D8C6d0A44e162d11F9b8f00') // '0xef0100000000009b1d0af20d8c6d0a44e162d11f9b8f00'
+ */
+export function delegationCode(delegate: Address): Hex {
+  return `${DELEGATION_PREFIX}${delegate.slice(2).toLowerCase()}`
+}
+
+/**
  * Intrinsic gas of one EIP-7702 authorization in the runner's transaction (PER_EMPTY_ACCOUNT_COST;
  * 12,500 of it is refunded when the account exists and the authorization is valid at inclusion,
  * which neither a gas limit nor a charge counts on: `readAuthorizations`).
@@ -95,7 +106,7 @@ export async function authorizationOverride(
     throw new ToolError(`authorizationList[0] delegates to ${item.address}, not to ${delegate.name} (${delegate.address})`)
   }
   await readAuthorizations(network, authorizationList, account)
-  return [{ address: account, code: `${DELEGATION_PREFIX}${delegate.address.slice(2).toLowerCase()}` as Hex }]
+  return [{ address: account, code: delegationCode(delegate.address) }]
 }
 
 /**
@@ -108,7 +119,7 @@ export async function authorizationOverride(
  */
 export async function requireDelegatedTo(network: Network, account: Address, delegate: DelegateAt): Promise<void> {
   const code = await network.client.getCode({ address: account })
-  if (code && code.toLowerCase() === `${DELEGATION_PREFIX}${delegate.address.slice(2)}`.toLowerCase()) return
+  if (code && code.toLowerCase() === delegationCode(delegate.address)) return
   const what = !code || code === '0x' ? 'has no code' : code.toLowerCase().startsWith(DELEGATION_PREFIX) ? `is delegated to 0x${code.slice(8)}` : 'is a contract'
   throw new ToolError(
     `${account} ${what}: it is not delegated to ${delegate.name} (${delegate.address}). Delegate it first: have its wallet sign an EIP-7702 ` +

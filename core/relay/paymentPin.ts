@@ -1,8 +1,8 @@
-import { getAddress, type Address, type Hex } from 'viem'
+import { getAddress, type Address } from 'viem'
 import type { Network } from '../chain/networks.ts'
 import { ToolError } from '../tool/tool.ts'
 import type { BatchTerms, Delegate } from './delegate.ts'
-import { DELEGATION_PREFIX } from './delegation7702.ts'
+import { delegationCode } from './delegation7702.ts'
 import { revertData } from './revertReason.ts'
 
 /** Who runs a payment batch in `requirePinnedPayment`: an address with no role anywhere (not the Runner, not an operator). */
@@ -27,7 +27,7 @@ export async function requirePinnedPayment(network: Network, terms: Pick<BatchTe
       account: STRANGER,
       to: terms.target,
       data: terms.paymentData,
-      stateOverride: [{ address: terms.account, code: `${DELEGATION_PREFIX}${terms.delegate.slice(2).toLowerCase()}` as Hex }],
+      stateOverride: [{ address: terms.account, code: delegationCode(terms.delegate) }],
       blockTag: 'latest',
     })
   } catch (error) {
