@@ -7,8 +7,9 @@ pragma solidity 0.8.37;
 /// the errors (same names, so the same selectors). Calibur's own source is not on npm, so the devnet and
 /// the tests run this instead, placed at Calibur's address.
 /// @dev Only the root key exists here: the account's own secp256k1 key, `keyHash == 0`. Calibur's key
-/// registry, hooks, nonce invalidation, ERC-1271 and ERC-4337 entry points are left out, so any other
-/// `keyHash` is a key that does not exist. Storage sits in an ERC-7201 namespace because an EOA keeps its storage across
+/// registry, hooks, nonce invalidation, ERC-7739's nested signatures and ERC-4337 entry points are left out,
+/// so any other `keyHash` is a key that does not exist. ERC-1271 answers as Calibur does for the root key's
+/// raw signature (what a token checking the account's signed transfer sends). Storage sits in an ERC-7201 namespace because an EOA keeps its storage across
 /// delegations: slots a previous delegate wrote at 0, 1, … must not read as our nonces or salt. The signed
 /// path never costs less than Calibur's (see `_spendAsCalibur`), so gas measured here does not undercount it.
 contract CaliburCompatible layout at erc7201("bruno.CaliburCompatible") {
@@ -39,6 +40,7 @@ contract CaliburCompatible layout at erc7201("bruno.CaliburCompatible") {
     error SliceOutOfBounds();
     error CallFailed(bytes reason);
     error UnsupportedExecutionMode();
+    error InvalidSignatureLength();
 
     // The type strings are Calibur's, character for character: a signer hashes these exact strings.
     bytes32 private constant DOMAIN_TYPEHASH =
@@ -54,6 +56,12 @@ contract CaliburCompatible layout at erc7201("bruno.CaliburCompatible") {
     bytes32 private constant VERSION_HASH = keccak256("1.0.0");
 
     bytes32 private constant ROOT_KEY_HASH = bytes32(0);
+
+    bytes4 private constant ERC1271_VALID = 0x1626ba7e;
+    bytes4 private constant ERC1271_INVALID = 0xffffffff;
+    /// @dev ERC-7739's detection: this digest with an empty signature answers `ERC7739_SUPPORTED`.
+    bytes32 private constant ERC7739_SENTINEL = 0x7739773977397739773977397739773977397739773977397739773977397739;
+    bytes4 private constant ERC7739_SUPPORTED = 0x77390001;
 
     // Loop steps `_spendAsCalibur` takes per signed call (≈46 gas each): see there.
     uint256 private constant SPEND_STEPS_PER_CALL = 17;
@@ -120,6 +128,23 @@ contract CaliburCompatible layout at erc7201("bruno.CaliburCompatible") {
         for (uint256 i; i < calls.length; ++i) {
             _execute(calls[i].to, calls[i].value, calls[i].data, revertOnFailure);
         }
+    }
+
+    /// @notice ERC-1271, in Calibur's order: an empty signature answers ERC-7739's detection; a raw 64- or 65-byte
+    /// one is valid when the account's own key signed `digest`, with no expiry or hook (a token checking a signed
+    /// transfer from the account sends this); a wrapped one, `abi.encode(keyHash, signature, hookData)`, names a key.
+    /// @dev Only the root key exists here, and Calibur checks its wrapped signatures by ERC-7739's nested typed data,
+    /// which is left out: a wrapped signature is invalid, and one naming another key `KeyDoesNotExist`.
+    function isValidSignature(bytes32 digest, bytes calldata wrappedSignature) external view returns (bytes4) {
+        uint256 length = wrappedSignature.length;
+        if (length == 0 && digest == ERC7739_SENTINEL) return ERC7739_SUPPORTED;
+        if (length == 64 || length == 65) return _recover(digest, wrappedSignature) == address(this) ? ERC1271_VALID : ERC1271_INVALID;
+        bytes32 keyHash = length < 32 ? bytes32(0) : bytes32(wrappedSignature[0:32]);
+        bytes calldata signature = _bytesAt(wrappedSignature, 1);
+        _bytesAt(wrappedSignature, 2);
+        if (signature.length < 64) revert InvalidSignatureLength();
+        if (keyHash != ROOT_KEY_HASH) revert KeyDoesNotExist();
+        return ERC1271_INVALID;
     }
 
     /// @notice ERC-7821: the single-batch modes without opData, reverting or not.

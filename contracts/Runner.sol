@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: UNLICENSED
 pragma solidity 0.8.37;
 
-/// @notice The token functions the Runner calls: ERC-20's balance and transfer (`sweep`), EIP-3009's (v, r, s) transfer.
+/// @notice The token functions the Runner calls: ERC-20's balance and transfer (`sweep`), EIP-3009's transfer in its
+/// (v, r, s) form (every EIP-3009 token) and its `bytes` form (FiatToken v2.2: a wallet's ERC-1271 signature).
 interface IPaymentToken {
     function balanceOf(address account) external view returns (uint256);
 
@@ -17,6 +18,16 @@ interface IPaymentToken {
         uint8 v,
         bytes32 r,
         bytes32 s
+    ) external;
+
+    function transferWithAuthorization(
+        address from,
+        address to,
+        uint256 value,
+        uint256 validAfter,
+        uint256 validBefore,
+        bytes32 nonce,
+        bytes memory signature
     ) external;
 }
 
@@ -45,9 +56,9 @@ contract Runner {
         uint256 validAfter;
         uint256 validBefore;
         bytes32 nonce;
-        uint8 v;
-        bytes32 r;
-        bytes32 s;
+        /// @dev 65 bytes (r ‖ s ‖ v) from an account's key; a wallet's ERC-1271 signature otherwise; either wrapped by
+        /// ERC-6492 (`abi.encode(factory, factoryCalldata, signature) ‖ 0x6492…6492`) for a wallet not deployed yet.
+        bytes signature;
     }
 
     /// @notice An account's two signed batches, both sent to `target`: the account itself (Calibur), or a contract
@@ -108,6 +119,14 @@ contract Runner {
     /// that changes its own code after simulation is refused here, before its code runs.
     mapping(bytes32 => bool) public payerCodeAllowed;
 
+    /// @notice Wallet factories the owner allows: an ERC-6492 signature from a wallet not deployed yet names one, and
+    /// the Runner makes its call (which deploys the wallet) before the payment. Only factories whose call deploys the
+    /// same listed code at the same address whoever calls it, and first or again, belong here (Coinbase Smart Wallet's).
+    mapping(address => bool) public walletFactoryAllowed;
+
+    /// @dev ERC-6492's suffix of a wrapped signature.
+    bytes32 private constant ERC6492_SUFFIX = 0x6492649264926492649264926492649264926492649264926492649264926492;
+
     /// @notice Revert data kept of a failed call (its head: the error's selector and first words).
     uint256 public constant REASON_BYTES = 256;
 
@@ -148,6 +167,10 @@ contract Runner {
     /// @notice The signed transfer's payer has code the owner has not allowed (`payerCodeAllowed`): the token would run
     /// it (ERC-1271) inside the payment phase.
     error PayerHasCode(address payer);
+    /// @notice An ERC-6492 signature's factory is not one the owner allowed (`walletFactoryAllowed`).
+    error WalletFactoryNotAllowed(address factory);
+    /// @notice An ERC-6492 signature's factory call reverted, or did not deploy the payer.
+    error PayerNotDeployed(address payer);
     /// @notice The batch's account is not delegated to `delegate` (EIP-7702 code `0xef0100 ‖ delegate`).
     error NotDelegated(address account, address delegate);
     error PaymentShort(uint256 received, uint256 required);
@@ -165,6 +188,9 @@ contract Runner {
 
     /// @notice The owner allowed (`allowed`) or stopped payers whose code hashes to `codehash`.
     event PayerCodeSet(bytes32 indexed codehash, bool allowed);
+
+    /// @notice The owner allowed (`allowed`) or stopped a wallet factory.
+    event WalletFactorySet(address indexed factory, bool allowed);
 
     constructor(address operator_, address owner_) {
         operator = operator_;
@@ -186,12 +212,21 @@ contract Runner {
         emit PayerCodeSet(codehash, allowed);
     }
 
+    /// @notice Allows ERC-6492 signatures that deploy their wallet with `factory`, or stops them (`allowed` false). Owner only.
+    function setWalletFactory(address factory, bool allowed) external {
+        if (msg.sender != owner) revert NotOwner();
+        walletFactoryAllowed[factory] = allowed;
+        emit WalletFactorySet(factory, allowed);
+    }
+
     /// @notice Payment phase: the signed EIP-3009 transfer of `token` from `authorization.from` to `payee`,
     /// which must raise the payee's balance by at least `amount`, else the transaction reverts (a refused
     /// authorization reverts with the token's own reason). Call phase: `target.call(data)` with exactly `callGas`.
     /// @dev The payer has no code, or code the owner allowed (`payerCodeAllowed`): FiatToken checks a payer with code
     /// by ERC-1271, which runs the payer's own code, with all the gas left, inside the payment phase (unknown code
-    /// could burn it, or answer differently when simulated).
+    /// could burn it, or answer differently when simulated). An ERC-6492 signature of a payer with no code has its
+    /// factory (one the owner allowed) deploy the payer first, whose code must then be allowed; the token checks the
+    /// signature inside the wrapper (`_readyPayer`).
     /// Settlement: `charge` prices what the transaction cost; the rest goes back to the payer (`_settle`).
     /// @param target the contract to call; address(0) makes no call (the transfer alone is the relay).
     /// @return callSucceeded whether the call returned without reverting (true when there is no call).
@@ -210,7 +245,6 @@ contract Runner {
     ) external returns (bool callSucceeded, uint256 callGasUsed, bytes memory reason, uint256 refundGasUsed) {
         uint256 startGas = gasleft();
         if (msg.sender != operator && !isOperator[msg.sender]) revert NotOperator();
-        if (authorization.from.code.length != 0 && !payerCodeAllowed[authorization.from.codehash]) revert PayerHasCode(authorization.from);
         // Kept in memory, field by field: the stack holds no more.
         Settled memory relay;
         relay.logged = target;
@@ -354,23 +388,49 @@ contract Runner {
         return a == 0 ? 0 : (a - 1) / b + 1;
     }
 
-    // The signed transfer to `payee`; reverts unless it paid `payee` `amount` (a refused one with the token's reason).
+    // The payer as the token will check it, and the signature the token checks: a payer with code must have code the
+    // owner allowed; an ERC-6492-wrapped signature of a payer with no code deploys it first, by a factory the owner allowed.
+    function _readyPayer(address payer, bytes calldata signature) private returns (bytes memory) {
+        uint256 length = signature.length;
+        if (length < 32 || bytes32(signature[length - 32:]) != ERC6492_SUFFIX) {
+            if (payer.code.length != 0 && !payerCodeAllowed[payer.codehash]) revert PayerHasCode(payer);
+            return signature;
+        }
+        (address factory, bytes memory factoryCalldata, bytes memory wrapped) = abi.decode(signature[:length - 32], (address, bytes, bytes));
+        if (payer.code.length == 0) {
+            if (!walletFactoryAllowed[factory]) revert WalletFactoryNotAllowed(factory);
+            (bool deployed,) = factory.call(factoryCalldata);
+            if (!deployed || payer.code.length == 0) revert PayerNotDeployed(payer);
+        }
+        if (!payerCodeAllowed[payer.codehash]) revert PayerHasCode(payer);
+        return wrapped;
+    }
+
+    // The signed transfer to `payee`, its payer made ready first (`_readyPayer`); reverts unless it paid `payee` `amount`
+    // (a refused one with the token's reason). A 65-byte signature takes the (v, r, s) form every EIP-3009 token has; any other, a wallet's, the `bytes` form.
     function _payByAuthorization(address token, address payee, uint256 amount, Authorization calldata authorization)
         private
         returns (uint256 received)
     {
+        bytes memory signature = _readyPayer(authorization.from, authorization.signature);
         uint256 balanceBefore = IPaymentToken(token).balanceOf(payee);
-        IPaymentToken(token).transferWithAuthorization(
-            authorization.from,
-            payee,
-            authorization.value,
-            authorization.validAfter,
-            authorization.validBefore,
-            authorization.nonce,
-            authorization.v,
-            authorization.r,
-            authorization.s
-        );
+        if (signature.length == 65) {
+            bytes32 r;
+            bytes32 s;
+            uint8 v;
+            assembly ("memory-safe") {
+                r := mload(add(signature, 0x20))
+                s := mload(add(signature, 0x40))
+                v := byte(0, mload(add(signature, 0x60)))
+            }
+            IPaymentToken(token).transferWithAuthorization(
+                authorization.from, payee, authorization.value, authorization.validAfter, authorization.validBefore, authorization.nonce, v, r, s
+            );
+        } else {
+            IPaymentToken(token).transferWithAuthorization(
+                authorization.from, payee, authorization.value, authorization.validAfter, authorization.validBefore, authorization.nonce, signature
+            );
+        }
         received = _received(token, payee, balanceBefore, amount);
     }
 

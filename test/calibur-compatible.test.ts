@@ -13,6 +13,8 @@ import {
   getAddress,
   size as hexSize,
   http,
+  keccak256,
+  toFunctionSelector,
   toHex,
   zeroAddress,
   zeroHash,
@@ -324,6 +326,28 @@ t.test('signatures: EIP-2098 compact is accepted, other keys do not exist, other
     await revertSelector({ from: vector.relayer, data: executeData(message, truncated) }),
     selectorOf('SliceOutOfBounds()'),
   )
+})
+
+t.test('ERC-1271 as Calibur answers it: the root key\'s raw signature, ERC-7739\'s sentinel, a wrapped one names a key', async (t) => {
+  const isValid = (digest: Hex, signature: Hex) => client.readContract({ address: account, abi, functionName: 'isValidSignature', args: [digest, signature] })
+  const digest = keccak256(toHex('a signed transfer the token checks'))
+  const signature = await signer.sign({ hash: digest })
+  const r = signature.slice(2, 66)
+  const s = BigInt(`0x${signature.slice(66, 130)}`)
+  const yParity = BigInt(Number.parseInt(signature.slice(130), 16) - 27)
+  const compact = `0x${r}${toHex((yParity << 255n) | s, { size: 32 }).slice(2)}` as Hex
+  t.equal(await isValid(digest, signature), '0x1626ba7e', 'the account\'s own key, 65 bytes')
+  t.equal(await isValid(digest, compact), '0x1626ba7e', 'the account\'s own key, EIP-2098\'s 64 bytes')
+  t.equal(await isValid(keccak256(digest), signature), '0xffffffff', 'another digest')
+  t.equal(await isValid(digest, await privateKeyToAccount(deployerKey).sign({ hash: digest })), '0xffffffff', 'another key')
+  t.equal(await isValid(`0x${'7739'.repeat(16)}`, '0x'), '0x77390001', 'ERC-7739\'s sentinel')
+  const wrapped = (keyHash: Hex) => encodeAbiParameters([{ type: 'bytes32' }, { type: 'bytes' }, { type: 'bytes' }], [keyHash, signature, '0x'])
+  t.equal(await isValid(digest, wrapped(zeroHash)), '0xffffffff', 'the root key wrapped: ERC-7739\'s nested forms are left out')
+  const readSelector = (signatureBytes: Hex) => revertSelector({ from: vector.relayer, data: encodeFunctionData({ abi, functionName: 'isValidSignature', args: [digest, signatureBytes] }) })
+  t.equal(await readSelector(wrapped(`0x${'ab'.repeat(32)}`)), selectorOf('KeyDoesNotExist()'))
+  t.equal(await readSelector(encodeAbiParameters([{ type: 'bytes32' }, { type: 'bytes' }, { type: 'bytes' }], [zeroHash, '0x1234', '0x'])), toFunctionSelector('InvalidSignatureLength()'))
+  t.equal(await readSelector(wrapped(zeroHash).slice(0, 2 + 96 * 2) as Hex), selectorOf('SliceOutOfBounds()'), 'a wrapper cut short')
+  t.equal(await readSelector('0x'), selectorOf('SliceOutOfBounds()'), 'an empty signature of any other digest is read as a wrapped one')
 })
 
 t.test('batches: a failing call reverts with CallFailed, or is passed over without revertOnFailure', async (t) => {

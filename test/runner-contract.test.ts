@@ -23,7 +23,6 @@ import {
   parseAbi,
   parseEther,
   parseEventLogs,
-  parseSignature,
   parseUnits,
   size,
   slice,
@@ -261,9 +260,8 @@ async function authorizationFor(value: bigint, to: Address = payee, signer = usd
     primaryType: 'TransferWithAuthorization',
     message,
   })
-  const { r, s, v } = parseSignature(signature)
   const { to: _to, ...fields } = message
-  return { ...fields, v: Number(v), r, s }
+  return { ...fields, signature }
 }
 
 type Authorization = Awaited<ReturnType<typeof authorizationFor>>

@@ -1,4 +1,4 @@
-import { erc20Abi, formatUnits, getAddress, keccak256, zeroHash, type Address, type Hex } from 'viem'
+import { erc20Abi, formatUnits, getAddress, isErc6492Signature, keccak256, parseErc6492Signature, size, zeroHash, type Address, type Hex } from 'viem'
 import { runnerAbi } from '../../contracts/abi.ts'
 import { requireToken } from '../chain/arguments.ts'
 import type { Network } from '../chain/networks.ts'
@@ -6,6 +6,7 @@ import { blameOf } from '../chain/faults.ts'
 import { ToolError } from '../tool/tool.ts'
 import type { PaymentToken } from '../charge/gasPricer.ts'
 import { batchToolNames, delegateBatchTools, type Delegate } from './delegate.ts'
+import { PaymentRefusal } from './paymentRefusal.ts'
 import { revertData } from './revertReason.ts'
 
 /**
@@ -106,6 +107,36 @@ export async function payerCodeListed(network: Network, code: Hex): Promise<bool
 }
 
 /**
+ * Why an ERC-6492 signature's factory cannot deploy a payer, in the relay's words (the Runner's
+ * `WalletFactoryNotAllowed` and submit say the same).
+ *
+ * @example
+ * walletFactoryWords('0x0BA5…428a') // 'the ERC-6492 signature's factory 0x0BA5…428a is not on the Runner's list of wallet factories: …'
+ */
+export function walletFactoryWords(factory: string): string {
+  return (
+    `the ERC-6492 signature's factory ${factory} is not on the Runner's list of wallet factories (its owner's walletFactoryAllowed): ` +
+    'the Runner deploys a wallet only by a factory whose call deploys the same listed wallet whoever makes it. Deploy the wallet first, then sign again'
+  )
+}
+
+/**
+ * Whether the chain's Runner deploys ERC-6492 payers by `factory` (its owner's list,
+ * `walletFactoryAllowed`). A Runner that has no list (deployed before it) deploys none.
+ *
+ * @example
+ * await walletFactoryListed(network, '0x0BA5ED0c6AA8c49038F819E587E2633c4A9F428a') // true once the owner listed it
+ */
+export async function walletFactoryListed(network: Network, factory: Address): Promise<boolean> {
+  return network.client
+    .readContract({ address: getAddress(network.config.runner.contract), abi: runnerAbi, functionName: 'walletFactoryAllowed', args: [factory] })
+    .catch((error: unknown) => {
+      if (revertData(error) !== undefined) return false
+      throw error
+    })
+}
+
+/**
  * Refuses a signed-transfer payer the Runner would refuse in the payment phase (`PayerHasCode`): one
  * with code that is not on the Runner's list of wallets (`payerCodeListed`). A payment tool asks
  * first, before the wallet signs anything that submit could only refuse.
@@ -117,6 +148,37 @@ export async function requireTransferPayer(network: Network, payer: Address, del
   const code = await network.client.getCode({ address: payer })
   if (!code || code === '0x' || (await payerCodeListed(network, code))) return
   throw new ToolError(`from ${payer} cannot pay by signed transfer: ${payerHasCodeWords(payer, delegates)}`)
+}
+
+/**
+ * Refuses, before the runner transaction is simulated, a signed transfer whose payer and signature
+ * the Runner would refuse, in words that name the fix: a payer with code off the Runner's list; an
+ * account with no code whose signature is not the 65 bytes its key makes, unless ERC-6492 wraps it
+ * with a factory on the Runner's list (which deploys the wallet in the payment phase). Whether the
+ * wallet's signature is good only the token can say, in the simulation.
+ *
+ * @example
+ * await requireSignedTransferPayer(network, payer, signature, context.delegates) // PaymentRefusal: … the factory 0x… is not on the Runner's list …
+ */
+export async function requireSignedTransferPayer(network: Network, payer: Address, signature: Hex, delegates: readonly Delegate[]): Promise<void> {
+  const refuse = (why: string) => new PaymentRefusal(`the payment's payer (payment.authorization.from) cannot pay by signed transfer: ${why}`, 'payer')
+  const code = await network.client.getCode({ address: payer })
+  if (code && code !== '0x') {
+    if (!(await payerCodeListed(network, code))) throw refuse(payerHasCodeWords(payer, delegates))
+    return
+  }
+  if (isErc6492Signature(signature)) {
+    const { address: factory } = parseErc6492Signature(signature)
+    if (factory && !(await walletFactoryListed(network, getAddress(factory)))) throw refuse(walletFactoryWords(getAddress(factory)))
+    return
+  }
+  if (size(signature) !== 65) {
+    throw new PaymentRefusal(
+      `payment.signature is ${size(signature)} bytes, but its payer ${payer} has no code: an account's key signs 65 bytes (r, s, v). ` +
+        'A longer signature is a smart wallet\'s: deploy the wallet first, or send the signature its wallet wraps by ERC-6492 with its factory\'s call',
+      'signature',
+    )
+  }
 }
 
 /**

@@ -1,4 +1,4 @@
-import { getAddress, isAddressEqual, maxUint256, type Address, type Hex } from 'viem'
+import { getAddress, isAddressEqual, maxUint256, size, type Address, type Hex } from 'viem'
 import { ToolError } from '../tool/tool.ts'
 import { PaymentRefusal } from './paymentRefusal.ts'
 import type { BatchTerms, Delegate } from './delegate.ts'
@@ -92,7 +92,8 @@ export function relayOfRequest(context: RelayContext, call: RelayCall, payment: 
   if ('authorization' in payment) {
     const { authorization } = payment
     // What the Runner's calldata will encode, read here: no library's exception about it is the server's fault.
-    readSignature(payment.signature, 'payment.signature')
+    // A longer one is a smart wallet's, which only the token can check (in the simulation).
+    if (size(payment.signature as Hex) === 65) readSignature(payment.signature, 'payment.signature')
     for (const field of ['value', 'validAfter', 'validBefore'] as const) {
       if (BigInt(authorization[field]) > maxUint256) throw new ToolError(`payment.authorization.${field} is ${authorization[field]}, above 2²⁵⁶ − 1, the most a uint256 holds`)
     }

@@ -2,7 +2,7 @@ import { BaseError, decodeErrorResult, formatUnits, type Abi, type Hex } from 'v
 import { runnerAbi } from '../../contracts/abi.ts'
 import { batchToolNames, type DelegateWords } from './delegate.ts'
 import type { PaymentProblem } from './paymentRefusal.ts'
-import { payerHasCodeWords } from './paymentToken.ts'
+import { payerHasCodeWords, walletFactoryWords } from './paymentToken.ts'
 
 const RUNNER_ERRORS = runnerAbi.filter((item) => item.type === 'error') as Abi
 
@@ -95,6 +95,10 @@ export function describeRevertData(data: Hex, decimals: number, symbol: string, 
       return `payment short: the payee would receive ${formatUnits(args[0] as bigint, decimals)} ${symbol} of the ${formatUnits(args[1] as bigint, decimals)} ${symbol} required`
     case 'PayerHasCode':
       return payerHasCodeWords(String(args[0]), delegates)
+    case 'WalletFactoryNotAllowed':
+      return walletFactoryWords(String(args[0]))
+    case 'PayerNotDeployed':
+      return `the ERC-6492 signature's factory call did not deploy the payer ${String(args[0])}: it reverted, or deployed another address (wrap the signature with the factory and calldata that deploy the paying wallet)`
     case 'NotDelegated':
       return `the account ${String(args[0])} is not delegated to ${String(args[1])}: the batch can only run there (delegate it first, or pass its signed 7702 authorization in authorizationList)`
     case 'GasShort':
@@ -166,6 +170,8 @@ export function runnerRevertReason(
     case 'PaymentShort':
       return { words: `the payment is short (${form === 'authorization' ? 'payment.authorization.value' : 'payment.amountBaseUnits, as payment.batch transfers it'}): ${reason}`, byPayment: true, problem: 'value' }
     case 'PayerHasCode':
+    case 'WalletFactoryNotAllowed':
+    case 'PayerNotDeployed':
       return { words: `the payment's payer (payment.authorization.from) cannot pay by signed transfer: ${reason}`, byPayment: true, problem: 'payer' }
     case 'PaymentFailed':
       return { words: `the payment batch (payment.batch) failed: ${describeRevertData(args[0] as Hex, decimals, symbol, delegates)}`, byPayment: true }

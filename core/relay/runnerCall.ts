@@ -1,4 +1,4 @@
-import { decodeFunctionData, decodeFunctionResult, encodeFunctionData, getAddress, parseEventLogs, parseSignature, type Address, type Hex, type Log } from 'viem'
+import { decodeFunctionData, decodeFunctionResult, encodeFunctionData, getAddress, parseEventLogs, parseSignature, serializeSignature, size, type Address, type Hex, type Log } from 'viem'
 import { runnerAbi } from '../../contracts/abi.ts'
 import type { SignedTransferPayment } from './schemas.ts'
 
@@ -64,7 +64,6 @@ export function encodeRunnerCall(relay: RunnerRelay, callGas: bigint, charge: Ru
     })
   }
   const { authorization } = relay.payment
-  const { r, s, v, yParity } = parseSignature(relay.payment.signature as Hex)
   return encodeFunctionData({
     abi: runnerAbi,
     functionName: 'relayWithAuthorization',
@@ -81,13 +80,24 @@ export function encodeRunnerCall(relay: RunnerRelay, callGas: bigint, charge: Ru
         validAfter: BigInt(authorization.validAfter),
         validBefore: BigInt(authorization.validBefore),
         nonce: authorization.nonce as Hex,
-        v: Number(v ?? BigInt(yParity + 27)),
-        r,
-        s,
+        signature: tokenSignature(relay.payment.signature as Hex),
       },
       charge,
     ],
   })
+}
+
+/**
+ * A payment's signature as the token checks it: a 65-byte ECDSA signature with v as 27 or 28 (a
+ * client may end it with the y parity, 0 or 1, which FiatToken's ecrecover refuses); any other, a
+ * wallet's ERC-1271 signature or an ERC-6492 wrapper, unchanged.
+ *
+ * @example
+ * tokenSignature('0x…00') // '0x…1b'
+ */
+export function tokenSignature(signature: Hex): Hex {
+  if (size(signature) !== 65) return signature
+  return serializeSignature(parseSignature(signature))
 }
 
 /**

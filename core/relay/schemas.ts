@@ -121,6 +121,20 @@ export const TransferAuthorizationMessage = Type.Object(
   { additionalProperties: false },
 )
 
+/** The most bytes a payment's signature may have: a smart wallet's (a passkey's WebAuthn signature is ≈ 800), with an ERC-6492 wrapper around it. */
+export const MAX_PAYMENT_SIGNATURE_BYTES = 4_096
+
+/**
+ * The payer's signature of a signed transfer: 65 bytes (r ‖ s ‖ v) from an account's own key, or a
+ * smart wallet's ERC-1271 signature, ERC-6492-wrapped while the wallet is not deployed. What else
+ * makes a 65-byte one valid (v 27/28 or 0/1, r and s in range) submit says in words (readSignature);
+ * a wallet's the token checks, in the simulation.
+ */
+export const PaymentSignature = Type.String({
+  pattern: `^0x(?:[0-9a-fA-F]{2}){65,${MAX_PAYMENT_SIGNATURE_BYTES}}$`,
+  description: 'the wallet\'s signature, as it returned it',
+})
+
 /**
  * A signed EIP-3009 transferWithAuthorization to the payee, made by the runner before the call:
  * payment_authorization's `payment`, and the wallet's signature of its typed data.
@@ -130,8 +144,7 @@ export const SignedTransferPayment = Type.Object(
     // A configured symbol or an address, as every `token` (the preamble says so once); submit keeps the address.
     token: TokenArgument,
     authorization: passedBack(TransferAuthorizationMessage, 'payment_authorization\'s payment.authorization'),
-    // What else makes it valid (v 27/28 or 0/1, r and s in range) submit says in words (readSignature).
-    signature: Type.String({ pattern: '^0x[0-9a-fA-F]{130}$', description: '65-byte signature' }),
+    signature: PaymentSignature,
   },
   { additionalProperties: false, title: 'a signed transfer', description: 'payment_authorization\'s payment, signed' },
 )

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto'
-import { formatUnits } from 'viem'
+import { formatUnits, type Hex } from 'viem'
 import { serializeAsSigned } from '../chain/l1DataFee.ts'
 import { ToolError } from '../tool/tool.ts'
 import { requirePinnedPayment } from './paymentPin.ts'
 import type { RelayContext } from './context.ts'
 import { PaymentRefusal } from './paymentRefusal.ts'
-import { paymentToken } from './paymentToken.ts'
+import { paymentToken, requireSignedTransferPayer } from './paymentToken.ts'
 import { relayOfRequest, type RequestedRelay } from './relayOfRequest.ts'
 import type { PaymentToken } from '../charge/gasPricer.ts'
 import { admit } from './admission.ts'
@@ -42,7 +42,10 @@ import { submissionView } from './status.ts'
  *    the margin before its time to be included, and the runner would pay the cancellation; and so
  *    is the call's own `validBefore` when it is a signed EIP-3009 transfer on a configured token
  *    (expired before inclusion, it would fail and its payment still be taken);
- * 4. the exact runner transaction — from, to, data with the call's stipend, gas limit, fee fields,
+ * 4. a signed transfer's payer is one the Runner takes (`requireSignedTransferPayer`): no code and a
+ *    65-byte signature, code on the Runner's list of wallets, or no code yet and an ERC-6492 signature
+ *    whose factory is on its list (the Runner deploys the wallet, then the token checks its signature);
+ *    the exact runner transaction — from, to, data with the call's stipend, gas limit, fee fields,
  *    authorization list — simulated at the latest block, as one of the client's simulations
  *    (`simulateAs`: a few at once, and a budget of gas for the refused ones): the payment phase pays and the call
  *    succeeds with its stipend (a call that fails in simulation is refused: on chain it would
@@ -148,6 +151,8 @@ async function acceptCall(context: RelayContext, request: SubmitRequest, request
 async function checkedTransaction(context: RelayContext, request: SubmitRequest, requested: RequestedRelay, token: PaymentToken, measured: (gas: bigint) => void): Promise<PreparedRelay> {
   const { config } = context.network
   const { maxTransactionBytes } = config.relay
+  const { relay } = requested
+  if (relay.form === 'authorization') await requireSignedTransferPayer(context.network, requested.payer, relay.payment.signature as Hex, context.delegates)
   const prepared = await prepareRunnerTransaction(context, requested.relay, request.authorizationList, {
     token,
     amount: requested.amount,

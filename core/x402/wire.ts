@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
-import { AuthorizationList, RelayCall, TransferAuthorizationMessage } from '../relay/schemas.ts'
+import { AuthorizationList, PaymentSignature, RelayCall, TransferAuthorizationMessage } from '../relay/schemas.ts'
 import { Address } from '../tool/schemas.ts'
 
 /** What `POST /<chain>/v1/x402` takes in its body, sent byte for byte again with the payment: the call, as `quote` and `submit` take it. */
@@ -25,7 +25,8 @@ export const PaymentPayload = Type.Object({
   resource: Type.Optional(Type.Unknown()),
   accepted: PaymentRequirements,
   payload: Type.Object({
-    signature: Type.String({ pattern: '^0x[0-9a-fA-F]{130}$' }),
+    // A smart wallet's too (version 2's clients sign with one): what submit takes.
+    signature: PaymentSignature,
     authorization: TransferAuthorizationMessage,
   }),
   extensions: Type.Optional(Type.Record(Type.String(), Type.Unknown())),

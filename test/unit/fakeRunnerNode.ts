@@ -14,7 +14,7 @@ import { fakeDelegate } from '../fixtures/fakeDelegate.ts'
 // functions and errors are written from contracts/Runner.sol, not taken from Bruno's ABI.
 
 export const runnerFunctions = parseAbi([
-  'struct Authorization { address from; uint256 value; uint256 validAfter; uint256 validBefore; bytes32 nonce; uint8 v; bytes32 r; bytes32 s; }',
+  'struct Authorization { address from; uint256 value; uint256 validAfter; uint256 validBefore; bytes32 nonce; bytes signature; }',
   'struct Charge { uint256 baseGas; uint256 floorGas; uint256 l1FeeWei; uint256 unitsPerEther; uint256 markupBps; uint256 refundGas; }',
   'function relayWithAuthorization(address target, bytes data, uint256 callGas, address token, address payee, uint256 amount, Authorization authorization, Charge charge) returns (bool callSucceeded, uint256 callGasUsed, bytes reason, uint256 refundGasUsed)',
   'function relayBatch(address account, address delegate, (address target, bytes payment, uint256 paymentGas, bytes data) batches, uint256 callGas, address token, address payee, uint256 amount, Charge charge) returns (bool callSucceeded, uint256 callGasUsed, bytes reason, uint256 refundGasUsed)',
@@ -94,8 +94,10 @@ export interface RunnerNodeOptions {
   /** eth_call to other contracts. */
   readonly otherCall?: NodeAnswer
   readonly balance?: (address: string) => bigint
-  /** Every account's EOA nonce (an authorization's signer), and no code; unset, the node answers neither. */
+  /** Every account's EOA nonce (an authorization's signer); unset, the node does not answer it. */
   readonly eoaNonce?: number
+  /** The code of an account (default none: `0x`). */
+  readonly code?: (account: Address) => Hex | undefined
   /** GasPriceOracle.getL1Fee's answer. */
   readonly l1Fee?: bigint
   /** Awaited before the latest block is answered (to see what leaves in the same batch). */
@@ -144,7 +146,9 @@ export function runnerNode(options: RunnerNodeOptions = {}) {
     eth_maxPriorityFeePerGas: () => toHex(options.tip ?? 1_000_000n),
     eth_getBalance: ({ params }) => toHex(options.balance ? options.balance(params[0] as string) : 10n ** 18n),
     // Only a node that knows the accounts (an authorization's signer) answers for them.
-    ...(options.eoaNonce === undefined ? {} : { eth_getTransactionCount: () => toHex(options.eoaNonce!), eth_getCode: () => '0x' }),
+    ...(options.eoaNonce === undefined ? {} : { eth_getTransactionCount: () => toHex(options.eoaNonce!) }),
+    // Every account has no code (a signed transfer's payer is a plain account) unless the test gives some.
+    eth_getCode: ({ params }) => options.code?.(getAddress(params[0] as string)) ?? '0x',
     eth_call: (request) => {
       const { to, data, from } = request.params[0] as { to: string; data: Hex; from?: string }
       if (from !== undefined && getAddress(from) === STRANGER) {
@@ -211,9 +215,6 @@ export function relayWithAuthorizationData(
   payee: Address,
   charge: RunnerCharge = KEPT,
 ): Hex {
-  const r = `0x${payment.signature.slice(2, 66)}` as Hex
-  const s = `0x${payment.signature.slice(66, 130)}` as Hex
-  const v = Number.parseInt(payment.signature.slice(130, 132), 16)
   return encodeFunctionData({
     abi: runnerFunctions,
     functionName: 'relayWithAuthorization',
@@ -224,7 +225,7 @@ export function relayWithAuthorizationData(
       payment.token,
       payee,
       payment.value,
-      { from: payment.from, value: payment.value, validAfter: payment.validAfter, validBefore: payment.validBefore, nonce: payment.nonce, v, r, s },
+      { from: payment.from, value: payment.value, validAfter: payment.validAfter, validBefore: payment.validBefore, nonce: payment.nonce, signature: payment.signature },
       charge,
     ],
   })

@@ -27,13 +27,13 @@ const target = a(0xc0de)
 const MAX_FEE = 1_201_000_000n
 const FEES = { maxFeePerGas: MAX_FEE, maxPriorityFeePerGas: 1_000_000n }
 
-/** The placeholder transfer the quote prices: payee to payee, 1 unit, r = s = 0x7f…, v 27. */
+/** The placeholder transfer the quote prices: payee to payee, 1 unit, r = s = 0x7f…, v 27 (65 bytes). */
 function placeholderData(call: { to: Address; data: Hex }, callGas: bigint, token: Address, charge: RunnerCharge = KEPT): Hex {
   const seven = `0x${'7f'.repeat(32)}` as Hex
   return encodeFunctionData({
     abi: runnerFunctions,
     functionName: 'relayWithAuthorization',
-    args: [call.to, call.data, callGas, token, payee, 1n, { from: payee, value: 1n, validAfter: 0n, validBefore: 99_999_999_999n, nonce: `0x${'ff'.repeat(32)}`, v: 27, r: seven, s: seven }, charge],
+    args: [call.to, call.data, callGas, token, payee, 1n, { from: payee, value: 1n, validAfter: 0n, validBefore: 99_999_999_999n, nonce: `0x${'ff'.repeat(32)}`, signature: `${seven}${seven.slice(2)}1b` }, charge],
   })
 }
 

@@ -146,12 +146,14 @@ t.test('CallPayment and SignedTransferPayment, each one form of Payment', async 
   refuses(t, SignedTransferPayment, { ...transfer, authorization: { ...message, extra: 1 } }, 'an authorization with an extra property')
   refuses(t, SignedTransferPayment, { ...transfer, authorization: without(message, 'validBefore') }, 'an authorization without validBefore')
   accepts(t, SignedTransferPayment, { ...transfer, signature: `0x${'aF'.repeat(65)}` }, 'a mixed-case signature')
-  for (const length of [0, 128, 129, 131, 132]) refuses(t, SignedTransferPayment, { ...transfer, signature: hex(length) }, `a signature of ${length} hex`)
+  // 65 bytes from an account's key, up to 4,096 from a smart wallet (ERC-1271, ERC-6492): whole bytes only
+  for (const length of [0, 128, 129, 131, 8194]) refuses(t, SignedTransferPayment, { ...transfer, signature: hex(length) }, `a signature of ${length} hex`)
+  for (const length of [132, 448, 8192]) accepts(t, SignedTransferPayment, { ...transfer, signature: hex(length) }, `a wallet's signature of ${length / 2} bytes`)
   refuses(t, SignedTransferPayment, { ...transfer, signature: `0x${'z'.repeat(130)}` }, 'a signature not hex')
   t.equal(SignedTransferPayment.additionalProperties, false)
   t.equal(SignedTransferPayment.title, 'a signed transfer')
   t.equal(SignedTransferPayment.description, "payment_authorization's payment, signed")
-  t.equal(SignedTransferPayment.properties.signature.description, '65-byte signature')
+  t.equal(SignedTransferPayment.properties.signature.description, "the wallet's signature, as it returned it")
   const published = (SignedTransferPayment.properties.authorization as unknown as Record<string, { description?: string }>)[PUBLISHED_AS]
   t.equal(published?.description, "payment_authorization's payment.authorization, unchanged")
 

@@ -71,8 +71,8 @@ t.test('the operations by chain name; the operator is the key’s address', asyn
 t.test('account: read on the chain named', async (t) => {
   const { relay } = open()
   t.teardown(() => relay.close())
-  // the fake node answers no eth_getCode: the request reaches the chain named (and fails there)
-  await t.rejects(relay.account('local', a(0xacc)), /eth_getCode/)
+  // the fake node answers no eth_getTransactionCount: the request reaches the chain named (and fails there)
+  await t.rejects(relay.account('local', a(0xacc)), /eth_getTransactionCount/)
 })
 
 t.test('a chain whose balance cannot be read is left out', async (t) => {

@@ -10,7 +10,7 @@ import { viemAuthorizations } from '../../core/relay/delegation7702.ts'
 // gas figures computed by hand, calldata against the Runner's functions written from contracts/Runner.sol.
 
 const runnerFunctions = parseAbi([
-  'struct Authorization { address from; uint256 value; uint256 validAfter; uint256 validBefore; bytes32 nonce; uint8 v; bytes32 r; bytes32 s; }',
+  'struct Authorization { address from; uint256 value; uint256 validAfter; uint256 validBefore; bytes32 nonce; bytes signature; }',
   'struct Charge { uint256 baseGas; uint256 floorGas; uint256 l1FeeWei; uint256 unitsPerEther; uint256 markupBps; uint256 refundGas; }',
   'function relayWithAuthorization(address target, bytes data, uint256 callGas, address token, address payee, uint256 amount, Authorization authorization, Charge charge) returns (bool callSucceeded, uint256 callGasUsed, bytes reason, uint256 refundGasUsed)',
   'function relayBatch(address account, address delegate, (address target, bytes payment, uint256 paymentGas, bytes data) batches, uint256 callGas, address token, address payee, uint256 amount, Charge charge) returns (bool callSucceeded, uint256 callGasUsed, bytes reason, uint256 refundGasUsed)',
@@ -102,7 +102,7 @@ t.test('encodeRunnerCall: relayBatch and relayWithAuthorization, as the contract
   const signer = privateKeyToAccount('0x0000000000000000000000000000000000000000000000000000000000000002')
   const nonce = `0x${'ab'.repeat(32)}` as Hex
   for (const signature of [await signer.signMessage({ message: 'one' }), await signer.signMessage({ message: 'two' })]) {
-    const { r, s, v } = parseSignature(signature)
+    const { v } = parseSignature(signature)
     const relay: RunnerRelay = {
       form: 'authorization',
       call: { to: a(5).toLowerCase() as never, data: '0xabcd' },
@@ -114,14 +114,14 @@ t.test('encodeRunnerCall: relayBatch and relayWithAuthorization, as the contract
       encodeFunctionData({
         abi: runnerFunctions,
         functionName: 'relayWithAuthorization',
-        args: [a(5), '0xabcd', 90_000n, a(3), a(4), 150_000n, { from: signer.address, value: 150_000n, validAfter: 1n, validBefore: 1_900_000_000n, nonce, v: Number(v), r, s }, KEPT],
+        args: [a(5), '0xabcd', 90_000n, a(3), a(4), 150_000n, { from: signer.address, value: 150_000n, validAfter: 1n, validBefore: 1_900_000_000n, nonce, signature }, KEPT],
       }),
       `v ${v}`,
     )
   }
   // a compact-style signature ending in a yParity byte (0/1) is sent with v = 27/28
   const { r, s } = parseSignature(await signer.signMessage({ message: 'one' }))
-  for (const [last, v] of [['00', 27], ['01', 28]] as const) {
+  for (const [last, v] of [['00', '1b'], ['01', '1c']] as const) {
     const relay: RunnerRelay = {
       form: 'authorization',
       call: { to: a(5), data: '0x' },
@@ -130,8 +130,22 @@ t.test('encodeRunnerCall: relayBatch and relayWithAuthorization, as the contract
     }
     t.equal(
       encodeRunnerCall(relay, 1n),
-      encodeFunctionData({ abi: runnerFunctions, functionName: 'relayWithAuthorization', args: [a(5), '0x', 1n, a(3), a(4), 1n, { from: signer.address, value: 1n, validAfter: 0n, validBefore: 2n, nonce, v, r, s }, KEPT] }),
-      `yParity ${last} → v ${v}`,
+      encodeFunctionData({ abi: runnerFunctions, functionName: 'relayWithAuthorization', args: [a(5), '0x', 1n, a(3), a(4), 1n, { from: signer.address, value: 1n, validAfter: 0n, validBefore: 2n, nonce, signature: `${r}${s.slice(2)}${v}` }, KEPT] }),
+      `yParity ${last} → v 0x${v}`,
+    )
+  }
+  // a wallet's signature (any length but 65: an ERC-1271 wrapper, an ERC-6492 one) goes as the wallet made it
+  for (const signature of [`0x${'00'.repeat(31)}01${'ab'.repeat(160)}`, `0x${'cd'.repeat(64)}`] as const) {
+    const relay: RunnerRelay = {
+      form: 'authorization',
+      call: { to: a(5), data: '0x' },
+      payment: { token: a(3), authorization: { from: a(6), to: a(4), value: '1', validAfter: '0', validBefore: '2', nonce }, signature } as never,
+      payee: a(4),
+    }
+    t.equal(
+      encodeRunnerCall(relay, 1n),
+      encodeFunctionData({ abi: runnerFunctions, functionName: 'relayWithAuthorization', args: [a(5), '0x', 1n, a(3), a(4), 1n, { from: a(6), value: 1n, validAfter: 0n, validBefore: 2n, nonce, signature }, KEPT] }),
+      `${(signature.length - 2) / 2} bytes, unchanged`,
     )
   }
 })
