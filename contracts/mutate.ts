@@ -35,8 +35,12 @@ const C = 'CaliburCompatible' as const
 const P = 'PayeeVault' as const
 const operatorCheck = 'if (msg.sender != operator && !isOperator[msg.sender]) revert NotOperator();'
 const ownerCheck = '        if (msg.sender != owner) revert NotOwner();\n'
-const payerCodeCheck = '        if (authorization.from.code.length != 0 && !payerCodeAllowed[authorization.from.codehash]) revert PayerHasCode(authorization.from);\n'
-const rwaHead = `        ${operatorCheck}\n        if (authorization.from.code.length`
+const payerCodeCheck = '            if (payer.code.length != 0 && !payerCodeAllowed[payer.codehash]) revert PayerHasCode(payer);\n'
+const rwaHead = `        ${operatorCheck}\n        // Kept in memory`
+// ERC-6492: the factory's list, its call, the deployed payer's code.
+const factoryCheck = '            if (!walletFactoryAllowed[factory]) revert WalletFactoryNotAllowed(factory);\n'
+const deployedCheck = '            if (!deployed || payer.code.length == 0) revert PayerNotDeployed(payer);\n'
+const deployedCodeCheck = '        if (!payerCodeAllowed[payer.codehash]) revert PayerHasCode(payer);\n        return wrapped;'
 const batchHead = `        ${operatorCheck}\n        if (account.codehash`
 const rwaSig = '        Authorization calldata authorization,\n        Charge calldata charge\n    ) external returns'
 const batchSig = '        uint256 amount,\n        Charge calldata charge\n    ) external returns'
@@ -83,17 +87,28 @@ export const mutants: Mutant[] = [
     replace: '',
   },
   // The owner's list of payer code: ignored (an allowed wallet refused), open (any code taken), the owner's rule.
-  { name: 'payer-code-list-ignored', file: R, find: payerCodeCheck, replace: payerCodeCheck.replace(' && !payerCodeAllowed[authorization.from.codehash]', '') },
-  { name: 'payer-code-list-open', file: R, find: payerCodeCheck, replace: payerCodeCheck.replace('!payerCodeAllowed[authorization.from.codehash]', 'false') },
-  { name: 'payer-code-list-by-address', file: R, find: payerCodeCheck, replace: payerCodeCheck.replace('payerCodeAllowed[authorization.from.codehash]', 'payerCodeAllowed[bytes32(uint256(uint160(authorization.from)))]') },
+  { name: 'payer-code-list-ignored', file: R, find: payerCodeCheck, replace: payerCodeCheck.replace(' && !payerCodeAllowed[payer.codehash]', '') },
+  { name: 'payer-code-list-open', file: R, find: payerCodeCheck, replace: payerCodeCheck.replace('!payerCodeAllowed[payer.codehash]', 'false') },
+  { name: 'payer-code-list-by-address', file: R, find: payerCodeCheck, replace: payerCodeCheck.replace('payerCodeAllowed[payer.codehash]', 'payerCodeAllowed[bytes32(uint256(uint160(payer)))]') },
   { name: 'set-payer-code-owner-check-removed', file: R, find: `${ownerCheck}        payerCodeAllowed[codehash]`, replace: '        payerCodeAllowed[codehash]' },
   { name: 'set-payer-code-always-allows', file: R, find: 'payerCodeAllowed[codehash] = allowed;', replace: 'payerCodeAllowed[codehash] = true;' },
   {
     name: 'payer-has-code-inverted',
     file: R,
-    find: 'if (authorization.from.code.length != 0 &&',
-    replace: 'if (authorization.from.code.length == 0 &&',
+    find: 'if (payer.code.length != 0 &&',
+    replace: 'if (payer.code.length == 0 &&',
   },
+  // ─── Runner: a wallet's signature (the token's bytes form) and ERC-6492 ───
+  { name: 'wallet-factory-list-ignored', file: R, find: factoryCheck, replace: '' },
+  { name: 'wallet-factory-list-open', file: R, find: factoryCheck, replace: factoryCheck.replace('!walletFactoryAllowed[factory]', 'false') },
+  { name: 'wallet-deploy-call-unchecked', file: R, find: deployedCheck, replace: deployedCheck.replace('!deployed || ', '') },
+  { name: 'wallet-deploy-payer-unchecked', file: R, find: deployedCheck, replace: deployedCheck.replace(' || payer.code.length == 0', '') },
+  { name: 'wallet-deployed-code-unlisted', file: R, find: deployedCodeCheck, replace: '        return wrapped;' },
+  { name: 'wallet-factory-called-when-deployed', file: R, find: '        if (payer.code.length == 0) {\n', replace: '        if (true) {\n' },
+  { name: 'wallet-wrapper-passed-whole', file: R, find: '        return wrapped;', replace: '        return signature;' },
+  { name: 'signature-never-bytes-form', file: R, find: '        if (signature.length == 65) {', replace: '        if (true) {' },
+  { name: 'signature-always-bytes-form', file: R, find: '        if (signature.length == 65) {', replace: '        if (false) {' },
+  { name: 'set-wallet-factory-owner-check-removed', file: R, find: `${ownerCheck}        walletFactoryAllowed[factory]`, replace: '        walletFactoryAllowed[factory]' },
   {
     name: 'not-delegated-removed',
     file: R,

@@ -14,6 +14,7 @@ import {
   decodeErrorResult,
   decodeFunctionResult,
   encodeAbiParameters,
+  serializeErc6492Signature,
   encodeFunctionData,
   erc20Abi,
   getAddress,
@@ -21,6 +22,7 @@ import {
   isAddressEqual,
   keccak256,
   parseAbi,
+  parseAbiParameters,
   parseEther,
   parseEventLogs,
   parseUnits,
@@ -31,7 +33,7 @@ import {
   zeroAddress,
   zeroHash,
 } from 'viem'
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
 import { foundry } from 'viem/chains'
 import { formatAbiItem } from 'viem/utils'
 import { caliburCompatibleAbi, runnerAbi } from '../contracts/abi.ts'
@@ -99,11 +101,11 @@ const probeAbi = parseAbi([
   'function isValidSignature(bytes32 hash, bytes signature) view returns (bytes4)',
 ])
 
-function compileFixture(name: string): { abi: Abi; bytecode: Hex } {
-  const content = readFileSync(new URL(`./fixtures/contracts/${name}.sol`, import.meta.url), 'utf8')
+function compileFixture(name: string, file = name): { abi: Abi; bytecode: Hex } {
+  const content = readFileSync(new URL(`./fixtures/contracts/${file}.sol`, import.meta.url), 'utf8')
   const input = {
     language: 'Solidity',
-    sources: { [`${name}.sol`]: { content } },
+    sources: { [`${file}.sol`]: { content } },
     settings: { ...compilerSettings, outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } } },
   }
   const output = JSON.parse(solc.compile(JSON.stringify(input))) as {
@@ -111,15 +113,15 @@ function compileFixture(name: string): { abi: Abi; bytecode: Hex } {
     contracts?: Record<string, Record<string, { abi: Abi; evm: { bytecode: { object: string } } }>>
   }
   if (output.errors?.length) throw new Error(`solc: ${output.errors.map((e) => e.formattedMessage).join('\n')}`)
-  const contract = output.contracts?.[`${name}.sol`]?.[name]
+  const contract = output.contracts?.[`${file}.sol`]?.[name]
   if (!contract) throw new Error(`solc produced no ${name}`)
   return { abi: contract.abi, bytecode: `0x${contract.evm.bytecode.object}` }
 }
 
 // A fixture whose typed ABI is the compiled one, item for item.
-function compileTypedFixture(name: string, typedAbi: Abi) {
-  const artifact = compileFixture(name)
-  const compiled = artifact.abi.map((item) => formatAbiItem(item as never)).sort()
+function compileTypedFixture(name: string, typedAbi: Abi, file = name) {
+  const artifact = compileFixture(name, file)
+  const compiled = artifact.abi.filter((item) => item.type !== 'constructor').map((item) => formatAbiItem(item as never)).sort()
   const typed = typedAbi.map((item) => formatAbiItem(item as never)).sort()
   if (JSON.stringify(compiled) !== JSON.stringify(typed)) throw new Error(`${name}'s ABI changed: ${JSON.stringify(compiled)}`)
   return artifact
@@ -583,6 +585,117 @@ t.test('relayWithAuthorization: a payer with code the owner allowed (payerCodeAl
   t.same(runnerError(await revertData({ data: relayWithAuthorizationData({ authorization: await authorizationFor(fee, payee, delegated) }) })), { errorName: 'PayerHasCode', args: [delegated.address] })
   await mined(await deployer.sendTransaction({ to: runner, data: setPayerCode(probeCode, false) }))
   t.same(runnerError(await revertData({ data: await relay() })), { errorName: 'PayerHasCode', args: [probeAccount] }, 'stopped again')
+})
+
+// ─── Smart-wallet payers (issue 46): a wallet's own signature by the token's bytes form, ERC-6492 for one not deployed ───
+
+const walletAbi = parseAbi([
+  'function owner() view returns (address)',
+  'function setOwner(address next)',
+  'function isValidSignature(bytes32 hash, bytes signature) view returns (bytes4)',
+])
+const walletFactoryAbi = parseAbi(['function createWallet(address owner) returns (address wallet)', 'function walletOf(address owner) view returns (address)'])
+const walletArtifact = compileTypedFixture('WalletFixture', walletAbi)
+const walletFactoryArtifact = compileTypedFixture('WalletFixtureFactory', walletFactoryAbi, 'WalletFixture')
+const setPayerCodeData = (codehash: Hex, allowed: boolean) => encodeFunctionData({ abi: runnerAbi, functionName: 'setPayerCode', args: [codehash, allowed] })
+const setWalletFactoryData = (factory: Address, allowed: boolean) => encodeFunctionData({ abi: runnerAbi, functionName: 'setWalletFactory', args: [factory, allowed] })
+
+// A transfer signed by `owner` for `wallet`, the signature wrapped as the wallet takes it (`abi.encode(bytes)`).
+async function walletAuthorizationFor(wallet: Address, owner: PrivateKeyAccount, value = fee) {
+  const { signature, ...fields } = await authorizationFor(value, payee, { ...owner, address: wallet } as PrivateKeyAccount)
+  return { ...fields, signature: encodeAbiParameters([{ type: 'bytes' }], [signature]) }
+}
+
+t.test('relayWithAuthorization: a deployed wallet on the owner\'s list pays with its own signature, by the token\'s bytes form (issue 46)', async (t) => {
+  const ownerKey = generatePrivateKey()
+  const owner = privateKeyToAccount(ownerKey)
+  await mined(await deployer.sendTransaction({ to: owner.address, value: parseEther('1') }))
+  const smartWallet = getAddress((await mined(await deployer.deployContract({ ...walletArtifact, args: [owner.address] }))).contractAddress!)
+  await mined(await funder.writeContract({ address: usdc, abi: erc20Abi, functionName: 'transfer', args: [smartWallet, fee * 4n] }))
+  const walletCode = keccak256((await client.getCode({ address: smartWallet }))!)
+  const authorization = await walletAuthorizationFor(smartWallet, owner)
+  t.equal(size(authorization.signature), 160, 'a signature of 160 bytes: not the (v, r, s) form')
+  t.same(runnerError(await revertData({ data: relayWithAuthorizationData({ authorization }) })), { errorName: 'PayerHasCode', args: [smartWallet] }, 'off the list')
+  await mined(await deployer.sendTransaction({ to: runner, data: setPayerCodeData(walletCode, true) }))
+  const payeeBefore = await usdcBalance(payee)
+  const paid = await send(relayWithAuthorizationData({ authorization }))
+  t.same(relayedOf(paid), { target: zeroAddress, payee, received: fee, callSucceeded: true, reason: '0x' })
+  t.equal(await usdcBalance(payee), payeeBefore + fee, 'paid by FiatToken\'s bytes form, checked by the wallet\'s ERC-1271')
+  t.comment(`a deployed wallet's signed transfer, no call: ${paid.gasUsed} gas`)
+  // Another key's signature, in the same wrapper: the token refuses it, and the relay reverts whole.
+  const forged = await walletAuthorizationFor(smartWallet, privateKeyToAccount(generatePrivateKey()))
+  t.match(await revertData({ data: relayWithAuthorizationData({ authorization: forged }) }), /^0x08c379a0/, 'FiatToken\'s "invalid signature"')
+  // The owner hands the wallet on in the block before: its old signature is void, as the owner chose.
+  const stale = await walletAuthorizationFor(smartWallet, owner)
+  await mined(await wallet(ownerKey).writeContract({ address: smartWallet, abi: walletAbi, functionName: 'setOwner', args: [stranger.address] }))
+  t.match(await revertData({ data: relayWithAuthorizationData({ authorization: stale }) }), /^0x08c379a0/, 'void once the owner changed it')
+  // A stranger cannot: only the owner changes what the wallet accepts.
+  t.not(await revertData({ from: owner.address, to: smartWallet, data: encodeFunctionData({ abi: walletAbi, functionName: 'setOwner', args: [owner.address] }) }), undefined, 'no longer the owner')
+  await mined(await deployer.sendTransaction({ to: runner, data: setPayerCodeData(walletCode, false) }))
+})
+
+t.test('relayWithAuthorization: an account\'s 65-byte signature takes the (v, r, s) form, which every EIP-3009 token has (issue 46)', async (t) => {
+  const vrsTokenAbi = parseAbi([
+    'function balanceOf(address) view returns (uint256)',
+    'function mint(address to, uint256 amount)',
+    'function transferWithAuthorization(address from, address to, uint256 value, uint256 validAfter, uint256 validBefore, bytes32 nonce, uint8 v, bytes32 r, bytes32 s)',
+  ])
+  const vrsToken = getAddress((await mined(await deployer.deployContract({ ...compileTypedFixture('VrsOnlyToken', vrsTokenAbi) }))).contractAddress!)
+  await mined(await deployer.writeContract({ address: vrsToken, abi: vrsTokenAbi, functionName: 'mint', args: [usdcOnly.address, fee] }))
+  const fields = { from: usdcOnly.address, value: fee, validAfter: 0n, validBefore: 2n ** 40n, nonce: toHex(7n, { size: 32 }) }
+  const digest = keccak256(encodeAbiParameters(parseAbiParameters('address, address, uint256, uint256, uint256, bytes32'), [fields.from, payee, fields.value, fields.validAfter, fields.validBefore, fields.nonce]))
+  const data = encodeFunctionData({
+    abi: runnerAbi,
+    functionName: 'relayWithAuthorization',
+    args: [zeroAddress, '0x', 0n, vrsToken, payee, fee, { ...fields, signature: await usdcOnly.sign({ hash: digest }) }, KEEP_PAYMENT],
+  })
+  // Simulated, not sent: the runner ledger prices only the devnet's tokens, and this one is worth nothing.
+  t.equal(await revertData({ data }), undefined, 'a token with no bytes form took it')
+  t.same(await simulate('relayWithAuthorization', { data }), { callSucceeded: true, callGasUsed: 0n, reason: '0x' })
+  const wallet = encodeAbiParameters([{ type: 'bytes' }], [await usdcOnly.sign({ hash: digest })])
+  const asWallet = encodeFunctionData({ abi: runnerAbi, functionName: 'relayWithAuthorization', args: [zeroAddress, '0x', 0n, vrsToken, payee, fee, { ...fields, signature: wallet }, KEEP_PAYMENT] })
+  t.equal(await revertData({ data: asWallet }), '0x', 'a wallet\'s signature goes to the bytes form, which this token lacks')
+})
+
+t.test('relayWithAuthorization: ERC-6492 — a listed factory deploys the payer, then it pays; nothing else deploys or pays (issue 46)', async (t) => {
+  const factory = getAddress((await mined(await deployer.deployContract({ ...walletFactoryArtifact }))).contractAddress!)
+  const owner = privateKeyToAccount(generatePrivateKey())
+  const wallet = await client.readContract({ address: factory, abi: walletFactoryAbi, functionName: 'walletOf', args: [owner.address] })
+  t.equal(await client.getCode({ address: wallet }), undefined, 'not deployed')
+  await mined(await funder.writeContract({ address: usdc, abi: erc20Abi, functionName: 'transfer', args: [wallet, fee * 4n] }))
+  const create = (who: Address) => encodeFunctionData({ abi: walletFactoryAbi, functionName: 'createWallet', args: [who] })
+  const wrapped = async (data: Hex, by: Address = factory) => {
+    const { signature, ...fields } = await walletAuthorizationFor(wallet, owner)
+    return { ...fields, signature: serializeErc6492Signature({ address: by, data, signature }) }
+  }
+  const refusal = async (authorization: Awaited<ReturnType<typeof wrapped>>) => runnerError(await revertData({ data: relayWithAuthorizationData({ authorization }) }))
+  t.same(await refusal(await wrapped(create(owner.address))), { errorName: 'WalletFactoryNotAllowed', args: [factory] }, 'a factory off the list')
+  for (const from of [operator.account.address, stranger.address]) {
+    t.same(runnerError(await revertData({ from, data: setWalletFactoryData(factory, true) })), { errorName: 'NotOwner', args: undefined }, `${from} may not list a factory`)
+  }
+  const listed = await mined(await deployer.sendTransaction({ to: runner, data: setWalletFactoryData(factory, true) }))
+  t.same(parseEventLogs({ abi: runnerAbi, eventName: 'WalletFactorySet', logs: listed.logs }).map((log) => log.args), [{ factory, allowed: true }], 'WalletFactorySet logged')
+  t.same(await refusal(await wrapped(create(owner.address))), { errorName: 'PayerHasCode', args: [wallet] }, 'deployed, but its code is off the list')
+  const sample = getAddress((await mined(await deployer.deployContract({ ...walletArtifact, args: [owner.address] }))).contractAddress!)
+  const walletCode = keccak256((await client.getCode({ address: sample }))!)
+  await mined(await deployer.sendTransaction({ to: runner, data: setPayerCodeData(walletCode, true) }))
+  t.same(await refusal(await wrapped(create(stranger.address))), { errorName: 'PayerNotDeployed', args: [wallet] }, 'a factory call that deploys another wallet')
+  t.same(await refusal(await wrapped('0xdeadbeef')), { errorName: 'PayerNotDeployed', args: [wallet] }, 'a factory call that reverts')
+  t.same(await refusal(await wrapped(create(owner.address), probe)), { errorName: 'WalletFactoryNotAllowed', args: [probe] }, 'another contract named as the factory')
+
+  const payeeBefore = await usdcBalance(payee)
+  const paid = await send(relayWithAuthorizationData({ authorization: await wrapped(create(owner.address)) }))
+  t.same(relayedOf(paid), { target: zeroAddress, payee, received: fee, callSucceeded: true, reason: '0x' })
+  t.equal(await usdcBalance(payee), payeeBefore + fee, 'paid, by the wallet deployed in the same transaction')
+  t.equal(keccak256((await client.getCode({ address: wallet }))!), walletCode, 'the wallet is deployed')
+  t.comment(`an undeployed wallet's signed transfer, its deployment included, no call: ${paid.gasUsed} gas`)
+  // Deployed now: its factory is not called again, whatever the wrapper names (ERC-6492: the inner signature alone).
+  const again = await send(relayWithAuthorizationData({ authorization: await wrapped(create(owner.address), probe) }))
+  t.same(relayedOf(again), { target: zeroAddress, payee, received: fee, callSucceeded: true, reason: '0x' }, 'a second payment, the factory passed over')
+  t.ok(again.gasUsed < paid.gasUsed - 30_000n, `${again.gasUsed} gas without the deployment`)
+  await mined(await deployer.sendTransaction({ to: runner, data: setWalletFactoryData(factory, false) }))
+  await mined(await deployer.sendTransaction({ to: runner, data: setPayerCodeData(walletCode, false) }))
+  t.equal(await client.readContract({ address: runner, abi: runnerAbi, functionName: 'walletFactoryAllowed', args: [factory] }), false, 'stopped again')
 })
 
 t.test('relayBatch: an account not delegated to the named delegate is NotDelegated, before anything runs', async (t) => {
