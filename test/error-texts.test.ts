@@ -1,5 +1,5 @@
 import t from 'tap'
-import { createPublicClient, createWalletClient, encodeFunctionData, erc20Abi, getAddress, http, recoverAddress, type Hex, type PrivateKeyAccount } from 'viem'
+import { createPublicClient, createWalletClient, encodeFunctionData, erc20Abi, getAddress, http, recoverAddress, type Address, type Hex, type PrivateKeyAccount } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { foundry } from 'viem/chains'
 import { mintUsdc } from '../core/devnet/fund.ts'
@@ -54,8 +54,8 @@ const authorize = async (signer: PrivateKeyAccount) => {
   return [{ chainId: signed.chainId, address: signed.address, nonce: signed.nonce, r: signed.r, s: signed.s, yParity: signed.yParity! }]
 }
 
-async function delegate(account: PrivateKeyAccount): Promise<void> {
-  const authorization = await sponsor.signAuthorization({ account, contractAddress: CALIBUR_ADDRESS })
+async function delegate(account: PrivateKeyAccount, to: Address = CALIBUR_ADDRESS): Promise<void> {
+  const authorization = await sponsor.signAuthorization({ account, contractAddress: to })
   const hash = await sponsor.sendTransaction({ to: sponsor.account.address, authorizationList: [authorization] })
   await client.waitForTransactionReceipt({ hash })
 }
@@ -128,9 +128,9 @@ t.test('submit refusals of the authorization form', async (t) => {
   t.match(wrongKey, /^refused: the token refused the payment: \S+: invalid signature\. payment\.signature is not payment\.authorization\.from's signature of payment\.authorization /)
   t.notMatch(wrongKey, /the call reverted/, 'not said to be the call')
 
-  // A payer with code (delegated by 7702): the Runner's PayerHasCode, naming the way it can pay.
+  // A payer with code off the Runner's list (delegated by 7702 to WETH9, no wallet): PayerHasCode, naming the way it can pay.
   const delegated = await fundedPayer()
-  await delegate(delegated.account)
+  await delegate(delegated.account, getAddress(deployment.weth))
   t.match(
     await refusal('submit', { call: noCall, payment: await signedPayment(delegated.key, 1_000_000n) }),
     /has code \(a contract, or an account delegated by EIP-7702\).*a delegated account pays with a Calibur batch \(calibur_batch\)/,

@@ -7,7 +7,6 @@ import { adversaryChain, bindings } from './adversarial/adversary.ts'
 import { compileAdversaries } from './adversarial/harness.ts'
 import { broadcasts } from './liveness/chaosProxy.ts'
 import { startLivenessBruno } from './liveness/livenessBruno.ts'
-import { CALIBUR_ADDRESS } from '../plugins/calibur/networkOptions.ts'
 
 // Issue 13, "A relay no client can stop": what submit refuses before anything is stored or sent
 // (a transaction too large for a node's pool, a deadline past what the relay holds, a payment about to
@@ -119,10 +118,10 @@ t.test('admission: a deadline past submissionTtlSec, a payment expiring within p
     )
   }
 
-  // A payer delegated by EIP-7702 (to Calibur, as a delegated account would be) pays by 3009: the token
+  // A payer delegated by EIP-7702 to a contract off the Runner's list of wallets (the Runner itself) pays by 3009: the token
   // would run its code (ERC-1271) inside the payment phase. The Runner refuses it, and so does submit.
   const delegated = await bruno.payer()
-  await chain.mined(await chain.delegateBy(privateKeyToAccount(delegated.key), CALIBUR_ADDRESS))
+  await chain.mined(await chain.delegateBy(privateKeyToAccount(delegated.key), bruno.runner))
   t.not(await chain.client.getCode({ address: delegated.address }), undefined, 'the payer has code: a 7702 delegation')
   const delegatedCall = bruno.readCall(delegated.address)
   result = await mcp.callTool('submit', { chain: 'local', call: delegatedCall, payment: await bruno.payment(delegated.key, amount) })

@@ -557,12 +557,19 @@ t.test('relayWithAuthorization: an amount above what the transfer pays is Paymen
   t.not(elsewhere, undefined, 'an authorization is only good for its own payee')
 })
 
-t.test('relayWithAuthorization: a payer with code (a delegated account) is PayerHasCode, before the token can run its code', async (t) => {
+t.test('relayWithAuthorization: a payer with code off the list is PayerHasCode, before the token can run its code; the devnet lists Calibur\'s delegation, whose accounts pay by its ERC-1271 (issue 46)', async (t) => {
   // FiatToken checks a payer with code by ERC-1271: the payer's own code would run inside the payment phase.
-  t.not(await client.getCode({ address: delegated.address }), undefined, 'the payer has 7702 code')
-  const authorization = await authorizationFor(fee, payee, delegated)
-  const failure = runnerError(await revertData({ data: relayWithAuthorizationData({ authorization }) }))
-  t.same(failure, { errorName: 'PayerHasCode', args: [delegated.address] })
+  t.not(await client.getCode({ address: probeAccount }), undefined, 'the payer has 7702 code')
+  const unlisted = await authorizationFor(fee, payee, probeKey)
+  t.same(runnerError(await revertData({ data: relayWithAuthorizationData({ authorization: unlisted }) })), { errorName: 'PayerHasCode', args: [probeAccount] }, 'delegated to the probe, off the list')
+  const caliburCode = keccak256(concat(['0xef0100', CALIBUR_ADDRESS]))
+  t.equal(await client.readContract({ address: runner, abi: runnerAbi, functionName: 'payerCodeAllowed', args: [caliburCode] }), true, 'the devnet\'s Calibur group listed its delegation')
+  t.equal(keccak256((await client.getCode({ address: delegated.address }))!), caliburCode, 'the payer is delegated to Calibur')
+  const payeeBefore = await usdcBalance(payee)
+  const paid = await send(relayWithAuthorizationData({ authorization: await authorizationFor(fee, payee, delegated) }))
+  t.same(relayedOf(paid), { target: zeroAddress, payee, received: fee, callSucceeded: true, reason: '0x' }, 'Calibur\'s isValidSignature took the account\'s own signature')
+  t.equal(await usdcBalance(payee), payeeBefore + fee)
+  t.comment(`a Calibur-delegated account's signed transfer, no call: ${paid.gasUsed} gas`)
 })
 
 t.test('relayWithAuthorization: a payer with code the owner allowed (payerCodeAllowed) pays by ERC-1271; any other code is PayerHasCode (issue 46)', async (t) => {
@@ -581,8 +588,10 @@ t.test('relayWithAuthorization: a payer with code the owner allowed (payerCodeAl
   const paid = await send(await relay())
   t.same(relayedOf(paid), { target: zeroAddress, payee, received: fee, callSucceeded: true, reason: '0x' }, 'the token checked the signature by the payer\'s code, and the payment landed')
   t.equal(await usdcBalance(payee), payeeBefore + fee)
-  // Other code stays refused: a Calibur-delegated payer (its designator is another hash).
-  t.same(runnerError(await revertData({ data: relayWithAuthorizationData({ authorization: await authorizationFor(fee, payee, delegated) }) })), { errorName: 'PayerHasCode', args: [delegated.address] })
+  // Other code stays refused: an account delegated to USDC's contract (its designator is another hash).
+  const other = privateKeyToAccount(generatePrivateKey())
+  await mined(await deployer.sendTransaction({ to: deployer.account.address, authorizationList: [await deployer.signAuthorization({ account: other, contractAddress: usdc })] }))
+  t.same(runnerError(await revertData({ data: relayWithAuthorizationData({ authorization: await authorizationFor(fee, payee, other) }) })), { errorName: 'PayerHasCode', args: [other.address] }, 'other code')
   await mined(await deployer.sendTransaction({ to: runner, data: setPayerCode(probeCode, false) }))
   t.same(runnerError(await revertData({ data: await relay() })), { errorName: 'PayerHasCode', args: [probeAccount] }, 'stopped again')
 })

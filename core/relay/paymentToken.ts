@@ -161,7 +161,7 @@ export async function requireTransferPayer(network: Network, payer: Address, del
  * await requireSignedTransferPayer(network, payer, signature, context.delegates) // PaymentRefusal: … the factory 0x… is not on the Runner's list …
  */
 export async function requireSignedTransferPayer(network: Network, payer: Address, signature: Hex, delegates: readonly Delegate[]): Promise<void> {
-  const refuse = (why: string) => new PaymentRefusal(`the payment's payer (payment.authorization.from) cannot pay by signed transfer: ${why}`, 'payer')
+  const refuse = (why: string) => new PaymentRefusal(`refused: the payment's payer (payment.authorization.from) cannot pay by signed transfer: ${why}`, 'payer')
   const code = await network.client.getCode({ address: payer })
   if (code && code !== '0x') {
     if (!(await payerCodeListed(network, code))) throw refuse(payerHasCodeWords(payer, delegates))
@@ -174,7 +174,7 @@ export async function requireSignedTransferPayer(network: Network, payer: Addres
   }
   if (size(signature) !== 65) {
     throw new PaymentRefusal(
-      `payment.signature is ${size(signature)} bytes, but its payer ${payer} has no code: an account's key signs 65 bytes (r, s, v). ` +
+      `refused: payment.signature is ${size(signature)} bytes, but its payer ${payer} has no code: an account's key signs 65 bytes (r, s, v). ` +
         'A longer signature is a smart wallet\'s: deploy the wallet first, or send the signature its wallet wraps by ERC-6492 with its factory\'s call',
       'signature',
     )

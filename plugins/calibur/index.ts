@@ -1,9 +1,9 @@
 import { getAddress } from 'viem'
-import { definePlugin, type Network } from '../../core/plugin.ts'
+import { allowDelegatedPayers, definePlugin, type Network } from '../../core/plugin.ts'
 import { caliburBatch } from './batch.ts'
 import { placeCaliburStandIn } from './devnet.ts'
 import { caliburExecute } from './execute.ts'
-import { CaliburNetworkOptions } from './networkOptions.ts'
+import { CALIBUR_ADDRESS, CaliburNetworkOptions } from './networkOptions.ts'
 import { caliburDelegate } from './paymentFirstBatch.ts'
 import { checkCalibur } from './preflight.ts'
 
@@ -45,8 +45,10 @@ export const caliburGroup = definePlugin({
       delegate: caliburDelegate(payment, caliburOn),
     }
   },
+  // The stand-in at Calibur's address; accounts delegated to it pay by signed transfer (its ERC-1271 is the account's own key).
   devnet: async (deployment) => {
     await placeCaliburStandIn(deployment)
+    await allowDelegatedPayers(deployment, CALIBUR_ADDRESS)
     return {}
   },
   preflight: checkCalibur,

@@ -1,4 +1,4 @@
-import { definePlugin } from '../../core/plugin.ts'
+import { allowDelegatedPayers, definePlugin } from '../../core/plugin.ts'
 import { metaMaskBatch } from './batch.ts'
 import { metaMaskContracts } from './contracts.ts'
 import { metaMaskDelegate } from './delegate.ts'
@@ -32,9 +32,11 @@ export const metaMaskGroup = definePlugin({
     tools: [metaMaskBatch(chainArgument), metaMaskExecute(chainArgument)],
     delegate: metaMaskDelegate(payment),
   }),
-  // Its contracts at their addresses on every chain MetaMask deployed them to; it takes no options.
+  // Its contracts at their addresses on every chain MetaMask deployed them to; accounts delegated to its delegator pay
+  // by signed transfer (its ERC-1271 is the account's own key). It takes no options.
   devnet: async (deployment) => {
     await deployMetaMaskDelegator(deployment)
+    await allowDelegatedPayers(deployment, metaMaskContracts.delegator)
     return {}
   },
   preflight: checkMetaMask,
