@@ -1,8 +1,5 @@
-import { readFileSync } from 'node:fs'
-import solc from 'solc'
 import t from 'tap'
 import {
-  type Abi,
   type Address,
   BaseError,
   concat,
@@ -35,11 +32,10 @@ import {
 } from 'viem'
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
 import { foundry } from 'viem/chains'
-import { formatAbiItem } from 'viem/utils'
 import { caliburCompatibleAbi, runnerAbi } from '../contracts/abi.ts'
 import { runnerArtifact } from '../contracts/artifacts.ts'
 import { KEEP_PAYMENT, RUNNER_SETTLE_GAS, type RunnerCharge } from '../core/relay/runnerCall.ts'
-import { compilerSettings } from '../contracts/build.ts'
+import { compileTypedFixture } from './fixtures/solidityFixture.ts'
 import { startAnvil } from '../core/devnet/anvil.ts'
 import { deployDevnet } from '../core/devnet/deploy.ts'
 import { devnetPricing, ledgerViolations, runnerLedger } from '../core/testing/runnerLedger.ts'
@@ -100,32 +96,6 @@ const probeAbi = parseAbi([
   'function payingProbe(address runner, address token, address payee, uint256 payment)',
   'function isValidSignature(bytes32 hash, bytes signature) view returns (bytes4)',
 ])
-
-function compileFixture(name: string, file = name): { abi: Abi; bytecode: Hex } {
-  const content = readFileSync(new URL(`./fixtures/contracts/${file}.sol`, import.meta.url), 'utf8')
-  const input = {
-    language: 'Solidity',
-    sources: { [`${file}.sol`]: { content } },
-    settings: { ...compilerSettings, outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } } },
-  }
-  const output = JSON.parse(solc.compile(JSON.stringify(input))) as {
-    errors?: { formattedMessage: string }[]
-    contracts?: Record<string, Record<string, { abi: Abi; evm: { bytecode: { object: string } } }>>
-  }
-  if (output.errors?.length) throw new Error(`solc: ${output.errors.map((e) => e.formattedMessage).join('\n')}`)
-  const contract = output.contracts?.[`${file}.sol`]?.[name]
-  if (!contract) throw new Error(`solc produced no ${name}`)
-  return { abi: contract.abi, bytecode: `0x${contract.evm.bytecode.object}` }
-}
-
-// A fixture whose typed ABI is the compiled one, item for item.
-function compileTypedFixture(name: string, typedAbi: Abi, file = name) {
-  const artifact = compileFixture(name, file)
-  const compiled = artifact.abi.filter((item) => item.type !== 'constructor').map((item) => formatAbiItem(item as never)).sort()
-  const typed = typedAbi.map((item) => formatAbiItem(item as never)).sort()
-  if (JSON.stringify(compiled) !== JSON.stringify(typed)) throw new Error(`${name}'s ABI changed: ${JSON.stringify(compiled)}`)
-  return artifact
-}
 
 const probeArtifact = compileTypedFixture('RunnerProbe', probeAbi)
 

@@ -1,13 +1,14 @@
-import { formatUnits, getAddress, zeroAddress, type Hex } from 'viem'
+import { formatUnits, getAddress, serializeErc6492Signature, zeroAddress, type Hex } from 'viem'
 import { expectChainId } from '../chain/expectChainId.ts'
 import { expectedFeePerGas, readFees } from '../chain/fees.ts'
 import { readL1DataFee } from '../chain/l1DataFee.ts'
 import { readWeiPerBaseUnit, type Fraction } from '../chain/tokenPrice.ts'
 import { ToolError } from '../tool/tool.ts'
 import type { RelayContext } from './context.ts'
-import { paymentToken, requireSignedTransfers } from './paymentToken.ts'
+import { paymentToken, requireSignedTransfers, walletFactoryListed, walletFactoryWords } from './paymentToken.ts'
 import { payeeRefunds } from './payeeRefunds.ts'
 import { chargeFor, worstCaseWei, type WorstCase } from '../charge/pricing.ts'
+import { walletDeploymentGas, type WalletDeployment } from './walletDeployment.ts'
 import { revertReason } from './revertReason.ts'
 import { encodeRunnerCall, RUNNER_SETTLE_GAS, type RunnerCharge } from './runnerCall.ts'
 import { estimateCharge, expectedCharge, QUOTED_REFUND_GAS, runnerCharge } from './runnerCharge.ts'
@@ -37,6 +38,9 @@ export const EXPECTED_SETTLEMENT_GAS = 12_000n
 /** A placeholder signature with no zero byte (the dearest calldata a real one can be), with r and s in range. */
 const PLACEHOLDER_SIGNATURE: Hex = `0x${'7f'.repeat(64)}1b`
 
+/** A smart wallet's placeholder signature inside ERC-6492's wrapper: an owner's key wrapped with its index, as Coinbase Smart Wallet's (224 bytes, none zero). */
+const PLACEHOLDER_WALLET_SIGNATURE: Hex = `0x${'7f'.repeat(224)}`
+
 /**
  * Prices a call in a payment token: the worst case the runner would sign (gas limit × max fee,
  * plus the L1 data fee where the chain charges one), plus the configured margin, at the configured
@@ -60,6 +64,7 @@ export async function quoteCall(context: RelayContext, request: QuoteRequest, cl
   const marginBps = config.margins.quoteBps
   // A call submit would refuse under this payment (a delegate's batch it must not run so) is refused here first.
   callSpends(context, request.call, request.payment === 'batch' ? (request.paymentBatch as Hex | undefined) : undefined)
+  if (request.payment === 'batch' && request.payerDeployment) throw new ToolError('payerDeployment prices a signed transfer from a wallet not deployed yet: leave it out with payment "batch"')
   // The simulations are the caller's: bounded per client, a refused one counted at its gas (submitCall's too).
   const { worstCase, weiPerBaseUnit: price, expected } = await simulateAs(context.simulations, client, BigInt(config.relay.maxCallGas), async (): Promise<Measured> => {
     if (request.payment !== 'batch') return measureAuthorizationRelay(context, request)
@@ -110,6 +115,16 @@ interface Measured {
 }
 
 /**
+ * The gas of an undeployed wallet's deployment, as the Runner makes it in the payment phase; a
+ * factory off the Runner's list, or a call that fails, is refused.
+ */
+async function measureDeployment(context: RelayContext, deployment: WalletDeployment): Promise<bigint> {
+  const factory = getAddress(deployment.factory)
+  if (!(await walletFactoryListed(context.network, factory))) throw new ToolError(`cannot quote: ${walletFactoryWords(factory)}`)
+  return walletDeploymentGas(context.network, { factory, factoryData: deployment.factoryData }, 'cannot quote')
+}
+
+/**
  * The worst case of a relay paid by a signed transfer that is not signed yet: the call measured as
  * the Runner would make it, given its stipend, and the gas limit that stipend needs beside the
  * transfer (`AUTHORIZATION_PHASE_GAS`), the Runner's settlement and the calldata.
@@ -152,19 +167,24 @@ async function measureAuthorizationRelay(context: RelayContext, request: QuoteRe
     readAuthorizations(network, request.authorizationList, target).catch((error: unknown) => {
       throw error instanceof ToolError ? new ToolError(`cannot quote: ${error.message}`) : error
     }),
+    request.payerDeployment ? measureDeployment(context, request.payerDeployment as WalletDeployment) : 0n,
     expectChainId(network),
   ])
   // Awaited after the token's answer, which is said first: a refusal meanwhile must not go unhandled.
   measured.catch(() => undefined)
   const refused = await tokenRefusal
   if (refused !== undefined) throw refused
-  const [callGasUsed, fees, weiPerBaseUnit, block, refunds, authorizationGas] = await measured
+  const [callGasUsed, fees, weiPerBaseUnit, block, refunds, authorizationGas, deploymentGas] = await measured
   const callGas = target === zeroAddress ? 0n : stipendFor(callGasUsed)
   const payee = getAddress(config.payee)
+  const deployment = request.payerDeployment
   const placeholder = {
     token: token.address,
     authorization: { from: payee, to: payee, value: '1', validAfter: '0', validBefore: '99999999999', nonce: `0x${'ff'.repeat(32)}` },
-    signature: PLACEHOLDER_SIGNATURE,
+    // A wallet not deployed yet signs with ERC-6492's wrapper: its factory's calldata rides in the Runner's calldata.
+    signature: deployment
+      ? serializeErc6492Signature({ address: getAddress(deployment.factory), data: deployment.factoryData as Hex, signature: PLACEHOLDER_WALLET_SIGNATURE })
+      : PLACEHOLDER_SIGNATURE,
   }
   const relay = { form: 'authorization' as const, call: { to: target, data: request.call.data as Hex }, payment: placeholder, payee }
   const refundGas = refunds ? QUOTED_REFUND_GAS : 0n
@@ -174,7 +194,7 @@ async function measureAuthorizationRelay(context: RelayContext, request: QuoteRe
   const gasLimit = runnerGasLimit({
     runnerData: data,
     copiedData: request.call.data as Hex,
-    beforeCall: AUTHORIZATION_PHASE_GAS,
+    beforeCall: AUTHORIZATION_PHASE_GAS + deploymentGas,
     callGas,
     authorizationGas: 0n,
     gasLimitBps: config.runner.gasLimitBps,
@@ -185,7 +205,7 @@ async function measureAuthorizationRelay(context: RelayContext, request: QuoteRe
   const charge = runnerCharge({ relay, callGas, authorizationGas, l1FeeWei, weiPerBaseUnit, markupBps, refundGas })
   // Expected, not bounded: the call's measured gas rather than its stipend, the transfer's and the settlement's
   // usual gas rather than their reserves.
-  const expectedGas = 21_000n + calldataGas(data) + EXPECTED_AUTHORIZATION_PHASE_GAS + callGasUsed + EXPECTED_SETTLEMENT_GAS + refundGas
+  const expectedGas = 21_000n + calldataGas(data) + EXPECTED_AUTHORIZATION_PHASE_GAS + deploymentGas + callGasUsed + EXPECTED_SETTLEMENT_GAS + refundGas
   const expected = { charge, gas: expectedGas, feePerGas: expectedFeePerGas(fees) }
   return { worstCase: { gasLimit, maxFeePerGas: fees.maxFeePerGas, l1FeeWei }, weiPerBaseUnit, expected }
 }

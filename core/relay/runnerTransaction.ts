@@ -16,6 +16,7 @@ import { describeRevertData, runnerRevertReason } from './revertReason.ts'
 import { decodeRelayResult, encodeRunnerCall, RUNNER_SETTLE_GAS, type CallOutcome, type RunnerCharge, type RunnerRelay } from './runnerCall.ts'
 import { estimateCharge, REFUND_PROBE_CHARGE, REFUND_PROBE_GAS, refundCap, runnerCharge } from './runnerCharge.ts'
 import type { SignedAuthorization } from './schemas.ts'
+import { walletDeployment, walletDeploymentGas } from './walletDeployment.ts'
 
 
 /** The simulating runner key's ETH cannot pay for the transaction's gas: a fault of Bruno's (its lane takes no work until funded). */
@@ -189,10 +190,15 @@ async function prepareAs(context: RelayContext, relay: RunnerRelay, authorizatio
   // cap, checked against the block's gas limit once that is known; no gas price, so that the whole
   // payment is refunded and the refund measured) or, when the stipend, the refund's cap and the fees
   // are known already (a send), the estimate of the exact transaction.
+  // An undeployed wallet's ERC-6492 payment deploys it in the payment phase: that gas is room beside the call too.
+  const payer = relay.form === 'authorization' ? { address: getAddress(relay.payment.authorization.from), deployment: walletDeployment(relay.payment.signature as Hex) } : undefined
+  const deployment = payer?.deployment
+  const deploying = payer !== undefined && deployment !== undefined && !(await client.getCode({ address: payer.address }))
+  const room = roomBesideCall(relay) + (deploying ? await walletDeploymentGas(network, deployment, refusal) : 0n)
   const probeCap = BigInt(config.relay.maxCallGas)
   const probing = options.callGas === undefined
   const probeStipend = hasCall ? probeCap : 0n
-  const probeGas = probeStipend + roomBesideCall(relay) + calldataGas(callData) + REFUND_PROBE_GAS + REFUND_PROBE_GAS / 63n
+  const probeGas = probeStipend + room + calldataGas(callData) + REFUND_PROBE_GAS + REFUND_PROBE_GAS / 63n
   const blockRead = client.getBlock({ blockTag: 'latest' })
   const counted = readAuthorizations(network, authorizationList, relay.form === 'batch' ? relay.account : getAddress(relay.call.to)).catch((error: unknown) => {
     throw error instanceof ToolError ? new ToolError(`${refusal}: ${error.message}`) : error
@@ -207,7 +213,7 @@ async function prepareAs(context: RelayContext, relay: RunnerRelay, authorizatio
     expectChainId(network),
   ])
   const transactionCap = block.gasLimit < MAX_TRANSACTION_GAS ? block.gasLimit : MAX_TRANSACTION_GAS
-  const callCap = min(probeCap, transactionCap - roomBesideCall(relay) - calldataGas(callData))
+  const callCap = min(probeCap, transactionCap - room - calldataGas(callData))
   if (callCap <= 0n) throw new ToolError(`${refusal}: the call's data is too large for one transaction on ${config.name}`)
   const callFails = async (outcome: CallOutcome, what: string) => {
     const why = outcome.reason !== '0x' ? describeRevertData(outcome.reason, token.decimals, token.symbol, context.delegates) : await options.explainCallFailure?.()

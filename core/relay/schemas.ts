@@ -160,6 +160,12 @@ export const QuoteRequest = Type.Object(
       Type.Union([Type.Literal('authorization'), Type.Literal('batch')], { description: 'default "authorization"' }),
     ),
     paymentBatch: Type.Optional(described(HexData, 'with "batch": a delegate execute tool\'s payment.batch')),
+    payerDeployment: Type.Optional(
+      Type.Object(
+        { factory: Address, factoryData: HexData },
+        { additionalProperties: false, description: 'a paying smart wallet not deployed yet: its ERC-6492 factory and calldata (their gas is priced in)' },
+      ),
+    ),
   },
   { additionalProperties: false },
 )

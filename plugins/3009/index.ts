@@ -5,9 +5,11 @@ import { transferAuthorization, transferAuthorizationCall } from './transferAuth
 const instructions =
   '3009 — pay with a signed USDC transfer, for an account with tokens but no ETH and no delegate. `quote` the call ' +
   'with payment: "authorization", then `payment_authorization` with the quote\'s amount returns EIP-712 typed data: ' +
-  'the paying account\'s own wallet (an EOA key, not a smart wallet: the Runner makes the (v, r, s) transfer) signs ' +
-  'it unchanged (eth_signTypedData_v4), and `submit` takes payment {token, authorization, signature}: token and ' +
-  'authorization exactly as in its `payment`, signature the 65-byte hex the wallet returned. The transfer goes to ' +
+  'the paying account\'s own wallet signs it unchanged (eth_signTypedData_v4), and `submit` takes payment {token, ' +
+  'authorization, signature}: token and authorization exactly as in its `payment`, signature the hex the wallet returned ' +
+  '(an account\'s key: 65 bytes; a smart wallet on the Runner\'s list, or an account delegated to Calibur or MetaMask: ' +
+  'what it returns, checked by the token through ERC-1271; one not deployed yet: ERC-6492-wrapped, and quote with ' +
+  'payerDeployment). The transfer goes to ' +
   'Bruno\'s payee in the same transaction as the call. Typed data here is standard {domain (the token\'s own, read ' +
   'from the token), types, primaryType, message}; its message is EIP-3009\'s {from, to, value (base units), ' +
   'validAfter "0", validBefore (unix seconds: now + validForSec, default the quote\'s validity), nonce (random, single use)}; submit before validBefore. ' +

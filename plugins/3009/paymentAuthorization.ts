@@ -40,8 +40,8 @@ export const TypedDataOutput = Type.Object(
 
 const NEXT =
   'Sign typedData unchanged with the paying account\'s wallet (eth_signTypedData_v4), then call submit with ' +
-  'payment {token, authorization, signature}: token and authorization exactly as in `payment`, signature the 65-byte ' +
-  'hex the wallet returned. Submit before authorization.validBefore.'
+  'payment {token, authorization, signature}: token and authorization exactly as in `payment`, signature the hex ' +
+  'the wallet returned (a smart wallet\'s as it returned it). Submit before authorization.validBefore.'
 
 /**
  * `payment_authorization`: the typed data of an EIP-3009 `transferWithAuthorization` that pays
@@ -61,7 +61,7 @@ export const paymentAuthorization = (chain: TSchema, leastValidSec: number) =>
     title: 'Prepare a signed-transfer payment',
     description:
       'Prepares the EIP-3009 transfer that pays Bruno\'s payee `amount` of `token` from `from`: pass the `amount` of a ' +
-      'quote made with payment "authorization". Returns typedData for the payer\'s own EOA key (not a smart wallet) to ' +
+      'quote made with payment "authorization". Returns typedData for the payer\'s wallet (its key, or a smart wallet on the Runner\'s list) to ' +
       'sign unchanged, and `payment` for submit: add the signature, change nothing else. The account needs no ETH and ' +
       'no delegate; the unused part comes back.',
     input: Type.Object(

@@ -1,0 +1,257 @@
+import t, { type Test } from 'tap'
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
+import { decodePaymentResponseHeader } from '@x402/core/http'
+import { ExactEvmScheme } from '@x402/evm/exact/client'
+import { wrapFetchWithPaymentFromConfig } from '@x402/fetch'
+import {
+  createPublicClient,
+  createWalletClient,
+  encodeAbiParameters,
+  encodeFunctionData,
+  erc20Abi,
+  getAddress,
+  http,
+  keccak256,
+  parseAbi,
+  parseSignature,
+  serializeErc6492Signature,
+  size,
+  type Address,
+  type Hex,
+} from 'viem'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { foundry } from 'viem/chains'
+import { runnerAbi } from '../contracts/abi.ts'
+import { mintUsdc } from '../core/devnet/fund.ts'
+import { CALIBUR_ADDRESS } from '../plugins/calibur/networkOptions.ts'
+import { randomAuthorizationNonce, transferWithAuthorizationTypedData } from '../plugins/3009/typedData.ts'
+import { chargedAtCost, startDevnetBruno } from './fixtures/devnetBruno.ts'
+import { compileTypedFixture } from './fixtures/solidityFixture.ts'
+import { waitFor } from './fixtures/waitFor.ts'
+
+// Issue 46: payers with code pay by signed transfer, end to end — an account delegated to Calibur (the devnet lists
+// its delegation), a deployed smart wallet and one not deployed yet (ERC-6492), the wallets' code and factory listed
+// by the Runner's owner as an operator would. Each pays a friend over MCP (the official SDK client), REST and x402
+// (the official @x402/fetch client, its signer the wallet, unmodified), ends `done` with the refund back in the
+// payer, and the runner ledger holds at teardown. The smart wallet is a test fixture (WalletFixture.sol: ERC-1271
+// by its owner's key, its signature wrapped as `abi.encode(bytes)`): Coinbase's bytecode cannot be pinned here.
+
+const bruno = await startDevnetBruno(t, { groups: ['bruno', 'calibur', '3009', 'erc20'] })
+const { deployment } = bruno
+const chain = { ...foundry, id: deployment.chainId }
+const transport = http(deployment.rpcUrl)
+const client = createPublicClient({ chain, transport, pollingInterval: 50 })
+const owner = createWalletClient({ account: privateKeyToAccount(deployment.deployer.privateKey), chain, transport })
+const usdc = deployment.usdc
+const usdcToken = { address: usdc, name: 'USD Coin', version: '2', chainId: deployment.chainId }
+const network = `eip155:${deployment.chainId}` as const
+const usdcOf = (address: Address) => client.readContract({ address: usdc, abi: erc20Abi, functionName: 'balanceOf', args: [address] })
+const mined = async (hash: Hex) => {
+  const receipt = await client.waitForTransactionReceipt({ hash })
+  if (receipt.status !== 'success') throw new Error(`reverted: ${hash}`)
+  return receipt
+}
+
+const agent = new Client({ name: 'bruno-wallet-payers-test', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } })
+await agent.connect(new StreamableHTTPClientTransport(new URL(`${bruno.mcpUrl}/bruno,calibur,3009,erc20`)))
+t.teardown(() => agent.close())
+
+async function use(name: string, args: Record<string, unknown>): Promise<any> {
+  const result = await agent.callTool({ name, arguments: args })
+  if (result.isError) throw new Error(`${name} refused: ${(result.content as { text: string }[])[0]!.text}`)
+  return result.structuredContent
+}
+
+async function refusal(name: string, args: Record<string, unknown>): Promise<string> {
+  const result = await agent.callTool({ name, arguments: args })
+  if (!result.isError) throw new Error(`${name} was not refused: ${JSON.stringify(result.structuredContent)}`)
+  return (result.content as { text: string }[])[0]!.text
+}
+
+const untilSettled = (id: string): Promise<any> =>
+  waitFor(() => use('status', { id }), (status: any) => status.stage === 'done' || status.stage === 'failed', `submission ${id} settled`, 30_000)
+
+// ─── The wallets: the fixture's code and factory, listed on the Runner by its owner ───
+
+const walletAbi = parseAbi(['function owner() view returns (address)', 'function setOwner(address next)', 'function isValidSignature(bytes32 hash, bytes signature) view returns (bytes4)'])
+const factoryAbi = parseAbi(['function createWallet(address owner) returns (address wallet)', 'function walletOf(address owner) view returns (address)'])
+const factoryArtifact = compileTypedFixture('WalletFixtureFactory', factoryAbi, 'WalletFixture')
+const deployFactory = async () => getAddress((await mined(await owner.deployContract({ ...factoryArtifact }))).contractAddress!)
+const factory = await deployFactory()
+const createWallet = (walletOwner: Address) => encodeFunctionData({ abi: factoryAbi, functionName: 'createWallet', args: [walletOwner] })
+const walletOf = (walletOwner: Address) => client.readContract({ address: factory, abi: factoryAbi, functionName: 'walletOf', args: [walletOwner] })
+
+/** What a wallet of `key` signs with: the owner's signature wrapped as the wallet takes it. */
+function walletSigner(wallet: Address, key: Hex) {
+  const ownerAccount = privateKeyToAccount(key)
+  return {
+    address: wallet,
+    signTypedData: async (typedData: any): Promise<Hex> => encodeAbiParameters([{ type: 'bytes' }], [await ownerAccount.signTypedData(typedData)]),
+  }
+}
+
+{
+  // The operator lists the fixture's code (every wallet of it has the same) and its factory.
+  const sampleOwner = privateKeyToAccount(generatePrivateKey()).address
+  await mined(await owner.sendTransaction({ to: factory, data: createWallet(sampleOwner) }))
+  const walletCode = keccak256((await client.getCode({ address: await walletOf(sampleOwner) }))!)
+  await mined(await owner.writeContract({ address: deployment.runner.contract, abi: runnerAbi, functionName: 'setPayerCode', args: [walletCode, true] }))
+  await mined(await owner.writeContract({ address: deployment.runner.contract, abi: runnerAbi, functionName: 'setWalletFactory', args: [factory, true] }))
+}
+
+/** A gift of `value` from `payer` to a fresh friend, signed by `signer` (EIP-3009), in the form the token takes its signature. */
+async function giftFrom(payer: Address, signer: { signTypedData: (typedData: any) => Promise<Hex> }, value: bigint) {
+  const friend = privateKeyToAccount(generatePrivateKey()).address
+  const typedData = transferWithAuthorizationTypedData({ token: usdcToken, from: payer, to: friend, value, validAfter: 0n, validBefore: BigInt(Math.floor(Date.now() / 1000) + 3600), nonce: randomAuthorizationNonce() })
+  const signature = await signer.signTypedData(typedData)
+  const { message } = typedData
+  const fields = [payer, friend, value, 0n, BigInt(message.validBefore), message.nonce] as const
+  const data =
+    size(signature) === 65
+      ? encodeFunctionData({
+          abi: parseAbi(['function transferWithAuthorization(address from, address to, uint256 value, uint256 validAfter, uint256 validBefore, bytes32 nonce, uint8 v, bytes32 r, bytes32 s)']),
+          functionName: 'transferWithAuthorization',
+          args: [...fields, Number(parseSignature(signature).v), parseSignature(signature).r, parseSignature(signature).s],
+        })
+      : encodeFunctionData({
+          abi: parseAbi(['function transferWithAuthorization(address from, address to, uint256 value, uint256 validAfter, uint256 validBefore, bytes32 nonce, bytes signature)']),
+          functionName: 'transferWithAuthorization',
+          args: [...fields, signature],
+        })
+  return { friend, call: { to: usdc, data } }
+}
+
+/**
+ * `payer` pays for its gift by signed transfer over `binding`, its signature `wrap`ped as its wallet sends it; the
+ * submission ends done, the friend has the gift and the rest of the payment is back with the payer.
+ */
+async function paysOver(
+  t: Test,
+  binding: 'mcp' | 'rest',
+  payer: Address,
+  signer: { signTypedData: (typedData: any) => Promise<Hex> },
+  { quoteExtra = {}, wrap = (signature: Hex) => signature }: { quoteExtra?: Record<string, unknown>; wrap?: (signature: Hex) => Hex } = {},
+) {
+  const gift = await giftFrom(payer, signer, 1_000_000n)
+  const quote = await use('quote', { chain: 'local', call: (quoteExtra.call as unknown) ?? gift.call, token: 'USDC', payment: 'authorization', ...quoteExtra })
+  const prepared = await use('payment_authorization', { chain: 'local', from: payer, token: 'USDC', amount: quote.amount })
+  const request = { call: gift.call, payment: { ...prepared.payment, signature: wrap(await signer.signTypedData(prepared.typedData)) } }
+  const before = await usdcOf(payer)
+  const id =
+    binding === 'mcp'
+      ? (await use('submit', { chain: 'local', ...request })).id
+      : ((await (await fetch(`${bruno.server.url}/local/v1/submit`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(request) })).json()) as { id: string }).id
+  const status = await untilSettled(id)
+  t.equal(status.stage, 'done', `${binding}: ${status.reason ?? 'done'}`)
+  t.equal(status.outcome.callSucceeded, true, `${binding}: the gift ran`)
+  t.equal(await usdcOf(gift.friend), 1_000_000n, `${binding}: the friend has 1 USDC`)
+  t.ok(BigInt(status.outcome.refundedBaseUnits) > 0n, `${binding}: ${status.outcome.refundedBaseUnits} of ${status.outcome.paidBaseUnits} came back`)
+  t.equal(before - (await usdcOf(payer)), 1_000_000n + BigInt(status.outcome.chargedBaseUnits), `${binding}: the payer paid the gift and the charge, no more`)
+  await chargedAtCost(t, bruno, status.transaction.hash, binding)
+  return { quote, status }
+}
+
+/** The official x402 client, its signer the payer's wallet, pays for the gift by one fetch. */
+async function paysByX402(t: Test, payer: Address, signer: { address: Address; signTypedData: (typedData: any) => Promise<Hex> }) {
+  const gift = await giftFrom(payer, signer, 1_000_000n)
+  const payingFetch = wrapFetchWithPaymentFromConfig(fetch, {
+    schemes: [{ network: 'eip155:*', client: new ExactEvmScheme(signer as never) }],
+    spendControls: { allowedAssets: [{ network, asset: usdc }] },
+  })
+  const response = await payingFetch(`${bruno.server.url}/local/v1/x402`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ call: gift.call }) })
+  const body = await response.json()
+  t.equal(response.status, 200, JSON.stringify(body))
+  const settled = decodePaymentResponseHeader(response.headers.get('payment-response')!)
+  t.equal(getAddress(settled.payer!), payer, 'x402: settled for the wallet')
+  t.equal(body.stage, 'done')
+  t.equal(await usdcOf(gift.friend), 1_000_000n, 'x402: the friend has 1 USDC')
+  t.ok(BigInt(body.outcome.refundedBaseUnits) > 0n, `x402: ${body.outcome.refundedBaseUnits} of ${body.outcome.paidBaseUnits} came back`)
+  await chargedAtCost(t, bruno, settled.transaction as Hex, 'x402')
+}
+
+t.test('an account delegated to Calibur pays by signed transfer over MCP, REST and x402: Calibur\'s ERC-1271 takes its own key\'s signature', async (t) => {
+  const key = generatePrivateKey()
+  const account = privateKeyToAccount(key)
+  await mintUsdc(deployment.rpcUrl, deployment, account.address, 20_000_000n)
+  await mined(await owner.sendTransaction({ to: owner.account.address, authorizationList: [await owner.signAuthorization({ account, contractAddress: CALIBUR_ADDRESS })] }))
+  t.equal(await client.getCode({ address: account.address }), `0xef0100${CALIBUR_ADDRESS.slice(2).toLowerCase()}`, 'delegated to Calibur')
+  for (const binding of ['mcp', 'rest'] as const) await paysOver(t, binding, account.address, account)
+  await paysByX402(t, account.address, account)
+})
+
+t.test('a deployed smart wallet on the Runner\'s list pays with its own signature over MCP, REST and x402', async (t) => {
+  const key = generatePrivateKey()
+  const walletOwner = privateKeyToAccount(key).address
+  await mined(await owner.sendTransaction({ to: factory, data: createWallet(walletOwner) }))
+  const wallet = await walletOf(walletOwner)
+  await mintUsdc(deployment.rpcUrl, deployment, wallet, 20_000_000n)
+  const signer = walletSigner(wallet, key)
+  for (const binding of ['mcp', 'rest'] as const) await paysOver(t, binding, wallet, signer)
+  await paysByX402(t, wallet, signer)
+  // Its owner (only) voids what it signed: handed on, the wallet's old signature is refused before anything is sent.
+  const stale = await giftFrom(wallet, signer, 1n)
+  const quote = await use('quote', { chain: 'local', call: stale.call, token: 'USDC', payment: 'authorization' })
+  const prepared = await use('payment_authorization', { chain: 'local', from: wallet, token: 'USDC', amount: quote.amount })
+  const signature = await signer.signTypedData(prepared.typedData)
+  const ownerWallet = createWalletClient({ account: privateKeyToAccount(key), chain, transport })
+  await mined(await owner.sendTransaction({ to: walletOwner, value: 10n ** 16n }))
+  await mined(await ownerWallet.writeContract({ address: wallet, abi: walletAbi, functionName: 'setOwner', args: [owner.account.address] }))
+  t.match(await refusal('submit', { chain: 'local', call: stale.call, payment: { ...prepared.payment, signature } }), /^refused: the token refused the payment/, 'the signature its owner voided')
+})
+
+t.test('a wallet not deployed yet pays by ERC-6492: the Runner deploys it by its listed factory, then it pays; the quote prices the deployment', async (t) => {
+  const key = generatePrivateKey()
+  const walletOwner = privateKeyToAccount(key).address
+  const wallet = await walletOf(walletOwner)
+  await mintUsdc(deployment.rpcUrl, deployment, wallet, 20_000_000n)
+  t.equal(await client.getCode({ address: wallet }), undefined, 'no code yet')
+  const signer = walletSigner(wallet, key)
+  const deployment6492 = { factory, factoryData: createWallet(walletOwner) }
+  // Its gift cannot run before the wallet exists: the quote prices the same gift from a deployed wallet of the same
+  // code (transfer_authorization's quoteCall does so for an account), the payer's deployment on top.
+  const siblingKey = generatePrivateKey()
+  const sibling = privateKeyToAccount(siblingKey).address
+  await mined(await owner.sendTransaction({ to: factory, data: createWallet(sibling) }))
+  await mintUsdc(deployment.rpcUrl, deployment, await walletOf(sibling), 1_000_000n)
+  const { call: quoteCall } = await giftFrom(await walletOf(sibling), walletSigner(await walletOf(sibling), siblingKey), 1_000_000n)
+  const plain = await use('quote', { chain: 'local', call: quoteCall, token: 'USDC', payment: 'authorization' })
+  const { quote, status } = await paysOver(t, 'mcp', wallet, signer, {
+    quoteExtra: { call: quoteCall, payerDeployment: deployment6492 },
+    wrap: (signature) => serializeErc6492Signature({ address: factory, data: deployment6492.factoryData, signature }),
+  })
+  t.ok(BigInt(quote.gas) > BigInt(plain.gas) + 100_000n, `the quote counts the deployment: ${quote.gas} gas, ${plain.gas} without`)
+  t.not(await client.getCode({ address: wallet }), undefined, 'deployed by the Runner, in the relay\'s transaction')
+  const receipt = await client.getTransactionReceipt({ hash: status.transaction.hash })
+  t.comment(`an undeployed wallet's gift, its deployment included: ${receipt.gasUsed} gas`)
+  // Deployed now: its next payment needs no wrapper (and a wrapper is passed over).
+  await paysOver(t, 'rest', wallet, signer)
+})
+
+t.test('what cannot pay is refused before anything is sent, in words that name the fix', async (t) => {
+  const key = generatePrivateKey()
+  const walletOwner = privateKeyToAccount(key).address
+  const wallet = await walletOf(walletOwner)
+  await mintUsdc(deployment.rpcUrl, deployment, wallet, 20_000_000n)
+  const signer = walletSigner(wallet, key)
+  const gift = await giftFrom(wallet, signer, 1_000_000n)
+  const quote = await use('quote', { chain: 'local', call: { to: getAddress(usdc), data: encodeFunctionData({ abi: erc20Abi, functionName: 'balanceOf', args: [wallet] }) }, token: 'USDC', payment: 'authorization', payerDeployment: { factory, factoryData: createWallet(walletOwner) } })
+  const prepared = await use('payment_authorization', { chain: 'local', from: wallet, token: 'USDC', amount: quote.amount })
+  const signature = await signer.signTypedData(prepared.typedData)
+  const submitWith = (wrapped: Hex) => refusal('submit', { chain: 'local', call: gift.call, payment: { ...prepared.payment, signature: wrapped } })
+
+  const unlisted = await deployFactory()
+  const offList = /^refused: the payment's payer \(payment\.authorization\.from\) cannot pay by signed transfer: the ERC-6492 signature's factory 0x[0-9a-fA-F]{40} is not on the Runner's list of wallet factories/
+  t.match(await submitWith(serializeErc6492Signature({ address: unlisted, data: createWallet(walletOwner), signature })), offList, 'submit: a factory off the list')
+  t.match(await refusal('quote', { chain: 'local', call: { to: getAddress(usdc), data: '0x18160ddd' }, token: 'USDC', payment: 'authorization', payerDeployment: { factory: unlisted, factoryData: createWallet(walletOwner) } }), /^cannot quote: the ERC-6492 signature's factory .* is not on the Runner's list/, 'quote: the same')
+  t.match(
+    await submitWith(serializeErc6492Signature({ address: factory, data: createWallet(owner.account.address), signature })),
+    /cannot pay by signed transfer: the ERC-6492 signature's factory call did not deploy the payer/,
+    'a factory call that deploys another wallet',
+  )
+  t.match(await submitWith(signature), /^refused: payment\.signature is 160 bytes, but its payer 0x[0-9a-fA-F]{40} has no code: an account's key signs 65 bytes/, 'a wallet\'s signature, unwrapped, before the wallet is deployed')
+  t.equal(await client.getCode({ address: wallet }), undefined, 'nothing was deployed')
+  t.equal(await usdcOf(wallet), 20_000_000n, 'nothing was taken')
+  // The same signature, wrapped right, is taken: the refusals above left nothing behind.
+  const accepted = await use('submit', { chain: 'local', call: gift.call, payment: { ...prepared.payment, signature: serializeErc6492Signature({ address: factory, data: createWallet(walletOwner), signature }) } })
+  t.equal((await untilSettled(accepted.id)).stage, 'done')
+})
