@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import { concat, decodeErrorResult, encodeFunctionData, erc20Abi, getAddress, keccak256, parseEther, parseSignature, type Address, type Hex, type PrivateKeyAccount } from 'viem'
+import { concat, decodeErrorResult, encodeAbiParameters, encodeFunctionData, erc20Abi, getAddress, keccak256, parseAbi, parseEther, parseSignature, type Address, type Hex, type PrivateKeyAccount } from 'viem'
 import { runnerAbi } from '../../contracts/abi.ts'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { DelegationManager } from '@metamask/delegation-abis'
@@ -8,6 +8,9 @@ import { metaMaskContracts } from '../../plugins/metamask/contracts.ts'
 import { readRedemption } from '../../plugins/metamask/delegation.ts'
 import { signedBatches } from '../fixtures/caliburSignatures.ts'
 import { startDevnetBruno } from '../fixtures/devnetBruno.ts'
+import { compileTypedFixture } from '../fixtures/solidityFixture.ts'
+import { mintUsdc } from '../../core/devnet/fund.ts'
+import { randomAuthorizationNonce, transferWithAuthorizationTypedData } from '../../plugins/3009/typedData.ts'
 import type { LedgerEntry } from '../../core/testing/runnerLedger.ts'
 import { RawMcpClient } from '../fixtures/mcpHttp.ts'
 import { CALIBUR_ADDRESS } from '../../plugins/calibur/networkOptions.ts'
@@ -364,9 +367,7 @@ const listedWalletCases: RaceCase[] = [
 
 t.test('a listed wallet (a MetaMask-delegated account) paying by signed transfer changes its own code in the same block: refused by the Runner before that code runs, or unharmed (issue 46, point 1)', async (t) => {
   const designator = keccak256(concat(['0xef0100', metaMaskContracts.delegator]))
-  const list = (allowed: boolean) => chain.sponsor.sendTransaction({ to: deployment.runner.contract, data: encodeFunctionData({ abi: runnerAbi, functionName: 'setPayerCode', args: [designator, allowed] }) })
-  await chain.mined(await list(true))
-  t.teardown(async () => chain.mined(await list(false)))
+  t.equal(await chain.client.readContract({ address: deployment.runner.contract, abi: runnerAbi, functionName: 'payerCodeAllowed', args: [designator] }), true, 'the devnet lists MetaMask\'s delegation')
   for (const race of listedWalletCases) {
     if (race.expected === 'reverted') expectedReverts++
     const label = `listed wallet: ${race.name}`
@@ -396,6 +397,38 @@ t.test('a listed wallet (a MetaMask-delegated account) paying by signed transfer
       t.equal((await chain.usdcOf(payee)) - payeeBefore, 0n, 'the payee got nothing')
     })
   }
+})
+
+t.test('a listed smart wallet\'s owner hands it on in the same block: its signature void, the runner transaction reverts in its payment phase, bounded and counted (issue 46, point 1)', async (t) => {
+  // The one change of validity a listed wallet allows is its owner's: the payer voiding its own payment, as above.
+  const walletAbi = parseAbi(['function owner() view returns (address)', 'function setOwner(address next)', 'function isValidSignature(bytes32 hash, bytes signature) view returns (bytes4)'])
+  const walletArtifact = compileTypedFixture('WalletFixture', walletAbi)
+  const ownerKey = generatePrivateKey()
+  const owner = await fundedPayer(bruno, chain, ownerKey, 1n, parseEther('1'))
+  const walletAddress = getAddress((await chain.mined(await chain.sponsor.deployContract({ ...walletArtifact, args: [owner.address] }))).contractAddress!)
+  await mintUsdc(deployment.rpcUrl, deployment, walletAddress, 1_000_000_000n)
+  const walletCode = keccak256((await chain.client.getCode({ address: walletAddress }))!)
+  const list = (allowed: boolean) => chain.sponsor.sendTransaction({ to: deployment.runner.contract, data: encodeFunctionData({ abi: runnerAbi, functionName: 'setPayerCode', args: [walletCode, allowed] }) })
+  await chain.mined(await list(true))
+  t.teardown(async () => chain.mined(await list(false)))
+  await chain.mined(await send(owner, target, encodeFunctionData({ abi: stateTargetAbi, functionName: 'setOpen', args: [true] })))
+  const heavy = workCall(owner.address)
+  const quote = await mcp.call('quote', { chain: 'local', call: heavy, token: 'USDC', payment: 'authorization' })
+  const typedData = transferWithAuthorizationTypedData({ token: { ...usdcDomain, address: usdc }, from: walletAddress, to: payee, value: BigInt(quote.amountBaseUnits), validAfter: 0n, validBefore: BigInt(Math.floor(Date.now() / 1000) + 3600), nonce: randomAuthorizationNonce() })
+  const signature = encodeAbiParameters([{ type: 'bytes' }], [await owner.signTypedData(typedData as never)])
+  const payment = { token: usdc, authorization: typedData.message, signature }
+  expectedReverts++
+  const label = 'listed smart wallet: its owner hands it on'
+  const { value: submitted, hash } = await chain.inOneBlock(() => api.submitAndSend('mcp', { call: heavy, payment }), {
+    attack: async () => [await send(owner, walletAddress, encodeFunctionData({ abi: walletAbi, functionName: 'setOwner', args: [privateKeyToAccount(generatePrivateKey()).address] }))],
+  })
+  t.ok(submitted.accepted && hash, `accepted and sent before the owner acted${submitted.accepted ? '' : `: ${submitted.message}`}`)
+  if (!submitted.accepted) return
+  const view = await api.settled('mcp', submitted.id)
+  const entry = await expectRevertedInPaymentPhase(t, bruno, chain, view, label)
+  if (entry.status === 'reverted') bruno.allowRevertedRunnerTransactions(1)
+  losses.push({ label, entry })
+  t.equal(await chain.usdcOf(walletAddress), 1_000_000_000n, 'the wallet paid nothing')
 })
 
 t.test('tally of the races', async (t) => {
