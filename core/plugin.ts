@@ -76,6 +76,7 @@ export {
   CallPayment,
   ExecutedBatch,
   Payment,
+  PaymentSignature,
   Quote,
   QuoteRequest,
   RelayCall,

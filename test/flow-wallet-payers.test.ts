@@ -13,9 +13,7 @@ import {
   http,
   keccak256,
   parseAbi,
-  parseSignature,
   serializeErc6492Signature,
-  size,
   type Address,
   type Hex,
 } from 'viem'
@@ -24,7 +22,6 @@ import { foundry } from 'viem/chains'
 import { runnerAbi } from '../contracts/abi.ts'
 import { mintUsdc } from '../core/devnet/fund.ts'
 import { CALIBUR_ADDRESS } from '../plugins/calibur/networkOptions.ts'
-import { randomAuthorizationNonce, transferWithAuthorizationTypedData } from '../plugins/3009/typedData.ts'
 import { chargedAtCost, startDevnetBruno } from './fixtures/devnetBruno.ts'
 import { compileTypedFixture } from './fixtures/solidityFixture.ts'
 import { waitFor } from './fixtures/waitFor.ts'
@@ -43,7 +40,6 @@ const transport = http(deployment.rpcUrl)
 const client = createPublicClient({ chain, transport, pollingInterval: 50 })
 const owner = createWalletClient({ account: privateKeyToAccount(deployment.deployer.privateKey), chain, transport })
 const usdc = deployment.usdc
-const usdcToken = { address: usdc, name: 'USD Coin', version: '2', chainId: deployment.chainId }
 const network = `eip155:${deployment.chainId}` as const
 const usdcOf = (address: Address) => client.readContract({ address: usdc, abi: erc20Abi, functionName: 'balanceOf', args: [address] })
 const mined = async (hash: Hex) => {
@@ -99,26 +95,15 @@ function walletSigner(wallet: Address, key: Hex) {
   await mined(await owner.writeContract({ address: deployment.runner.contract, abi: runnerAbi, functionName: 'setWalletFactory', args: [factory, true] }))
 }
 
-/** A gift of `value` from `payer` to a fresh friend, signed by `signer` (EIP-3009), in the form the token takes its signature. */
-async function giftFrom(payer: Address, signer: { signTypedData: (typedData: any) => Promise<Hex> }, value: bigint) {
+/**
+ * A gift of 1 USDC from `payer` to a fresh friend, prepared by the tools: transfer_authorization's typed data, signed by
+ * `signer` (`wrap`ped as the wallet sends it), made the call by transfer_authorization_call; with its quoteCall.
+ */
+async function giftFrom(payer: Address, signer: { signTypedData: (typedData: any) => Promise<Hex> }, wrap = (signature: Hex) => signature) {
   const friend = privateKeyToAccount(generatePrivateKey()).address
-  const typedData = transferWithAuthorizationTypedData({ token: usdcToken, from: payer, to: friend, value, validAfter: 0n, validBefore: BigInt(Math.floor(Date.now() / 1000) + 3600), nonce: randomAuthorizationNonce() })
-  const signature = await signer.signTypedData(typedData)
-  const { message } = typedData
-  const fields = [payer, friend, value, 0n, BigInt(message.validBefore), message.nonce] as const
-  const data =
-    size(signature) === 65
-      ? encodeFunctionData({
-          abi: parseAbi(['function transferWithAuthorization(address from, address to, uint256 value, uint256 validAfter, uint256 validBefore, bytes32 nonce, uint8 v, bytes32 r, bytes32 s)']),
-          functionName: 'transferWithAuthorization',
-          args: [...fields, Number(parseSignature(signature).v), parseSignature(signature).r, parseSignature(signature).s],
-        })
-      : encodeFunctionData({
-          abi: parseAbi(['function transferWithAuthorization(address from, address to, uint256 value, uint256 validAfter, uint256 validBefore, bytes32 nonce, bytes signature)']),
-          functionName: 'transferWithAuthorization',
-          args: [...fields, signature],
-        })
-  return { friend, call: { to: usdc, data } }
+  const transfer = await use('transfer_authorization', { chain: 'local', from: payer, to: friend, token: 'USDC', amount: '1' })
+  const encoded = await use('transfer_authorization_call', { chain: 'local', typedData: transfer.typedData, signature: wrap(await signer.signTypedData(transfer.typedData)) })
+  return { friend, call: encoded.call as { to: Address; data: Hex }, quoteCall: transfer.quoteCall as { to: Address; data: Hex } }
 }
 
 /**
@@ -132,8 +117,8 @@ async function paysOver(
   signer: { signTypedData: (typedData: any) => Promise<Hex> },
   { quoteExtra = {}, wrap = (signature: Hex) => signature }: { quoteExtra?: Record<string, unknown>; wrap?: (signature: Hex) => Hex } = {},
 ) {
-  const gift = await giftFrom(payer, signer, 1_000_000n)
-  const quote = await use('quote', { chain: 'local', call: (quoteExtra.call as unknown) ?? gift.call, token: 'USDC', payment: 'authorization', ...quoteExtra })
+  const gift = await giftFrom(payer, signer, wrap)
+  const quote = await use('quote', { chain: 'local', call: gift.quoteCall, token: 'USDC', payment: 'authorization', ...quoteExtra })
   const prepared = await use('payment_authorization', { chain: 'local', from: payer, token: 'USDC', amount: quote.amount })
   const request = { call: gift.call, payment: { ...prepared.payment, signature: wrap(await signer.signTypedData(prepared.typedData)) } }
   const before = await usdcOf(payer)
@@ -153,7 +138,7 @@ async function paysOver(
 
 /** The official x402 client, its signer the payer's wallet, pays for the gift by one fetch. */
 async function paysByX402(t: Test, payer: Address, signer: { address: Address; signTypedData: (typedData: any) => Promise<Hex> }) {
-  const gift = await giftFrom(payer, signer, 1_000_000n)
+  const gift = await giftFrom(payer, signer)
   const payingFetch = wrapFetchWithPaymentFromConfig(fetch, {
     schemes: [{ network: 'eip155:*', client: new ExactEvmScheme(signer as never) }],
     spendControls: { allowedAssets: [{ network, asset: usdc }] },
@@ -189,8 +174,8 @@ t.test('a deployed smart wallet on the Runner\'s list pays with its own signatur
   for (const binding of ['mcp', 'rest'] as const) await paysOver(t, binding, wallet, signer)
   await paysByX402(t, wallet, signer)
   // Its owner (only) voids what it signed: handed on, the wallet's old signature is refused before anything is sent.
-  const stale = await giftFrom(wallet, signer, 1n)
-  const quote = await use('quote', { chain: 'local', call: stale.call, token: 'USDC', payment: 'authorization' })
+  const stale = await giftFrom(wallet, signer)
+  const quote = await use('quote', { chain: 'local', call: stale.quoteCall, token: 'USDC', payment: 'authorization' })
   const prepared = await use('payment_authorization', { chain: 'local', from: wallet, token: 'USDC', amount: quote.amount })
   const signature = await signer.signTypedData(prepared.typedData)
   const ownerWallet = createWalletClient({ account: privateKeyToAccount(key), chain, transport })
@@ -207,18 +192,12 @@ t.test('a wallet not deployed yet pays by ERC-6492: the Runner deploys it by its
   t.equal(await client.getCode({ address: wallet }), undefined, 'no code yet')
   const signer = walletSigner(wallet, key)
   const deployment6492 = { factory, factoryData: createWallet(walletOwner) }
-  // Its gift cannot run before the wallet exists: the quote prices the same gift from a deployed wallet of the same
-  // code (transfer_authorization's quoteCall does so for an account), the payer's deployment on top.
-  const siblingKey = generatePrivateKey()
-  const sibling = privateKeyToAccount(siblingKey).address
-  await mined(await owner.sendTransaction({ to: factory, data: createWallet(sibling) }))
-  await mintUsdc(deployment.rpcUrl, deployment, await walletOf(sibling), 1_000_000n)
-  const { call: quoteCall } = await giftFrom(await walletOf(sibling), walletSigner(await walletOf(sibling), siblingKey), 1_000_000n)
+  // Its gift cannot run before the wallet exists: the quote prices transfer_authorization's quoteCall (the same gift
+  // from a throwaway account), the payer's deployment on top; the call's signature, wrapped, is checked by ERC-6492.
+  const wrap = (signature: Hex) => serializeErc6492Signature({ address: factory, data: deployment6492.factoryData, signature })
+  const { quoteCall } = await giftFrom(wallet, signer, wrap)
   const plain = await use('quote', { chain: 'local', call: quoteCall, token: 'USDC', payment: 'authorization' })
-  const { quote, status } = await paysOver(t, 'mcp', wallet, signer, {
-    quoteExtra: { call: quoteCall, payerDeployment: deployment6492 },
-    wrap: (signature) => serializeErc6492Signature({ address: factory, data: deployment6492.factoryData, signature }),
-  })
+  const { quote, status } = await paysOver(t, 'mcp', wallet, signer, { quoteExtra: { payerDeployment: deployment6492 }, wrap })
   t.ok(BigInt(quote.gas) > BigInt(plain.gas) + 100_000n, `the quote counts the deployment: ${quote.gas} gas, ${plain.gas} without`)
   t.not(await client.getCode({ address: wallet }), undefined, 'deployed by the Runner, in the relay\'s transaction')
   const receipt = await client.getTransactionReceipt({ hash: status.transaction.hash })
@@ -233,8 +212,8 @@ t.test('what cannot pay is refused before anything is sent, in words that name t
   const wallet = await walletOf(walletOwner)
   await mintUsdc(deployment.rpcUrl, deployment, wallet, 20_000_000n)
   const signer = walletSigner(wallet, key)
-  const gift = await giftFrom(wallet, signer, 1_000_000n)
-  const quote = await use('quote', { chain: 'local', call: { to: getAddress(usdc), data: encodeFunctionData({ abi: erc20Abi, functionName: 'balanceOf', args: [wallet] }) }, token: 'USDC', payment: 'authorization', payerDeployment: { factory, factoryData: createWallet(walletOwner) } })
+  const gift = await giftFrom(wallet, signer, (signature) => serializeErc6492Signature({ address: factory, data: createWallet(walletOwner), signature }))
+  const quote = await use('quote', { chain: 'local', call: gift.quoteCall, token: 'USDC', payment: 'authorization', payerDeployment: { factory, factoryData: createWallet(walletOwner) } })
   const prepared = await use('payment_authorization', { chain: 'local', from: wallet, token: 'USDC', amount: quote.amount })
   const signature = await signer.signTypedData(prepared.typedData)
   const submitWith = (wrapped: Hex) => refusal('submit', { chain: 'local', call: gift.call, payment: { ...prepared.payment, signature: wrapped } })
@@ -242,13 +221,20 @@ t.test('what cannot pay is refused before anything is sent, in words that name t
   const unlisted = await deployFactory()
   const offList = /^refused: the payment's payer \(payment\.authorization\.from\) cannot pay by signed transfer: the ERC-6492 signature's factory 0x[0-9a-fA-F]{40} is not on the Runner's list of wallet factories/
   t.match(await submitWith(serializeErc6492Signature({ address: unlisted, data: createWallet(walletOwner), signature })), offList, 'submit: a factory off the list')
-  t.match(await refusal('quote', { chain: 'local', call: { to: getAddress(usdc), data: '0x18160ddd' }, token: 'USDC', payment: 'authorization', payerDeployment: { factory: unlisted, factoryData: createWallet(walletOwner) } }), /^cannot quote: the ERC-6492 signature's factory .* is not on the Runner's list/, 'quote: the same')
+  t.match(await refusal('quote', { chain: 'local', call: gift.quoteCall, token: 'USDC', payment: 'authorization', payerDeployment: { factory: unlisted, factoryData: createWallet(walletOwner) } }), /^cannot quote: the ERC-6492 signature's factory .* is not on the Runner's list/, 'quote: the same')
   t.match(
     await submitWith(serializeErc6492Signature({ address: factory, data: createWallet(owner.account.address), signature })),
     /cannot pay by signed transfer: the ERC-6492 signature's factory call did not deploy the payer/,
     'a factory call that deploys another wallet',
   )
   t.match(await submitWith(signature), /^refused: payment\.signature is 160 bytes, but its payer 0x[0-9a-fA-F]{40} has no code: an account's key signs 65 bytes/, 'a wallet\'s signature, unwrapped, before the wallet is deployed')
+  const stranger = walletSigner(wallet, generatePrivateKey())
+  const transfer = await use('transfer_authorization', { chain: 'local', from: wallet, to: owner.account.address, token: 'USDC', amount: '1' })
+  t.match(
+    await refusal('transfer_authorization_call', { chain: 'local', typedData: transfer.typedData, signature: serializeErc6492Signature({ address: factory, data: createWallet(walletOwner), signature: await stranger.signTypedData(transfer.typedData) }) }),
+    new RegExp(`^${wallet} does not accept the signature \\(its ERC-1271 isValidSignature says no\\)`),
+    'transfer_authorization_call: another key\'s signature, by the wallet\'s own ERC-1271',
+  )
   t.equal(await client.getCode({ address: wallet }), undefined, 'nothing was deployed')
   t.equal(await usdcOf(wallet), 20_000_000n, 'nothing was taken')
   // The same signature, wrapped right, is taken: the refusals above left nothing behind.

@@ -1,4 +1,4 @@
-import { erc20Abi, formatUnits, getAddress, isErc6492Signature, keccak256, parseErc6492Signature, size, zeroHash, type Address, type Hex } from 'viem'
+import { erc20Abi, formatUnits, getAddress, keccak256, size, zeroHash, type Address, type Hex } from 'viem'
 import { runnerAbi } from '../../contracts/abi.ts'
 import { requireToken } from '../chain/arguments.ts'
 import type { Network } from '../chain/networks.ts'
@@ -8,6 +8,7 @@ import type { PaymentToken } from '../charge/gasPricer.ts'
 import { batchToolNames, delegateBatchTools, type Delegate } from './delegate.ts'
 import { PaymentRefusal } from './paymentRefusal.ts'
 import { revertData } from './revertReason.ts'
+import { walletDeployment } from './walletDeployment.ts'
 
 /**
  * EIP-3009's `authorizationState`: true once `nonce` of `authorizer` was used or cancelled. A token
@@ -167,9 +168,9 @@ export async function requireSignedTransferPayer(network: Network, payer: Addres
     if (!(await payerCodeListed(network, code))) throw refuse(payerHasCodeWords(payer, delegates))
     return
   }
-  if (isErc6492Signature(signature)) {
-    const { address: factory } = parseErc6492Signature(signature)
-    if (factory && !(await walletFactoryListed(network, getAddress(factory)))) throw refuse(walletFactoryWords(getAddress(factory)))
+  const deployment = walletDeployment(signature)
+  if (deployment) {
+    if (!(await walletFactoryListed(network, deployment.factory))) throw refuse(walletFactoryWords(deployment.factory))
     return
   }
   if (size(signature) !== 65) {

@@ -48,7 +48,9 @@ const PLACEHOLDER_WALLET_SIGNATURE: Hex = `0x${'7f'.repeat(224)}`
  * - `payment: "authorization"` (default): the call runs after a signed EIP-3009 transfer. The call
  *   is measured as the Runner would make it (from the Runner contract), and the transfer's gas is
  *   `AUTHORIZATION_PHASE_GAS`, since it is not signed yet. A token that takes no signed transfers
- *   (WETH9: no EIP-3009) is refused, naming the forms that can pay in it.
+ *   (WETH9: no EIP-3009) is refused, naming the forms that can pay in it. A payer not deployed yet
+ *   (`payerDeployment`, its ERC-6492 factory and call) adds its deployment, measured from the Runner;
+ *   a factory off the Runner's list is refused.
  * - `payment: "batch"`: `call` is a delegate's signed batch of the account's calls and
  *   `paymentBatch` its signed payment-only batch (the `call` and `payment.batch` its group's execute tool returned):
  *   the exact runner transaction is simulated with its own, non-zero payment.

@@ -1,5 +1,5 @@
 import { Type, type TSchema } from '@sinclair/typebox'
-import { encodeFunctionData, formatUnits, maxUint256, getAddress, isAddressEqual, recoverTypedDataAddress, type Address as Addr, type Hex } from 'viem'
+import { encodeFunctionData, formatUnits, maxUint256, getAddress, isAddressEqual, isErc6492Signature, parseAbi, parseErc6492Signature, recoverTypedDataAddress, size, type Address as Addr, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { readContract } from 'viem/actions'
 import {
@@ -8,6 +8,7 @@ import {
   defineTool,
   described,
   passedBack,
+  PaymentSignature,
   RelayCall,
   requireAddress,
   requireToken,
@@ -30,28 +31,27 @@ import {
   type TransferWithAuthorizationTypedData,
 } from './typedData.ts'
 
-/** The relay call `transferWithAuthorization(from, to, value, validAfter, validBefore, nonce, v, r, s)` on `token`. */
+/**
+ * The relay call `transferWithAuthorization` on `token`: its `(v, r, s)` form for an account's 65-byte
+ * signature, its `bytes` form for a smart wallet's (FiatToken v2.2), unwrapped from ERC-6492's wrapper
+ * (the call runs after the payment, whose own wrapper deploys the wallet).
+ */
 function transferWithAuthorizationCall(token: Addr, message: TransferWithAuthorizationMessage, signature: Hex): { to: Addr; data: Hex } {
   for (const field of ['value', 'validAfter', 'validBefore'] as const)
     if (BigInt(message[field]) > maxUint256) throw new ToolError(`typedData.message.${field} is out of the uint256 range`)
+  const fields = [getAddress(message.from), getAddress(message.to), BigInt(message.value), BigInt(message.validAfter), BigInt(message.validBefore), message.nonce] as const
+  if (size(signature) !== 65) {
+    const own = isErc6492Signature(signature) ? parseErc6492Signature(signature).signature : signature
+    return { to: token, data: encodeFunctionData({ abi: transferWithAuthorizationBytesAbi, functionName: 'transferWithAuthorization', args: [...fields, own] }) }
+  }
   const { v, r, s } = authorizationSignatureParts(signature)
-  const data = encodeFunctionData({
-    abi: eip3009Abi,
-    functionName: 'transferWithAuthorization',
-    args: [
-      getAddress(message.from),
-      getAddress(message.to),
-      BigInt(message.value),
-      BigInt(message.validAfter),
-      BigInt(message.validBefore),
-      message.nonce,
-      v,
-      r,
-      s,
-    ],
-  })
-  return { to: token, data }
+  return { to: token, data: encodeFunctionData({ abi: eip3009Abi, functionName: 'transferWithAuthorization', args: [...fields, v, r, s] }) }
 }
+
+/** FiatToken v2.2's `bytes` form of `transferWithAuthorization`, which a smart wallet's ERC-1271 signature takes. */
+const transferWithAuthorizationBytesAbi = parseAbi([
+  'function transferWithAuthorization(address from, address to, uint256 value, uint256 validAfter, uint256 validBefore, bytes32 nonce, bytes signature)',
+])
 
 const TypeEntries = Type.Array(Type.Object({ name: Type.String(), type: Type.String() }, { additionalProperties: false }))
 
@@ -102,7 +102,7 @@ export const transferAuthorization = (chain: TSchema, leastValidSec: number) =>
     description:
       'Prepares a gasless transfer of `amount` of `token` from `from` to `to` (flow 2: no ETH). The call runs from ' +
       'Bruno\'s Runner contract, so only calls that act by signature belong there, as this transfer does. Returns ' +
-      'typedData for from\'s own wallet (an EOA key) to sign unchanged, and `quoteCall` to quote (payment ' +
+      'typedData for from\'s own wallet (its key, or a smart wallet) to sign unchanged, and `quoteCall` to quote (payment ' +
       '"authorization") before signing; transfer_authorization_call then returns the call.',
     input: Type.Object(
       {
@@ -180,13 +180,13 @@ export const transferAuthorizationCall = (chain: TSchema) =>
     name: 'transfer_authorization_call',
     title: 'Encode a signed gasless transfer',
     description:
-      'Takes transfer_authorization\'s typedData and the wallet\'s signature, checks them as the token will, and ' +
+      'Takes transfer_authorization\'s typedData and the wallet\'s signature (a smart wallet\'s as it returned it), checks them as the token will, and ' +
       'returns `call` for submit, beside payment_authorization\'s signed payment.',
     input: Type.Object(
       {
         chain,
         typedData: TypedDataInput,
-        signature: Type.String({ pattern: '^0x[0-9a-fA-F]{130}$' }),
+        signature: PaymentSignature,
       },
       { additionalProperties: false },
     ),
@@ -209,19 +209,22 @@ export const transferAuthorizationCall = (chain: TSchema) =>
       const token = requireAddress(domain.verifyingContract, 'typedData.domain.verifyingContract')
       const from = requireAddress(message.from, 'typedData.message.from')
       requireAddress(message.to, 'typedData.message.to')
-      const call = transferWithAuthorizationCall(token, message, args.signature as Hex)
-      // Recovered under the canonical types, the ones the token hashes, whatever `types` came back.
-      const signer = await recoverTypedDataAddress({
-        domain: { ...domain, verifyingContract: token },
-        types: transferWithAuthorizationTypes as unknown as TransferWithAuthorizationTypedData['types'],
-        primaryType: 'TransferWithAuthorization',
-        message,
-        signature: args.signature as Hex,
-      }).catch(() => {
-        // An r in range that is no point's x coordinate: no key made it.
-        throw new ToolError('signature is not a valid ECDSA signature: it recovers to no address (its r is no point of secp256k1)')
-      })
-      if (!isAddressEqual(signer, from)) throw new ToolError(`the signature is by ${signer}, not by the sender ${from}: have ${from}'s own wallet sign typedData unchanged`)
+      const signature = args.signature as Hex
+      const call = transferWithAuthorizationCall(token, message, signature)
+      // Checked under the canonical types, the ones the token hashes, whatever `types` came back.
+      const signed = { domain: { ...domain, verifyingContract: token }, types: transferWithAuthorizationTypes as unknown as TransferWithAuthorizationTypedData['types'], primaryType: 'TransferWithAuthorization' as const, message, signature }
+      if (size(signature) !== 65) {
+        // A smart wallet's: its own ERC-1271 answer, as the token will ask it (an undeployed one's by ERC-6492).
+        if (!(await network.client.verifyTypedData({ address: from, ...signed }))) {
+          throw new ToolError(`${from} does not accept the signature (its ERC-1271 isValidSignature says no): have ${from}'s own wallet sign typedData unchanged`)
+        }
+      } else {
+        const signer = await recoverTypedDataAddress(signed).catch(() => {
+          // An r in range that is no point's x coordinate: no key made it.
+          throw new ToolError('signature is not a valid ECDSA signature: it recovers to no address (its r is no point of secp256k1)')
+        })
+        if (!isAddressEqual(signer, from)) throw new ToolError(`the signature is by ${signer}, not by the sender ${from}: have ${from}'s own wallet sign typedData unchanged`)
+      }
       if (BigInt(message.validBefore) <= BigInt(Math.floor(Date.now() / 1000)))
         throw new ToolError(`the transfer expired at ${message.validBefore} (validBefore): prepare it again with transfer_authorization`)
       await checkDomainAndNonce(network, token, domain, from, message.nonce)
