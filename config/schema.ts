@@ -281,6 +281,11 @@ export const NetworkConfig = Type.Object(
       description:
         'each group\'s options on this chain, by group name, checked by the group\'s own schema (its `networkOptions`): e.g. {"calibur": {"address": "0x…"}}; a group given none here takes its defaults',
     }),
+    walletImplementations: Type.Array(AddressString, {
+      default: [],
+      description:
+        'implementations a paying smart wallet that is an ERC-1967 proxy may point at, its code being on the Runner\'s list: a proxy\'s code is the same whatever it points at, so one pointing anywhere else is refused',
+    }),
     maxBlockAgeSec: Type.Integer({
       minimum: 0,
       default: 60,

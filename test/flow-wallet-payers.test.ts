@@ -19,7 +19,12 @@ import {
 } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { foundry } from 'viem/chains'
+import { DELEGATOR_CONTRACTS } from '@metamask/delegation-deployments'
+import { ERC1967Proxy, MultiSigDeleGator } from '@metamask/delegation-abis'
+import * as bytecode from '@metamask/delegation-abis/bytecode'
 import { runnerAbi } from '../contracts/abi.ts'
+import { deployCodeTo } from '../core/devnet/deployCodeTo.ts'
+import { delegatorEntryPoint, metaMaskContracts } from '../plugins/metamask/contracts.ts'
 import { mintUsdc } from '../core/devnet/fund.ts'
 import { CALIBUR_ADDRESS } from '../plugins/calibur/networkOptions.ts'
 import { chargedAtCost, startDevnetBruno } from './fixtures/devnetBruno.ts'
@@ -33,7 +38,12 @@ import { waitFor } from './fixtures/waitFor.ts'
 // payer, and the runner ledger holds at teardown. The smart wallet is a test fixture (WalletFixture.sol: ERC-1271
 // by its owner's key, its signature wrapped as `abi.encode(bytes)`): Coinbase's bytecode cannot be pinned here.
 
-const bruno = await startDevnetBruno(t, { groups: ['bruno', 'calibur', '3009', 'erc20'] })
+// MetaMask's MultiSigDeleGator (v1.3.0, its production address): the implementation a paying ERC-1967 proxy may point at.
+const MULTISIG_DELEGATOR = getAddress(Object.values(DELEGATOR_CONTRACTS['1.3.0'] ?? {})[0]!.MultiSigDeleGatorImpl!)
+const bruno = await startDevnetBruno(t, {
+  groups: ['bruno', 'calibur', '3009', 'erc20'],
+  configure: (config) => ({ ...config, networks: config.networks.map((network) => ({ ...network, walletImplementations: [MULTISIG_DELEGATOR] })) }),
+})
 const { deployment } = bruno
 const chain = { ...foundry, id: deployment.chainId }
 const transport = http(deployment.rpcUrl)
@@ -204,6 +214,35 @@ t.test('a wallet not deployed yet pays by ERC-6492: the Runner deploys it by its
   t.comment(`an undeployed wallet's gift, its deployment included: ${receipt.gasUsed} gas`)
   // Deployed now: its next payment needs no wrapper (and a wrapper is passed over).
   await paysOver(t, 'rest', wallet, signer)
+})
+
+t.test('an ERC-1967 proxy wallet pays while it points at an implementation the relay knows (MetaMask\'s MultiSigDeleGator); the same proxy code pointing elsewhere is refused', async (t) => {
+  await deployCodeTo(deployment.rpcUrl, deployment.deployer.privateKey, { abi: MultiSigDeleGator as never, bytecode: bytecode.MultiSigDeleGator as Hex, args: [metaMaskContracts.delegationManager, delegatorEntryPoint] }, MULTISIG_DELEGATOR)
+  const proxyFor = async (implementation: Address, data: Hex) =>
+    getAddress((await mined(await owner.deployContract({ abi: ERC1967Proxy as never, bytecode: bytecode.ERC1967Proxy as Hex, args: [implementation, data] }))).contractAddress!)
+  const key = generatePrivateKey()
+  const walletOwner = privateKeyToAccount(key)
+  const wallet = await proxyFor(MULTISIG_DELEGATOR, encodeFunctionData({ abi: MultiSigDeleGator, functionName: 'initialize', args: [[walletOwner.address], 1n] }))
+  await mintUsdc(deployment.rpcUrl, deployment, wallet, 20_000_000n)
+  const proxyCode = keccak256((await client.getCode({ address: wallet }))!)
+  // A MultiSigDeleGator of one owner, threshold 1: its ERC-1271 takes that owner's 65-byte signature of the digest itself.
+  const signer = { address: wallet, signTypedData: (typedData: any) => walletOwner.signTypedData(typedData) }
+  const offList = /cannot pay by signed transfer: the payer 0x[0-9a-fA-F]{40} has code .* that is not on the Runner's list/
+  t.match(await refusal('payment_authorization', { chain: 'local', from: wallet, token: 'USDC', amount: '1' }), offList, 'the proxy\'s code, not yet listed')
+  await mined(await owner.writeContract({ address: deployment.runner.contract, abi: runnerAbi, functionName: 'setPayerCode', args: [proxyCode, true] }))
+  t.teardown(async () => void (await mined(await owner.writeContract({ address: deployment.runner.contract, abi: runnerAbi, functionName: 'setPayerCode', args: [proxyCode, false] }))))
+  await paysOver(t, 'mcp', wallet, signer)
+  await paysByX402(t, wallet, signer)
+  // The same proxy code pointing at any other contract (here the fixture factory): listed by its code, refused by what it runs.
+  const fickle = await proxyFor(factory, '0x')
+  t.equal(keccak256((await client.getCode({ address: fickle }))!), proxyCode, 'the same code hash, on the Runner\'s list')
+  const elsewhere = new RegExp(`the payer ${fickle} is an ERC-1967 proxy whose implementation ${factory} is not one this relay knows \\(${MULTISIG_DELEGATOR}: the network's walletImplementations\\)`)
+  t.match(await refusal('payment_authorization', { chain: 'local', from: fickle, token: 'USDC', amount: '1' }), elsewhere, 'payment_authorization: refused before anything is signed')
+  const gift = await giftFrom(wallet, signer)
+  const quote = await use('quote', { chain: 'local', call: gift.quoteCall, token: 'USDC', payment: 'authorization' })
+  const prepared = await use('payment_authorization', { chain: 'local', from: wallet, token: 'USDC', amount: quote.amount })
+  const forFickle = { ...prepared.payment, authorization: { ...prepared.payment.authorization, from: fickle }, signature: await walletOwner.signTypedData({ ...prepared.typedData, message: { ...prepared.typedData.message, from: fickle } }) }
+  t.match(await refusal('submit', { chain: 'local', call: gift.call, payment: forFickle }), elsewhere, 'submit: the same words')
 })
 
 t.test('what cannot pay is refused before anything is sent, in words that name the fix', async (t) => {

@@ -1,4 +1,4 @@
-import { erc20Abi, formatUnits, getAddress, keccak256, size, zeroHash, type Address, type Hex } from 'viem'
+import { erc20Abi, formatUnits, getAddress, hexToBigInt, keccak256, size, zeroHash, type Address, type Hex } from 'viem'
 import { runnerAbi } from '../../contracts/abi.ts'
 import { requireToken } from '../chain/arguments.ts'
 import type { Network } from '../chain/networks.ts'
@@ -6,6 +6,7 @@ import { blameOf } from '../chain/faults.ts'
 import { ToolError } from '../tool/tool.ts'
 import type { PaymentToken } from '../charge/gasPricer.ts'
 import { batchToolNames, delegateBatchTools, type Delegate } from './delegate.ts'
+import { DELEGATION_PREFIX } from './delegation7702.ts'
 import { PaymentRefusal } from './paymentRefusal.ts'
 import { revertData } from './revertReason.ts'
 import { walletDeployment } from './walletDeployment.ts'
@@ -137,18 +138,46 @@ export async function walletFactoryListed(network: Network, factory: Address): P
     })
 }
 
+/** Where an ERC-1967 proxy keeps its implementation (`bytes32(uint256(keccak256("eip1967.proxy.implementation")) - 1)`). */
+export const ERC1967_IMPLEMENTATION_SLOT = '0x360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca505d382bbc'
+
 /**
- * Refuses a signed-transfer payer the Runner would refuse in the payment phase (`PayerHasCode`): one
- * with code that is not on the Runner's list of wallets (`payerCodeListed`). A payment tool asks
- * first, before the wallet signs anything that submit could only refuse.
+ * Why a payer with code cannot pay by signed transfer, `undefined` when it can: its code must be on
+ * the Runner's list of wallets (`payerCodeListed`), and a listed wallet that is an ERC-1967 proxy
+ * (its implementation slot set; an EIP-7702 account's storage is not read) must point at one of the
+ * network's `walletImplementations`: a proxy's code is the same whatever it runs, so its hash alone
+ * does not say what answers the token's ERC-1271 question.
+ *
+ * @example
+ * await payerWalletRefusal(network, proxy, code, delegates) // 'the payer 0x… is an ERC-1967 proxy whose implementation 0x… is not one of …'
+ */
+async function payerWalletRefusal(network: Network, payer: Address, code: Hex, delegates: readonly Delegate[]): Promise<string | undefined> {
+  if (!(await payerCodeListed(network, code))) return payerHasCodeWords(payer, delegates)
+  if (code.toLowerCase().startsWith(DELEGATION_PREFIX)) return undefined
+  const slot = await network.client.getStorageAt({ address: payer, slot: ERC1967_IMPLEMENTATION_SLOT })
+  if (!slot || hexToBigInt(slot) === 0n) return undefined
+  const implementation = getAddress(`0x${slot.slice(-40)}`)
+  const known = network.config.walletImplementations.map((address) => getAddress(address))
+  if (known.includes(implementation)) return undefined
+  return (
+    `the payer ${payer} is an ERC-1967 proxy whose implementation ${implementation} is not one this relay knows ` +
+    `(${known.length > 0 ? known.join(', ') : 'none is configured'}: the network's walletImplementations): its code on the Runner's list says nothing of what it runs`
+  )
+}
+
+/**
+ * Refuses a signed-transfer payer the Runner would refuse in the payment phase (`PayerHasCode`), or
+ * one whose code is a proxy pointing where this relay does not know (`payerWalletRefusal`). A payment
+ * tool asks first, before the wallet signs anything that submit could only refuse.
  *
  * @example
  * await requireTransferPayer(network, from, context.delegates) // ToolError: from 0x7099…79C8 cannot pay by signed transfer: the payer … has code …
  */
 export async function requireTransferPayer(network: Network, payer: Address, delegates: readonly Delegate[]): Promise<void> {
   const code = await network.client.getCode({ address: payer })
-  if (!code || code === '0x' || (await payerCodeListed(network, code))) return
-  throw new ToolError(`from ${payer} cannot pay by signed transfer: ${payerHasCodeWords(payer, delegates)}`)
+  if (!code || code === '0x') return
+  const refusal = await payerWalletRefusal(network, payer, code, delegates)
+  if (refusal !== undefined) throw new ToolError(`from ${payer} cannot pay by signed transfer: ${refusal}`)
 }
 
 /**
@@ -165,7 +194,8 @@ export async function requireSignedTransferPayer(network: Network, payer: Addres
   const refuse = (why: string) => new PaymentRefusal(`refused: the payment's payer (payment.authorization.from) cannot pay by signed transfer: ${why}`, 'payer')
   const code = await network.client.getCode({ address: payer })
   if (code && code !== '0x') {
-    if (!(await payerCodeListed(network, code))) throw refuse(payerHasCodeWords(payer, delegates))
+    const refusal = await payerWalletRefusal(network, payer, code, delegates)
+    if (refusal !== undefined) throw refuse(refusal)
     return
   }
   const deployment = walletDeployment(signature)

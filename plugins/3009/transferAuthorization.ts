@@ -223,7 +223,9 @@ export const transferAuthorizationCall = (chain: TSchema) =>
           // An r in range that is no point's x coordinate: no key made it.
           throw new ToolError('signature is not a valid ECDSA signature: it recovers to no address (its r is no point of secp256k1)')
         })
-        if (!isAddressEqual(signer, from)) throw new ToolError(`the signature is by ${signer}, not by the sender ${from}: have ${from}'s own wallet sign typedData unchanged`)
+        // A wallet whose ERC-1271 takes its owner's 65-byte signature (a multisig of one) is asked too.
+        if (!isAddressEqual(signer, from) && !(await network.client.verifyTypedData({ address: from, ...signed })))
+          throw new ToolError(`the signature is by ${signer}, not by the sender ${from}: have ${from}'s own wallet sign typedData unchanged`)
       }
       if (BigInt(message.validBefore) <= BigInt(Math.floor(Date.now() / 1000)))
         throw new ToolError(`the transfer expired at ${message.validBefore} (validBefore): prepare it again with transfer_authorization`)
