@@ -152,6 +152,23 @@ t.test('--wallet-delegate: the owner lists accounts delegated to it as wallets t
   t.match(await deploy(first.rpcUrl, '--wallet-delegate', '0x12'), { code: 2, stderr: /--wallet-delegate: 0x12 is not an address with a valid EIP-55 checksum/ })
 })
 
+t.test('--wallet-factory: the owner lists a factory whose ERC-6492 signatures the Runner deploys; a second run sends nothing for it (issue 46)', async (t) => {
+  const client = createPublicClient({ transport: http(first.rpcUrl) })
+  const factory = privateKeyToAccount(generatePrivateKey()).address
+  const listed = () => client.readContract({ address: expected, abi: runnerArtifact.abi, functionName: 'walletFactoryAllowed', args: [factory] })
+  t.equal(await listed(), false)
+  const run = await deploy(first.rpcUrl, '--wallet-factory', factory)
+  t.equal(run.code, 0, run.stderr)
+  t.match(run.stdout, new RegExp(`Listed wallet factory ${factory}: ${expected} deploys the wallets its ERC-6492 signatures name, then takes their payment, on chain 31337 \\(transaction 0x[0-9a-f]{64}\\)`))
+  t.equal(await listed(), true, 'on the Runner\'s list')
+  const nonce = await client.getTransactionCount({ address: owner })
+  const again = await deploy(first.rpcUrl, '--wallet-factory', factory)
+  t.equal(again.code, 0, again.stderr)
+  t.match(again.stdout, `Wallet factory ${factory} is already on ${expected}'s list on chain 31337: nothing was sent.`)
+  t.equal(await client.getTransactionCount({ address: owner }), nonce, 'nothing was sent')
+  t.match(await deploy(first.rpcUrl, '--wallet-factory', '0x12'), { code: 2, stderr: /--wallet-factory: 0x12 is not an address with a valid EIP-55 checksum/ })
+})
+
 t.test('a chain without the deployment proxy is refused, naming the proxy', async (t) => {
   const anvil = await startAnvil({ chainId: 5151 })
   t.teardown(() => anvil.stop())

@@ -129,6 +129,10 @@ Options:
                              lists their code (0xef0100 ‖ address) on the Runner (setPayerCode;
                              repeat for each; one already listed is left alone). Only a delegate
                              whose isValidSignature is the account's own key (SPEC, 3009 group)
+  --wallet-factory <address>
+                             a wallet factory whose ERC-6492 signatures the Runner may deploy
+                             (setWalletFactory; repeat for each; one already listed is left alone).
+                             Only a factory whose call deploys the same listed wallet whoever makes it
   --payee <address>          the payee to put in the printed entry instead (an account: payments
                              are kept whole, nothing is refunded)
   --name <name>              the network's name in the printed entry (default: the preset's, or chain-<id>)
@@ -161,6 +165,7 @@ export const deployCommand: Command = {
         treasury: { type: 'string' },
         lane: { type: 'string', multiple: true },
         'wallet-delegate': { type: 'string', multiple: true },
+        'wallet-factory': { type: 'string', multiple: true },
         name: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -193,7 +198,7 @@ export const deployCommand: Command = {
       const value = values[flag]
       if (value !== undefined && !isAddress(value, { strict: true })) return refuse(2, `--${flag}: ${value} is not an address with a valid EIP-55 checksum (or all lowercase)`)
     }
-    for (const [flag, given] of [['lane', values.lane], ['wallet-delegate', values['wallet-delegate']]] as const) {
+    for (const [flag, given] of [['lane', values.lane], ['wallet-delegate', values['wallet-delegate']], ['wallet-factory', values['wallet-factory']]] as const) {
       for (const value of given ?? []) {
         if (!isAddress(value, { strict: true })) return refuse(2, `--${flag}: ${value} is not an address with a valid EIP-55 checksum (or all lowercase)`)
       }
@@ -252,6 +257,7 @@ export const deployCommand: Command = {
       const lanes = (values.lane ?? []).map((lane) => getAddress(lane))
       for (const lane of lanes) await allowLane(create2, address, lane)
       for (const delegate of values['wallet-delegate'] ?? []) await listWalletDelegate(create2, address, getAddress(delegate))
+      for (const factory of values['wallet-factory'] ?? []) await listWalletFactory(create2, address, getAddress(factory))
       const laneNote = lanes.length > 0 ? `Name each lane's key in the entry's runner.lanes, and fund every lane: ${lanes.join(', ')}.\n` : ''
       const fund = (runner === 'deployed' ? `Fund the runner ${operator} with ETH, then run bruno preflight.\n` : '') + laneNote
       io.stdout.write(fund + vaultNote + entryText(networkEntry(chainId, { rpcEnv, runnerEnv, contract: address, payee, name: values.name })))
@@ -277,6 +283,22 @@ async function listWalletDelegate({ client, wallet, deployer, chainId, write }: 
   const receipt = await client.waitForTransactionReceipt({ hash, timeout: 300_000 })
   if (receipt.status !== 'success') throw new Error(`setPayerCode(${codehash}) from ${deployer} reverted (transaction ${hash})`)
   write(`Listed accounts delegated to ${delegate} (code hash ${codehash}) as wallets that pay ${runner} by signed transfer on chain ${chainId} (transaction ${hash}).\n`)
+}
+
+/**
+ * Lists `factory` as one whose ERC-6492 signatures the Runner at `runner` deploys (its owner's
+ * `setWalletFactory`, sent by the deployer, who owns it), unless it is listed already: then nothing
+ * is sent.
+ */
+async function listWalletFactory({ client, wallet, deployer, chainId, write }: Create2Context, runner: Address, factory: Address): Promise<void> {
+  if (await client.readContract({ address: runner, abi: runnerArtifact.abi, functionName: 'walletFactoryAllowed', args: [factory] })) {
+    write(`Wallet factory ${factory} is already on ${runner}'s list on chain ${chainId}: nothing was sent.\n`)
+    return
+  }
+  const hash = await wallet.writeContract({ account: wallet.account!, chain: wallet.chain, address: runner, abi: runnerArtifact.abi, functionName: 'setWalletFactory', args: [factory, true] })
+  const receipt = await client.waitForTransactionReceipt({ hash, timeout: 300_000 })
+  if (receipt.status !== 'success') throw new Error(`setWalletFactory(${factory}) from ${deployer} reverted (transaction ${hash})`)
+  write(`Listed wallet factory ${factory}: ${runner} deploys the wallets its ERC-6492 signatures name, then takes their payment, on chain ${chainId} (transaction ${hash}).\n`)
 }
 
 /**
