@@ -852,6 +852,19 @@ export const runnerAbi = [
     "type": "function"
   },
   {
+    "inputs": [],
+    "name": "SIGNED_TRANSFER_ENTRY_GAS",
+    "outputs": [
+      {
+        "internalType": "uint256",
+        "name": "",
+        "type": "uint256"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
     "inputs": [
       {
         "internalType": "address",

@@ -99,6 +99,7 @@ export const mutants: Mutant[] = [
     replace: 'if (payer.code.length == 0 &&',
   },
   // ─── Runner: a wallet's signature (the token's bytes form) and ERC-6492 ───
+  { name: 'signed-transfer-entry-uncounted', file: R, find: 'uint256 startGas = gasleft() + SIGNED_TRANSFER_ENTRY_GAS;', replace: 'uint256 startGas = gasleft();' },
   { name: 'wallet-factory-list-ignored', file: R, find: factoryCheck, replace: '' },
   { name: 'wallet-factory-list-open', file: R, find: factoryCheck, replace: factoryCheck.replace('!walletFactoryAllowed[factory]', 'false') },
   { name: 'wallet-deploy-call-unchecked', file: R, find: deployedCheck, replace: deployedCheck.replace('!deployed || ', '') },

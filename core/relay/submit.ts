@@ -152,13 +152,17 @@ async function checkedTransaction(context: RelayContext, request: SubmitRequest,
   const { config } = context.network
   const { maxTransactionBytes } = config.relay
   const { relay } = requested
-  if (relay.form === 'authorization') await requireSignedTransferPayer(context.network, requested.payer, relay.payment.signature as Hex, context.delegates)
-  const prepared = await prepareRunnerTransaction(context, requested.relay, request.authorizationList, {
+  // The payer is read in the same JSON-RPC batch as the simulation's first reads; its refusal is said first.
+  const payerRefusal = relay.form === 'authorization' ? requireSignedTransferPayer(context.network, requested.payer, relay.payment.signature as Hex, context.delegates) : undefined
+  const preparing = prepareRunnerTransaction(context, requested.relay, request.authorizationList, {
     token,
     amount: requested.amount,
     nonce: 0,
     explainCallFailure: () => describeCallFailure(context, requested, token),
   })
+  preparing.catch(() => undefined)
+  await payerRefusal
+  const prepared = await preparing
   measured(prepared.gas)
   if (requested.batch && requested.batchDelegate) await requirePinnedPayment(context.network, requested.batch, requested.batchDelegate)
   // The Runner cannot see a failure its target catches: the account's calls are replayed as it would run them.
