@@ -11,7 +11,7 @@ import { chargeFor, worstCaseWei, type WorstCase } from '../charge/pricing.ts'
 import { walletDeploymentGas, type WalletDeployment } from './walletDeployment.ts'
 import { revertReason } from './revertReason.ts'
 import { encodeRunnerCall, RUNNER_SETTLE_GAS, type RunnerCharge } from './runnerCall.ts'
-import { estimateCharge, expectedCharge, QUOTED_REFUND_GAS, runnerCharge } from './runnerCharge.ts'
+import { estimateCharge, expectedCharge, QUOTED_REFUND_GAS, refundUnderItsGas, runnerCharge } from './runnerCharge.ts'
 import { calldataGas, MAX_TRANSACTION_GAS, prepareRunnerTransaction, type PreparedRelay, runnerGasLimit, signedCallsOnly, stipendFor } from './runnerTransaction.ts'
 import type { Quote, QuoteRequest } from './schemas.ts'
 import { readAuthorizations, viemAuthorizations } from './delegation7702.ts'
@@ -89,7 +89,8 @@ export async function quoteCall(context: RelayContext, request: QuoteRequest, cl
     gas: worstCase.gasLimit.toString(),
     feePerGasWei: worstCase.maxFeePerGas.toString(),
     costWei: worstCaseWei(worstCase).toString(),
-    expectedChargeBaseUnits: expectedCharge(expected.charge, expected.gas, expected.feePerGas, amount).toString(),
+    // A refund worth less than its own gas is not made: the payee keeps the whole payment.
+    expectedChargeBaseUnits: (refundUnderItsGas(expected.charge, expected.gas, expected.feePerGas, amount, price) ? amount : expectedCharge(expected.charge, expected.gas, expected.feePerGas, amount)).toString(),
   }
 }
 

@@ -1,5 +1,5 @@
 import type { Fraction } from '../chain/tokenPrice.ts'
-import { ceilDiv, weiToToken } from '../charge/pricing.ts'
+import { ceilDiv, tokenToWei, weiToToken } from '../charge/pricing.ts'
 import { encodeRunnerCall, KEEP_PAYMENT, type RunnerCharge, type RunnerRelay } from './runnerCall.ts'
 import { calldataGas } from './runnerTransaction.ts'
 
@@ -93,6 +93,22 @@ export function expectedCharge(charge: RunnerCharge, gas: bigint, feePerGas: big
   const cost = ceilDiv((counted * feePerGas + charge.l1FeeWei) * charge.unitsPerEther, 10n ** 18n)
   const priced = ceilDiv(cost * (10_000n + charge.markupBps), 10_000n)
   return priced < amount ? priced : amount
+}
+
+/**
+ * Whether the refund a relay would make is worth less than the gas it takes (issue 48: no refund
+ * dearer than itself): what would come back of `amount` under `charge`, at `gas` and `feePerGas`, is
+ * worth no more wei at `weiPerBaseUnit` than the refund's cap (`charge.refundGas`) costs at that fee.
+ * Then the relay signs `KEEP_PAYMENT`: the payee keeps the payment, and the payer is not charged the
+ * gas of a refund smaller than it.
+ *
+ * @example
+ * refundUnderItsGas(charge, 180_000n, 1_100_000_000n, 600_000n, price) // true: 600,000 units leave ≈ 3 units back, 7,023 gas cost ≈ 23
+ */
+export function refundUnderItsGas(charge: RunnerCharge, gas: bigint, feePerGas: bigint, amount: bigint, weiPerBaseUnit: Fraction): boolean {
+  if (charge.refundGas === 0n) return false
+  const refund = amount - expectedCharge(charge, gas, feePerGas, amount)
+  return tokenToWei(refund, weiPerBaseUnit) <= charge.refundGas * feePerGas
 }
 
 /** The refund's cap for a simulation's measure: none when the payee made no refund, else the measure and the margin. */

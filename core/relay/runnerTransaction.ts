@@ -1,6 +1,6 @@
 import { BaseError, concat, getAddress, InsufficientFundsError, zeroAddress, type Address, type Hex, type SignedAuthorizationList } from 'viem'
 import { expectChainId } from '../chain/expectChainId.ts'
-import { readFees, type Fees } from '../chain/fees.ts'
+import { expectedFeePerGas, readFees, type Fees } from '../chain/fees.ts'
 import { readL1DataFee } from '../chain/l1DataFee.ts'
 import { readWeiPerBaseUnit, type Fraction } from '../chain/tokenPrice.ts'
 import { BrunoFault } from '../chain/faults.ts'
@@ -14,7 +14,7 @@ import { payerShortfall, requireSignedTransfers } from './paymentToken.ts'
 import { paymentCovers, type Coverage } from '../charge/pricing.ts'
 import { describeRevertData, runnerRevertReason } from './revertReason.ts'
 import { decodeRelayResult, encodeRunnerCall, RUNNER_SETTLE_GAS, type CallOutcome, type RunnerCharge, type RunnerRelay } from './runnerCall.ts'
-import { estimateCharge, REFUND_PROBE_CHARGE, REFUND_PROBE_GAS, refundCap, runnerCharge } from './runnerCharge.ts'
+import { estimateCharge, REFUND_PROBE_CHARGE, REFUND_PROBE_GAS, refundCap, refundUnderItsGas, runnerCharge } from './runnerCharge.ts'
 import type { SignedAuthorization } from './schemas.ts'
 import { walletDeployment, walletDeploymentGas } from './walletDeployment.ts'
 
@@ -109,7 +109,8 @@ export function runnerGasLimit(parts: {
  * 3. the gas limit is the node's estimate of the exact transaction — the least limit that gives the
  *    call its whole stipend, since the Runner reverts `GasShort` below it — with the configured headroom;
  * 4. the L1 data fee is read where the chain charges one, and the charge made (`runnerCharge`: the
- *    price of this send, `margins.markupBps`, the refund's cap);
+ *    price of this send, `margins.markupBps`, the refund's cap); a refund worth less than its own
+ *    gas at the expected fee is not made (`refundUnderItsGas`): estimated again with `KEEP_PAYMENT`;
  * 5. the exact transaction is run at that limit and those fees: a call that fails there gets a larger
  *    stipend (twice at most), then is refused;
  * 6. the worst case is checked against the payment at the pool price.
@@ -234,15 +235,21 @@ async function prepareAs(context: RelayContext, relay: RunnerRelay, authorizatio
     if (hasCall) callGas = min(measured > floor ? measured : floor, callCap)
     refundGas = refundCap(probe.refundGasUsed)
   }
-  for (let attempt = 0; ; attempt++) {
+  let attempt = 0
+  for (let first = true; ; first = false) {
     const dearest = dearestData(callGas, refundGas)
-    const estimate = (attempt === 0 && knownEstimate !== undefined ? knownEstimate : await estimateFor(dearest, fees)) + (context.laneGas ?? 0n)
+    const estimate = (first && knownEstimate !== undefined ? knownEstimate : await estimateFor(dearest, fees)) + (context.laneGas ?? 0n)
     const gas = min((estimate * BigInt(config.runner.gasLimitBps)) / 10_000n, transactionCap)
     if (estimate > transactionCap) throw new ToolError(`${refusal}: the transaction needs ${estimate} gas, over the ${transactionCap} one transaction may carry on ${config.name}`)
     const withAuthorizations = authorizations ? { authorizationList: authorizations } : {}
     const l1FeeWei = await readL1DataFee(network, { to, data: dearest, gas, nonce: options.nonce, ...fees, ...withAuthorizations })
     // A payee that makes no refund (`refundGas` 0) keeps the payment: the charge is then `KEEP_PAYMENT`.
     const charge = runnerCharge({ relay, callGas, authorizationGas, l1FeeWei, weiPerBaseUnit, markupBps, refundGas })
+    // A refund worth less than its own gas is kept: the relay is estimated again without it.
+    if (refundUnderItsGas(charge, estimate, expectedFeePerGas(fees), options.amount, weiPerBaseUnit)) {
+      refundGas = 0n
+      continue
+    }
     const data = encodeRunnerCall(relay, callGas, charge)
     const outcome = await run(data, gas, fees)
     if (outcome.callSucceeded || !hasCall) {
@@ -250,6 +257,7 @@ async function prepareAs(context: RelayContext, relay: RunnerRelay, authorizatio
       return { to, data, callGas, gas, fees, ...withAuthorizations, l1FeeWei, weiPerBaseUnit, coverage, charge, ...(probe && hasCall ? { callGasUsed: probe.callGasUsed } : {}) }
     }
     if (attempt === 2 || callGas >= callCap) throw await callFails(outcome, `in simulation with a ${callGas}-gas stipend at the fees it would be sent with`)
+    attempt++
     callGas = min(callCap, (callGas * 3n) / 2n)
   }
 }

@@ -146,12 +146,33 @@ t.test('a payee that refunds: the probe measures its refund, the estimate runs a
 
   // A send: the cap measured at submit is signed again, with no probe.
   const send = setup({ relay: () => ({ callSucceeded: true, callGasUsed: 1n, refundGasUsed: 6_700n }), estimate: () => 200_000n })
-  const sent = await prepareRunnerTransaction(send.context, relay, undefined, { token: weth, amount: 1n, nonce: 0, callGas: 250_000n, refundGas: 7_023n, fees: FEES })
+  const sent = await prepareRunnerTransaction(send.context, relay, undefined, { token: weth, amount: 10n ** 15n, nonce: 0, callGas: 250_000n, refundGas: 7_023n, fees: FEES })
   t.equal(sent.charge.refundGas, 7_023n)
   t.strictSame(
     send.node.runnerRequests.map((request) => request.method),
     ['eth_estimateGas', 'eth_call'],
   )
+})
+
+t.test('a refund worth less than its own gas is not made (issue 48): estimated again without it, the payee keeps the payment', async (t) => {
+  // At 1 wei per base unit, 300,000 gas at the expected fee (the block's base fee, 1 gwei, and the tip) + 5 % is this
+  // payment but 10^12: a refund worth less than its 7,023 gas at that fee (≈ 7 × 10^12).
+  const refunding = { relay: () => ({ callSucceeded: true, callGasUsed: 160_000n, refundGasUsed: 6_773n }), estimate: () => 300_000n }
+  const expectedFee = 1_000_000_000n + FEES.maxPriorityFeePerGas
+  const { node, context } = setup(refunding)
+  const prepared = await prepareRunnerTransaction(context, relay, undefined, { token: weth, amount: (300_000n * expectedFee * 105n) / 100n + 10n ** 12n, nonce: 0 })
+  t.strictSame(prepared.charge, KEPT, 'KEEP_PAYMENT: no refund')
+  t.equal(prepared.data, dataAt(180_000n, undefined, KEPT))
+  t.strictSame(
+    node.runnerRequests.map((request) => request.method),
+    ['eth_call', 'eth_estimateGas', 'eth_estimateGas', 'eth_call'],
+    'the probe, the estimate with the refund, the estimate without it, the exact run',
+  )
+  t.equal(node.runnerRequests[2]!.data, dataAt(180_000n, undefined, KEPT), 'estimated again at the charge that keeps the payment')
+  // A payment that leaves a refund worth its gas is refunded.
+  const rich = setup(refunding)
+  const refunded = await prepareRunnerTransaction(rich.context, relay, undefined, { token: weth, amount: (300_000n * expectedFee * 105n) / 100n + 10n ** 13n, nonce: 0 })
+  t.equal(refunded.charge.refundGas, 6_773n + REFUND_GAS_MARGIN, 'refunded')
 })
 
 t.test('a stipend that fails at the exact run is raised by half, twice at most', async (t) => {

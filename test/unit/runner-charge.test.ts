@@ -1,7 +1,7 @@
 import t from 'tap'
 import { getAddress, zeroAddress } from 'viem'
 import { encodeRunnerCall, type RunnerRelay } from '../../core/relay/runnerCall.ts'
-import { estimateCharge, expectedCharge, refundCap, REFUND_GAS_MARGIN, runnerCharge } from '../../core/relay/runnerCharge.ts'
+import { estimateCharge, expectedCharge, refundCap, REFUND_GAS_MARGIN, refundUnderItsGas, runnerCharge } from '../../core/relay/runnerCharge.ts'
 import { calldataGas } from '../../core/relay/runnerTransaction.ts'
 
 // The charge the runner signs (core/relay/runnerCharge.ts): its figures from a relay, a price and a fee, each rounded
@@ -51,4 +51,14 @@ t.test('expectedCharge runs the Runner\'s formula ahead: the floor, the fee, the
   t.equal(expectedCharge(charge, 140_000n, 1_100_000_000n, 400_000n), 400_000n, 'never above the payment')
   t.equal(expectedCharge({ ...charge, refundGas: 0n }, 140_000n, 1_100_000_000n, 1_000_000n), 1_000_000n, 'no refund: the whole payment')
   t.equal(expectedCharge({ ...charge, unitsPerEther: 1n }, 1n, 1n, 10n), 2n, 'a fraction of a unit is one; its markup one more')
+})
+
+t.test('refundUnderItsGas: a refund worth no more than its own gas is kept, one worth more is made; no refund asked, none to weigh', async (t) => {
+  // 3,000 units per 10^12 wei: at 1 gwei, 10,000 gas of refund cost 10^13 wei = 30,000 units.
+  const charge = runnerCharge({ relay, callGas: 0n, authorizationGas: 0n, l1FeeWei: 0n, weiPerBaseUnit: price, markupBps: 0, refundGas: 10_000n })
+  const fee = 1_000_000_000n
+  const charged = expectedCharge(charge, 100_000n, fee, 10n ** 9n)
+  t.equal(refundUnderItsGas(charge, 100_000n, fee, charged + 30_000n, price), true, 'a refund of 30,000 units, worth exactly its gas: kept')
+  t.equal(refundUnderItsGas(charge, 100_000n, fee, charged + 30_001n, price), false, '30,001 units: made')
+  t.equal(refundUnderItsGas({ ...charge, refundGas: 0n }, 100_000n, fee, 1n, price), false, 'no refund asked')
 })
