@@ -62,6 +62,7 @@ export {
   Nonce,
   passedBack,
   sameShapeAs,
+  signedUnchanged,
   TokenAmount,
   TokenArgument,
   TokenInfo,

@@ -154,7 +154,7 @@ export const Payment = Type.Union([CallPayment, SignedTransferPayment])
 export const QuoteRequest = Type.Object(
   {
     call: RelayCall,
-    authorizationList: Type.Optional(AuthorizationList),
+    authorizationList: Type.Optional(authorizationListAs('as submit takes them')),
     token: Type.String({ minLength: 1, maxLength: 42, description: 'the token to pay in' }),
     payment: Type.Optional(
       Type.Union([Type.Literal('authorization'), Type.Literal('batch')], { description: 'default "authorization"' }),

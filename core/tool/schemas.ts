@@ -48,6 +48,19 @@ export function sameShapeAs<T extends TObject>(schema: T, field: string, descrip
   return { ...schema, [PUBLISHED_AS_OUTPUT]: { type: 'object', required: schema.required, description: `${description}, in the shape of ${field}` } }
 }
 
+/**
+ * Typed data a tool returns for a wallet to sign unchanged: validated in full, but published as an
+ * open object named by `description` — the wallet reads its fields, not the agent, and the group's
+ * instructions say its shape — so `tools/list` does not carry EIP-712's nesting for every tool that
+ * returns some (issue 49, point 4).
+ *
+ * @example
+ * signedUnchanged(CaliburTypedDataSchema, 'the calls batch, EIP-712: sign both unchanged') // published: { type: 'object', required: […], description: 'the calls batch, …' }
+ */
+export function signedUnchanged<T extends TObject>(schema: T, description: string): T {
+  return { ...schema, description, [PUBLISHED_AS_OUTPUT]: { type: 'object', required: schema.required, description } }
+}
+
 // A non-negative integer as a decimal string: JSON numbers lose precision past 2^53.
 const decimalInteger = (options: { description?: string } = {}) => Type.String({ pattern: '^[0-9]{1,78}$', ...options })
 

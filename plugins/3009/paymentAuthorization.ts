@@ -1,6 +1,6 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 import { getAddress } from 'viem'
-import { Address, defineTool, described, requireAddress, requireToken, toBaseUnits, TokenAmount, TokenArgument, ToolError, TransferAuthorizationMessage } from '../../core/plugin.ts'
+import { Address, defineTool, described, requireAddress, requireToken, sameShapeAs, signedUnchanged, toBaseUnits, TokenAmount, TokenArgument, ToolError, TransferAuthorizationMessage } from '../../core/plugin.ts'
 import { readTokenDomain } from '../../core/plugin.ts'
 import { randomAuthorizationNonce, transferWithAuthorizationTypedData } from './typedData.ts'
 
@@ -24,8 +24,11 @@ export function validForSecOver(leastValidSec: number) {
   })
 }
 
-/** TransferWithAuthorization typed data as tools return it (and `transfer_authorization_call` takes it back). */
-export const TypedDataOutput = Type.Object(
+/**
+ * TransferWithAuthorization typed data as tools return it (and `transfer_authorization_call` takes
+ * it back), published as the object a wallet signs unchanged (the 3009 instructions say its shape).
+ */
+export const TypedDataOutput = signedUnchanged(Type.Object(
   {
     domain: Type.Object(
       { name: Type.String(), version: Type.String(), chainId: Type.Integer({ minimum: 1 }), verifyingContract: Address },
@@ -35,8 +38,8 @@ export const TypedDataOutput = Type.Object(
     primaryType: Type.Literal('TransferWithAuthorization'),
     message: TransferAuthorizationMessage,
   },
-  { additionalProperties: false, description: 'EIP-712: sign it unchanged' },
-)
+  { additionalProperties: false },
+), 'EIP-712 {domain, types, primaryType: TransferWithAuthorization, message}: sign it unchanged')
 
 const NEXT =
   'Sign typedData unchanged with the paying account\'s wallet (eth_signTypedData_v4), then call submit with ' +
@@ -78,7 +81,7 @@ export const paymentAuthorization = (chain: TSchema, leastValidSec: number) =>
       {
         typedData: TypedDataOutput,
         payment: Type.Object(
-          { token: Address, authorization: TransferAuthorizationMessage },
+          { token: Address, authorization: sameShapeAs(TransferAuthorizationMessage, 'typedData.message', 'the transfer signed') },
           { additionalProperties: false, description: 'submit\'s, without its signature' },
         ),
         payee: Address,

@@ -30,6 +30,7 @@ import {
   readBatchParties,
   requireDelegatedTo,
   sameShapeAs,
+  signedUnchanged,
   revertReason,
   stipendFor,
   TokenAmount,
@@ -281,7 +282,7 @@ export const caliburBatch = (chain: TSchema, caliburOn: CaliburOn) =>
     output: Type.Object(
       {
         paymentTypedData: sameShapeAs(CaliburTypedDataSchema, 'typedData', 'the payment batch'),
-        typedData: { ...CaliburTypedDataSchema, description: 'the calls batch, EIP-712: sign both unchanged' },
+        typedData: signedUnchanged(CaliburTypedDataSchema, 'the calls batch, EIP-712 {domain, types, primaryType: SignedBatchedCall, message}: sign both unchanged'),
         summary: Type.String({ description: 'the batch in words' }),
         payment: Type.Object(
           {

@@ -27,6 +27,7 @@ import {
   requireDelegatedTo,
   revertReason,
   shortAddress,
+  signedUnchanged,
   stipendFor,
   TokenAmount,
   ToolError,
@@ -146,7 +147,7 @@ export const metaMaskBatch = (chain: TSchema) =>
     ),
     output: Type.Object(
       {
-        typedData: DelegationTypedDataSchema,
+        typedData: signedUnchanged(DelegationTypedDataSchema, 'EIP-712 {domain, types, primaryType: Delegation, message}: sign it unchanged'),
         summary: Type.String(),
         payment: Type.Object(
           { token: AddressSchema, symbol: Type.String(), amount: described(TokenAmount, 'whole token units'), amountBaseUnits: BaseUnits, payee: AddressSchema },

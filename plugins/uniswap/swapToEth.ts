@@ -1,6 +1,6 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 import { BaseError, ContractFunctionRevertedError, encodeFunctionData, formatEther, formatUnits, getAddress, type Address, type Hex } from 'viem'
-import { Address as AddressSchema, Approvals, BaseUnits, Call, Calls, defineTool, described, requireAddress, toBaseUnits, TokenAmount, TokenArgument, TokenInfo, ToolError, type Network } from '../../core/plugin.ts'
+import { Address as AddressSchema, Approvals, BaseUnits, Call, Calls, defineTool, described, requireAddress, sameShapeAs, toBaseUnits, TokenAmount, TokenArgument, TokenInfo, ToolError, type Network } from '../../core/plugin.ts'
 import { quoterV2Abi, swapRouter02Abi } from './abi.ts'
 import { describePath, swapRoute, SwapPath } from './path.ts'
 
@@ -94,7 +94,7 @@ export const uniswapSwapToEth = (chain: TSchema) =>
         amount: described(TokenAmount, 'whole token units'),
         amountBaseUnits: BaseUnits,
         recipient: AddressSchema,
-        path: SwapPath,
+        path: sameShapeAs(SwapPath, 'uniswap_price\'s path', 'the token\'s configured path to WETH'),
         expectedOut: EthAmount('QuoterV2\'s, now'),
         minimumOut: EthAmount('the floor'),
         slippageBps: Type.Integer(),
