@@ -696,7 +696,8 @@ t.test('the output schema: what calibur_batch promises', async (t) => {
   const output = published.outputSchema.properties
   t.equal(output.paymentTypedData!.description, 'the payment batch, in the shape of typedData', 'published once: the shape is typedData\'s')
   t.same(Object.keys(output.paymentTypedData!), ['type', 'required', 'description'])
-  t.equal(output.typedData!.description, 'the calls batch, EIP-712: sign both unchanged')
+  t.equal(output.typedData!.description, 'the calls batch, EIP-712 {domain, types, primaryType: SignedBatchedCall, message}: sign both unchanged')
+  t.same(Object.keys(output.typedData!), ['type', 'required', 'description'], 'published as the object the wallet signs, validated in full (above)')
   t.equal(output.summary!.description, 'the batch in words')
   t.equal(output.payment!.description, 'the payment batch pays it')
   t.equal(output.nonce!.description, "the payment batch's")
