@@ -110,7 +110,8 @@ export function runnerGasLimit(parts: {
  *    call its whole stipend, since the Runner reverts `GasShort` below it — with the configured headroom;
  * 4. the L1 data fee is read where the chain charges one, and the charge made (`runnerCharge`: the
  *    price of this send, `margins.markupBps`, the refund's cap); a refund worth less than its own
- *    gas at the expected fee is not made (`refundUnderItsGas`): estimated again with `KEEP_PAYMENT`;
+ *    gas at the expected fee, from a payment that covers the worst case, is not made
+ *    (`refundUnderItsGas`): estimated again with `KEEP_PAYMENT`;
  * 5. the exact transaction is run at that limit and those fees: a call that fails there gets a larger
  *    stipend (twice at most), then is refused;
  * 6. the worst case is checked against the payment at the pool price.
@@ -245,15 +246,16 @@ async function prepareAs(context: RelayContext, relay: RunnerRelay, authorizatio
     const l1FeeWei = await readL1DataFee(network, { to, data: dearest, gas, nonce: options.nonce, ...fees, ...withAuthorizations })
     // A payee that makes no refund (`refundGas` 0) keeps the payment: the charge is then `KEEP_PAYMENT`.
     const charge = runnerCharge({ relay, callGas, authorizationGas, l1FeeWei, weiPerBaseUnit, markupBps, refundGas })
-    // A refund worth less than its own gas is kept: the relay is estimated again without it.
-    if (refundUnderItsGas(charge, estimate, expectedFeePerGas(fees), options.amount, weiPerBaseUnit)) {
+    const coverage = paymentCovers(options.amount, { gasLimit: gas, maxFeePerGas: fees.maxFeePerGas, l1FeeWei }, weiPerBaseUnit)
+    // A refund worth less than its own gas is kept: the relay is estimated again without it. (A payment
+    // that does not cover the worst case is not sent at all: its refund is not weighed.)
+    if (coverage.covered && refundUnderItsGas(charge, estimate, expectedFeePerGas(fees), options.amount, weiPerBaseUnit)) {
       refundGas = 0n
       continue
     }
     const data = encodeRunnerCall(relay, callGas, charge)
     const outcome = await run(data, gas, fees)
     if (outcome.callSucceeded || !hasCall) {
-      const coverage = paymentCovers(options.amount, { gasLimit: gas, maxFeePerGas: fees.maxFeePerGas, l1FeeWei }, weiPerBaseUnit)
       return { to, data, callGas, gas, fees, ...withAuthorizations, l1FeeWei, weiPerBaseUnit, coverage, charge, ...(probe && hasCall ? { callGasUsed: probe.callGasUsed } : {}) }
     }
     if (attempt === 2 || callGas >= callCap) throw await callFails(outcome, `in simulation with a ${callGas}-gas stipend at the fees it would be sent with`)

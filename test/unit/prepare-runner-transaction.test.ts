@@ -155,12 +155,15 @@ t.test('a payee that refunds: the probe measures its refund, the estimate runs a
 })
 
 t.test('a refund worth less than its own gas is not made (issue 48): estimated again without it, the payee keeps the payment', async (t) => {
-  // At 1 wei per base unit, 300,000 gas at the expected fee (the block's base fee, 1 gwei, and the tip) + 5 % is this
-  // payment but 10^12: a refund worth less than its 7,023 gas at that fee (≈ 7 × 10^12).
-  const refunding = { relay: () => ({ callSucceeded: true, callGasUsed: 160_000n, refundGasUsed: 6_773n }), estimate: () => 300_000n }
-  const expectedFee = 1_000_000_000n + FEES.maxPriorityFeePerGas
+  // A token whose refund takes 70,000 gas (its cap 70,250): at 1 wei per base unit, a payment of the worst case
+  // (315,000 gas at the max fee, 1.201 gwei) leaves 315,000 × (1.201 − 1.001) gwei back at the expected fee (the
+  // latest base fee and the tip, 1.001 gwei) after the charge (300,000 gas + 5 %): 6.3 × 10^13 wei, less than its
+  // refund's 70,250 gas at that fee (7.03 × 10^13).
+  const refunding = { relay: () => ({ callSucceeded: true, callGasUsed: 160_000n, refundGasUsed: 70_000n }), estimate: () => 300_000n }
+  const fees = FEES
+  const worst = 315_000n * fees.maxFeePerGas
   const { node, context } = setup(refunding)
-  const prepared = await prepareRunnerTransaction(context, relay, undefined, { token: weth, amount: (300_000n * expectedFee * 105n) / 100n + 10n ** 12n, nonce: 0 })
+  const prepared = await prepareRunnerTransaction(context, relay, undefined, { token: weth, amount: worst, nonce: 0, fees })
   t.strictSame(prepared.charge, KEPT, 'KEEP_PAYMENT: no refund')
   t.equal(prepared.data, dataAt(180_000n, undefined, KEPT))
   t.strictSame(
@@ -169,10 +172,15 @@ t.test('a refund worth less than its own gas is not made (issue 48): estimated a
     'the probe, the estimate with the refund, the estimate without it, the exact run',
   )
   t.equal(node.runnerRequests[2]!.data, dataAt(180_000n, undefined, KEPT), 'estimated again at the charge that keeps the payment')
-  // A payment that leaves a refund worth its gas is refunded.
+  // A payment that leaves a refund worth its gas is refunded; one that does not cover the worst case keeps its refund
+  // charge (it is not sent: nothing to weigh).
   const rich = setup(refunding)
-  const refunded = await prepareRunnerTransaction(rich.context, relay, undefined, { token: weth, amount: (300_000n * expectedFee * 105n) / 100n + 10n ** 13n, nonce: 0 })
-  t.equal(refunded.charge.refundGas, 6_773n + REFUND_GAS_MARGIN, 'refunded')
+  const refunded = await prepareRunnerTransaction(rich.context, relay, undefined, { token: weth, amount: worst + 10n ** 13n, nonce: 0, fees })
+  t.equal(refunded.charge.refundGas, 70_000n + REFUND_GAS_MARGIN, 'refunded')
+  const short = setup(refunding)
+  const uncovered = await prepareRunnerTransaction(short.context, relay, undefined, { token: weth, amount: worst - 1n, nonce: 0, fees })
+  t.equal(uncovered.coverage.covered, false)
+  t.equal(uncovered.charge.refundGas, 70_000n + REFUND_GAS_MARGIN, 'not covered: the refund is not weighed')
 })
 
 t.test('a stipend that fails at the exact run is raised by half, twice at most', async (t) => {
