@@ -7,7 +7,7 @@ import { postRaw, modernHeaders, modernMeta } from './fixtures/mcpHttp.ts'
 // the default groups' list within 28 KB (typed data to sign published as the object it is, its
 // shape in the instructions; one tool's shape named by another instead of repeated).
 
-const LIMIT = 28 * 1_024
+const LIMIT = 28_672
 // The default config's groups (a config file's `groups` default); the devnet serves metamask too.
 const DEFAULT_GROUPS = '/mcp/bruno,calibur,3009,erc20,uniswap'
 const PATHS = ['/mcp', DEFAULT_GROUPS, '/mcp/bruno', '/mcp/calibur', '/mcp/metamask', '/mcp/3009', '/mcp/erc20', '/mcp/uniswap']
