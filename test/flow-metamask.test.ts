@@ -10,6 +10,7 @@ import { delegationManagerAbi } from '../plugins/metamask/abi.ts'
 import { metaMaskContracts } from '../plugins/metamask/contracts.ts'
 import { chargedAtCost, startDevnetBruno } from './fixtures/devnetBruno.ts'
 import { signTransfer } from './fixtures/signedTransfer.ts'
+import { connectAgent } from './fixtures/agent.ts'
 import { waitFor } from './fixtures/waitFor.ts'
 
 // Issue 31: MetaMask's EIP7702StatelessDeleGator v1.3.0 as a built-in group, its flows as an agent
@@ -29,27 +30,7 @@ const sponsor = createWalletClient({ account: privateKeyToAccount(deployment.dep
 const delegatedCode = `0xef0100${metaMaskContracts.delegator.slice(2).toLowerCase()}`
 const usdcOf = (address: Address) => client.readContract({ address: usdc, abi: erc20Abi, functionName: 'balanceOf', args: [address] })
 
-const agent = new Client({ name: 'bruno-agent-test', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } })
-await agent.connect(new StreamableHTTPClientTransport(new URL(`${bruno.mcpUrl}/bruno,metamask,3009,erc20,uniswap`)))
-t.teardown(() => agent.close())
-
-/** Calls a tool as an agent does; a refusal fails the test with its text. */
-async function use(name: string, args: Record<string, unknown>): Promise<any> {
-  const result = await agent.callTool({ name, arguments: args })
-  if (result.isError) throw new Error(`${name} refused: ${(result.content as { text: string }[])[0]!.text}`)
-  return result.structuredContent
-}
-
-/** A refusal's text (the test fails if the tool succeeds). */
-async function refusal(name: string, args: Record<string, unknown>): Promise<string> {
-  const result = await agent.callTool({ name, arguments: args })
-  if (!result.isError) throw new Error(`${name} was not refused`)
-  return (result.content as { text: string }[])[0]!.text
-}
-
-async function untilSettled(id: string): Promise<any> {
-  return waitFor(() => use('status', { id }), (status: any) => status.stage === 'done' || status.stage === 'failed', `submission ${id} settled`, 30_000)
-}
+const { agent, use, refusal, untilSettled, submitBy } = await connectAgent(t, `${bruno.mcpUrl}/bruno,metamask,3009,erc20,uniswap`, bruno.server.url)
 
 async function delegate(account: PrivateKeyAccount): Promise<void> {
   const authorization = await sponsor.signAuthorization({ account, contractAddress: metaMaskContracts.delegator })
@@ -335,10 +316,7 @@ t.test('a MetaMask-delegated account pays by signed transfer while the Runner\'s
     const prepared = await use('payment_authorization', { chain: 'local', from: account.address, token: 'USDC', amount: quote.amount })
     const request = { call: encoded.call, payment: { ...prepared.payment, signature: await sign(account, prepared.typedData) } }
     const before = await usdcOf(account.address)
-    const id =
-      binding === 'mcp'
-        ? (await use('submit', { chain: 'local', ...request })).id
-        : ((await (await fetch(`${bruno.server.url}/local/v1/submit`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(request) })).json()) as { id: string }).id
+    const id = await submitBy(binding, request)
     const status = await untilSettled(id)
     t.equal(status.stage, 'done', `${binding}: ${status.reason ?? 'done'}`)
     t.equal(status.outcome.callSucceeded, true)

@@ -1,5 +1,4 @@
 import t, { type Test } from 'tap'
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import { decodePaymentResponseHeader } from '@x402/core/http'
 import { ExactEvmScheme } from '@x402/evm/exact/client'
 import { wrapFetchWithPaymentFromConfig } from '@x402/fetch'
@@ -29,7 +28,7 @@ import { mintUsdc } from '../core/devnet/fund.ts'
 import { CALIBUR_ADDRESS } from '../plugins/calibur/networkOptions.ts'
 import { chargedAtCost, startDevnetBruno } from './fixtures/devnetBruno.ts'
 import { compileTypedFixture } from './fixtures/solidityFixture.ts'
-import { waitFor } from './fixtures/waitFor.ts'
+import { connectAgent } from './fixtures/agent.ts'
 
 // Issue 46: payers with code pay by signed transfer, end to end — an account delegated to Calibur (the devnet lists
 // its delegation), a deployed smart wallet and one not deployed yet (ERC-6492), the wallets' code and factory listed
@@ -58,24 +57,7 @@ const mined = async (hash: Hex) => {
   return receipt
 }
 
-const agent = new Client({ name: 'bruno-wallet-payers-test', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } })
-await agent.connect(new StreamableHTTPClientTransport(new URL(`${bruno.mcpUrl}/bruno,calibur,3009,erc20`)))
-t.teardown(() => agent.close())
-
-async function use(name: string, args: Record<string, unknown>): Promise<any> {
-  const result = await agent.callTool({ name, arguments: args })
-  if (result.isError) throw new Error(`${name} refused: ${(result.content as { text: string }[])[0]!.text}`)
-  return result.structuredContent
-}
-
-async function refusal(name: string, args: Record<string, unknown>): Promise<string> {
-  const result = await agent.callTool({ name, arguments: args })
-  if (!result.isError) throw new Error(`${name} was not refused: ${JSON.stringify(result.structuredContent)}`)
-  return (result.content as { text: string }[])[0]!.text
-}
-
-const untilSettled = (id: string): Promise<any> =>
-  waitFor(() => use('status', { id }), (status: any) => status.stage === 'done' || status.stage === 'failed', `submission ${id} settled`, 30_000)
+const { use, refusal, untilSettled, submitBy } = await connectAgent(t, `${bruno.mcpUrl}/bruno,calibur,3009,erc20`, bruno.server.url)
 
 // ─── The wallets: the fixture's code and factory, listed on the Runner by its owner ───
 
@@ -132,10 +114,7 @@ async function paysOver(
   const prepared = await use('payment_authorization', { chain: 'local', from: payer, token: 'USDC', amount: quote.amount })
   const request = { call: gift.call, payment: { ...prepared.payment, signature: wrap(await signer.signTypedData(prepared.typedData)) } }
   const before = await usdcOf(payer)
-  const id =
-    binding === 'mcp'
-      ? (await use('submit', { chain: 'local', ...request })).id
-      : ((await (await fetch(`${bruno.server.url}/local/v1/submit`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(request) })).json()) as { id: string }).id
+  const id = await submitBy(binding, request)
   const status = await untilSettled(id)
   t.equal(status.stage, 'done', `${binding}: ${status.reason ?? 'done'}`)
   t.equal(status.outcome.callSucceeded, true, `${binding}: the gift ran`)
