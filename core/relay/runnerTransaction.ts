@@ -16,7 +16,7 @@ import { describeRevertData, runnerRevertReason } from './revertReason.ts'
 import { decodeRelayResult, encodeRunnerCall, RUNNER_SETTLE_GAS, type CallOutcome, type RunnerCharge, type RunnerRelay } from './runnerCall.ts'
 import { estimateCharge, REFUND_PROBE_CHARGE, REFUND_PROBE_GAS, refundCap, refundUnderItsGas, runnerCharge } from './runnerCharge.ts'
 import type { SignedAuthorization } from './schemas.ts'
-import { walletDeployment, walletDeploymentGas } from './walletDeployment.ts'
+import { payerDeploymentGas } from './walletDeployment.ts'
 
 
 /** The simulating runner key's ETH cannot pay for the transaction's gas: a fault of Bruno's (its lane takes no work until funded). */
@@ -193,10 +193,7 @@ async function prepareAs(context: RelayContext, relay: RunnerRelay, authorizatio
   // payment is refunded and the refund measured) or, when the stipend, the refund's cap and the fees
   // are known already (a send), the estimate of the exact transaction.
   // An undeployed wallet's ERC-6492 payment deploys it in the payment phase: that gas is room beside the call too.
-  const payer = relay.form === 'authorization' ? { address: getAddress(relay.payment.authorization.from), deployment: walletDeployment(relay.payment.signature as Hex) } : undefined
-  const deployment = payer?.deployment
-  const deploying = payer !== undefined && deployment !== undefined && !(await client.getCode({ address: payer.address }))
-  const room = roomBesideCall(relay) + (deploying ? await walletDeploymentGas(network, deployment, refusal) : 0n)
+  const room = roomBesideCall(relay) + (await payerDeploymentGas(network, relay, refusal))
   const probeCap = BigInt(config.relay.maxCallGas)
   const probing = options.callGas === undefined
   const probeStipend = hasCall ? probeCap : 0n

@@ -2,6 +2,7 @@ import { getAddress, isErc6492Signature, parseErc6492Signature, type Address, ty
 import type { Network } from '../chain/networks.ts'
 import { ToolError } from '../tool/tool.ts'
 import { revertData } from './revertReason.ts'
+import type { RunnerRelay } from './runnerCall.ts'
 
 /** An undeployed wallet's deployment, as its ERC-6492 signature carries it: the factory and its calldata. */
 export interface WalletDeployment {
@@ -36,4 +37,19 @@ export async function walletDeploymentGas(network: Network, deployment: WalletDe
     throw new ToolError(`${refusal}: the wallet's deployment (its factory ${deployment.factory}'s call) fails in simulation from Bruno's Runner contract`)
   })
   return gas - 21_000n
+}
+
+/**
+ * The gas a signed transfer's payment phase spends deploying its payer: `walletDeploymentGas` when
+ * its signature is ERC-6492-wrapped and the payer has no code yet, else 0 (a batch's payment deploys
+ * nothing).
+ *
+ * @example
+ * await payerDeploymentGas(network, relay, 'refused') // 0n for an account's own signature
+ */
+export async function payerDeploymentGas(network: Network, relay: RunnerRelay, refusal: string): Promise<bigint> {
+  if (relay.form !== 'authorization') return 0n
+  const deployment = walletDeployment(relay.payment.signature as Hex)
+  if (!deployment || (await network.client.getCode({ address: getAddress(relay.payment.authorization.from) }))) return 0n
+  return walletDeploymentGas(network, deployment, refusal)
 }
