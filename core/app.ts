@@ -19,6 +19,7 @@ import type { PluginDefinition } from './plugin.ts'
 import { relayBindings } from './rest/routes.ts'
 import { answerRestFailure } from './http/errors.ts'
 import { x402Binding } from './x402/routes.ts'
+import { signPage } from './ui/routes.ts'
 import { answerClientError, answerForbidden, answerFrameworkError, answerNoRoute } from './http/unrouted.ts'
 import { ToolRegistry } from './registry.ts'
 import { createServices, type BrunoServices } from './services.ts'
@@ -112,10 +113,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   for (const group of groups) await app.register(groupPlugin(group))
   await app.register(mcpRoutes, { prefix: '/mcp' })
   await app.register(operatorRoutes)
-  // REST and JSON-RPC bindings of the relay, served where the relay is (the bruno group).
+  // REST and JSON-RPC bindings of the relay, and the signing page, served where the relay is (the bruno group).
   if (config.groups.includes('bruno')) {
     await app.register(relayBindings)
     await app.register(x402Binding)
+    await app.register(signPage)
   }
   await app.ready()
   // The relay runs where its group is served: only then can a submission arrive.

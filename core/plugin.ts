@@ -34,7 +34,8 @@ import type { Network } from './chain/networks.ts'
 // The schema builder, re-exported so a group builds its schemas with the TypeBox Bruno validates them with.
 export { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox'
 
-export { defineTool, ToolError, type GroupDefinition, type ToolAnnotations, type ToolContext, type ToolDefinition } from './tool/tool.ts'
+export { defineTool, ToolError, type GroupDefinition, type ToolAnnotations, type ToolContext, type ToolDefinition, type ToolUi } from './tool/tool.ts'
+export { REVIEW_VIEW, STATUS_VIEW } from './ui/views.ts'
 export type { BrunoServices, NetworkDirectory, PaymentServices, RelayOperations } from './services.ts'
 export type { ServedDelegate } from './relayService.ts'
 export type { Network, TokenRef } from './chain/networks.ts'

@@ -3,6 +3,7 @@ import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import { checkPromptsAndResources, composePromptsAndResources, type PromptsAndResources } from './promptsAndResources.ts'
 import { PUBLISHED_AS, PUBLISHED_AS_OUTPUT } from './tool/schemas.ts'
 import type { GroupDefinition, ToolDefinition } from './tool/tool.ts'
+import { viewResource, type ViewResource } from './ui/views.ts'
 
 const MAX_REMEMBERED_PATHS = 256
 
@@ -25,6 +26,7 @@ export interface ToolListing {
   readonly inputSchema: unknown
   readonly outputSchema: unknown
   readonly annotations?: unknown
+  readonly _meta?: { readonly ui: { readonly resourceUri: string; readonly visibility?: readonly string[] } }
 }
 
 /** What one MCP path serves: its groups, in the fixed group order, and what they compose. */
@@ -33,8 +35,12 @@ export interface RegistryView extends PromptsAndResources {
   readonly key: string
   readonly groups: readonly GroupDefinition[]
   readonly tools: ReadonlyMap<string, RegisteredTool>
-  /** `tools/list`'s `tools` array, serialized once. */
+  /** `tools/list`'s `tools` array, serialized once: the tools a model may call. */
   readonly toolsJson: string
+  /** The same with the app-only tools (`ui.visibility` `['app']`), for a client that declares MCP Apps. */
+  readonly toolsJsonForApps: string
+  /** The `ui://` views the path's tools name, by URI: readable, never in `resources/list`. */
+  readonly views: ReadonlyMap<string, ViewResource>
   readonly instructions: string
 }
 
@@ -126,7 +132,27 @@ function composeView(key: string, groups: readonly GroupDefinition[], all: Reado
     for (const tool of group.tools) tools.set(tool.name, all.get(tool.name)!)
   }
   const instructions = [PREAMBLE, ...groups.map((group) => group.instructions.trim())].join('\n\n')
-  return { key, groups, tools, toolsJson: JSON.stringify([...tools.values()].map((tool) => tool.listing)), instructions, ...composePromptsAndResources(groups) }
+  const listed = [...tools.values()]
+  const views = new Map<string, ViewResource>()
+  for (const tool of listed) {
+    const uri = tool.definition.ui?.resourceUri
+    if (uri && !views.has(uri)) views.set(uri, viewResource(uri)!)
+  }
+  return {
+    key,
+    groups,
+    tools,
+    toolsJson: JSON.stringify(listed.filter((tool) => !appOnly(tool)).map((tool) => tool.listing)),
+    toolsJsonForApps: JSON.stringify(listed.map((tool) => tool.listing)),
+    views,
+    instructions,
+    ...composePromptsAndResources(groups),
+  }
+}
+
+/** A tool only a view calls: MCP Apps' `visibility: ["app"]`. */
+export function appOnly(tool: RegisteredTool): boolean {
+  return tool.definition.ui?.visibility?.length === 1 && tool.definition.ui.visibility[0] === 'app'
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -134,6 +160,8 @@ function registerTool(group: string, definition: ToolDefinition<any, any>): Regi
   if (!TOOL_NAME.test(definition.name)) throw new Error(`group "${group}": tool name "${definition.name}" must match ${TOOL_NAME}`)
   assertClosed(`${definition.name}.input`, definition.input)
   if (definition.output.type !== 'object') throw new Error(`group "${group}": tool "${definition.name}" output must be an object schema`)
+  const ui = definition.ui
+  if (ui && !viewResource(ui.resourceUri)) throw new Error(`group "${group}": tool "${definition.name}" names the view "${ui.resourceUri}", which is none of core/ui/views.ts`)
   const listing: ToolListing = {
     name: definition.name,
     ...(definition.title ? { title: definition.title } : {}),
@@ -141,6 +169,7 @@ function registerTool(group: string, definition: ToolDefinition<any, any>): Regi
     inputSchema: publishedSchema(definition.input, 'input'),
     outputSchema: publishedSchema(definition.output, 'output'),
     ...(definition.annotations ? { annotations: definition.annotations } : {}),
+    ...(ui ? { _meta: { ui: { resourceUri: ui.resourceUri, ...(ui.visibility ? { visibility: ui.visibility } : {}) } } } : {}),
   }
   return { group, definition, check: TypeCompiler.Compile(definition.input), listing }
 }

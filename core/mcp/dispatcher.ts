@@ -19,6 +19,7 @@ import {
 } from './protocol.ts'
 import { readResource } from './readResource.ts'
 import { TASKS_EXTENSION, declaresTasks, findTask, taskFields, taskTools } from './tasks.ts'
+import { UI_EXTENSION, declaresUi } from './ui.ts'
 
 /** What the HTTP layer sends: a status and, unless 202, a JSON body; and what the request counts as. */
 export interface McpReply {
@@ -101,7 +102,9 @@ export class McpDispatcher {
     const capabilities = cached.capabilities
     switch (request.method) {
       case 'tools/list':
-        return answered(request, cachedResult(request.id, cached.lists.tools[era]))
+        // App-only tools go only to a caller that says it shows views (a modern request's own
+        // capabilities); a 2025 request carries none, so it gets the model's list.
+        return answered(request, cachedResult(request.id, era === 'modern' && declaresUi(request.params) ? cached.toolsForApps : cached.lists.tools[era]))
       case 'tools/call':
         return this.#toolsCall(era, view, request, context, log)
       case 'prompts/list':
@@ -219,6 +222,7 @@ export class McpDispatcher {
       cached = {
         capabilities: capabilitiesOf(view, 'legacy'),
         taskTools: taskTools(view),
+        toolsForApps: list('tools', view.toolsJsonForApps).modern,
         lists: {
           tools: list('tools', view.toolsJson),
           prompts: list('prompts', view.promptsJson),
@@ -248,6 +252,8 @@ interface CachedAnswers {
   /** What the path serves besides tools (the legacy form: no extensions). */
   readonly capabilities: Capabilities
   readonly taskTools: readonly RegisteredTool[]
+  /** The modern `tools/list` for a caller that declares MCP Apps: the app-only tools too. */
+  readonly toolsForApps: Buffer
   /** Each list's answer up to its id (`cachedResultHead`), serialized and UTF-8 encoded once per era. */
   readonly lists: Record<'tools' | 'prompts' | 'resources' | 'templates', Record<Era, Buffer>>
   readonly discover: Buffer
@@ -264,15 +270,22 @@ interface Capabilities {
 
 /**
  * What a path advertises: tools always; prompts, resources and completions only where it serves
- * some; the Tasks extension only in the modern era (2025 capabilities have no `extensions`) and
- * only where a tool can answer with a task.
+ * some (a tool's `ui://` view is a resource); in the modern era only (2025 capabilities have no
+ * `extensions`), the Tasks extension where a tool can answer with a task and MCP Apps where a
+ * tool names a view.
  */
 function capabilitiesOf(view: RegistryView, era: Era): Capabilities {
   const capabilities: Capabilities = { tools: { listChanged: false } }
   if (view.prompts.size > 0) capabilities.prompts = { listChanged: false }
-  if (view.resources.size > 0 || view.templates.length > 0) capabilities.resources = { listChanged: false }
+  if (view.resources.size > 0 || view.templates.length > 0 || view.views.size > 0) capabilities.resources = { listChanged: false }
   if (view.prompts.size > 0 || view.templates.length > 0) capabilities.completions = {}
-  if (era === 'modern' && taskTools(view).length > 0) capabilities.extensions = { [TASKS_EXTENSION]: {} }
+  if (era === 'modern') {
+    const extensions = {
+      ...(taskTools(view).length > 0 ? { [TASKS_EXTENSION]: {} } : {}),
+      ...(view.views.size > 0 ? { [UI_EXTENSION]: {} } : {}),
+    }
+    if (Object.keys(extensions).length > 0) capabilities.extensions = extensions
+  }
   return capabilities
 }
 

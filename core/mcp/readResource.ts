@@ -9,6 +9,8 @@ export interface ResourceRead {
   readonly cache: CacheHint
 }
 
+const VIEW_CACHE: CacheHint = { ttlMs: 3_600_000, scope: 'private' }
+
 /** Resource not found in 2025-11-25 and earlier; 2026-07-28 replaced it with -32602. */
 const LEGACY_RESOURCE_NOT_FOUND = -32002
 
@@ -26,6 +28,9 @@ export async function readResource(view: RegistryView, params: Record<string, un
   if (typeof uri !== 'string') throw new JsonRpcError(ErrorCode.InvalidParams, 'Invalid params: "uri" must be a string', 200)
   const resource = view.resources.get(uri)
   if (resource) return { contents: [{ uri, mimeType: resource.mimeType, text: await resource.read(context) }], cache: resource.cache }
+  const shown = view.views.get(uri)
+  // A view embeds the origin the request came by: one caller's.
+  if (shown) return { contents: [{ uri, mimeType: shown.mimeType, text: await shown.read(context) }], cache: VIEW_CACHE }
   for (const template of view.templates) {
     const variables = template.match(uri)
     if (!variables) continue

@@ -18,8 +18,8 @@ export const mcpRoutes: FastifyPluginAsync = async (app) => {
 
   const answer = async (view: RegistryView | undefined, request: FastifyRequest, reply: FastifyReply) => {
     if (!view) return reply.code(404).send()
-    // Who asked, for the relay's per-client admission: one small object per request.
-    const { status, payload, counted } = await dispatcher.dispatch(view, request.body, request.headers, { ...context, client: request.ip }, request.log)
+    // Who asked, for the relay's per-client admission, and by which origin (a view links back to it): one small object per request.
+    const { status, payload, counted } = await dispatcher.dispatch(view, request.body, request.headers, { ...context, client: request.ip, origin: `${request.protocol}://${request.host}` }, request.log)
     app.bruno.metrics.countMcp(counted)
     reply.code(status)
     if (payload instanceof CachedResultAnswer) return sendCached(reply, payload)

@@ -48,11 +48,15 @@ export function modernHeaders(method: string, name?: string, version = '2026-07-
 export class McpToolClient {
   #id = 0
 
-  constructor(readonly url: string) {}
+  /** `capabilities`: the client capabilities each request declares (e.g. an extension's). */
+  constructor(
+    readonly url: string,
+    readonly capabilities: object = {},
+  ) {}
 
   /** One JSON-RPC request, with the modern era's `_meta` and headers. */
   async request(method: string, params: Record<string, unknown> = {}, name?: string): Promise<RawReply> {
-    return postRaw(this.url, { jsonrpc: '2.0', id: ++this.#id, method, params: { ...params, _meta: modernMeta() } }, modernHeaders(method, name))
+    return postRaw(this.url, { jsonrpc: '2.0', id: ++this.#id, method, params: { ...params, _meta: modernMeta('2026-07-28', this.capabilities) } }, modernHeaders(method, name))
   }
 
   async listTools(): Promise<any[]> {

@@ -10,7 +10,22 @@ import type { ToolTaskSupport } from './task.ts'
  * and who asked (`client`: the caller's address as the transport sees it). Handlers stay thin:
  * parse, call core, shape the result.
  */
-export type ToolContext = BrunoServices & { readonly client?: string }
+export type ToolContext = BrunoServices & {
+  readonly client?: string
+  /** The origin the request reached Bruno at (`http://127.0.0.1:3000`): where a view sends the user's browser. */
+  readonly origin?: string
+}
+
+/**
+ * An MCP Apps view (`io.modelcontextprotocol/ui`) a host shows the tool's result in, and who may
+ * call the tool: `['app']` for a tool only a view calls, kept out of the model's context and out
+ * of `tools/list` for a client that does not declare the extension.
+ */
+export interface ToolUi {
+  /** A view of core/ui/views.ts (`ui://bruno/…`). */
+  readonly resourceUri: string
+  readonly visibility?: readonly ['app']
+}
 
 /** Behaviour hints published with a tool (MCP `ToolAnnotations`). */
 export interface ToolAnnotations {
@@ -40,6 +55,8 @@ export interface ToolDefinition<I extends TObject = TObject, O extends TObject =
   readonly output: O
   readonly annotations?: ToolAnnotations
   readonly handler: (args: Static<I>, context: ToolContext) => Promise<Static<O>>
+  /** The view a host that declares MCP Apps shows the result in; published as `_meta.ui`. */
+  readonly ui?: ToolUi
   /** Work that goes on after the answer: a caller declaring the Tasks extension gets a task to poll. */
   readonly task?: ToolTaskSupport<Static<O>>
 }

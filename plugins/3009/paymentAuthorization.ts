@@ -1,6 +1,6 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 import { getAddress } from 'viem'
-import { Address, defineTool, described, requireAddress, requireToken, sameShapeAs, signedUnchanged, toBaseUnits, TokenAmount, TokenArgument, ToolError, TransferAuthorizationMessage } from '../../core/plugin.ts'
+import { Address, defineTool, REVIEW_VIEW, described, requireAddress, requireToken, sameShapeAs, signedUnchanged, toBaseUnits, TokenAmount, TokenArgument, ToolError, TransferAuthorizationMessage } from '../../core/plugin.ts'
 import { readTokenDomain } from '../../core/plugin.ts'
 import { randomAuthorizationNonce, transferWithAuthorizationTypedData } from './typedData.ts'
 
@@ -90,6 +90,7 @@ export const paymentAuthorization = (chain: TSchema, leastValidSec: number) =>
       { additionalProperties: false },
     ),
     annotations: { readOnlyHint: true, openWorldHint: true },
+    ui: { resourceUri: REVIEW_VIEW },
     handler: async (args, { networks, relay }) => {
       // The schema admits only configured network names.
       const network = networks.get(args.chain as string)

@@ -18,6 +18,7 @@ import {
   TokenInfo,
   ToolError,
   type Network,
+  REVIEW_VIEW,
 } from '../../core/plugin.ts'
 import { eip3009Abi } from './abi.ts'
 import { TypedDataOutput, validForSecOver } from './paymentAuthorization.ts'
@@ -129,6 +130,7 @@ export const transferAuthorization = (chain: TSchema, leastValidSec: number) =>
       { additionalProperties: false },
     ),
     annotations: { readOnlyHint: true, openWorldHint: true },
+    ui: { resourceUri: REVIEW_VIEW },
     handler: async (args, { networks }) => {
       // The schema admits only configured network names.
       const network = networks.get(args.chain as string)

@@ -8,7 +8,7 @@ import { quote } from './quote.ts'
 import { networkConfigResource } from './resources/networkConfig.ts'
 import { specResource } from './resources/spec.ts'
 import { submissionResource } from './resources/submission.ts'
-import { status } from './status.ts'
+import { status, submissionProgress } from './status.ts'
 import { submit } from './submit.ts'
 
 const instructions =
@@ -39,7 +39,7 @@ export const brunoGroup = definePlugin({
   order: 10,
   setup: async ({ chainArgument, networks }) => ({
     instructions,
-    tools: [account(chainArgument), quote(chainArgument), submit(chainArgument), status],
+    tools: [account(chainArgument), quote(chainArgument), submit(chainArgument), status, submissionProgress],
     prompts: [payGasInToken, swapToEth, runBuilderCall, delegateAndRun],
     resources: [...networks.names.map((name) => networkConfigResource(networks.get(name).config)), await specResource()],
     resourceTemplates: [submissionResource],

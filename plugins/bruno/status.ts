@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import { defineTool, SubmissionView, ToolError } from '../../core/plugin.ts'
+import { defineTool, STATUS_VIEW, SubmissionView, ToolError } from '../../core/plugin.ts'
 
 /**
  * `status`: a submission's stage, its transaction once sent, the reason when it failed.
@@ -17,9 +17,29 @@ export const status = defineTool({
   input: Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false }),
   output: SubmissionView,
   annotations: { readOnlyHint: true, openWorldHint: false },
+  ui: { resourceUri: STATUS_VIEW },
   handler: async ({ id }, { relay }) => {
     const found = await relay.status(id)
     if (!found) throw new ToolError(`unknown submission id "${id}"`)
     return found
   },
+})
+
+/**
+ * `submission_progress`: `status` for the status view alone (MCP Apps `visibility: ["app"]`): the
+ * view polls it until done, and the polling stays out of the model's context. Listed only to a
+ * client that declares MCP Apps; callable by name on any path that serves `status`.
+ *
+ * @example
+ * registry.addGroup({ name: 'bruno', …, tools: [status, submissionProgress, …] })
+ */
+export const submissionProgress = defineTool({
+  name: 'submission_progress',
+  title: 'Submission progress (for the status view)',
+  description: 'status, for the status view: polled until done or failed.',
+  input: status.input,
+  output: SubmissionView,
+  annotations: { readOnlyHint: true, openWorldHint: false },
+  ui: { resourceUri: STATUS_VIEW, visibility: ['app'] },
+  handler: status.handler,
 })

@@ -1,5 +1,5 @@
 import { Type, type TSchema } from '@sinclair/typebox'
-import { defineTool, SubmissionView, SubmitRequest } from '../../core/plugin.ts'
+import { defineTool, STATUS_VIEW, SubmissionView, SubmitRequest } from '../../core/plugin.ts'
 import { submissionTask } from './submissionTask.ts'
 
 /**
@@ -22,6 +22,7 @@ export const submit = (chain: TSchema) =>
     input: Type.Object({ chain, ...SubmitRequest.properties }, { additionalProperties: false }),
     output: SubmissionView,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+    ui: { resourceUri: STATUS_VIEW },
     handler: async ({ chain: name, ...request }, { relay, client }) => relay.submit(name as string, request, client),
     task: submissionTask,
   })

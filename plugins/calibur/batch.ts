@@ -41,6 +41,7 @@ import {
   type DelegateAt,
   type Network,
   type SignedAuthorization,
+  REVIEW_VIEW,
 } from '../../core/plugin.ts'
 import { caliburAbi } from './abi.ts'
 import { caliburWords } from './errors.ts'
@@ -304,6 +305,7 @@ export const caliburBatch = (chain: TSchema, caliburOn: CaliburOn) =>
       { additionalProperties: false },
     ),
     annotations: { readOnlyHint: true, openWorldHint: true },
+    ui: { resourceUri: REVIEW_VIEW },
     handler: async (args, services) => {
       const { network, account, token, payee } = readBatchParties({ ...args, chain: args.chain as string }, services)
       const { config } = network

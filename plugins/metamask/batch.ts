@@ -36,6 +36,7 @@ import {
   type Call,
   type DelegateAt,
   type Network,
+  REVIEW_VIEW,
 } from '../../core/plugin.ts'
 import { metaMaskContracts } from './contracts.ts'
 import { ownExecute } from './delegate.ts'
@@ -162,6 +163,7 @@ export const metaMaskBatch = (chain: TSchema) =>
       { additionalProperties: false },
     ),
     annotations: { readOnlyHint: true, openWorldHint: true },
+    ui: { resourceUri: REVIEW_VIEW },
     handler: async (args, services) => {
       const { network, account, token, payee } = readBatchParties({ ...args, chain: args.chain as string }, services)
       const { config } = network
