@@ -53,17 +53,20 @@ function positions(text: string, names: readonly string[]): number[] {
 }
 
 t.test('capabilities: each path advertises what it serves, in each era', async (t) => {
+  const UI = 'io.modelcontextprotocol/ui'
   const cases: [string, object, object][] = [
     [
       '',
-      { tools: { listChanged: false }, prompts: { listChanged: false }, resources: { listChanged: false }, completions: {}, extensions: { [TASKS]: {} } },
+      { tools: { listChanged: false }, prompts: { listChanged: false }, resources: { listChanged: false }, completions: {}, extensions: { [TASKS]: {}, [UI]: {} } },
       { tools: { listChanged: false }, prompts: { listChanged: false }, resources: { listChanged: false }, completions: {} },
     ],
-    // Every prompt needs calibur or 3009 besides bruno: the relay alone has resources and tasks.
-    ['/bruno', { tools: { listChanged: false }, resources: { listChanged: false }, completions: {}, extensions: { [TASKS]: {} } }, { tools: { listChanged: false }, resources: { listChanged: false }, completions: {} }],
+    // Every prompt needs calibur or 3009 besides bruno: the relay alone has resources, tasks and
+    // the status view (submit's and status's).
+    ['/bruno', { tools: { listChanged: false }, resources: { listChanged: false }, completions: {}, extensions: { [TASKS]: {}, [UI]: {} } }, { tools: { listChanged: false }, resources: { listChanged: false }, completions: {} }],
     ['/erc20,uniswap', { tools: { listChanged: false } }, { tools: { listChanged: false } }],
-    // The prompts and resources belong to the bruno group: calibur alone has neither.
-    ['/calibur', { tools: { listChanged: false } }, { tools: { listChanged: false } }],
+    // The prompts and resources belong to the bruno group: calibur alone has only its review view
+    // (a resource to read, MCP Apps in the modern era).
+    ['/calibur', { tools: { listChanged: false }, resources: { listChanged: false }, extensions: { [UI]: {} } }, { tools: { listChanged: false }, resources: { listChanged: false } }],
   ]
   for (const [path, modernCapabilities, legacyCapabilities] of cases) {
     const discovered = await modern(path, 'server/discover')

@@ -62,7 +62,7 @@ async function untilSettled(taskId: string) {
 
 t.test('the extension is advertised in the modern era, where a task tool is served', async (t) => {
   const discover = (path: string) => tasksRequest('server/discover', {}, undefined, { path })
-  t.same((await discover('/bruno')).json.result.capabilities.extensions, { [TASKS]: {} })
+  t.same((await discover('/bruno')).json.result.capabilities.extensions, { [TASKS]: {}, 'io.modelcontextprotocol/ui': {} }, 'Tasks, beside MCP Apps (the status view)')
   t.equal((await discover('/erc20')).json.result.capabilities.extensions, undefined, 'no submit, no tasks')
   const initialized = await postRaw(`${bruno.mcpUrl}/bruno`, {
     jsonrpc: '2.0',

@@ -1,5 +1,5 @@
 import { STYLE } from './style.ts'
-import { browserBundle, type BundleName } from './bundle.ts'
+import { browserBundle } from './bundle.ts'
 import type { PageContext } from './context.ts'
 
 /** MCP Apps' resource type for a view (the `io.modelcontextprotocol/ui` extension). */
@@ -20,7 +20,7 @@ function embeddedJson(value: unknown): string {
   return JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`)
 }
 
-function document(title: string, context: PageContext, script: string): string {
+function document(title: string, context: object, script: string): string {
   return (
     '<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">' +
     `<title>${title}</title><style>${STYLE}</style>` +
@@ -34,12 +34,12 @@ function document(title: string, context: PageContext, script: string): string {
  * frame whose CSP the host sets): the view's bundle and the deployment's known contracts.
  *
  * @example
- * await viewHtml('reviewView', context) // '<!doctype html>…'
+ * await viewHtml('review', context) // '<!doctype html>…'
  */
-export async function viewHtml(name: Extract<BundleName, 'reviewView' | 'statusView'>, context: PageContext): Promise<string> {
+export async function viewHtml(view: 'review' | 'status', context: PageContext): Promise<string> {
   // A `</script` inside the bundle would end the element early: escaped as `<\/script`.
-  const script = (await browserBundle(name)).replace(/<\/script/gi, '<\\/script')
-  return document(name === 'reviewView' ? 'Review — Bruno' : 'Status — Bruno', context, `<script type="module">${script}</script>`)
+  const script = (await browserBundle('view')).replace(/<\/script/gi, '<\\/script')
+  return document(view === 'review' ? 'Review — Bruno' : 'Status — Bruno', { ...context, view }, `<script type="module">${script}</script>`)
 }
 
 /** The signing page: its script is `/sign/page.js`, so its CSP needs no inline script. */

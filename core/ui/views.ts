@@ -7,7 +7,7 @@ export const REVIEW_VIEW = 'ui://bruno/review'
 /** The status view: a submission's stage, live (submit, status). */
 export const STATUS_VIEW = 'ui://bruno/status'
 
-const BUNDLE_OF = { [REVIEW_VIEW]: 'reviewView', [STATUS_VIEW]: 'statusView' } as const
+const VIEW_OF = { [REVIEW_VIEW]: 'review', [STATUS_VIEW]: 'status' } as const
 
 /** A `ui://` resource a tool names in `_meta.ui.resourceUri`, read on the paths that serve such a tool. */
 export interface ViewResource {
@@ -24,9 +24,9 @@ export interface ViewResource {
  * viewResource('ui://bruno/review')?.mimeType // 'text/html;profile=mcp-app'
  */
 export function viewResource(uri: string): ViewResource | undefined {
-  const bundle = BUNDLE_OF[uri as keyof typeof BUNDLE_OF]
-  if (!bundle) return undefined
-  return { uri, mimeType: VIEW_MIME_TYPE, read: async (context) => viewHtml(bundle, pageContextOf(context)) }
+  const view = VIEW_OF[uri as keyof typeof VIEW_OF]
+  if (!view) return undefined
+  return { uri, mimeType: VIEW_MIME_TYPE, read: async (context) => viewHtml(view, pageContextOf(context)) }
 }
 
 /**

@@ -11,9 +11,9 @@ export const status = defineTool({
   name: 'status',
   title: 'Status of a submission',
   description:
-    'A submission by submit\'s id: its stage (waiting, sending, confirming, then done or failed), its transaction ' +
-    'once sent, `reason` when held or failed. Poll until done or failed. Done with outcome.callSucceeded false: the ' +
-    'call failed on chain, and the payment was still taken.',
+    // The stages are the output's enum, and the instructions say what each means.
+    'A submission by submit\'s id: its stage, its transaction once sent, `reason` when held or failed. Poll until ' +
+    'done or failed (done: check outcome.callSucceeded; a call that failed on chain still paid).',
   input: Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false }),
   output: SubmissionView,
   annotations: { readOnlyHint: true, openWorldHint: false },

@@ -59,7 +59,7 @@ t.test('hostile text: control and bidi characters dropped, long text cut', async
   t.notMatch(html, /<\/script><script>alert/, 'a configured symbol cannot close the context element')
   const json = /<script type="application\/json" id="bruno-context">(.*?)<\/script>/.exec(html)![1]!
   t.equal(JSON.parse(json).chains[0].tokens[0].symbol, hostile.tokens[0]!.symbol, 'the context still reads back as it was')
-  t.equal((await viewHtml('reviewView', { chains: [hostile], signPage: '', mcpPath: '/mcp' })).match(/<\/script>/g)?.length, 2, 'the view has two script elements, closed where they end')
+  t.equal((await viewHtml('review', { chains: [hostile], signPage: '', mcpPath: '/mcp' })).match(/<\/script>/g)?.length, 2, 'the view has two script elements, closed where they end')
 })
 
 t.test('a review is of the typed data, and says what does not add up', async (t) => {
