@@ -8,6 +8,7 @@ import type { Page } from 'playwright-core'
 import { mintUsdc } from '../core/devnet/fund.ts'
 import { encodeTransfer } from '../core/chain/erc20Calls.ts'
 import { CALIBUR_ADDRESS } from '../plugins/calibur/networkOptions.ts'
+import { metaMaskContracts } from '../plugins/metamask/contracts.ts'
 import { SIGN_PAGE_CSP } from '../core/ui/pages.ts'
 import { browserSkip, launchChromium } from './fixtures/browser.ts'
 import { startDevnetBruno } from './fixtures/devnetBruno.ts'
@@ -34,18 +35,18 @@ const usdc = deployment.usdc
 const router = getAddress(deployment.uniswap.swapRouter02)
 const origin = bruno.server.url
 
-async function delegatedAccount(): Promise<PrivateKeyAccount> {
+async function delegatedAccount(delegate: Address = CALIBUR_ADDRESS): Promise<PrivateKeyAccount> {
   const account = privateKeyToAccount(generatePrivateKey())
   await mintUsdc(deployment.rpcUrl, deployment, account.address, parseUnits('50', 6))
-  const authorization = await sponsor.signAuthorization({ account, contractAddress: CALIBUR_ADDRESS })
+  const authorization = await sponsor.signAuthorization({ account, contractAddress: delegate })
   const receipt = await client.waitForTransactionReceipt({ hash: await sponsor.sendTransaction({ to: sponsor.account.address, authorizationList: [authorization] }) })
   if (receipt.status !== 'success') throw new Error('delegation reverted')
   return account
 }
 
-/** A real calibur_batch: an approval Bruno adds, then a USDC transfer to `friend`. */
-const prepare = (account: Address, friend: Address) =>
-  mcp.call('calibur_batch', {
+/** A real calibur_batch (or metamask_batch): an approval Bruno adds, then a USDC transfer to `friend`. */
+const prepare = (account: Address, friend: Address, tool = 'calibur_batch') =>
+  mcp.call(tool, {
     chain: 'local',
     account,
     calls: [{ to: usdc, value: '0', data: encodeTransfer({ token: usdc, to: friend, amount: parseUnits('1.5', 6) }).data }],
@@ -179,6 +180,33 @@ t.test('a calibur_batch reviewed in a host frame, signed on the signing page, do
   t.match(await signPage.locator('[data-testid=status]').textContent(), /your calls ran.*paid [\d.]+ USDC: [\d.]+ USDC kept for the gas, [\d.]+ USDC sent back/s, 'the page says done, charged and refunded')
   t.equal(await client.readContract({ address: usdc, abi: erc20Abi, functionName: 'balanceOf', args: [friend] }), parseUnits('1.5', 6), 'the friend was paid on the devnet')
   await signPage.screenshot({ path: new URL('signing-page.png', SCREENSHOTS).pathname, fullPage: true })
+})
+
+t.test('a metamask_batch: the review reads the signed delegation, and the page signs it to done', { skip }, async (t) => {
+  const browser = await launchChromium(t)
+  const account = await delegatedAccount(metaMaskContracts.delegator)
+  const friend = privateKeyToAccount(generatePrivateKey()).address
+  const batch = await prepare(account.address, friend, 'metamask_batch')
+  // What the result says of its calls is not what is signed: the review shows the delegation's.
+  const misleading = { ...batch, calls: [{ to: usdc, value: '0', data: encodeTransfer({ token: usdc, to: friend, amount: 1n }).data }] }
+  const page = await browser.newPage()
+  const { frame, links } = await host(page, 'ui://bruno/review', 'metamask_batch', {}, { content: [{ type: 'text', text: '' }], structuredContent: misleading })
+  await frame.locator('[data-testid=payment]').waitFor()
+  t.equal(await frame.locator('[data-testid=payment] .title').textContent(), `Pay Bruno at most ${batch.payment.amount} USDC`, 'the payment group, decoded')
+  t.same(
+    await texts(frame.locator('ol.calls > li > .title')),
+    [`Allow ${router.slice(0, 8)}…${router.slice(-4)} (Uniswap SwapRouter02) to spend 2 USDC`, 'Send 1.5 USDC'],
+    'the calls group as signed, not the result\'s `calls`',
+  )
+  await frame.locator('[data-testid=sign]').click()
+  await waitUntil(() => links.length > 0, 'the view opened a link')
+  const signPage = await browser.newPage()
+  const asked = await walletPage(signPage, account)
+  await signPage.goto(links[0]!)
+  await signPage.locator('[data-testid=wallet]').click()
+  await signPage.locator('[data-testid=stage][data-stage=done]').waitFor({ timeout: 60_000 })
+  t.same(asked, ['eth_requestAccounts', 'eth_signTypedData_v4'], 'one signature: the delegation')
+  t.equal(await client.readContract({ address: usdc, abi: erc20Abi, functionName: 'balanceOf', args: [friend] }), parseUnits('1.5', 6), 'the friend was paid on the devnet')
 })
 
 t.test('the status view follows a submission to done through the app-only tool', { skip }, async (t) => {

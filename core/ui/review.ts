@@ -1,4 +1,4 @@
-import { getAddress, isAddress } from 'viem'
+import { decodeAbiParameters, getAddress, isAddress, type Hex } from 'viem'
 import { addressWords, deadlineWords, describeCall, plainText, tokenAmount, tokenName, type CallWords, type KnownChain, type PlainCall } from './describe.ts'
 
 /** The prepare tools whose results a review shows, and the signing page signs. */
@@ -17,7 +17,7 @@ export interface Review {
   readonly account: string
   /** What pays Bruno, first: the most it can take and what comes back. */
   readonly payment?: { readonly title: string; readonly details: readonly string[] }
-  /** The account's own calls, in order. */
+  /** The account's own calls, in order, as signed (a MetaMask delegation's: its pinned batch). */
   readonly calls: readonly CallWords[]
   readonly deadline: string
   /** What does not add up: shown above everything, and the signing page then refuses to sign. */
@@ -52,7 +52,7 @@ export function reviewOf(tool: string, result: unknown, chains: readonly KnownCh
     case 'calibur_batch':
       return { ...base, ...caliburReview(result, typedData, known, now, problems), problems }
     case 'metamask_batch':
-      return { ...base, ...metamaskReview(result, typedData, known, now, problems), problems }
+      return { ...base, ...metamaskReview(typedData, known, now, problems), problems }
     default:
       return { ...base, ...transferReview(found, typedData, known, now, problems), problems }
   }
@@ -85,24 +85,52 @@ function caliburReview(result: Json, typedData: Json, known: KnownChain | undefi
   }
 }
 
-function metamaskReview(result: Json, typedData: Json, known: KnownChain | undefined, now: number, problems: string[]): Parts {
+function metamaskReview(typedData: Json, known: KnownChain | undefined, now: number, problems: string[]): Parts {
   const message = typedData.message as Json
   const account = String(message.delegator)
   if (known && isAddress(String(message.delegate), { strict: false }) && getAddress(String(message.delegate)) !== known.runner) {
     problems.push(`the delegation is to ${addressWords(known, String(message.delegate))}, not to Bruno's Runner`)
   }
-  const calls = Array.isArray(result.calls) ? result.calls.filter(isPlainCall) : []
-  if (calls.length === 0) problems.push('the result lists no calls')
-  const payment = isObject(result.payment) ? result.payment : undefined
-  const paymentCall: PlainCall | undefined =
-    payment && typeof payment.token === 'string' && typeof payment.amountBaseUnits === 'string' && typeof payment.payee === 'string'
-      ? { to: payment.token, value: '0', data: transferData(payment.payee, payment.amountBaseUnits) }
-      : undefined
+  const terms = paymentFirstTerms(message.caveats)
+  if (!terms) {
+    problems.push("the delegation's caveats are not a payment batch, a calls batch and a deadline")
+    return { account, calls: [], deadline: 'unknown' }
+  }
+  const [payment, ...extra] = terms.payment
+  if (!payment || extra.length > 0) problems.push(`the delegation's payment batch has ${terms.payment.length} calls, not one transfer to Bruno's payee`)
   return {
     account,
-    payment: paymentCall ? paymentWords(known, paymentCall, account, problems) : undefined,
-    calls: calls.map((call) => describeCall(known, call, account)),
-    deadline: deadlineWords(Number(result.deadline), now),
+    payment: payment ? paymentWords(known, payment, account, problems) : undefined,
+    calls: terms.calls.map((call) => describeCall(known, call, account)),
+    deadline: deadlineWords(Number(terms.deadline), now),
+  }
+}
+
+const executions = [{ type: 'tuple[]', components: [{ name: 'target', type: 'address' }, { name: 'value', type: 'uint256' }, { name: 'callData', type: 'bytes' }] }] as const
+const caveatGroups = [
+  { type: 'tuple[]', components: [{ name: 'caveats', type: 'tuple[]', components: [{ name: 'enforcer', type: 'address' }, { name: 'terms', type: 'bytes' }, { name: 'args', type: 'bytes' }] }] },
+] as const
+
+/**
+ * What a payment-first delegation pins, read from its signed caveats (metamask_batch's layout, SPEC
+ * §6): a caveat whose terms are two groups, each pinning an exact batch (its first caveat's terms,
+ * `abi.encode(Execution[])`) — the payment, then the calls — and a timestamp caveat ending it after
+ * the deadline (its terms' low 128 bits, exclusive). Which contracts enforce them is
+ * metamask_execute's check; a delegation of another shape is `undefined`.
+ */
+function paymentFirstTerms(caveats: unknown): { payment: PlainCall[]; calls: PlainCall[]; deadline: bigint } | undefined {
+  if (!Array.isArray(caveats) || caveats.length !== 2 || !caveats.every((caveat) => isObject(caveat) && typeof caveat.terms === 'string')) return undefined
+  try {
+    const [groups] = decodeAbiParameters(caveatGroups, caveats[0].terms as Hex)
+    if (groups.length !== 2) return undefined
+    const pinned = groups.map((group) => {
+      const [batch] = decodeAbiParameters(executions, group.caveats[0]!.terms)
+      return batch.map((execution) => ({ to: execution.target, value: execution.value.toString(), data: execution.callData }))
+    })
+    const bound = BigInt(caveats[1].terms as Hex) & ((1n << 128n) - 1n)
+    return { payment: pinned[0]!, calls: pinned[1]!, deadline: bound - 1n }
+  } catch {
+    return undefined
   }
 }
 
@@ -158,14 +186,6 @@ function batchCalls(typedData: Json, problems: string[], name: string): PlainCal
   const plain = calls.filter(isPlainCall)
   if (plain.length !== calls.length) problems.push(`${name} has calls that are not {to, value, data}`)
   return plain
-}
-
-function transferData(to: string, amount: string): string {
-  try {
-    return `0xa9059cbb${to.slice(2).toLowerCase().padStart(64, '0')}${BigInt(amount).toString(16).padStart(64, '0')}`
-  } catch {
-    return '0x'
-  }
 }
 
 function emptyReview(tool: ReviewedTool, problems: string[]): Review {
