@@ -1,9 +1,9 @@
 import t from 'tap'
-import { benchSmoke } from './fixtures/benchSmoke.ts'
+import { benchSmoke } from './benchSmoke.ts'
 
 // `npm run bench -- --smoke --only mcp` end to end: every server child starts and answers the
 // expected bytes under load, and the memory case runs. Figures are not asserted (this machine runs
-// other tests meanwhile): only validity. bench-smoke-relay.test.ts has the relay's part.
+// other tests meanwhile): only validity. relay.test.ts beside it has the relay's part.
 
 const results = await benchSmoke(t, 'mcp')
 

@@ -1,10 +1,10 @@
 import t from 'tap'
-import { benchSmoke } from './fixtures/benchSmoke.ts'
+import { benchSmoke } from './benchSmoke.ts'
 
 // `npm run bench -- --smoke --only relay` end to end: the relay's flow runs to done, and a tiny
 // soak (bench/soak.ts: 25 submissions, 10 of them held or poison pills) runs. Figures are not
 // asserted (this machine runs other tests meanwhile): only validity, and the round-trip counts,
-// which do not depend on load. bench-smoke-mcp.test.ts has the MCP part.
+// which do not depend on load. mcp.test.ts beside it has the MCP part.
 
 const results = await benchSmoke(t, 'relay')
 
