@@ -245,8 +245,9 @@ export class RunnerLoop {
         'runner started: it sends for the runner key and takes up what is in flight',
       )
     }
-    if (active.length === 0) return
+    // Read once a lane is owned, idle or not: /readyz shows each lane's next nonce before its first send (issue 49).
     await Promise.all(owned.filter((lane) => lane.nextNonce === undefined).map((lane) => readNonce(this.#state, lane)))
+    if (active.length === 0) return
     await Promise.all(owned.filter((lane) => lane.short !== undefined).map((lane) => checkShort(this.#state, lane)))
     const restarted = new Set(owned.filter((lane) => lane.restarted))
     for (const lane of owned) lane.restarted = false

@@ -35,6 +35,14 @@ function perLane(devnet: RunnerDevnet, submissions: readonly Submission[]): numb
   return devnet.lanes.map((lane) => submissions.filter((submission) => submission.transaction && laneOf(submission) === lane).length)
 }
 
+t.test('an idle runner knows each lane\'s next nonce after its first pass, before any send (issue 49, point 8)', async (t) => {
+  const devnet = await startRunnerDevnet(t, { lanes: 1 })
+  const nonces = await Promise.all(devnet.lanes.map((lane) => devnet.client.getTransactionCount({ address: lane, blockTag: 'pending' })))
+  t.same(devnet.runner.lanes().map((lane) => lane.nextNonce), [undefined, undefined], 'unknown before the first pass')
+  await devnet.pass()
+  t.same(devnet.runner.lanes().map((lane) => lane.nextNonce), nonces, 'each lane\'s pending count, with nothing to send')
+})
+
 t.test('four lanes: eight payers\' submissions go two per lane, each lane at its own nonces; a payer\'s second waits for its first', async (t) => {
   const devnet = await startRunnerDevnet(t, { lanes: 3 })
   t.equal(devnet.lanes.length, 4)
