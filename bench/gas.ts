@@ -21,6 +21,7 @@ import { deployCodeTo } from '../core/devnet/deployCodeTo.ts'
 import { encodeExecuteBatch, encodeHandleOps, ENTRY_POINT, entryPointAbi, userOperationTypedData, type UserOperation } from '../examples/simple7702-group/entryPoint.ts'
 import { ENTRY_POINT_OVERHEAD, PAYMENT_CALL_GAS, VERIFICATION_GAS } from '../examples/simple7702-group/delegate.ts'
 import { CALIBUR_ADDRESS } from '../plugins/calibur/networkOptions.ts'
+import { checksummed, whereGasGoes, type FrameRole, type GasSpent } from './whereGasGoes.ts'
 
 /**
  * `npm run bench:gas`: issue 31's gas table — the same action, one USDC transfer of 1 USDC to an
@@ -45,7 +46,7 @@ import { CALIBUR_ADDRESS } from '../plugins/calibur/networkOptions.ts'
 const rounds = process.argv.includes('--smoke') ? 1 : 5
 const log = (line: string) => process.stdout.write(`${line}\n`)
 
-const anvil = await startAnvil()
+const anvil = await startAnvil({ stepsTracing: true })
 try {
   const devnet = await deployDevnet(anvil.rpcUrl)
   const transport = http(anvil.rpcUrl)
@@ -56,9 +57,12 @@ try {
   const fee = 100_000n
   const gift = 1_000_000n
   const fresh = () => privateKeyToAccount(generatePrivateKey()).address
+  // The last transaction mined: each way's last warm relay is traced.
+  let last: Hex | undefined
   const mined = async (hash: Hex) => {
     const receipt = await client.waitForTransactionReceipt({ hash })
     if (receipt.status !== 'success') throw new Error(`reverted: ${hash}`)
+    last = hash
     return receipt
   }
   const relay = async (data: Hex) => {
@@ -204,17 +208,38 @@ try {
     { name: 'Bruno / Simple7702 (the third-party example: 2 UserOperations, Bruno the bundler)', run: simple7702Relay, delegate: implementation, needsEth: false },
     { name: 'a 4337 bundler, Simple7702 (1 UserOperation, gas paid in ETH)', run: bundler, delegate: implementation, needsEth: true },
   ] as const
-  const results: { name: string; first: bigint[]; warm: bigint[] }[] = []
+  // Where a frame's gas goes: by the contract it runs (and, for USDC, what the transfer is for).
+  const ECRECOVER = '0x0000000000000000000000000000000000000001'
+  const word = (input: Hex, index: number) => getAddress(`0x${input.slice(10 + 64 * index + 24, 10 + 64 * (index + 1))}`)
+  const usdcRole = (input: Hex): string => {
+    const selector = input.slice(0, 10)
+    if (selector === '0xa9059cbb') return word(input, 0) === payee ? 'the payment: USDC transfer to the payee' : 'the call: the 1 USDC transfer'
+    if (selector === '0xe3ee160e' || selector === '0xcf092995') return word(input, 1) === payee ? 'the payment: signed USDC transfer (EIP-3009) to the payee' : 'the call: the signed 1 USDC transfer (EIP-3009)'
+    return 'USDC reads (balances, the settlement)'
+  }
+  const roleOf = (owner: Address) => (frame: { to?: Address; input: Hex }): FrameRole | undefined => {
+    const to = checksummed(frame.to)
+    if (to === devnet.runner.contract) return { role: "the Runner: checks, settlement, its event", whole: false }
+    if (to === ECRECOVER) return { role: 'signature recovery (ecrecover)', whole: true }
+    if (to === devnet.usdc) return { role: usdcRole(frame.input), whole: true }
+    if (to === owner) return { role: "the account's delegate: signature checks, nonces, running the batches", whole: false }
+    if (to === metaMaskContracts.delegationManager) return { role: "MetaMask's DelegationManager and its enforcers", whole: false }
+    if (to === ENTRY_POINT) return { role: 'the EntryPoint', whole: false }
+    return undefined
+  }
+  const results: { name: string; first: bigint[]; warm: bigint[]; spent: GasSpent }[] = []
   for (const way of ways) {
     const first: bigint[] = []
     const warm: bigint[] = []
+    let owner: PrivateKeyAccount | undefined
     for (let round = 0; round < rounds; round++) {
-      const owner = await keyed(way.delegate)
+      owner = await keyed(way.delegate)
       if (way.needsEth) await mined(await sponsor.sendTransaction({ to: owner.address, value: 10n ** 18n }))
       first.push(await way.run(owner))
       warm.push(await way.run(owner))
     }
-    results.push({ name: way.name, first, warm })
+    const spent = await whereGasGoes(client, last!, roleOf(owner!.address))
+    results.push({ name: way.name, first, warm, spent })
     log(`${way.name}: first ${first.join(', ')}; warm ${warm.join(', ')}`)
   }
   const median = (values: bigint[]) => [...values].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))[Math.floor(values.length / 2)]!
@@ -226,8 +251,16 @@ try {
     ...rows,
   ].join('\n')
   log(table)
+  const gas = (value: bigint) => value.toLocaleString('en')
+  for (const { name, spent } of results) {
+    log(`\n**${name}**, one warm relay: ${gas(spent.gasUsed)} gas\n\n| where | gas |\n|---|--:|`)
+    for (const [role, used] of spent.roles) log(`| ${role} | ${gas(used)} |`)
+    const { SSTORE, SLOAD, LOG, KECCAK256 } = spent.opcodes
+    log(`\nAcross those: storage writes ${gas(SSTORE)}, reads ${gas(SLOAD)}, events ${gas(LOG)}, hashing ${gas(KECCAK256)}.`)
+    log(`Calldata ${spent.calldata.bytes} bytes (${spent.calldata.zeroBytes} zero), ${gas(spent.calldata.gas)} gas; signed transaction ${spent.signedBytes} bytes, FastLZ ${spent.fastLzBytes}, Fjord's estimated size ${spent.fjordSize}.`)
+  }
   mkdirSync(new URL('./out/', import.meta.url), { recursive: true })
-  writeFileSync(new URL('./out/gas.json', import.meta.url), JSON.stringify({ machine: machine(), rounds, results: results.map((r) => ({ ...r, first: r.first.map(String), warm: r.warm.map(String) })) }, null, 2))
+  writeFileSync(new URL('./out/gas.json', import.meta.url), JSON.stringify({ machine: machine(), rounds, results: results.map((r) => ({ ...r, first: r.first.map(String), warm: r.warm.map(String), spent: JSON.parse(JSON.stringify(r.spent, (_key, value) => (typeof value === 'bigint' ? value.toString() : value))) })) }, null, 2))
 } finally {
   await anvil.stop()
 }

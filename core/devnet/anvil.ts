@@ -28,6 +28,8 @@ export type StartAnvilOptions = {
    * (the relay prices against the pool's time-weighted price, which needs a past).
    */
   historySec?: number
+  /** Records every opcode step, so `debug_traceTransaction` answers struct logs (bench:gas reads them); slower. */
+  stepsTracing?: boolean
 }
 
 // The platform packages @foundry-rs/anvil lists as optionalDependencies, keyed the way its
@@ -89,10 +91,11 @@ export function anvilBinary(): string {
  * await anvil.stop()
  */
 export async function startAnvil(options: StartAnvilOptions = {}): Promise<Anvil> {
-  const { port = 0, blockTime, chainId = 31_337, historySec = 3_600 } = options
+  const { port = 0, blockTime, chainId = 31_337, historySec = 3_600, stepsTracing = false } = options
   const genesis = Math.floor(Date.now() / 1000) - historySec
   const args = ['--host', '127.0.0.1', '--port', String(port), '--chain-id', String(chainId), '--timestamp', String(genesis)]
   if (blockTime !== undefined) args.push('--block-time', String(blockTime))
+  if (stepsTracing) args.push('--steps-tracing')
 
   // anvil pages the states of older blocks out to ~/.foundry/anvil/tmp and, killed, leaves them there
   // (gigabytes after a long bench): each node gets a home of its own, deleted once it has exited.
