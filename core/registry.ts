@@ -203,7 +203,7 @@ function assertClosed(path: string, schema: unknown): void {
  *   closedness): the instructions' preamble names the formats once;
  * - an argument taken back unchanged from another tool's result (`passedBack`) is published as
  *   the open object it names, not a second copy of that result's shape; so is a result's field
- *   of the same shape as another of its fields (`sameShapeAs`).
+ *   of the same shape as another of its fields, or a whole result of another tool's shape (`sameShapeAs`).
  */
 function publishedSchema(schema: TObject, kind: 'input' | 'output'): unknown {
   return compact(JSON.parse(JSON.stringify(schema)), kind)

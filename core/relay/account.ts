@@ -8,7 +8,8 @@ const DELEGATION_PREFIX = '0xef0100'
 
 /**
  * What Bruno sees of an account: whether it is EIP-7702-delegated and to what — named, with the
- * nonce its next signed batch spends, when the delegate is one of `delegates` — its EOA nonce, and
+ * nonce its next signed batch spends and what it still needs before it runs one, when the delegate
+ * is one of `delegates` — its EOA nonce, and
  * its ETH and configured-token balances, read in one JSON-RPC batch.
  *
  * @example
@@ -28,13 +29,14 @@ export async function readAccount(network: Network, address: Address, delegates:
     const at = candidate.address(network)
     return at !== undefined && isAddressEqual(at, delegate)
   })
-  const delegateNonce = known?.nextNonce ? await known.nextNonce(network, address) : undefined
+  const [delegateNonce, notReady] = await Promise.all([known?.nextNonce?.(network, address), known?.readiness?.(network, address)])
   return {
     address,
     delegated: delegate !== undefined,
     ...(delegate ? { delegate } : {}),
     ...(known ? { delegateName: known.name } : {}),
     ...(delegateNonce !== undefined ? { delegateNonce: delegateNonce.toString() } : {}),
+    ...(notReady !== undefined ? { delegateNotReady: notReady } : {}),
     nonce,
     ethBalance: formatEther(eth),
     ethBalanceWei: eth.toString(),

@@ -71,6 +71,13 @@ export interface Delegate {
    */
   nextNonce?(network: Network, account: Address): Promise<bigint>
   /**
+   * For a delegate that needs a step after the delegation before it runs batches (a proxy whose
+   * implementation is set by a signed call, a module to install): what an account delegated to it
+   * still lacks, in words naming that step — `account` shows it as `delegateNotReady` —, else
+   * `undefined`. Left out: delegated is ready.
+   */
+  readiness?(network: Network, account: Address): Promise<string | undefined>
+  /**
    * What the call spends if it is a signed batch of this delegate's, however it is paid (a batch
    * any executor may run can be the call of a signed-transfer payment): the account and the nonce,
    * as a string unique to them (`calibur:<chain>:<account>:<nonce>`); `undefined` when the call is

@@ -249,6 +249,7 @@ export const AccountView = Type.Object(
     delegate: Type.Optional(Address),
     delegateName: Type.Optional(Type.String()),
     delegateNonce: Type.Optional(Type.String({ description: 'its next batch nonce' })),
+    delegateNotReady: Type.Optional(Type.String({ description: 'the step the delegate still needs' })),
     nonce: Type.Integer({ description: 'EOA nonce' }),
     ethBalance: described(TokenAmount, 'whole ETH'),
     ethBalanceWei: BaseUnits,

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import { defineTool, STATUS_VIEW, SubmissionView, ToolError } from '../../core/plugin.ts'
+import { defineTool, sameShapeAs, STATUS_VIEW, SubmissionView, ToolError } from '../../core/plugin.ts'
 
 /**
  * `status`: a submission's stage, its transaction once sent, the reason when it failed.
@@ -15,7 +15,8 @@ export const status = defineTool({
     'A submission by submit\'s id: its stage, its transaction once sent, `reason` when held or failed. Poll until ' +
     'done or failed (done: check outcome.callSucceeded; a call that failed on chain still paid).',
   input: Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false }),
-  output: SubmissionView,
+  // submit's outputSchema already publishes the submission's shape: tools/list carries it once.
+  output: sameShapeAs(SubmissionView, "submit's result", 'the submission'),
   annotations: { readOnlyHint: true, openWorldHint: false },
   ui: { resourceUri: STATUS_VIEW },
   handler: async ({ id }, { relay }) => {
@@ -38,7 +39,7 @@ export const submissionProgress = defineTool({
   title: 'Submission progress (for the status view)',
   description: 'status, for the status view: polled until done or failed.',
   input: status.input,
-  output: SubmissionView,
+  output: status.output,
   annotations: { readOnlyHint: true, openWorldHint: false },
   ui: { resourceUri: STATUS_VIEW, visibility: ['app'] },
   handler: status.handler,

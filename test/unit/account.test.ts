@@ -91,6 +91,24 @@ t.test('delegated to Calibur: the delegate, named, and its batch nonce (key 0), 
   t.strictSame(unserved.seqAsked, [])
 })
 
+t.test('a delegate that needs a step after the delegation says so, in its own words (issue 49, point 9)', async (t) => {
+  const delegation = `0xef0100${calibur.slice(2).toLowerCase()}` as Hex
+  const asked: string[] = []
+  const needsSetup = { ...delegates[0]!, readiness: async (_network: unknown, who: string) => (asked.push(who), 'its proxy has no implementation yet: sign setImplementation first') }
+  t.strictSame(await readAccount(node(delegation).network, account, [needsSetup]), {
+    ...plain,
+    delegated: true,
+    delegate: calibur,
+    delegateName: 'Calibur',
+    delegateNonce: '3',
+    delegateNotReady: 'its proxy has no implementation yet: sign setImplementation first',
+  })
+  t.strictSame(asked, [account], 'asked of the delegated account')
+  const ready = { ...delegates[0]!, readiness: async () => undefined }
+  t.notOk('delegateNotReady' in (await readAccount(node(delegation).network, account, [ready])), 'ready: nothing said')
+  t.notOk('delegateNotReady' in (await readAccount(node('0x').network, account, [needsSetup])), 'not delegated: not asked')
+})
+
 t.test('delegated elsewhere, or code that is no delegation designator', async (t) => {
   const other = getAddress('0x5FbDB2315678afecb367f032d93F642f64180aa3')
   const elsewhere = node(`0xef0100${other.slice(2).toLowerCase()}` as Hex)
