@@ -75,6 +75,7 @@ export {
   AuthorizationList,
   authorizationListAs,
   BatchGasEstimate,
+  ExpectedCharge,
   CallPayment,
   ExecutedBatch,
   Payment,
@@ -100,7 +101,7 @@ export { authorizationStateAbi, payerShortfall } from './relay/paymentToken.ts'
 export { readL1DataFee } from './chain/l1DataFee.ts'
 export type { Delegate, BatchTerms, DelegateWords } from './relay/delegate.ts'
 export { readPaymentLeg, type PaymentTerms } from './relay/paymentLeg.ts'
-export { batchDeadline, batchRelayCost, priceLeg } from './relay/batchRelayCost.ts'
+export { batchDeadline, batchRelayCost, expectedBatchCharge, priceLeg } from './relay/batchRelayCost.ts'
 export { approvalsToAdd, BatchCall, describeApprovals, readBatchCalls, readBatchParties, shortAddress, type ApprovalInput, type BatchPartiesRequest } from './relay/batchCalls.ts'
 export { AUTHORIZATION_GAS, authorizationOverride, DELEGATION_PREFIX, requireDelegatedTo, viemAuthorizations, type DelegateAt } from './relay/delegation7702.ts'
 export { requirePinnedPayment } from './relay/paymentPin.ts'

@@ -10,6 +10,7 @@ import type { RelayContext } from './relay/context.ts'
 import type { AdmissionRefusal } from './relay/admission.ts'
 import { SimulationGate } from './relay/simulationGate.ts'
 import { requireTransferPayer } from './relay/paymentToken.ts'
+import { payeeRefunds } from './relay/payeeRefunds.ts'
 import { quoteCall } from './relay/quote.ts'
 import { observedStore } from './store/observedStore.ts'
 import { SettledWait } from './relay/settledWait.ts'
@@ -40,6 +41,8 @@ export interface RelayService {
   account(chain: string, address: Address): Promise<AccountView>
   /** The delegates this deployment relays batches for on `chain`, by name, each with its address there (what an account delegates to). */
   delegates(chain: string): readonly ServedDelegate[]
+  /** Whether `chain`'s payee sends back what a relay did not cost (a PayeeVault for this Runner), read once. */
+  payeeRefunds(chain: string): Promise<boolean>
   /** Refuses a payer that cannot pay by signed transfer (it has code), in submit's words: asked by payment_authorization before anything is signed. */
   requireTransferPayer(chain: string, payer: Address): Promise<void>
   /** `client`: who asked, as for submit: its simulations are bounded per client. */
@@ -114,6 +117,7 @@ export function openRelay(config: BrunoConfig, networks: Networks, env: NodeJS.P
         const address = delegate.address(context(chain).network)
         return address ? [{ name: delegate.name, address }] : []
       }),
+    payeeRefunds: (chain) => payeeRefunds(context(chain)),
     requireTransferPayer: (chain, payer) => requireTransferPayer(context(chain).network, payer, delegates),
     quote: (chain, request, client) => quoteCall(context(chain), request, client),
     submit: (chain, request, client, paymentId) => submitCall(context(chain), request, client, paymentId),

@@ -20,6 +20,8 @@ export interface PaymentServices {
   token(chain: string, token: string): PaymentToken
   /** A pricer for gas in `token` on `chain`, at current fees and the pool's price, margin included. */
   pricer(chain: string, token: string): Promise<GasPricer>
+  /** Whether the payee on `chain` sends back what a relay did not cost: else it keeps the whole payment. */
+  refunds(chain: string): Promise<boolean>
 }
 
 /**
@@ -60,6 +62,7 @@ export function createServices(networks: Networks, relay: RelayService, chainArg
     payment: {
       token,
       pricer: (chain, name) => gasPricer(networks.get(chain), token(chain, name)),
+      refunds: (chain) => relay.payeeRefunds(chain),
     },
   }
 }

@@ -150,7 +150,7 @@ t.test('a calibur_batch reviewed in a host frame, signed on the signing page, do
   const { links, frame } = await host(viewPage, 'ui://bruno/review', 'calibur_batch', {}, { content: [{ type: 'text', text: JSON.stringify(batch) }], structuredContent: batch })
   await frame.locator('[data-testid=payment]').waitFor()
   t.equal(await frame.locator('[data-testid=payment] .title').textContent(), `Pay Bruno at most ${batch.payment.amount} USDC`, 'the payment: the most it can take, in USDC')
-  t.match((await texts(frame.locator('[data-testid=payment] .details li'))).join('\n'), new RegExp(`^Bruno keeps what the runner's gas costs plus ${bruno.config.networks[0]!.margins.markupBps / 100} %\\nthe rest of the USDC comes back`), 'what is kept and that the rest comes back')
+  t.match((await texts(frame.locator('[data-testid=payment] .details li'))).join('\n'), new RegExp(`^expected at today's fees: ${Number(batch.payment.expectedChargeBaseUnits) / 1e6} USDC\\nBruno keeps what the runner's gas costs plus ${bruno.config.networks[0]!.margins.markupBps / 100} %\\nthe rest of the USDC comes back`), 'what it expects to charge, what is kept, and that the rest comes back')
   t.same(
     await texts(frame.locator('ol.calls > li > .title')),
     [`Allow ${router.slice(0, 8)}…${router.slice(-4)} (Uniswap SwapRouter02) to spend 2 USDC`, 'Send 1.5 USDC'],

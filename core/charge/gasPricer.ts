@@ -1,5 +1,5 @@
 import type { Address } from 'viem'
-import { readFees } from '../chain/fees.ts'
+import { expectedFeePerGas, readFees } from '../chain/fees.ts'
 import type { Network } from '../chain/networks.ts'
 import { readWeiPerBaseUnit, type Fraction } from '../chain/tokenPrice.ts'
 import { chargeFor } from './pricing.ts'
@@ -19,6 +19,8 @@ export interface GasPricer {
   readonly token: PaymentToken
   /** The max fee per gas the price is based on (wei). */
   readonly feePerGas: bigint
+  /** What a transaction pays per gas if the next block keeps the latest base fee (wei): an expected charge's fee. */
+  readonly expectedFeePerGas: bigint
   /** The configured margin added to the cost, in basis points. */
   readonly marginBps: number
   /** The token's price: wei per base unit. */
@@ -39,5 +41,5 @@ export async function gasPricer(network: Network, token: PaymentToken): Promise<
   const [fees, weiPerBaseUnit] = await Promise.all([readFees(network.client), readWeiPerBaseUnit(network, token.address)])
   const feePerGas = fees.maxFeePerGas
   const marginBps = network.config.margins.quoteBps
-  return { token, feePerGas, marginBps, weiPerBaseUnit, amountFor: (gas, l1FeeWei = 0n) => chargeFor({ gasLimit: gas, maxFeePerGas: feePerGas, l1FeeWei }, marginBps, weiPerBaseUnit) }
+  return { token, feePerGas, expectedFeePerGas: expectedFeePerGas(fees), marginBps, weiPerBaseUnit, amountFor: (gas, l1FeeWei = 0n) => chargeFor({ gasLimit: gas, maxFeePerGas: feePerGas, l1FeeWei }, marginBps, weiPerBaseUnit) }
 }

@@ -5,7 +5,7 @@ import { ToolError } from '../tool/tool.ts'
 import { AUTHORIZATION_GAS } from './delegation7702.ts'
 import type { GasPricer } from '../charge/gasPricer.ts'
 import { encodeRunnerCall, RUNNER_BATCH_GAS, type RunnerRelay } from './runnerCall.ts'
-import { estimateCharge, QUOTED_REFUND_GAS } from './runnerCharge.ts'
+import { estimateCharge, expectedCharge, expectedRelayGas, QUOTED_REFUND_GAS, refundUnderItsGas, runnerCharge } from './runnerCharge.ts'
 import { requireRevertCostWithin } from './revertCost.ts'
 import { runnerGasLimit } from './runnerTransaction.ts'
 
@@ -91,4 +91,38 @@ export function batchDeadline(network: Network, given: number | undefined): numb
   const deadline = given ?? now + network.config.relay.submissionTtlSec
   if (deadline <= now) throw new ToolError(`the deadline ${deadline} has passed (now ${now})`)
   return deadline
+}
+
+/**
+ * What a batch priced by `batchRelayCost` is expected to be charged of its payment `amount`, the
+ * rest sent back (quote's expected charge, before the batches are signed): the Runner's formula run
+ * at the gas the relay should use (`expectedRelayGas`: the limit `gas` without its headroom, the
+ * stipend `callGas` less what the calls were measured to use), the fee per gas at the latest base
+ * fee, the L1 data fee, the price and the markup. The whole `amount` where the payee keeps payments
+ * (`refunds` false), or where the refund would be worth less than its own gas.
+ *
+ * @example
+ * expectedBatchCharge(network, { relay, callGas, callGasUsed: accountGas, authorizations: 0, gas, l1FeeWei }, pricer, amount, true) // 668_226n
+ */
+export function expectedBatchCharge(
+  network: Network,
+  measured: { relay: RunnerRelay & { form: 'batch' }; callGas: bigint; callGasUsed: bigint; authorizations: number; gas: bigint; l1FeeWei: bigint },
+  pricer: Pick<GasPricer, 'expectedFeePerGas' | 'weiPerBaseUnit'>,
+  amount: bigint,
+  refunds: boolean,
+): bigint {
+  if (!refunds) return amount
+  const { config } = network
+  const charge = runnerCharge({
+    relay: measured.relay,
+    callGas: measured.callGas,
+    authorizationGas: AUTHORIZATION_GAS * BigInt(measured.authorizations),
+    l1FeeWei: measured.l1FeeWei,
+    weiPerBaseUnit: pricer.weiPerBaseUnit,
+    markupBps: config.margins.markupBps,
+    refundGas: QUOTED_REFUND_GAS,
+  })
+  const gas = expectedRelayGas({ gas: measured.gas, gasLimitBps: config.runner.gasLimitBps, callGas: measured.callGas, callGasUsed: measured.callGasUsed, refundGas: QUOTED_REFUND_GAS })
+  if (refundUnderItsGas(charge, gas, pricer.expectedFeePerGas, amount, pricer.weiPerBaseUnit)) return amount
+  return expectedCharge(charge, gas, pricer.expectedFeePerGas, amount)
 }

@@ -19,7 +19,7 @@ export interface PaymentTerms {
  * readPaymentLeg(network, payments, { to: usdc, value: 0n, data: encodeTransfer(…).data }) // { token: usdc, symbol: 'USDC', decimals: 6, amount: 150000n }
  * readPaymentLeg(network, payments, { to: usdc, value: 1n, data }) // 'its call sends ETH'
  */
-export function readPaymentLeg(network: Network, payments: PaymentServices, leg: { readonly to: string; readonly value: bigint | string; readonly data: Hex }): PaymentTerms | string {
+export function readPaymentLeg(network: Network, payments: Pick<PaymentServices, 'token'>, leg: { readonly to: string; readonly value: bigint | string; readonly data: Hex }): PaymentTerms | string {
   const payee = getAddress(network.config.payee)
   let token
   try {

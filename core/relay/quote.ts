@@ -10,8 +10,8 @@ import { payeeRefunds } from './payeeRefunds.ts'
 import { chargeFor, worstCaseWei, type WorstCase } from '../charge/pricing.ts'
 import { walletDeploymentGas, type WalletDeployment } from './walletDeployment.ts'
 import { revertReason } from './revertReason.ts'
-import { encodeRunnerCall, RUNNER_SETTLE_GAS, type RunnerCharge } from './runnerCall.ts'
-import { estimateCharge, expectedCharge, QUOTED_REFUND_GAS, refundUnderItsGas, runnerCharge } from './runnerCharge.ts'
+import { encodeRunnerCall, type RunnerCharge } from './runnerCall.ts'
+import { estimateCharge, expectedCharge, EXPECTED_SETTLEMENT_GAS, expectedRelayGas, QUOTED_REFUND_GAS, refundUnderItsGas, runnerCharge } from './runnerCharge.ts'
 import { calldataGas, MAX_TRANSACTION_GAS, prepareRunnerTransaction, type PreparedRelay, runnerGasLimit, signedCallsOnly, stipendFor } from './runnerTransaction.ts'
 import type { Quote, QuoteRequest } from './schemas.ts'
 import { readAuthorizations, viemAuthorizations } from './delegation7702.ts'
@@ -27,13 +27,11 @@ import { simulateAs } from './simulationGate.ts'
 export const AUTHORIZATION_PHASE_GAS = 110_000n
 
 /**
- * What a signed transfer's payment phase and the Runner's settlement usually use, for a quote's
- * expected charge (not a bound: the worst case counts `AUTHORIZATION_PHASE_GAS` and the settlement's
- * reserve). Measured on the devnet with FiatToken v2.2 (test/refunds.test.ts holds the expected
+ * What a signed transfer's payment phase usually uses, for a quote's expected charge (not a bound:
+ * the worst case counts `AUTHORIZATION_PHASE_GAS`). Measured on the devnet with FiatToken v2.2 (test/refunds.test.ts holds the expected
  * charge within a tenth of the charged one).
  */
 export const EXPECTED_AUTHORIZATION_PHASE_GAS = 60_000n
-export const EXPECTED_SETTLEMENT_GAS = 12_000n
 
 /** A placeholder signature with no zero byte (the dearest calldata a real one can be), with r and s in range. */
 const PLACEHOLDER_SIGNATURE: Hex = `0x${'7f'.repeat(64)}1b`
@@ -94,16 +92,9 @@ export async function quoteCall(context: RelayContext, request: QuoteRequest, cl
   }
 }
 
-/**
- * The gas a simulated relay is expected to use: its estimate (the signed limit without its headroom)
- * less what the Runner reserves and does not spend — the stipend and its 1/64 beyond what the call
- * used in the probe, the settlement's reserve beyond its usual gas, the refund's 1/64.
- */
+/** The gas a simulated relay is expected to use (`expectedRelayGas`): the stipend's unspent part as the probe measured it. */
 function expectedBatchGas(prepared: PreparedRelay, gasLimitBps: number): bigint {
-  const estimate = (prepared.gas * 10_000n) / BigInt(gasLimitBps)
-  const unspentStipend = prepared.callGas + prepared.callGas / 63n - (prepared.callGasUsed ?? prepared.callGas)
-  const slack = unspentStipend + RUNNER_SETTLE_GAS - EXPECTED_SETTLEMENT_GAS + prepared.charge.refundGas / 63n
-  return estimate > slack + 21_000n ? estimate - slack : 21_000n
+  return expectedRelayGas({ gas: prepared.gas, gasLimitBps, callGas: prepared.callGas, callGasUsed: prepared.callGasUsed ?? prepared.callGas, refundGas: prepared.charge.refundGas })
 }
 
 /**

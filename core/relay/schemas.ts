@@ -280,6 +280,9 @@ export const ExecutedBatch = Type.Object(
 )
 
 /** How a delegate group's batch tool measured and priced the batch it prepared (its output's `gas`). */
+/** A batch tool's payment: what it is expected to be charged at current fees (`expectedBatchCharge`). */
+export const ExpectedCharge = described(BaseUnits, 'at current fees; the rest comes back')
+
 export const BatchGasEstimate = Type.Object(
   {
     estimated: described(GasUnits, 'the runner transaction\'s'),

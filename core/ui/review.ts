@@ -52,7 +52,7 @@ export function reviewOf(tool: string, result: unknown, chains: readonly KnownCh
     case 'calibur_batch':
       return { ...base, ...caliburReview(result, typedData, known, now, problems), problems }
     case 'metamask_batch':
-      return { ...base, ...metamaskReview(typedData, known, now, problems), problems }
+      return { ...base, ...metamaskReview(result, typedData, known, now, problems), problems }
     default:
       return { ...base, ...transferReview(found, typedData, known, now, problems), problems }
   }
@@ -79,13 +79,13 @@ function caliburReview(result: Json, typedData: Json, known: KnownChain | undefi
   if (paymentMessage && Number(paymentMessage.deadline) !== Number(message.deadline)) problems.push('the two batches have different deadlines')
   return {
     account,
-    payment: paymentCalls.length === 1 ? paymentWords(known, paymentCalls[0]!, account, problems) : undefined,
+    payment: paymentCalls.length === 1 ? paymentWords(known, paymentCalls[0]!, account, problems, result) : undefined,
     calls: calls.map((call) => describeCall(known, call, account)),
     deadline: deadlineWords(Number(message.deadline), now),
   }
 }
 
-function metamaskReview(typedData: Json, known: KnownChain | undefined, now: number, problems: string[]): Parts {
+function metamaskReview(result: Json, typedData: Json, known: KnownChain | undefined, now: number, problems: string[]): Parts {
   const message = typedData.message as Json
   const account = String(message.delegator)
   if (known && isAddress(String(message.delegate), { strict: false }) && getAddress(String(message.delegate)) !== known.runner) {
@@ -100,7 +100,7 @@ function metamaskReview(typedData: Json, known: KnownChain | undefined, now: num
   if (!payment || extra.length > 0) problems.push(`the delegation's payment batch has ${terms.payment.length} calls, not one transfer to Bruno's payee`)
   return {
     account,
-    payment: payment ? paymentWords(known, payment, account, problems) : undefined,
+    payment: payment ? paymentWords(known, payment, account, problems, result) : undefined,
     calls: terms.calls.map((call) => describeCall(known, call, account)),
     deadline: deadlineWords(Number(terms.deadline), now),
   }
@@ -160,15 +160,34 @@ function transferReview(tool: ReviewedTool, typedData: Json, known: KnownChain |
   }
 }
 
-/** The payment call in words, checked to be a transfer to Bruno's payee: the most it can take, what is kept, what comes back. */
-function paymentWords(known: KnownChain | undefined, call: PlainCall, account: string, problems: string[]): Review['payment'] {
+/**
+ * The payment call in words, checked to be a transfer to Bruno's payee: the most it can take, what
+ * the result expects to be charged at current fees (never shown above that most), what is kept,
+ * what comes back.
+ */
+function paymentWords(known: KnownChain | undefined, call: PlainCall, account: string, problems: string[], result: Json): Review['payment'] {
   const words = describeCall(known, call, account)
   if (!words.title.startsWith('Pay Bruno ')) problems.push(`the payment batch does not pay Bruno's payee: ${words.title}`)
   const markup = known ? ` plus ${known.markupBps / 100} %` : ''
+  const expected = expectedOf(result, call)
   return {
     title: words.title.replace(/^Pay Bruno /, 'Pay Bruno at most '),
-    details: [`Bruno keeps what the runner's gas costs${markup}`, ...refundWords(known, call.to), 'paid first, and kept even if your calls then fail on chain'],
+    details: [
+      ...(expected === undefined ? [] : [`expected at today's fees: ${tokenAmount(known, call.to, expected)}`]),
+      `Bruno keeps what the runner's gas costs${markup}`,
+      ...refundWords(known, call.to),
+      'paid first, and kept even if your calls then fail on chain',
+    ],
   }
+}
+
+/** The result's `payment.expectedChargeBaseUnits`, when it reads as an amount no larger than the signed payment's. */
+function expectedOf(result: Json, call: PlainCall): bigint | undefined {
+  const payment = isObject(result.payment) ? result.payment : undefined
+  if (typeof payment?.expectedChargeBaseUnits !== 'string' || !/^[0-9]{1,78}$/.test(payment.expectedChargeBaseUnits)) return undefined
+  const expected = BigInt(payment.expectedChargeBaseUnits)
+  const signed = call.data.length === 138 ? BigInt(`0x${call.data.slice(74)}`) : 0n
+  return expected <= signed ? expected : undefined
 }
 
 function refundWords(known: KnownChain | undefined, token: string): string[] {

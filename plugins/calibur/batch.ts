@@ -16,6 +16,9 @@ import {
   BaseUnits,
   batchDeadline,
   batchRelayCost,
+  expectedBatchCharge,
+  ExpectedCharge,
+  type RunnerRelay,
   Call,
   Calls,
   calldataGas,
@@ -179,6 +182,9 @@ export interface BatchMeasurement {
   readonly gas: bigint
   /** The L1 data fee the runner transaction will pay, where the chain charges one (wei; else 0). */
   readonly l1FeeWei: bigint
+  /** The relay as priced (placeholder signatures) and its calls' stipend: an expected charge's figures. */
+  readonly relay: RunnerRelay & { form: 'batch' }
+  readonly callGas: bigint
 }
 
 /**
@@ -195,7 +201,7 @@ export interface BatchMeasurement {
  *
  * @example
  * await measureSignedBatches(network, account, CALIBUR_ADDRESS, { payment, calls }, { leg, ownCalls }, usdc, payee, 1234n, feePerGas)
- * // { ownerGas: 96987n, paymentGas: 81000n, accountGas: 90123n, gas: 231612n, l1FeeWei: 0n }
+ * // { ownerGas: 96987n, paymentGas: 81000n, accountGas: 90123n, gas: 231612n, l1FeeWei: 0n, relay: { form: 'batch', … }, callGas: 93000n }
  */
 export async function measureSignedBatches(
   network: Network,
@@ -246,7 +252,7 @@ export async function measureSignedBatches(
     amount,
   }
   const { gas, l1FeeWei } = await batchRelayCost(network, relay, callGas, feePerGas, stateOverride ? authorizations : undefined, paymentGas)
-  return { ownerGas, paymentGas, accountGas, gas, l1FeeWei }
+  return { ownerGas, paymentGas, accountGas, gas, l1FeeWei, relay, callGas }
 }
 
 /**
@@ -292,6 +298,7 @@ export const caliburBatch = (chain: TSchema, caliburOn: CaliburOn) =>
             amount: described(TokenAmount, 'whole token units'),
             amountBaseUnits: BaseUnits,
             payee: AddressSchema,
+            expectedChargeBaseUnits: ExpectedCharge,
           },
           { additionalProperties: false, description: 'the payment batch pays it' },
         ),
@@ -319,10 +326,11 @@ export const caliburBatch = (chain: TSchema, caliburOn: CaliburOn) =>
       const key = BigInt(args.nonceKey ?? '0')
       const deadline = batchDeadline(network, args.deadline)
 
-      const [{ domain, seq }, { added, calls: approveCalls }, pricer] = await Promise.all([
+      const [{ domain, seq }, { added, calls: approveCalls }, pricer, refunds] = await Promise.all([
         readCaliburState(network, account, key, stateOverride, calibur),
         approvalsToAdd(network, account, args.approvals),
         payment.pricer(network.name, token.address),
+        payment.refunds(network.name),
       ])
       const nonce = caliburNonce(key, seq)
       const callsNonce = caliburNonce(key, seq + 1n)
@@ -350,6 +358,8 @@ export const caliburBatch = (chain: TSchema, caliburOn: CaliburOn) =>
         ),
       )
       const paymentTypedData = paymentTypedDataFor(amount)
+      const authorizations = stateOverride ? (args.authorizationList?.length ?? 0) : 0
+      const expected = expectedBatchCharge(network, { ...measured, callGasUsed: measured.accountGas, authorizations }, pricer, amount, refunds)
 
       const amountFormatted = formatUnits(amount, token.decimals)
       const approvalWords = describeApprovals(network, added)
@@ -363,7 +373,7 @@ export const caliburBatch = (chain: TSchema, caliburOn: CaliburOn) =>
         paymentTypedData: paymentTypedData as never,
         typedData: typedData as never,
         summary,
-        payment: { token: token.address, symbol: token.symbol, amount: amountFormatted, amountBaseUnits: amount.toString(), payee },
+        payment: { token: token.address, symbol: token.symbol, amount: amountFormatted, amountBaseUnits: amount.toString(), payee, expectedChargeBaseUnits: expected.toString() },
         calls: ownCalls,
         approvalsAdded: added,
         ...(stateOverride ? { authorizationList: args.authorizationList } : {}),

@@ -45,7 +45,7 @@ export const CALIBUR_PAYMENT_GAS = 150_000n
  * @example
  * readPaymentBatch(network, payments, paymentTypedData.message.batchedCall) // { token, symbol: 'USDC', decimals: 6, amount: 150000n }
  */
-export function readPaymentBatch(network: Network, payments: PaymentServices, batch: CaliburBatch): PaymentTerms {
+export function readPaymentBatch(network: Network, payments: Pick<PaymentServices, 'token'>, batch: CaliburBatch): PaymentTerms {
   const payee = getAddress(network.config.payee)
   const refuse = (why: string) =>
     new ToolError(
@@ -124,7 +124,7 @@ const batchOf = (signed: SignedBatchedCallArgument): CaliburBatch => ({
  * @example
  * caliburDelegate(services.payment, () => CALIBUR_ADDRESS).read(network, { to: account, data: signedExecute }, paymentBatch) // { account, token, payee, amount, … }
  */
-export function caliburDelegate(payments: PaymentServices, caliburOn: CaliburOn): Delegate {
+export function caliburDelegate(payments: Pick<PaymentServices, 'token'>, caliburOn: CaliburOn): Delegate {
   return {
     ...caliburWords,
     address: (network) => getAddress(caliburOn(network)),

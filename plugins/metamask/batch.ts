@@ -11,6 +11,9 @@ import {
   BaseUnits,
   batchDeadline,
   batchRelayCost,
+  expectedBatchCharge,
+  ExpectedCharge,
+  type RunnerRelay,
   BatchCall,
   calldataGas,
   Calls,
@@ -59,6 +62,10 @@ export interface DelegationMeasurement {
   readonly gas: bigint
   /** The L1 data fee it will pay, where the chain charges one (wei; else 0). */
   readonly l1FeeWei: bigint
+  /** The relay as priced (a placeholder signature), its calls' stipend and what they were measured to use: an expected charge's figures. */
+  readonly relay: RunnerRelay & { form: 'batch' }
+  readonly callGas: bigint
+  readonly callGasUsed: bigint
 }
 
 /**
@@ -72,7 +79,7 @@ export interface DelegationMeasurement {
  *
  * @example
  * await measureDelegation(network, delegation, leg, ownCalls, usdc, 1234n, feePerGas)
- * // { ownerGas: 44119n, gas: 571000n, l1FeeWei: 0n }
+ * // { ownerGas: 44119n, gas: 571000n, l1FeeWei: 0n, relay: { form: 'batch', … }, callGas: 160000n, callGasUsed: 140000n }
  */
 export async function measureDelegation(
   network: Network,
@@ -100,7 +107,8 @@ export async function measureDelegation(
   const executed = (gas: bigint, data: Hex) => (gas - 21_000n - calldataGas(data) > 0n ? gas - 21_000n - calldataGas(data) : 0n)
   const callsExecuted = executed(ownerGas, ownerData) - executed(legGas, legData)
   const paymentGas = paymentRedemptionGas(delegation)
-  const callGas = stipendFor((callsExecuted > 0n ? callsExecuted : 0n) + callsRedemptionOverhead(delegation, ownCalls.length))
+  const callGasUsed = (callsExecuted > 0n ? callsExecuted : 0n) + callsRedemptionOverhead(delegation, ownCalls.length)
+  const callGas = stipendFor(callGasUsed)
   const signed = { ...delegation, signature: PLACEHOLDER_SIGNATURE }
   const relay = {
     form: 'batch' as const,
@@ -115,7 +123,7 @@ export async function measureDelegation(
     amount,
   }
   const { gas, l1FeeWei } = await batchRelayCost(network, relay, callGas, feePerGas, stateOverride ? authorizations : undefined)
-  return { ownerGas, gas, l1FeeWei }
+  return { ownerGas, gas, l1FeeWei, relay, callGas, callGasUsed }
 }
 
 /**
@@ -151,7 +159,7 @@ export const metaMaskBatch = (chain: TSchema) =>
         typedData: signedUnchanged(DelegationTypedDataSchema, 'EIP-712 {domain, types, primaryType: Delegation, message}: sign it unchanged'),
         summary: Type.String(),
         payment: Type.Object(
-          { token: AddressSchema, symbol: Type.String(), amount: described(TokenAmount, 'whole token units'), amountBaseUnits: BaseUnits, payee: AddressSchema },
+          { token: AddressSchema, symbol: Type.String(), amount: described(TokenAmount, 'whole token units'), amountBaseUnits: BaseUnits, payee: AddressSchema, expectedChargeBaseUnits: ExpectedCharge },
           { additionalProperties: false },
         ),
         calls: { ...Calls, description: 'as pinned: approvals added, then the given calls' },
@@ -172,7 +180,11 @@ export const metaMaskBatch = (chain: TSchema) =>
       const stateOverride = await authorizationOverride(network, account, args.authorizationList, metaMaskAt)
       if (!stateOverride) await requireDelegatedTo(network, account, metaMaskAt)
       const deadline = batchDeadline(network, args.deadline)
-      const [{ added, calls: approveCalls }, pricer] = await Promise.all([approvalsToAdd(network, account, args.approvals), payment.pricer(network.name, token.address)])
+      const [{ added, calls: approveCalls }, pricer, refunds] = await Promise.all([
+        approvalsToAdd(network, account, args.approvals),
+        payment.pricer(network.name, token.address),
+        payment.refunds(network.name),
+      ])
 
       const ownCalls = [...approveCalls, ...calls]
       const executions = ownCalls.map(executionOf)
@@ -184,6 +196,7 @@ export const metaMaskBatch = (chain: TSchema) =>
         measureDelegation(network, delegationFor(amount), legFor(amount), executions, token, amount, pricer.feePerGas, stateOverride, viemAuthorizations(args.authorizationList)),
       )
 
+      const expected = expectedBatchCharge(network, { ...measured, authorizations: stateOverride ? (args.authorizationList?.length ?? 0) : 0 }, pricer, amount, refunds)
       const amountFormatted = formatUnits(amount, token.decimals)
       const summary =
         `One delegation to Bruno's Runner, redeemed twice. First: ${amountFormatted} ${token.symbol} from ${account} to Bruno's payee ${payee} for the gas; ` +
@@ -194,7 +207,7 @@ export const metaMaskBatch = (chain: TSchema) =>
       return {
         typedData: delegationTypedData(config.chainId, delegationFor(amount)) as never,
         summary,
-        payment: { token: token.address, symbol: token.symbol, amount: amountFormatted, amountBaseUnits: amount.toString(), payee },
+        payment: { token: token.address, symbol: token.symbol, amount: amountFormatted, amountBaseUnits: amount.toString(), payee, expectedChargeBaseUnits: expected.toString() },
         calls: ownCalls,
         approvalsAdded: added,
         ...(stateOverride ? { authorizationList: args.authorizationList } : {}),

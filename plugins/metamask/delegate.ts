@@ -41,7 +41,7 @@ const sameExecutions = (a: readonly Execution[], b: readonly Execution[]) => enc
  * @example
  * metaMaskDelegate(services.payment).read(network, { to: delegationManager, data: callsRedemption }, paymentRedemption) // { account, target: delegationManager, … }
  */
-export function metaMaskDelegate(payments: PaymentServices): Delegate {
+export function metaMaskDelegate(payments: Pick<PaymentServices, 'token'>): Delegate {
   return {
     ...metaMaskWords,
     address: () => metaMaskContracts.delegator,

@@ -43,7 +43,7 @@ async function funded(devnet: RunnerDevnet, key: Hex) {
  * context as the app registers it: its errors join the relay's words.
  */
 async function caliburAccount(devnet: RunnerDevnet, inTheSameTransaction = false) {
-  const reader = caliburDelegate({ token: (_chain, token) => paymentToken(devnet.context.network, token), pricer: () => Promise.reject(new Error('not priced here')) }, () => CALIBUR_ADDRESS)
+  const reader = caliburDelegate({ token: (_chain, token) => paymentToken(devnet.context.network, token) }, () => CALIBUR_ADDRESS)
   ;(devnet.context.delegates as Delegate[]).push(reader)
   const account = privateKeyToAccount((await devnet.payer()).key)
   let authorizationList: SignedAuthorization[] | undefined

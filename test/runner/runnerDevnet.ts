@@ -351,7 +351,7 @@ export async function caliburBatchRequest(devnet: RunnerDevnet, deadline: bigint
   const { network, deployment, context } = devnet
   const readers = context.delegates as Delegate[]
   if (!readers.some((reader) => reader.name === 'Calibur')) {
-    readers.push(caliburDelegate({ token: (_chain, token) => paymentToken(context.network, token), pricer: () => Promise.reject(new Error('not priced here')) }, () => CALIBUR_ADDRESS))
+    readers.push(caliburDelegate({ token: (_chain, token) => paymentToken(context.network, token) }, () => CALIBUR_ADDRESS))
   }
   const account = privateKeyToAccount((await devnet.payer()).key)
   await devnet.testClient.setCode({ address: account.address, bytecode: concat(['0xef0100', CALIBUR_ADDRESS]) })

@@ -56,7 +56,7 @@ const tokens = [
   { symbol: 'USDC', address: usdc, balance: '12.345678', balanceBaseUnits: '12345678' },
   { symbol: 'WETH', address: weth, balance: '0.000000000000000001', balanceBaseUnits: '1' },
 ]
-const delegates = [caliburDelegate({ token: () => Promise.reject(new Error('not priced here')) as never, pricer: () => Promise.reject(new Error('not priced here')) }, () => CALIBUR_ADDRESS)]
+const delegates = [caliburDelegate({ token: () => Promise.reject(new Error('not priced here')) as never }, () => CALIBUR_ADDRESS)]
 const plain = { address: account, delegated: false, nonce: 5, ethBalance: '1.5', ethBalanceWei: '1500000000000000000', tokens }
 
 t.test('a plain account: not delegated, its nonce, ETH and token balances, read at latest', async (t) => {

@@ -44,7 +44,7 @@ t.test('caliburTypedData: data that starts like hex but is not', async (t) => {
 t.test('a payment batch that is another Calibur function, or only starts like a signed execute, is refused', async (t) => {
   const config = networkConfig()
   const network = fakeNetwork(fakeClient({}).client, config)
-  const payments: PaymentServices = { token: (_chain, token) => paymentToken(network, token), pricer: () => Promise.reject(new Error('no pricing here')) }
+  const payments: Pick<PaymentServices, 'token'> = { token: (_chain, token) => paymentToken(network, token) }
   const payee = getAddress(config.payee)
   const account = getAddress('0x70997970C51812dc3A010C7d01b50e0d17dc79C8')
   const leg = { to: getAddress(config.tokens[0]!.address), value: '0', data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [payee, 1n] }) }

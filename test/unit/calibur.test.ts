@@ -164,7 +164,7 @@ t.test('wrapCaliburSignature: abi.encode(signature, hookData), 64 bytes at least
 // The two batches, on the chain-free config's network (USDC accepted, a Runner at 0x…0B0B).
 const config = networkConfig()
 const network = fakeNetwork(fakeClient({}).client, config)
-const payments: PaymentServices = { token: (_chain, token) => paymentToken(network, token), pricer: () => Promise.reject(new Error('no pricing here')) }
+const payments: Pick<PaymentServices, 'token'> = { token: (_chain, token) => paymentToken(network, token) }
 const usdc = getAddress(config.tokens[0]!.address)
 const weth = getAddress(config.weth)
 const payee = getAddress(config.payee)

@@ -18,7 +18,7 @@ import { CALIBUR_ADDRESS } from '../../plugins/calibur/networkOptions.ts'
 
 const config = networkConfig()
 const network = fakeNetwork(fakeClient({}).client, config)
-const payments: PaymentServices = { token: (_chain, token) => paymentToken(network, token), pricer: () => Promise.reject(new Error('no pricing here')) }
+const payments: Pick<PaymentServices, 'token'> = { token: (_chain, token) => paymentToken(network, token) }
 const context = { network, delegates: [caliburDelegate(payments, () => CALIBUR_ADDRESS)] } as unknown as RelayContext
 const noReaders = { network, delegates: [] } as unknown as RelayContext
 const usdc = paymentToken(network, 'USDC')
