@@ -100,10 +100,11 @@ t.test('a Calibur batch from a USDC-only account that delegates in the same tran
   await chargedAtCost(t, bruno, nextStatus.transaction.hash, 'Calibur, delegated before')
   const [expected, charged] = [Number(quoted.expectedChargeBaseUnits), Number(nextStatus.outcome.chargedBaseUnits)]
   t.ok(Math.abs(charged - expected) <= expected / 10, `a batch quote: charged ${charged}, expected ${expected}: within a tenth`)
-  // calibur_batch says what it expects before anything is signed, as quote does after (issue 47: the review shows it).
+  // calibur_batch says what it expects before anything is signed, as quote does after it (issue 47: the review shows it).
   for (const [prepared, settled, what] of [[batch, status, 'delegating in the same transaction'], [next, nextStatus, 'delegated before']] as const) {
     const [before, actual] = [Number(prepared.payment.expectedChargeBaseUnits), Number(settled.outcome.chargedBaseUnits)]
-    t.ok(Math.abs(actual - before) <= before / 10, `calibur_batch, ${what}: charged ${actual}, expected ${before} before signing: within a tenth`)
+    // Before signing, the calls' gas is the signed path's allowance (SPEC §6): the estimate errs high, never low.
+    t.ok(actual <= before && before <= actual * 1.2, `calibur_batch, ${what}: charged ${actual}, expected ${before} before signing: not below, at most a fifth above`)
   }
 })
 

@@ -264,7 +264,8 @@ t.test('a delegated account, one call: the payment batch and the calls batch, pr
   const payee = getAddress(node.config.payee)
   const amount = run.amount
   const whole = `${amount / 1_000_000n}.${(amount % 1_000_000n).toString().padStart(6, '0')}`.replace(/\.?0+$/, '')
-  t.strictSame(result.payment, { token: usdc, symbol: 'USDC', amount: whole, amountBaseUnits: amount.toString(), payee })
+  // This payee is an account, which keeps payments: the whole amount is what is expected to be charged.
+  t.strictSame(result.payment, { token: usdc, symbol: 'USDC', amount: whole, amountBaseUnits: amount.toString(), payee, expectedChargeBaseUnits: amount.toString() })
   t.strictSame(result.calls, own)
   t.strictSame(result.approvalsAdded, [])
   t.equal(result.nonce, '0')
@@ -515,7 +516,7 @@ t.test('a batch that fails in simulation is refused with its reason; a node fail
 t.test('no fee at all: the payment is still at least one base unit', async (t) => {
   const node = caliburNode({ baseFee: 0n, tip: 0n })
   const result = await node.call('calibur_batch', { chain: 'local', account, calls: [{ to: one }], token: 'USDC', deadline: 4_000_000_000 })
-  t.strictSame(result.payment, { token: getAddress(node.config.tokens[0]!.address), symbol: 'USDC', amount: '0.000001', amountBaseUnits: '1', payee: getAddress(node.config.payee) })
+  t.strictSame(result.payment, { token: getAddress(node.config.tokens[0]!.address), symbol: 'USDC', amount: '0.000001', amountBaseUnits: '1', payee: getAddress(node.config.payee), expectedChargeBaseUnits: '1' })
   t.match(result.summary, /^First, a batch of its own: 0\.000001 USDC from /)
   t.equal((result.gas as { feePerGasWei: string }).feePerGasWei, '0')
 })

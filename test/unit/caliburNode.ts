@@ -180,7 +180,8 @@ export function caliburNode(options: NodeOptions = {}, configOverrides: Partial<
     if (name !== network.name) throw new Error(`unknown chain "${name}"`)
     return network
   } } as unknown as Networks
-  const services = createServices(networks, {} as RelayService, Type.Union([Type.Literal(network.name)]))
+  // The payee here is an account: it keeps payments (the relay's only read of the relay service).
+  const services = createServices(networks, { payeeRefunds: async () => false } as unknown as RelayService, Type.Union([Type.Literal(network.name)]))
   const registry = new ToolRegistry()
   const contribution = caliburGroup.setup(services, {}, () => ({ address: CALIBUR_ADDRESS })) as Awaited<ReturnType<typeof caliburGroup.setup>>
   registry.addGroup({ name: caliburGroup.name, order: caliburGroup.order, ...contribution })
