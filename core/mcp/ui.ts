@@ -1,3 +1,4 @@
+import { VIEW_MIME_TYPE } from '../ui/pages.ts'
 import { META } from './protocol.ts'
 
 /** MCP Apps' identifier, in client and server capabilities' `extensions`. */
@@ -16,5 +17,5 @@ export function declaresUi(params: Record<string, unknown>): boolean {
   if (typeof extensions !== 'object' || extensions === null) return false
   const ui = (extensions as Record<string, unknown>)[UI_EXTENSION] as { mimeTypes?: unknown } | undefined
   if (typeof ui !== 'object' || ui === null) return false
-  return !Array.isArray(ui.mimeTypes) || ui.mimeTypes.includes('text/html;profile=mcp-app')
+  return !Array.isArray(ui.mimeTypes) || ui.mimeTypes.includes(VIEW_MIME_TYPE)
 }

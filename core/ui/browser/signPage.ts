@@ -73,29 +73,17 @@ async function sign(wallet: Eip1193, tool: string, result: Json, review: Review)
     if (signer !== account) throw new Error(`the wallet signed as ${signer}, not as ${account}`)
     return signature
   }
-  let executed: Json
-  if (tool === 'calibur_batch') {
-    const paymentSignature = await signed(result.paymentTypedData)
-    const signature = await signed(result.typedData)
-    say('Checking the signatures with Bruno…')
-    executed = await callTool('calibur_execute', {
-      chain: chain.chain,
-      paymentTypedData: result.paymentTypedData,
-      paymentSignature,
-      typedData: result.typedData,
-      signature,
-      ...(result.authorizationList ? { authorizationList: result.authorizationList } : {}),
-    })
-  } else {
-    const signature = await signed(result.typedData)
-    say('Checking the signature with Bruno…')
-    executed = await callTool('metamask_execute', {
-      chain: chain.chain,
-      typedData: result.typedData,
-      signature,
-      ...(result.authorizationList ? { authorizationList: result.authorizationList } : {}),
-    })
-  }
+  // Calibur's two batches (the payment first), or MetaMask's one delegation: then its execute check.
+  const signatures =
+    tool === 'calibur_batch'
+      ? { paymentTypedData: result.paymentTypedData, paymentSignature: await signed(result.paymentTypedData), typedData: result.typedData, signature: await signed(result.typedData) }
+      : { typedData: result.typedData, signature: await signed(result.typedData) }
+  say('Checking with Bruno…')
+  const executed = await callTool(tool === 'calibur_batch' ? 'calibur_execute' : 'metamask_execute', {
+    chain: chain.chain,
+    ...signatures,
+    ...(result.authorizationList ? { authorizationList: result.authorizationList } : {}),
+  })
   say('Sending…')
   const submission = await callTool('submit', {
     chain: chain.chain,
