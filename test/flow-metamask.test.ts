@@ -104,6 +104,9 @@ t.test('flow 1: a delegated account runs a builder\'s call, paying in USDC, with
   t.equal(before.owner - (await usdcOf(owner.address)), 2_000_000n + charged, 'the account paid 2 USDC and the charge: the rest of the payment came back')
   t.equal((await usdcOf(payee)) - before.payee, charged, 'the payee kept the charge')
   t.equal(before.runner - (await client.getBalance({ address: runner })), receipt.gasUsed * receipt.effectiveGasPrice, 'the runner spent only the gas')
+  // What metamask_batch expected before signing errs high, as calibur_batch's (SPEC §6), never low.
+  const expected = BigInt(batch.payment.expectedChargeBaseUnits)
+  t.ok(charged <= expected && expected * 10n <= charged * 12n, `charged ${charged}, expected ${expected} before signing: not below, at most a fifth above`)
   t.comment(`MetaMask, one USDC transfer: ${receipt.gasUsed} gas; paid ${batch.payment.amount} USDC, charged ${formatUnits(charged, 6)}`)
   await chargedAtCost(t, bruno, receipt.transactionHash, 'MetaMask, flow 1')
   done = { batch, signature, executed, account: owner }
