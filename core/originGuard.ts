@@ -5,7 +5,8 @@ import type { ServerConfig } from '../config/schema.ts'
  * Decides which `Host` and `Origin` headers a deployment answers, against DNS rebinding.
  * On a loopback bind with no allowed hosts: loopback `Host` only, and an `Origin`, when sent,
  * must be loopback or listed. Off loopback: `Host` must be listed (`*` for any), and an `Origin`
- * must be listed.
+ * must be listed or be the allowed `Host` itself: Bruno's own pages (the signing page) call it
+ * from its own origin, which a rebound name cannot present (its `Host` is not allowed).
  *
  * @example
  * const guard = originGuard({ host: '127.0.0.1', allowedHosts: [], allowedOrigins: [], … })
@@ -22,10 +23,10 @@ export function originGuard(server: Pick<ServerConfig, 'host' | 'allowedHosts' |
     return hosts.has('*') || hosts.has(host.toLowerCase()) || hosts.has(hostName(host))
   }
 
-  const originAllowed = (origin: string | undefined): boolean => {
+  const originAllowed = (origin: string | undefined, host: string): boolean => {
     if (origin === undefined) return true
     const normalized = origin.toLowerCase()
-    if (origins.has('*') || origins.has(normalized)) return true
+    if (origins.has('*') || origins.has(normalized) || sameOrigin(normalized, host)) return true
     if (!loopbackOnly) return false
     try {
       const url = new URL(normalized)
@@ -38,7 +39,17 @@ export function originGuard(server: Pick<ServerConfig, 'host' | 'allowedHosts' |
   return {
     /** Whether a request with these headers is answered at all. */
     allows(host: string | undefined, origin: string | undefined): boolean {
-      return hostAllowed(host) && originAllowed(origin)
+      return hostAllowed(host) && originAllowed(origin, host!)
     },
+  }
+}
+
+/** Whether `origin` (lowercased) names the very host and port the request was sent to (`Host`). */
+function sameOrigin(origin: string, host: string): boolean {
+  try {
+    const url = new URL(origin)
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.host === host.toLowerCase()
+  } catch {
+    return false
   }
 }

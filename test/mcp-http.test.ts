@@ -20,8 +20,8 @@ function legacy(method: string, params: Record<string, unknown> = {}, id: number
 }
 
 /** node:http, because fetch cannot set Host. */
-function rawPost(path: string, headers: Record<string, string>, body: string): Promise<{ status: number; body: string }> {
-  const target = new URL(url)
+function rawPost(path: string, headers: Record<string, string>, body: string, to = url): Promise<{ status: number; body: string }> {
+  const target = new URL(to)
   return new Promise((resolve, reject) => {
     const req = httpRequest({ host: target.hostname, port: target.port, path, method: 'POST', headers }, (res) => {
       let text = ''
@@ -286,6 +286,20 @@ t.test('transport: a present, invalid Origin is 403; loopback Origins and Hosts 
   t.equal((await rawPost('/mcp', { ...base, host: `attacker.example:${port}` }, body)).status, 403, 'a rebound Host')
   t.equal((await rawPost('/mcp', { ...base, host: `localhost:${port}` }, body)).status, 200, 'localhost Host')
   t.equal((await rawPost('/mcp', { ...base, host: `127.0.0.1:${port}`, origin: 'null' }, body)).status, 403, 'Origin: null')
+})
+
+t.test('transport: off loopback, an Origin that is the allowed Host itself passes (Bruno\'s own signing page); another is 403', async (t) => {
+  const listed = await startBruno(t, offlineConfig(env, { server: { host: '127.0.0.1', port: 0, allowedHosts: ['bruno.example'], rateLimit: { max: 1_000_000 } } }), env)
+  const body = JSON.stringify(modern('tools/list'))
+  const base = { 'content-type': 'application/json', ...modernHeaders('tools/list'), host: 'bruno.example' }
+  const status = async (origin?: string) => (await rawPost('/mcp', origin ? { ...base, origin } : base, body, listed.mcpUrl)).status
+  t.equal(await status(), 200, 'no Origin')
+  t.equal(await status('http://bruno.example'), 200, 'its own origin')
+  t.equal(await status('https://BRUNO.example'), 200, 'its own origin, in any case, over https (behind a TLS proxy)')
+  t.equal(await status('http://evil.example'), 403, 'another origin')
+  t.equal(await status('http://bruno.example:8443'), 403, 'another port is another origin')
+  t.equal(await status('http://bruno.example.evil.example'), 403, 'a name that only starts like it')
+  t.equal(await status('null'), 403, 'Origin: null')
 })
 
 t.test('groups: each path lists exactly its groups, in the fixed order', async (t) => {
