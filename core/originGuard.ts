@@ -5,8 +5,8 @@ import type { ServerConfig } from '../config/schema.ts'
  * Decides which `Host` and `Origin` headers a deployment answers, against DNS rebinding.
  * On a loopback bind with no allowed hosts: loopback `Host` only, and an `Origin`, when sent,
  * must be loopback or listed. Off loopback: `Host` must be listed (`*` for any), and an `Origin`
- * must be listed or be the allowed `Host` itself: Bruno's own pages (the signing page) call it
- * from its own origin, which a rebound name cannot present (its `Host` is not allowed).
+ * must be listed or be the `Host` itself where the config names that host (not by `*`): Bruno's own
+ * pages (the signing page) call it from its own origin, which a rebound name cannot present.
  *
  * @example
  * const guard = originGuard({ host: '127.0.0.1', allowedHosts: [], allowedOrigins: [], … })
@@ -23,10 +23,13 @@ export function originGuard(server: Pick<ServerConfig, 'host' | 'allowedHosts' |
     return hosts.has('*') || hosts.has(host.toLowerCase()) || hosts.has(hostName(host))
   }
 
+  // A Host the config names (not `*`, which any rebound name matches): its own origin is Bruno's pages'.
+  const namedHost = (host: string): boolean => !loopbackOnly && (hosts.has(host.toLowerCase()) || hosts.has(hostName(host)))
+
   const originAllowed = (origin: string | undefined, host: string): boolean => {
     if (origin === undefined) return true
     const normalized = origin.toLowerCase()
-    if (origins.has('*') || origins.has(normalized) || sameOrigin(normalized, host)) return true
+    if (origins.has('*') || origins.has(normalized) || (namedHost(host) && sameOrigin(normalized, host))) return true
     if (!loopbackOnly) return false
     try {
       const url = new URL(normalized)

@@ -300,6 +300,11 @@ t.test('transport: off loopback, an Origin that is the allowed Host itself passe
   t.equal(await status('http://bruno.example:8443'), 403, 'another port is another origin')
   t.equal(await status('http://bruno.example.evil.example'), 403, 'a name that only starts like it')
   t.equal(await status('null'), 403, 'Origin: null')
+  // Any Host (`*`): a rebound name is answered, so its own origin must not be.
+  const anyHost = await startBruno(t, offlineConfig(env, { server: { host: '127.0.0.1', port: 0, allowedHosts: ['*'], rateLimit: { max: 1_000_000 } } }), env)
+  const rebound = { ...base, host: 'evil.example' }
+  t.equal((await rawPost('/mcp', rebound, body, anyHost.mcpUrl)).status, 200, 'with allowedHosts "*", any Host')
+  t.equal((await rawPost('/mcp', { ...rebound, origin: 'http://evil.example' }, body, anyHost.mcpUrl)).status, 403, 'but not its own origin: only a named Host\'s')
 })
 
 t.test('groups: each path lists exactly its groups, in the fixed order', async (t) => {
