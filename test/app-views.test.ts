@@ -4,7 +4,7 @@ import { build } from 'esbuild'
 import { createPublicClient, createWalletClient, erc20Abi, getAddress, http, parseUnits, type Address, type PrivateKeyAccount } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { foundry } from 'viem/chains'
-import type { Page } from 'playwright-core'
+import type { Browser, Page } from 'playwright-core'
 import { mintUsdc } from '../core/devnet/fund.ts'
 import { encodeTransfer } from '../core/chain/erc20Calls.ts'
 import { CALIBUR_ADDRESS } from '../plugins/calibur/networkOptions.ts'
@@ -59,6 +59,9 @@ const readView = async (uri: string): Promise<{ mimeType: string; text: string }
   if (!reply.json.result) throw new Error(`resources/read ${uri}: ${reply.text}`)
   return reply.json.result.contents[0]
 }
+
+// One Chromium for the file, each test opening its own pages; not launched where the browser tests skip (nothing reads it there).
+const browser = (skip ? undefined : await launchChromium(t)) as Browser
 
 // The test host's page script, bundled as a host would ship it.
 const hostScript = (await build({ entryPoints: [new URL('./fixtures/appHost.ts', import.meta.url).pathname], bundle: true, write: false, format: 'iife', platform: 'browser', logLevel: 'silent' })).outputFiles[0]!.text
@@ -141,7 +144,6 @@ const texts = (locator: { allTextContents(): Promise<string[]> }) => locator.all
 
 t.test('a calibur_batch reviewed in a host frame, signed on the signing page, done on the devnet', { skip }, async (t) => {
   await mkdir(SCREENSHOTS, { recursive: true })
-  const browser = await launchChromium(t)
   const account = await delegatedAccount()
   const friend = privateKeyToAccount(generatePrivateKey()).address
   const batch = await prepare(account.address, friend)
@@ -183,7 +185,6 @@ t.test('a calibur_batch reviewed in a host frame, signed on the signing page, do
 })
 
 t.test('a metamask_batch: the review reads the signed delegation, and the page signs it to done', { skip }, async (t) => {
-  const browser = await launchChromium(t)
   const account = await delegatedAccount(metaMaskContracts.delegator)
   const friend = privateKeyToAccount(generatePrivateKey()).address
   const batch = await prepare(account.address, friend, 'metamask_batch')
@@ -210,7 +211,6 @@ t.test('a metamask_batch: the review reads the signed delegation, and the page s
 })
 
 t.test('the status view follows a submission to done through the app-only tool', { skip }, async (t) => {
-  const browser = await launchChromium(t)
   const account = await delegatedAccount()
   const friend = privateKeyToAccount(generatePrivateKey()).address
   const batch = await prepare(account.address, friend)
@@ -232,7 +232,6 @@ t.test('the status view follows a submission to done through the app-only tool',
 })
 
 t.test('hostile input is shown as text, and a link that does not add up is never signed', { skip }, async (t) => {
-  const browser = await launchChromium(t)
   const account = await delegatedAccount()
   const batch = await prepare(account.address, privateKeyToAccount(generatePrivateKey()).address)
 
