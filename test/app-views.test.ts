@@ -54,6 +54,19 @@ const prepare = (account: Address, friend: Address, tool = 'calibur_batch') =>
     token: 'USDC',
   })
 
+/** A calibur_batch signed by `account` and checked by calibur_execute: submit's `call` and `payment`. */
+async function executedBatch(account: PrivateKeyAccount) {
+  const batch = await prepare(account.address, privateKeyToAccount(generatePrivateKey()).address)
+  const executed = await mcp.call('calibur_execute', {
+    chain: 'local',
+    paymentTypedData: batch.paymentTypedData,
+    paymentSignature: await account.signTypedData(batch.paymentTypedData),
+    typedData: batch.typedData,
+    signature: await account.signTypedData(batch.typedData),
+  })
+  return { call: executed.call, payment: executed.payment }
+}
+
 const readView = async (uri: string): Promise<{ mimeType: string; text: string }> => {
   const reply = await hostMcp.request('resources/read', { uri }, uri)
   if (!reply.json.result) throw new Error(`resources/read ${uri}: ${reply.text}`)
@@ -67,12 +80,14 @@ const browser = (skip ? undefined : await launchChromium(t)) as Browser
 const hostScript = (await build({ entryPoints: [new URL('./fixtures/appHost.ts', import.meta.url).pathname], bundle: true, write: false, format: 'iife', platform: 'browser', logLevel: 'silent' })).outputFiles[0]!.text
 
 /** A host page showing `tool`'s view with its result; the links the view opens, and the tools it called. */
-async function host(page: Page, view: string, tool: string, args: Record<string, unknown>, result: unknown) {
+async function host(page: Page, view: string, tool: string, args: Record<string, unknown>, result: unknown, refused: readonly string[] = []) {
   const links: string[] = []
   const called: string[] = []
   await page.exposeFunction('linkOpened', (url: string) => void links.push(url))
   await page.exposeFunction('callBruno', async (params: { name: string; arguments: Record<string, unknown> }) => {
     called.push(params.name)
+    // As a host refuses a tool it did not list (a 2025 host: no app-only tools).
+    if (refused.includes(params.name)) throw new Error(`the host does not know the tool ${params.name}`)
     return hostMcp.callTool(params.name, params.arguments)
   })
   await page.setContent('<!doctype html><html><body style="margin:0"></body></html>')
@@ -210,18 +225,8 @@ t.test('a metamask_batch: the review reads the signed delegation, and the page s
   t.equal(await client.readContract({ address: usdc, abi: erc20Abi, functionName: 'balanceOf', args: [friend] }), parseUnits('1.5', 6), 'the friend was paid on the devnet')
 })
 
-t.test('the status view follows a submission to done through the app-only tool', { skip }, async (t) => {
-  const account = await delegatedAccount()
-  const friend = privateKeyToAccount(generatePrivateKey()).address
-  const batch = await prepare(account.address, friend)
-  const executed = await mcp.call('calibur_execute', {
-    chain: 'local',
-    paymentTypedData: batch.paymentTypedData,
-    paymentSignature: await account.signTypedData(batch.paymentTypedData),
-    typedData: batch.typedData,
-    signature: await account.signTypedData(batch.typedData),
-  })
-  const args = { chain: 'local', call: executed.call, payment: executed.payment }
+t.test('the status view follows a submission to done through the app-only tool, or status where the host refuses it', { skip }, async (t) => {
+  const args = { chain: 'local', ...(await executedBatch(await delegatedAccount())) }
   const submitted = await mcp.call('submit', args)
   const page = await browser.newPage({ viewport: { width: 680, height: 320 } })
   const { frame, called } = await host(page, 'ui://bruno/status', 'submit', args, { content: [{ type: 'text', text: JSON.stringify(submitted) }], structuredContent: submitted })
@@ -229,6 +234,13 @@ t.test('the status view follows a submission to done through the app-only tool',
   t.ok(called.length > 0 && called.every((name) => name === 'submission_progress'), `the view polled submission_progress only (${called.length} calls)`)
   t.match(await frame.locator('.details').textContent(), /your calls ran.*transaction 0x[0-9a-f]{64}.*paid [\d.]+ USDC: [\d.]+ USDC kept for the gas, [\d.]+ USDC sent back/s, 'the transaction, charged and refunded, in USDC')
   await page.locator('[data-testid=view]').screenshot({ path: new URL('status-view.png', SCREENSHOTS).pathname })
+
+  // A host that refuses the app-only tool (it speaks 2025: Bruno lists it no such tool): the view follows with status.
+  const next = await mcp.call('submit', { chain: 'local', ...(await executedBatch(await delegatedAccount())) })
+  const older = await browser.newPage()
+  const refusing = await host(older, 'ui://bruno/status', 'status', { id: next.id }, { content: [{ type: 'text', text: '' }], structuredContent: next }, ['submission_progress'])
+  await refusing.frame.locator('[data-testid=stage][data-stage=done]').waitFor({ timeout: 60_000 })
+  t.ok(refusing.called.includes('status'), `refused ${refusing.called.filter((name) => name === 'submission_progress').length} times, it followed with status`)
 })
 
 t.test('hostile input is shown as text, and a link that does not add up is never signed', { skip }, async (t) => {

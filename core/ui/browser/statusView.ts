@@ -6,7 +6,8 @@ import { SUBMISSION_PROGRESS_TOOL, POLL_MS } from './constants.ts'
 
 /**
  * The status view (`ui://bruno/status`): a submission's stage, live. It polls the app-only tool
- * `submission_progress` (never shown to the model) until the submission is done or failed.
+ * `submission_progress` (never shown to the model) until the submission is done or failed; `status`
+ * where the host refuses that tool.
  */
 export function showSubmissions(app: App, context: PageContext, root: HTMLElement): void {
   let token: string | undefined
@@ -44,7 +45,12 @@ export function showSubmissions(app: App, context: PageContext, root: HTMLElemen
   async function follow(id: string): Promise<void> {
     for (;;) {
       await new Promise((resolve) => setTimeout(resolve, POLL_MS))
-      const result = await app.callServerTool({ name: SUBMISSION_PROGRESS_TOOL, arguments: { id } }).catch(() => undefined)
+      // A host on MCP's 2025 revisions lists no app-only tool (SPEC §12) and may refuse it: then `status`.
+      const result = await app
+        .callServerTool({ name: SUBMISSION_PROGRESS_TOOL, arguments: { id } })
+        .then((answer) => (answer.isError ? Promise.reject(answer) : answer))
+        .catch(() => app.callServerTool({ name: 'status', arguments: { id } }))
+        .catch(() => undefined)
       if (!result || result.isError || result.structuredContent === undefined) continue
       if (show(result.structuredContent)) return
     }
