@@ -29,6 +29,10 @@ function document(title: string, context: object, script: string): string {
   )
 }
 
+/** The views' script as it is written inline, once per process: a `</script` in it would end the element early. */
+let inlineView: Promise<string> | undefined
+const inline = (script: string) => script.replace(/<\/script/gi, '<\\/script')
+
 /**
  * A view's HTML (MCP Apps: one document, its script inline, rendered by the host in a sandboxed
  * frame whose CSP the host sets): the view's bundle and the deployment's known contracts.
@@ -37,8 +41,7 @@ function document(title: string, context: object, script: string): string {
  * await viewHtml('review', context) // '<!doctype html>…'
  */
 export async function viewHtml(view: 'review' | 'status', context: PageContext): Promise<string> {
-  // A `</script` inside the bundle would end the element early: escaped as `<\/script`.
-  const script = (await browserBundle('view')).replace(/<\/script/gi, '<\\/script')
+  const script = await (inlineView ??= browserBundle('view').then(inline))
   return document(view === 'review' ? 'Review — Bruno' : 'Status — Bruno', { ...context, view }, `<script type="module">${script}</script>`)
 }
 

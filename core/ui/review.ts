@@ -10,7 +10,6 @@ export const SIGNABLE_TOOLS: readonly ReviewedTool[] = ['calibur_batch', 'metama
 
 /** A prepared result in words, as the review view and the signing page show it before any signature. */
 export interface Review {
-  readonly tool: ReviewedTool
   /** `<chain> (chain id N)`, or the id alone on a chain this deployment does not serve. */
   readonly chain: string
   readonly chainId: number
@@ -34,20 +33,20 @@ type Json = Record<string, unknown>
  *
  * @example
  * reviewOf('calibur_batch', result, knownChains, Date.now() / 1000)
- * // { tool: 'calibur_batch', chain: 'devnet (chain id 31337)', account: '0x7099…79C8', payment: { title: 'Pay Bruno 0.42 USDC', … }, calls: [...], deadline: '…', problems: [] }
+ * // { chain: 'devnet (chain id 31337)', account: '0x7099…79C8', payment: { title: 'Pay Bruno 0.42 USDC', … }, calls: [...], deadline: '…', problems: [] }
  */
 export function reviewOf(tool: string, result: unknown, chains: readonly KnownChain[], now: number): Review {
   const problems: string[] = []
   const found = (REVIEWED_TOOLS as readonly string[]).includes(tool) ? (tool as ReviewedTool) : undefined
-  if (!found) return emptyReview('calibur_batch', [`${plainText(tool, 40) || 'a tool'} is not a tool this view reviews`])
-  if (!isObject(result)) return emptyReview(found, ['the result is not an object'])
+  if (!found) return emptyReview([`${plainText(tool, 40) || 'a tool'} is not a tool this view reviews`])
+  if (!isObject(result)) return emptyReview(['the result is not an object'])
   const typedData = result.typedData
-  if (!isObject(typedData) || !isObject(typedData.domain) || !isObject(typedData.message)) return emptyReview(found, ['the result has no typed data to sign'])
+  if (!isObject(typedData) || !isObject(typedData.domain) || !isObject(typedData.message)) return emptyReview(['the result has no typed data to sign'])
   const chainId = Number(typedData.domain.chainId)
   const known = chains.find((chain) => chain.chainId === chainId)
   if (!known) problems.push(`chain id ${String(typedData.domain.chainId).slice(0, 20)} is not a chain this deployment serves`)
   const chain = known ? `${plainText(known.chain, 32)} (chain id ${chainId})` : `chain id ${String(chainId).slice(0, 20)}`
-  const base = { tool: found, chain, chainId }
+  const base = { chain, chainId }
   switch (found) {
     case 'calibur_batch':
       return { ...base, ...caliburReview(result, typedData, known, now, problems), problems }
@@ -58,7 +57,7 @@ export function reviewOf(tool: string, result: unknown, chains: readonly KnownCh
   }
 }
 
-type Parts = Omit<Review, 'tool' | 'chain' | 'chainId' | 'problems'>
+type Parts = Omit<Review, 'chain' | 'chainId' | 'problems'>
 
 function caliburReview(result: Json, typedData: Json, known: KnownChain | undefined, now: number, problems: string[]): Parts {
   const account = String((typedData.domain as Json).verifyingContract)
@@ -207,8 +206,8 @@ function batchCalls(typedData: Json, problems: string[], name: string): PlainCal
   return plain
 }
 
-function emptyReview(tool: ReviewedTool, problems: string[]): Review {
-  return { tool, chain: 'an unknown chain', chainId: 0, account: '', calls: [], deadline: 'unknown', problems }
+function emptyReview(problems: string[]): Review {
+  return { chain: 'an unknown chain', chainId: 0, account: '', calls: [], deadline: 'unknown', problems }
 }
 
 function isObject(value: unknown): value is Json {
