@@ -11,9 +11,9 @@ import { encodeSignedExecute } from '../plugins/calibur/executeCalldata.ts'
 import { CALIBUR_PAYMENT_GAS, ownCallsBatch, paymentBatch } from '../plugins/calibur/paymentFirstBatch.ts'
 import { caliburTypedData, type CaliburCall } from '../plugins/calibur/typedData.ts'
 import { executionOf } from '../plugins/metamask/batch.ts'
-import { metaMaskContracts } from '../plugins/metamask/contracts.ts'
-import { CALLS_GROUP, delegationTypedData, encodeRedemption, PAYMENT_GROUP, paymentFirstDelegation, signedDelegation } from '../plugins/metamask/delegation.ts'
-import { paymentRedemptionGas } from '../plugins/metamask/gas.ts'
+import { metaMaskContracts, paymentFirstEnforcer } from '../plugins/metamask/contracts.ts'
+import { delegationTypedData, encodeRedemption, paymentFirstDelegation, signedDelegation } from '../plugins/metamask/delegation.ts'
+import { METAMASK_PAYMENT_GAS } from '../plugins/metamask/gas.ts'
 import { signTransfer } from '../test/fixtures/signedTransfer.ts'
 import { machine } from './machine.ts'
 import { createRequire } from 'node:module'
@@ -120,9 +120,9 @@ try {
           account: owner.address,
           delegate: metaMaskContracts.delegator,
           target: metaMaskContracts.delegationManager,
-          paymentData: encodeRedemption(signed, PAYMENT_GROUP, [leg]),
-          paymentGas: paymentRedemptionGas(signed),
-          data: encodeRedemption(signed, CALLS_GROUP, calls),
+          paymentData: encodeRedemption(signed, [leg]),
+          paymentGas: METAMASK_PAYMENT_GAS,
+          data: encodeRedemption(signed, calls),
           token: devnet.usdc,
           payee,
           amount: fee,
@@ -223,7 +223,8 @@ try {
     if (to === ECRECOVER) return { role: 'signature recovery (ecrecover)', whole: true }
     if (to === devnet.usdc) return { role: usdcRole(frame.input), whole: true }
     if (to === owner) return { role: "the account's delegate: signature checks, nonces, running the batches", whole: false }
-    if (to === metaMaskContracts.delegationManager) return { role: "MetaMask's DelegationManager and its enforcers", whole: false }
+    if (to === metaMaskContracts.delegationManager) return { role: "MetaMask's DelegationManager", whole: false }
+    if (to === paymentFirstEnforcer) return { role: "Bruno's PaymentFirstEnforcer (the delegation's caveat)", whole: false }
     if (to === ENTRY_POINT) return { role: 'the EntryPoint', whole: false }
     return undefined
   }

@@ -125,7 +125,7 @@ await withRelayDevnet(2 * 6 * rounds, log, async (devnet) => {
         await delegateTo(payer, metaMaskContracts.delegator)
         await steadyFees()
         const batch = await mcp.call('metamask_batch', { chain: 'local', account: payer.address, token: 'USDC', ...(await transferCalls(mcp)) })
-        const executed = await mcp.call('metamask_execute', { chain: 'local', typedData: batch.typedData, signature: await payer.signTypedData(batch.typedData as never) })
+        const executed = await mcp.call('metamask_execute', { chain: 'local', typedData: batch.typedData, batches: batch.batches, signature: await payer.signTypedData(batch.typedData as never) })
         const accepted = await mcp.call('submit', { chain: 'local', call: executed.call, payment: executed.payment })
         return settled(mcp, accepted.id)
       },

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs'
-import { caliburCompatibleAbi, payeeVaultAbi, runnerAbi } from './abi.ts'
+import { caliburCompatibleAbi, payeeVaultAbi, paymentFirstEnforcerAbi, runnerAbi } from './abi.ts'
 import type { ContractArtifact, ContractName } from './build.ts'
 
 /** A committed artifact, its ABI typed `as const` so viem infers function names and arguments. */
@@ -34,6 +34,15 @@ export const caliburCompatibleArtifact = load('CaliburCompatible', caliburCompat
  * await wallet.deployContract({ ...payeeVaultArtifact, args: [runner, treasury] })
  */
 export const payeeVaultArtifact = load('PayeeVault', payeeVaultAbi)
+
+/**
+ * The caveat enforcer of a payment-first MetaMask delegation: the payment's batch, then the calls', in one
+ * transaction, each pinned by its hash. No constructor arguments: one address on every chain (CREATE2).
+ *
+ * @example
+ * await wallet.deployContract({ ...paymentFirstEnforcerArtifact })
+ */
+export const paymentFirstEnforcerArtifact = load('PaymentFirstEnforcer', paymentFirstEnforcerAbi)
 
 /**
  * The Runner the runner EOA sends every relay through. Constructor `(address operator)`.

@@ -5,7 +5,7 @@ import solc from 'solc'
 import type { Abi, Hex } from 'viem'
 
 /** The contracts we own, each in `contracts/<name>.sol`. */
-export const contractNames = ['CaliburCompatible', 'PayeeVault', 'Runner'] as const
+export const contractNames = ['CaliburCompatible', 'PayeeVault', 'PaymentFirstEnforcer', 'Runner'] as const
 
 export type ContractName = (typeof contractNames)[number]
 
@@ -20,7 +20,7 @@ export type ContractName = (typeof contractNames)[number]
 export const compilerSettings = {
   evmVersion: 'prague',
   metadata: { bytecodeHash: 'none' },
-  // Both contracts run on every relay and deploy rarely: favour runtime gas over code size.
+  // They run on every relay and deploy rarely: favour runtime gas over code size.
   optimizer: { enabled: true, runs: 10_000 },
   viaIR: false,
 } as const
@@ -78,7 +78,7 @@ export function compileContracts(): Record<ContractName, ContractArtifact> {
       settings: compilerSettings,
     }
   }
-  return { CaliburCompatible: compiled('CaliburCompatible'), PayeeVault: compiled('PayeeVault'), Runner: compiled('Runner') }
+  return Object.fromEntries(contractNames.map((name) => [name, compiled(name)])) as Record<ContractName, ContractArtifact>
 }
 
 /**
@@ -101,6 +101,7 @@ export function renderArtifacts(): Record<string, string> {
 const abiExamples: Record<ContractName, string> = {
   CaliburCompatible: "client.readContract({ address: account, abi: caliburCompatibleAbi, functionName: 'getSeq', args: [0n] })",
   PayeeVault: "encodeFunctionData({ abi: payeeVaultAbi, functionName: 'withdraw', args: [usdc, treasury, amount] })",
+  PaymentFirstEnforcer: "client.readContract({ address: paymentFirstEnforcer, abi: paymentFirstEnforcerAbi, functionName: 'redemptions', args: [delegationManager, delegationHash] })",
   Runner: "encodeFunctionData({ abi: runnerAbi, functionName: 'relayBatch', args: [account, calibur, { target: account, payment: paymentExecute, paymentGas, data: signedExecute }, callGas, usdc, payee, amount, charge] })",
 }
 

@@ -107,6 +107,7 @@ export { AUTHORIZATION_GAS, authorizationOverride, DELEGATION_PREFIX, requireDel
 export { requirePinnedPayment } from './relay/paymentPin.ts'
 export type { DevnetDeployment } from './devnet/deploy.ts'
 export { deployCodeTo } from './devnet/deployCodeTo.ts'
+export { deterministicAddress } from './chain/deterministicDeployment.ts'
 export { allowDelegatedPayers } from './devnet/allowDelegatedPayers.ts'
 export { encodeApprove, encodeTransfer } from './chain/erc20Calls.ts'
 export { revertReason, type ErrorVocabulary } from './relay/revertReason.ts'

@@ -208,11 +208,11 @@ t.test('a metamask_batch: the review reads the signed delegation, and the page s
   const page = await browser.newPage()
   const { frame, links } = await host(page, 'ui://bruno/review', 'metamask_batch', {}, { content: [{ type: 'text', text: '' }], structuredContent: misleading })
   await frame.locator('[data-testid=payment]').waitFor()
-  t.equal(await frame.locator('[data-testid=payment] .title').textContent(), `Pay Bruno at most ${batch.payment.amount} USDC`, 'the payment group, decoded')
+  t.equal(await frame.locator('[data-testid=payment] .title').textContent(), `Pay Bruno at most ${batch.payment.amount} USDC`, 'the payment batch, decoded')
   t.same(
     await texts(frame.locator('ol.calls > li > .title')),
     [`Allow ${router.slice(0, 8)}…${router.slice(-4)} (Uniswap SwapRouter02) to spend 2 USDC`, 'Send 1.5 USDC'],
-    'the calls group as signed, not the result\'s `calls`',
+    'the calls batch as signed, not the result\'s `calls`',
   )
   await frame.locator('[data-testid=sign]').click()
   await waitUntil(() => links.length > 0, 'the view opened a link')

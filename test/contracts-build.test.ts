@@ -16,6 +16,7 @@ t.test('the committed artifacts are what the pinned compiler builds from the sou
     'contracts/abi.ts',
     'contracts/artifacts/CaliburCompatible.json',
     'contracts/artifacts/PayeeVault.json',
+    'contracts/artifacts/PaymentFirstEnforcer.json',
     'contracts/artifacts/Runner.json',
   ])
   for (const [path, contents] of Object.entries(files))

@@ -4,8 +4,18 @@ import { join } from 'node:path'
 import t from 'tap'
 import { createPublicClient, createTestClient, formatEther, getAddress, http, keccak256, parseEther, parseGwei, type Address, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import { payeeVaultArtifact, runnerArtifact } from '../contracts/artifacts.ts'
-import { DEPLOYMENT_PROXY, deployCommand, deploymentGasLimit, PAYEE_VAULT_DEPLOYMENT_GAS, payeeVaultDeploymentAddress, RUNNER_DEPLOYMENT_GAS, runnerDeploymentAddress } from '../core/commands/deploy.ts'
+import { payeeVaultArtifact, paymentFirstEnforcerArtifact, runnerArtifact } from '../contracts/artifacts.ts'
+import {
+  DEPLOYMENT_PROXY,
+  deployCommand,
+  deploymentGasLimit,
+  PAYEE_VAULT_DEPLOYMENT_GAS,
+  PAYMENT_FIRST_ENFORCER_DEPLOYMENT_GAS,
+  payeeVaultDeploymentAddress,
+  RUNNER_DEPLOYMENT_GAS,
+  runnerDeploymentAddress,
+} from '../core/commands/deploy.ts'
+import { paymentFirstEnforcer } from '../plugins/metamask/contracts.ts'
 import { preflightCommand } from '../core/commands/preflight.ts'
 import { startAnvil } from '../core/devnet/anvil.ts'
 import { deployDevnet } from '../core/devnet/deploy.ts'
@@ -167,6 +177,26 @@ t.test('--wallet-factory: the owner lists a factory whose ERC-6492 signatures th
   t.match(again.stdout, `Wallet factory ${factory} is already on ${expected}'s list on chain 31337: nothing was sent.`)
   t.equal(await client.getTransactionCount({ address: owner }), nonce, 'nothing was sent')
   t.match(await deploy(first.rpcUrl, '--wallet-factory', '0x12'), { code: 2, stderr: /--wallet-factory: 0x12 is not an address with a valid EIP-55 checksum/ })
+})
+
+t.test('--metamask: Bruno\'s PaymentFirstEnforcer at the one address the metamask group names; a second run sends nothing for it', async (t) => {
+  const client = createPublicClient({ transport: http(first.rpcUrl) })
+  t.equal(await client.getCode({ address: paymentFirstEnforcer }), undefined, 'not there before')
+  const run = await deploy(first.rpcUrl, '--metamask')
+  t.equal(run.code, 0, run.stderr)
+  t.match(run.stdout, `Deployed Bruno's PaymentFirstEnforcer (the metamask group's caveat) at ${paymentFirstEnforcer} on chain 31337`)
+  t.equal(await client.getCode({ address: paymentFirstEnforcer }), paymentFirstEnforcerArtifact.deployedBytecode, "the code is the artifact's")
+  const hash = /PaymentFirstEnforcer[^\n]*\(transaction (0x[0-9a-f]{64})\)/.exec(run.stdout)![1]! as Hex
+  const used = (await client.getTransactionReceipt({ hash })).gasUsed
+  t.ok(
+    used * 100n >= PAYMENT_FIRST_ENFORCER_DEPLOYMENT_GAS * 95n && used * 100n <= PAYMENT_FIRST_ENFORCER_DEPLOYMENT_GAS * 105n,
+    `PAYMENT_FIRST_ENFORCER_DEPLOYMENT_GAS ${PAYMENT_FIRST_ENFORCER_DEPLOYMENT_GAS} is within 5% of the ${used} gas measured`,
+  )
+  const nonce = await client.getTransactionCount({ address: owner })
+  const again = await deploy(first.rpcUrl, '--metamask')
+  t.equal(again.code, 0, again.stderr)
+  t.match(again.stdout, `Bruno's PaymentFirstEnforcer (the metamask group's caveat) is already deployed at ${paymentFirstEnforcer} on chain 31337`)
+  t.equal(await client.getTransactionCount({ address: owner }), nonce, 'nothing was sent')
 })
 
 t.test('a chain without the deployment proxy is refused, naming the proxy', async (t) => {

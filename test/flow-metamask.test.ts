@@ -7,7 +7,7 @@ import { runnerAbi } from '../contracts/abi.ts'
 import { mintUsdc } from '../core/devnet/fund.ts'
 import { encodeTransfer } from '../core/chain/erc20Calls.ts'
 import { delegationManagerAbi } from '../plugins/metamask/abi.ts'
-import { metaMaskContracts } from '../plugins/metamask/contracts.ts'
+import { metaMaskContracts, paymentFirstEnforcer } from '../plugins/metamask/contracts.ts'
 import { chargedAtCost, startDevnetBruno } from './fixtures/devnetBruno.ts'
 import { signTransfer } from './fixtures/signedTransfer.ts'
 import { connectAgent } from './fixtures/agent.ts'
@@ -43,9 +43,9 @@ const sign = (account: PrivateKeyAccount, typedData: unknown) => account.signTyp
 
 /** Runs a prepared delegation to done; returns the runner's receipt. */
 async function relay(t: Test, account: PrivateKeyAccount, batch: any, authorizationList?: unknown) {
-  const executed = await use('metamask_execute', { chain: 'local', typedData: batch.typedData, signature: await sign(account, batch.typedData), ...(authorizationList ? { authorizationList } : {}) })
+  const executed = await use('metamask_execute', { chain: 'local', typedData: batch.typedData, batches: batch.batches, signature: await sign(account, batch.typedData), ...(authorizationList ? { authorizationList } : {}) })
   t.equal(executed.call.to, metaMaskContracts.delegationManager, 'the Runner redeems through the DelegationManager')
-  t.same({ token: executed.payment.token, amountBaseUnits: executed.payment.amountBaseUnits }, { token: usdc, amountBaseUnits: batch.payment.amountBaseUnits }, 'the payment is the delegation\'s payment group')
+  t.same({ token: executed.payment.token, amountBaseUnits: executed.payment.amountBaseUnits }, { token: usdc, amountBaseUnits: batch.payment.amountBaseUnits }, 'the payment is the delegation\'s payment batch')
   t.match(executed.payment.batch, /^0xcef6d209/, 'the payment is a redeemDelegations too')
   // quote prices the exact redemptions as submit will: no more than metamask_batch priced them.
   const quote = await use('quote', { chain: 'local', call: executed.call, paymentBatch: executed.payment.batch, token: 'USDC', payment: 'batch', ...(authorizationList ? { authorizationList } : {}) })
@@ -54,7 +54,7 @@ async function relay(t: Test, account: PrivateKeyAccount, batch: any, authorizat
   const status = await untilSettled(accepted.id)
   t.equal(status.stage, 'done', status.reason)
   t.equal(status.outcome.callSucceeded, true, 'the calls ran')
-  t.equal(status.outcome.paidBaseUnits, batch.payment.amountBaseUnits, 'the payee received the payment group\'s transfer')
+  t.equal(status.outcome.paidBaseUnits, batch.payment.amountBaseUnits, 'the payee received the payment batch\'s transfer')
   const receipt = await client.getTransactionReceipt({ hash: status.transaction.hash })
   const signed = await client.getTransaction({ hash: status.transaction.hash })
   t.ok(BigInt(batch.gas.estimated) >= signed.gas, `the estimate ${batch.gas.estimated} covers the signed limit ${signed.gas}`)
@@ -93,7 +93,7 @@ t.test('flow 1: a delegated account runs a builder\'s call, paying in USDC, with
   t.match(batch.typedData, { domain: { name: 'DelegationManager', version: '1', chainId: deployment.chainId, verifyingContract: metaMaskContracts.delegationManager }, primaryType: 'Delegation' })
   t.equal(batch.typedData.message.delegate, deployment.runner.contract, 'only the Runner may redeem it')
   t.equal(batch.typedData.message.delegator, owner.address)
-  t.same(batch.typedData.message.caveats.map((caveat: any) => caveat.enforcer), [metaMaskContracts.logicalOrWrapper, metaMaskContracts.timestamp])
+  t.same(batch.typedData.message.caveats.map((caveat: any) => caveat.enforcer), [paymentFirstEnforcer], 'one caveat: Bruno\'s enforcer, the batches\' hashes and the deadline')
   t.same(batch.calls, [{ to: usdc, value: '0', data: builderCall.data }], 'the builder\'s extra fields are dropped')
   t.match(batch.summary, /One delegation to Bruno's Runner, redeemed twice/)
   const before = { owner: await usdcOf(owner.address), payee: await usdcOf(payee), runner: await client.getBalance({ address: runner }) }
@@ -140,7 +140,7 @@ t.test('refusals and replays: nothing more reaches the runner', async (t) => {
   const transfer = encodeTransfer({ token: usdc, to: done.account.address, amount: 1_000_000n })
   const batch = await use('metamask_batch', { chain: 'local', account: owner.address, calls: [transfer], token: 'USDC' })
   const signature = await sign(owner, batch.typedData)
-  const execute = (typedData: unknown, signature: string) => refusal('metamask_execute', { chain: 'local', typedData, signature })
+  const execute = (typedData: unknown, signature: string, batches = batch.batches) => refusal('metamask_execute', { chain: 'local', typedData, signature, batches })
 
   t.match(await execute(batch.typedData, `0x${'00'.repeat(64)}1b`), /bad signature|recovers to/)
   t.match(await execute(batch.typedData, await sign(done.account, batch.typedData)), new RegExp(`recovers to ${done.account.address}, not the account`))
@@ -148,24 +148,27 @@ t.test('refusals and replays: nothing more reaches the runner', async (t) => {
   const cheaper = structuredClone(batch.typedData)
   cheaper.message.salt = (BigInt(cheaper.message.salt) + 1n).toString()
   t.match(await execute(cheaper, signature), /not the account/)
-  // Another redeemer, no deadline, or the payment group and the calls swapped: not a payment-first delegation.
+  // Another redeemer, or no caveat: not a payment-first delegation.
   const otherRedeemer = structuredClone(batch.typedData)
   otherRedeemer.message.delegate = done.account.address
   t.match(await execute(otherRedeemer, await sign(owner, otherRedeemer)), /not a payment-first delegation to Bruno: it delegates to 0x[0-9a-fA-F]{40}, not to Bruno's Runner/)
-  const noDeadline = structuredClone(batch.typedData)
-  noDeadline.message.caveats = noDeadline.message.caveats.slice(0, 1)
-  t.match(await execute(noDeadline, await sign(owner, noDeadline)), /its caveats are not the payment-first pair of groups and a deadline/)
+  const noCaveat = structuredClone(batch.typedData)
+  noCaveat.message.caveats = []
+  t.match(await execute(noCaveat, await sign(owner, noCaveat)), /its caveats are not the one payment-first caveat \(Bruno's enforcer 0x[0-9a-fA-F]{40}\)/)
+  // The batches beside it are not what it signs: another account's, swapped, or not batches at all.
+  t.match(await execute(batch.typedData, signature, done.batch.batches), /batches are not what the delegation pins: the (payment batch is not the one|calls are not the ones) the delegation pins/)
+  t.match(await execute(batch.typedData, signature, '0x1234'), /batches does not decode as two ERC-7579 batches/)
   // The done delegation of flow 1, again: its redemptions are counted on chain.
-  t.match(await execute(done.batch.typedData, done.signature), /was redeemed already \(2 times\)/)
+  t.match(await execute(done.batch.typedData, done.signature, done.batch.batches), /was redeemed already \(2 times\)/)
   // Its submit again is the same submission (idempotent), not a second payment.
   const again = await use('submit', { chain: 'local', call: done.executed.call, payment: done.executed.payment })
   t.equal(again.stage, 'done', 'the done submission answers')
   // The call with the payment of another delegation: refused before anything is sent.
-  const executed = await use('metamask_execute', { chain: 'local', typedData: batch.typedData, signature })
+  const executed = await use('metamask_execute', { chain: 'local', typedData: batch.typedData, batches: batch.batches, signature })
   t.match(await refusal('submit', { chain: 'local', call: executed.call, payment: done.executed.payment }), /the payment and the call redeem different delegations/)
   // The payment redemption as the call, and the call as its own payment.
-  t.match(await refusal('submit', { chain: 'local', call: { to: metaMaskContracts.delegationManager, data: executed.payment.batch }, payment: executed.payment }), /redeems caveat group 0, not the calls' \(1\)/)
-  t.match(await refusal('submit', { chain: 'local', call: executed.call, payment: { ...executed.payment, batch: executed.call.data } }), /not the redemption of a delegation's payment group/)
+  t.match(await refusal('submit', { chain: 'local', call: { to: metaMaskContracts.delegationManager, data: executed.payment.batch }, payment: executed.payment }), /the redemptions do not run what the delegation pins: the calls are not the ones the delegation pins/)
+  t.match(await refusal('submit', { chain: 'local', call: executed.call, payment: { ...executed.payment, batch: executed.call.data } }), /the redemptions do not run what the delegation pins: the payment batch is not the one the delegation pins/)
   // A batch that cannot run: refused with the token's reason before anything is signed.
   const tooMuch = encodeTransfer({ token: usdc, to: done.account.address, amount: 10n ** 15n })
   t.match(await refusal('metamask_batch', { chain: 'local', account: owner.address, calls: [tooMuch], token: 'USDC' }), /the batch would fail: .*exceeds balance/)
@@ -207,7 +210,7 @@ t.test('a hostile client holding an account\'s signed delegation cannot run it, 
   const victim = await delegatedAccount()
   const friend = privateKeyToAccount(generatePrivateKey()).address
   const batch = await use('metamask_batch', { chain: 'local', account: victim.address, calls: [encodeTransfer({ token: usdc, to: friend, amount: 1_000_000n })], token: 'USDC' })
-  const executed = await use('metamask_execute', { chain: 'local', typedData: batch.typedData, signature: await sign(victim, batch.typedData) })
+  const executed = await use('metamask_execute', { chain: 'local', typedData: batch.typedData, batches: batch.batches, signature: await sign(victim, batch.typedData) })
   const hostileKey = generatePrivateKey()
   await mintUsdc(deployment.rpcUrl, deployment, privateKeyToAccount(hostileKey).address, 20_000_000n)
   const hostilePayment = async () => {
@@ -233,14 +236,15 @@ t.test('a hostile client holding an account\'s signed delegation cannot run it, 
   const notOne = /refused: the call goes to MetaMask's DelegationManager but is not one payment-first redemption \(it redeems 2 delegation chains, not 1\)/
   for (const call of [bothGroups, callsTwice]) {
     t.match(await refusedTo('submit', { call, payment: await hostilePayment() }), notOne, 'over MCP, paid by the hostile client\'s own signed transfer')
-    t.match(await refusedTo('submit', { call, payment: executed.payment }), notOne, 'over MCP, with the account\'s own payment group')
+    t.match(await refusedTo('submit', { call, payment: executed.payment }), notOne, 'over MCP, with the account\'s own payment batch')
     t.match(await refusedTo('quote', { call, token: 'USDC', payment: 'authorization' }), notOne, 'quote refuses it before anything is signed')
     const overRest = await rest('submit', { call, payment: await hostilePayment() })
     t.equal(overRest.status, 422)
     t.match(overRest.json.error.message, notOne, 'over REST')
   }
-  // The calls group alone, paid by anything but its own payment group: it would run before that payment.
-  const unpaid = /a MetaMask delegation's calls run only after its own payment group, in the same relay: pay with the payment metamask_execute returned/
+  // The calls alone, paid by anything but their own payment batch: on chain they would fail unpaid-for (the
+  // enforcer runs them only after their payment), and that failure would be charged to someone else.
+  const unpaid = /a MetaMask delegation's calls run only after its own payment batch, in the same relay: pay with the payment metamask_execute returned/
   t.match(await refusedTo('submit', { call: executed.call, payment: await hostilePayment() }), unpaid)
   t.match(await refusedTo('quote', { call: executed.call, token: 'USDC', payment: 'authorization' }), unpaid)
   t.match((await rest('submit', { call: executed.call, payment: await hostilePayment() })).json.error.message, unpaid)
@@ -266,7 +270,7 @@ t.test('two MetaMask accounts\' relays are in flight at once', async (t) => {
   const prepared = []
   for (const account of accounts) {
     const batch = await use('metamask_batch', { chain: 'local', account: account.address, calls: [encodeTransfer({ token: usdc, to: payee, amount: 1n })], token: 'USDC' })
-    prepared.push(await use('metamask_execute', { chain: 'local', typedData: batch.typedData, signature: await sign(account, batch.typedData) }))
+    prepared.push(await use('metamask_execute', { chain: 'local', typedData: batch.typedData, batches: batch.batches, signature: await sign(account, batch.typedData) }))
   }
   await testClient.setAutomine(false)
   t.teardown(() => testClient.setAutomine(true))

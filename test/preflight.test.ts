@@ -17,7 +17,7 @@ import { preflight } from '../core/preflight/preflight.ts'
 import { groupChecks } from '../core/tool/groupPlugin.ts'
 import { loadGroups } from '../config/loadGroups.ts'
 import { builtinGroups } from '../plugins/index.ts'
-import { metaMaskContracts } from '../plugins/metamask/contracts.ts'
+import { metaMaskContracts, paymentFirstEnforcer } from '../plugins/metamask/contracts.ts'
 import { spawnOwned } from './fixtures/ownedProcess.ts'
 import { CALIBUR_ADDRESS } from '../plugins/calibur/networkOptions.ts'
 
@@ -265,11 +265,29 @@ t.test('no code at Calibur\'s address: "calibur" fails', async (t) => {
 // Calibur is recognised by what it does, not by its bytes: the real contract's code is not ours.
 t.test('"metamask" fails without MetaMask\'s contracts, or with a delegator that names another manager: a group\'s own preflight hook', async (t) => {
   await withChange(
-    () => chain.setCode({ address: metaMaskContracts.timestamp, bytecode: '0x' }),
+    () => chain.setCode({ address: metaMaskContracts.delegator, bytecode: '0x' }),
     async () => {
       const local = await checks()
       t.same(local.checks.filter((check) => !check.ok).map((check) => check.name), ['metamask'])
-      t.match(local.checks.find((check) => check.name === 'metamask')!.detail, /^no code at timestamp 0x1046bb45C8d673d4ea75321280DB34899413c069: MetaMask's delegation framework v1\.3\.0 is not deployed on this chain$/)
+      t.match(local.checks.find((check) => check.name === 'metamask')!.detail, /^no code at delegator 0x63c0c19a282a1B52b07dD5a65b58948A07DAE32B: MetaMask's delegation framework v1\.3\.0 is not deployed on this chain$/)
+    },
+  )
+  await withChange(
+    () => chain.setCode({ address: paymentFirstEnforcer, bytecode: '0x' }),
+    async () => {
+      const local = await checks()
+      t.same(local.checks.filter((check) => !check.ok).map((check) => check.name), ['metamask'])
+      t.equal(
+        local.checks.find((check) => check.name === 'metamask')!.detail,
+        `no code at ${paymentFirstEnforcer} where it belongs: Bruno's PaymentFirstEnforcer, the caveat of every payment-first delegation: deploy it with bruno deploy --metamask`,
+      )
+    },
+  )
+  await withChange(
+    () => chain.setCode({ address: paymentFirstEnforcer, bytecode: caliburCompatibleArtifact.deployedBytecode }),
+    async () => {
+      const local = await checks()
+      t.match(local.checks.find((check) => check.name === 'metamask')!.detail, /^the code at 0x[0-9a-fA-F]{40} is not Bruno's PaymentFirstEnforcer/)
     },
   )
   await withChange(

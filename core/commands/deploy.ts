@@ -7,13 +7,11 @@ import {
   formatEther,
   formatGwei,
   getAddress,
-  getContractAddress,
   http,
   InsufficientFundsError,
   isAddress,
   isHex,
   keccak256,
-  zeroHash,
   type Abi,
   type Address,
   type Chain,
@@ -24,21 +22,15 @@ import {
 } from 'viem'
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
 import { presetOfChain } from '../../config/presets.ts'
-import { payeeVaultArtifact, runnerArtifact } from '../../contracts/artifacts.ts'
+import { payeeVaultArtifact, paymentFirstEnforcerArtifact, runnerArtifact } from '../../contracts/artifacts.ts'
 import { guardedTransport } from '../chain/guardedTransport.ts'
 import { delegationCode } from '../relay/delegation7702.ts'
 import { creationRuntime } from '../preflight/creationRuntime.ts'
 import { type Command, commandFailure, parseFlags } from './command.ts'
 
-/**
- * The deterministic deployment proxy (github.com/Arachnid/deterministic-deployment-proxy): the
- * same address on every chain it is on (anvil has it from genesis). Called with `salt ‖ initCode`,
- * it CREATE2s the contract and returns its address.
- */
-export const DEPLOYMENT_PROXY: Address = '0x4e59b44847b379578588920cA78FbF26c0B4956C'
+import { DEPLOYMENT_PROXY, deterministicAddress, RUNNER_SALT } from '../chain/deterministicDeployment.ts'
 
-/** The Runner's CREATE2 salt: fixed (zero), so the address depends on the operator and the Runner's code alone. */
-export const RUNNER_SALT: Hex = zeroHash
+export { DEPLOYMENT_PROXY, RUNNER_SALT }
 
 /**
  * The gas a Runner deployment uses (1,771,922 measured on anvil since the `bytes` signature and the
@@ -77,7 +69,7 @@ export function runnerInitCode(operator: Address, owner: Address): Hex {
  * runnerDeploymentAddress('0x15d34AAf54267DB7D7c367839AAf71A00a2C6A65', '0x15d34AAf54267DB7D7c367839AAf71A00a2C6A65') // '0x…' on every chain
  */
 export function runnerDeploymentAddress(operator: Address, owner: Address): Address {
-  return getContractAddress({ opcode: 'CREATE2', from: DEPLOYMENT_PROXY, salt: RUNNER_SALT, bytecode: runnerInitCode(operator, owner) })
+  return deterministicAddress(runnerInitCode(operator, owner))
 }
 
 /** The gas a PayeeVault deployment uses (354,166 measured on anvil; test/deploy.test.ts holds it within 5 %). */
@@ -91,8 +83,11 @@ export const PAYEE_VAULT_DEPLOYMENT_GAS = 354_000n
  * payeeVaultDeploymentAddress(runnerDeploymentAddress(operator), treasury) // '0x…' on every chain
  */
 export function payeeVaultDeploymentAddress(runner: Address, owner: Address): Address {
-  return getContractAddress({ opcode: 'CREATE2', from: DEPLOYMENT_PROXY, salt: RUNNER_SALT, bytecode: payeeVaultInitCode(runner, owner) })
+  return deterministicAddress(payeeVaultInitCode(runner, owner))
 }
+
+/** The gas a PaymentFirstEnforcer deployment uses (416,458 measured on anvil; test/deploy.test.ts holds it within 5 %). */
+export const PAYMENT_FIRST_ENFORCER_DEPLOYMENT_GAS = 416_000n
 
 function payeeVaultInitCode(runner: Address, owner: Address): Hex {
   return encodeDeployData({ abi: payeeVaultArtifact.abi, bytecode: payeeVaultArtifact.bytecode, args: [runner, owner] })
@@ -133,6 +128,10 @@ Options:
                              a wallet factory whose ERC-6492 signatures the Runner may deploy
                              (setWalletFactory; repeat for each; one already listed is left alone).
                              Only a factory whose call deploys the same listed wallet whoever makes it
+  --metamask                 also deploy Bruno's PaymentFirstEnforcer (CREATE2, salt 0: one address
+                             on every chain, whoever deploys it), the caveat of every payment-first
+                             MetaMask delegation: the metamask group needs it (~${(Number(deploymentGasLimit(PAYMENT_FIRST_ENFORCER_DEPLOYMENT_GAS)) / 1e6).toFixed(2)}M gas more; none
+                             where it is deployed already)
   --payee <address>          the payee to put in the printed entry instead (an account: payments
                              are kept whole, nothing is refunded)
   --name <name>              the network's name in the printed entry (default: the preset's, or chain-<id>)
@@ -166,6 +165,7 @@ export const deployCommand: Command = {
         lane: { type: 'string', multiple: true },
         'wallet-delegate': { type: 'string', multiple: true },
         'wallet-factory': { type: 'string', multiple: true },
+        metamask: { type: 'boolean' },
         name: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -253,6 +253,17 @@ export const deployCommand: Command = {
         if (typeof deployed !== 'string') return refuse(1, deployed.refused)
         payee = vault
         vaultNote = `The payee is the PayeeVault ${vault}: relays refund what they did not cost, and ${treasury} withdraws what the vault keeps.\n`
+      }
+      if (values.metamask) {
+        const enforcer = await deployByCreate2(create2, {
+          what: "Bruno's PaymentFirstEnforcer (the metamask group's caveat)",
+          artifact: paymentFirstEnforcerArtifact,
+          args: [],
+          initCode: paymentFirstEnforcerArtifact.bytecode,
+          address: deterministicAddress(paymentFirstEnforcerArtifact.bytecode),
+          knownGas: PAYMENT_FIRST_ENFORCER_DEPLOYMENT_GAS,
+        })
+        if (typeof enforcer !== 'string') return refuse(1, enforcer.refused)
       }
       const lanes = (values.lane ?? []).map((lane) => getAddress(lane))
       for (const lane of lanes) await allowLane(create2, address, lane)

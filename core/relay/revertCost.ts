@@ -31,7 +31,7 @@ export function revertCostGas(relay: RunnerRelay, data: `0x${string}`, authoriza
 /**
  * The most a relay's revert may cost: `relay.maxRevertGas`, and for a delegate's batch whose payment
  * phase costs more than a signed transfer's (`AUTHORIZATION_PHASE_GAS`), that excess on top. A
- * delegate whose payment alone is dear (MetaMask's redemption, ≈ 270,000) is served at the default
+ * delegate whose payment alone is dear (a redemption through a manager, capped at 150,000) is served at the default
  * bound without raising it for every payer: each payer has the same room for calldata, whatever
  * its payment's layout.
  *

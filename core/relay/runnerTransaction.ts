@@ -30,7 +30,7 @@ export const MAX_TRANSACTION_GAS = 16_777_216n
 /**
  * Room in a transaction beside the call's stipend: the intrinsic gas, the payment phase, the
  * Runner's own work — for a batch, this beside its payment phase, which its `paymentGas` caps (a
- * delegate's can cost more than a signed transfer's: MetaMask's redemption ≈ 260,000).
+ * delegate's can cost more than a signed transfer's: MetaMask's redemption ≈ 91,000, capped at 150,000).
  */
 const PAYMENT_PHASE_ROOM = 500_000n
 const BESIDE_BATCH_PAYMENT_ROOM = 350_000n

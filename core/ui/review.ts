@@ -1,4 +1,4 @@
-import { decodeAbiParameters, getAddress, isAddress, type Hex } from 'viem'
+import { decodeAbiParameters, encodeAbiParameters, getAddress, isAddress, keccak256, type Hex } from 'viem'
 import { addressWords, deadlineWords, describeCall, plainText, tokenAmount, tokenName, type CallWords, type KnownChain, type PlainCall } from './describe.ts'
 
 /** The prepare tools whose results a review shows, and the signing page signs. */
@@ -90,9 +90,9 @@ function metamaskReview(result: Json, typedData: Json, known: KnownChain | undef
   if (known && isAddress(String(message.delegate), { strict: false }) && getAddress(String(message.delegate)) !== known.runner) {
     problems.push(`the delegation is to ${addressWords(known, String(message.delegate))}, not to Bruno's Runner`)
   }
-  const terms = paymentFirstTerms(message.caveats)
-  if (!terms) {
-    problems.push("the delegation's caveats are not a payment batch, a calls batch and a deadline")
+  const terms = paymentFirstTerms(message.caveats, result.batches)
+  if (typeof terms === 'string') {
+    problems.push(terms)
     return { account, calls: [], deadline: 'unknown' }
   }
   const [payment, ...extra] = terms.payment
@@ -105,31 +105,31 @@ function metamaskReview(result: Json, typedData: Json, known: KnownChain | undef
   }
 }
 
-const executions = [{ type: 'tuple[]', components: [{ name: 'target', type: 'address' }, { name: 'value', type: 'uint256' }, { name: 'callData', type: 'bytes' }] }] as const
-const caveatGroups = [
-  { type: 'tuple[]', components: [{ name: 'caveats', type: 'tuple[]', components: [{ name: 'enforcer', type: 'address' }, { name: 'terms', type: 'bytes' }, { name: 'args', type: 'bytes' }] }] },
-] as const
+const executions = { type: 'tuple[]', components: [{ name: 'target', type: 'address' }, { name: 'value', type: 'uint256' }, { name: 'callData', type: 'bytes' }] } as const
+const hashesAndDeadline = [{ type: 'bytes32' }, { type: 'bytes32' }, { type: 'uint256' }] as const
 
 /**
- * What a payment-first delegation pins, read from its signed caveats (metamask_batch's layout, SPEC
- * §6): a caveat whose terms are two groups, each pinning an exact batch (its first caveat's terms,
- * `abi.encode(Execution[])`) — the payment, then the calls — and a timestamp caveat ending it after
- * the deadline (its terms' low 128 bits, exclusive). Which contracts enforce them is
- * metamask_execute's check; a delegation of another shape is `undefined`.
+ * What a payment-first delegation pins (metamask_batch's layout, SPEC §6): its one caveat's terms
+ * are the hashes of two batches — the payment, then the calls — and the deadline; the batches
+ * themselves come beside it (`batches`, `abi.encode(Execution[], Execution[])`), and are shown only
+ * when they hash to what is signed. Which contract enforces the caveat is metamask_execute's
+ * check; anything else is a problem in words.
  */
-function paymentFirstTerms(caveats: unknown): { payment: PlainCall[]; calls: PlainCall[]; deadline: bigint } | undefined {
-  if (!Array.isArray(caveats) || caveats.length !== 2 || !caveats.every((caveat) => isObject(caveat) && typeof caveat.terms === 'string')) return undefined
+function paymentFirstTerms(caveats: unknown, batches: unknown): { payment: PlainCall[]; calls: PlainCall[]; deadline: bigint } | string {
+  if (!Array.isArray(caveats) || caveats.length !== 1 || !isObject(caveats[0]) || typeof caveats[0].terms !== 'string') {
+    return "the delegation's caveats are not the one payment-first caveat"
+  }
+  if (typeof batches !== 'string') return 'the result has no batches beside the delegation'
   try {
-    const [groups] = decodeAbiParameters(caveatGroups, caveats[0].terms as Hex)
-    if (groups.length !== 2) return undefined
-    const pinned = groups.map((group) => {
-      const [batch] = decodeAbiParameters(executions, group.caveats[0]!.terms)
-      return batch.map((execution) => ({ to: execution.target, value: execution.value.toString(), data: execution.callData }))
-    })
-    const bound = BigInt(caveats[1].terms as Hex) & ((1n << 128n) - 1n)
-    return { payment: pinned[0]!, calls: pinned[1]!, deadline: bound - 1n }
+    const [paymentHash, callsHash, deadline] = decodeAbiParameters(hashesAndDeadline, caveats[0].terms as Hex)
+    const [payment, calls] = decodeAbiParameters([executions, executions], batches as Hex)
+    if (keccak256(encodeAbiParameters([executions], [payment])) !== paymentHash || keccak256(encodeAbiParameters([executions], [calls])) !== callsHash) {
+      return 'the batches beside the delegation are not the ones it signs (their hashes differ)'
+    }
+    const plain = (batch: typeof payment) => batch.map((execution) => ({ to: execution.target, value: execution.value.toString(), data: execution.callData }))
+    return { payment: plain(payment), calls: plain(calls), deadline }
   } catch {
-    return undefined
+    return "the delegation's caveat or its batches do not decode"
   }
 }
 

@@ -33,9 +33,3 @@ export const delegatorAbi = parseAbi([
   'error UnsupportedCallType(bytes1)',
   'error UnsupportedExecType(bytes1)',
 ])
-
-/** `LimitedCallsEnforcer`'s count of a delegation's redemptions, per caller (here the wrapper). */
-export const limitedCallsAbi = parseAbi(['function callCounts(address delegationManager, bytes32 delegationHash) view returns (uint256 count)'])
-
-/** `LogicalOrWrapperEnforcer`'s manager. */
-export const logicalOrWrapperAbi = parseAbi(['function delegationManager() view returns (address)'])

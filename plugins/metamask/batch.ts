@@ -20,6 +20,7 @@ import {
   defineTool,
   described,
   describeApprovals,
+  HexData,
   encodeTransfer,
   BatchGasEstimate,
   payerShortfall,
@@ -43,9 +44,9 @@ import {
 } from '../../core/plugin.ts'
 import { metaMaskContracts } from './contracts.ts'
 import { ownExecute } from './delegate.ts'
-import { CALLS_GROUP, delegationTypedData, encodeRedemption, PAYMENT_GROUP, paymentFirstDelegation, type Delegation, type Execution } from './delegation.ts'
+import { delegationTypedData, encodeBatches, encodeRedemption, paymentFirstDelegation, type Delegation, type Execution } from './delegation.ts'
 import { metaMaskWords } from './errors.ts'
-import { callsRedemptionOverhead, paymentRedemptionGas } from './gas.ts'
+import { callsRedemptionOverhead, METAMASK_PAYMENT_GAS, PAYMENT_REDEMPTION_GAS } from './gas.ts'
 import { DelegationTypedDataSchema } from './typedDataSchema.ts'
 
 /** MetaMask's delegator, as the authorization checks name it. */
@@ -72,10 +73,10 @@ export interface DelegationMeasurement {
  * Estimates, before the delegation is signed, the gas limit submit will price for it. Its
  * redemptions cannot be simulated without the signature, so the account's own `execute` of the
  * same batch is — the leg alone, then the leg and the calls — and what each redemption adds is
- * counted on top (`paymentRedemptionGas`, `callsRedemptionOverhead`, measured on the devnet). The
+ * counted on top (`PAYMENT_REDEMPTION_GAS`, `callsRedemptionOverhead`, measured on the devnet). The
  * limit is the intrinsic gas of the exact `relayBatch` calldata (a placeholder signature), the
- * Runner's work, the payment redemption's cap, the calls' stipend with the 1/64 a call keeps back
- * and the settlement, with the configured headroom.
+ * Runner's work, what the payment redemption needs (at most its cap), the calls' stipend with the
+ * 1/64 a call keeps back and the settlement, with the configured headroom.
  *
  * @example
  * await measureDelegation(network, delegation, leg, ownCalls, usdc, 1234n, feePerGas)
@@ -106,8 +107,9 @@ export async function measureDelegation(
   const [legGas, ownerGas] = await Promise.all([estimate(legData), estimate(ownerData)])
   const executed = (gas: bigint, data: Hex) => (gas - 21_000n - calldataGas(data) > 0n ? gas - 21_000n - calldataGas(data) : 0n)
   const callsExecuted = executed(ownerGas, ownerData) - executed(legGas, legData)
-  const paymentGas = paymentRedemptionGas(delegation)
-  const callGasUsed = (callsExecuted > 0n ? callsExecuted : 0n) + callsRedemptionOverhead(delegation, ownCalls.length)
+  const paymentGas = METAMASK_PAYMENT_GAS
+  const paymentNeeds = executed(legGas, legData) + PAYMENT_REDEMPTION_GAS
+  const callGasUsed = (callsExecuted > 0n ? callsExecuted : 0n) + callsRedemptionOverhead(ownCalls.length)
   const callGas = stipendFor(callGasUsed)
   const signed = { ...delegation, signature: PLACEHOLDER_SIGNATURE }
   const relay = {
@@ -115,21 +117,22 @@ export async function measureDelegation(
     account,
     delegate: metaMaskContracts.delegator,
     target: metaMaskContracts.delegationManager,
-    paymentData: encodeRedemption(signed, PAYMENT_GROUP, [leg]),
+    paymentData: encodeRedemption(signed, [leg]),
     paymentGas,
-    data: encodeRedemption(signed, CALLS_GROUP, ownCalls),
+    data: encodeRedemption(signed, ownCalls),
     token: token.address,
     payee: getAddress(network.config.payee),
     amount,
   }
-  const { gas, l1FeeWei } = await batchRelayCost(network, relay, callGas, feePerGas, stateOverride ? authorizations : undefined)
+  const { gas, l1FeeWei } = await batchRelayCost(network, relay, callGas, feePerGas, stateOverride ? authorizations : undefined, paymentNeeds < paymentGas ? paymentNeeds : paymentGas)
   return { ownerGas, gas, l1FeeWei, relay, callGas, callGasUsed }
 }
 
 /**
  * `metamask_batch`: wraps an account's calls (any helper's `calls`, a builder's transactionRequest)
- * into one payment-first delegation to Bruno's Runner — the payment, then the calls, each pinned —
- * measured and priced, as typed data for the account's wallet to sign once.
+ * into one payment-first delegation to Bruno's Runner — the payment, then the calls, each pinned by
+ * its hash — measured and priced, as typed data for the account's wallet to sign once, and the two
+ * batches the hashes are of (`batches`, for metamask_execute).
  *
  * @example
  * registry.addGroup({ name: 'metamask', order: 25, instructions, tools: [metaMaskBatch(app.bruno.chainArgument), …] })
@@ -163,6 +166,7 @@ export const metaMaskBatch = (chain: TSchema) =>
           { additionalProperties: false },
         ),
         calls: { ...Calls, description: 'as pinned: approvals added, then the given calls' },
+        batches: described(HexData, 'the payment and the calls, whose hashes typedData signs: pass to metamask_execute unchanged'),
         approvalsAdded: Approvals,
         authorizationList: Type.Optional(authorizationListAs('pass on to metamask_execute and submit')),
         deadline: UnixSeconds,
@@ -209,6 +213,7 @@ export const metaMaskBatch = (chain: TSchema) =>
         summary,
         payment: { token: token.address, symbol: token.symbol, amount: amountFormatted, amountBaseUnits: amount.toString(), payee, expectedChargeBaseUnits: expected.toString() },
         calls: ownCalls,
+        batches: encodeBatches([legFor(amount)], executions),
         approvalsAdded: added,
         ...(stateOverride ? { authorizationList: args.authorizationList } : {}),
         deadline,

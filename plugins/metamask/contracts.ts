@@ -1,5 +1,7 @@
 import { DELEGATOR_CONTRACTS } from '@metamask/delegation-deployments'
 import { getAddress, type Address } from 'viem'
+import { paymentFirstEnforcerArtifact } from '../../contracts/artifacts.ts'
+import { deterministicAddress } from '../../core/plugin.ts'
 
 const v1_3_0 = Object.values(DELEGATOR_CONTRACTS['1.3.0'] ?? {})[0] ?? {}
 
@@ -16,15 +18,17 @@ export const metaMaskContracts = {
   delegationManager: getAddress(v1_3_0.DelegationManager!),
   /** The EIP-7702 delegate: an account whose code is `0xef0100 ‖ this` is a MetaMask smart account. */
   delegator: getAddress(v1_3_0.EIP7702StatelessDeleGatorImpl!),
-  /** Caveat groups of which the redeemer picks one: the payment's, or the calls'. */
-  logicalOrWrapper: getAddress(v1_3_0.LogicalOrWrapperEnforcer!),
-  /** Pins a batch of executions, byte for byte. */
-  exactExecutionBatch: getAddress(v1_3_0.ExactExecutionBatchEnforcer!),
-  /** Counts a delegation's redemptions. */
-  limitedCalls: getAddress(v1_3_0.LimitedCallsEnforcer!),
-  /** Bounds when a delegation may be redeemed. */
-  timestamp: getAddress(v1_3_0.TimestampEnforcer!),
 } as const satisfies Record<string, Address>
+
+/**
+ * Bruno's own caveat enforcer (contracts/PaymentFirstEnforcer.sol): the payment's batch, then the
+ * calls', in one transaction, each pinned by its hash, until a deadline. Where the deterministic
+ * deployment proxy puts it (CREATE2, salt 0; `bruno deploy --metamask`): the same on every chain.
+ *
+ * @example
+ * paymentFirstEnforcer // '0x…'
+ */
+export const paymentFirstEnforcer: Address = deterministicAddress(paymentFirstEnforcerArtifact.bytecode)
 
 /** The EntryPoint the delegator's constructor names (v0.7): used only by the 4337 path, which Bruno does not take. */
 export const delegatorEntryPoint = getAddress(v1_3_0.EntryPoint!)

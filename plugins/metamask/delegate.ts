@@ -2,9 +2,9 @@ import { encodeFunctionData, getAddress, isAddressEqual, type Hex } from 'viem'
 import { readPaymentLeg, ToolError, type BatchTerms, type Delegate, type Network, type PaymentServices, type RelayCall } from '../../core/plugin.ts'
 import { delegatorAbi } from './abi.ts'
 import { metaMaskContracts } from './contracts.ts'
-import { BATCH_MODE, CALLS_GROUP, delegationHash, encodeExecutions, PAYMENT_GROUP, readPaymentFirstDelegation, readRedemption, type Delegation, type Execution } from './delegation.ts'
+import { BATCH_MODE, delegationHash, encodeExecutions, pinnedBatches, readPaymentFirstDelegation, readRedemption, type Delegation, type Execution } from './delegation.ts'
 import { metaMaskWords } from './errors.ts'
-import { paymentRedemptionGas } from './gas.ts'
+import { METAMASK_PAYMENT_GAS } from './gas.ts'
 
 const rebuild = 'build it with metamask_batch and pass what metamask_execute returned'
 
@@ -29,14 +29,12 @@ export function ownExecute(executions: readonly Execution[]): Hex {
   return encodeFunctionData({ abi: delegatorAbi, functionName: 'execute', args: [BATCH_MODE, encodeExecutions(executions)] })
 }
 
-const sameExecutions = (a: readonly Execution[], b: readonly Execution[]) => encodeExecutions(a) === encodeExecutions(b)
-
 /**
  * MetaMask's EIP-7702 delegator as the relay knows it: an account delegated to
  * `EIP7702StatelessDeleGator` v1.3.0, whose payment-first delegation to Bruno's Runner is redeemed
  * through the DelegationManager twice — the payment (the submit's `payment.batch`), then the calls
- * (its `call`). Both redemptions must carry the same signed delegation, each the batch its caveat
- * group pins.
+ * (its `call`). Both redemptions must carry the same signed delegation, each the batch whose hash
+ * it pins.
  *
  * @example
  * metaMaskDelegate(services.payment).read(network, { to: delegationManager, data: callsRedemption }, paymentRedemption) // { account, target: delegationManager, … }
@@ -46,9 +44,9 @@ export function metaMaskDelegate(payments: Pick<PaymentServices, 'token'>): Dele
     ...metaMaskWords,
     address: () => metaMaskContracts.delegator,
     // The Runner is every payment-first delegation's only redeemer, so whatever it sends the
-    // DelegationManager is a redemption it makes: only exactly one, paid by its own payment group.
-    // The two groups count on one LimitedCallsEnforcer, so a redemption of two contexts could run
-    // the calls group twice, or before its payment, with the account's payment never made.
+    // DelegationManager is a redemption it makes: only exactly one, paid by its own payment batch.
+    // The enforcer runs the calls only after their payment in the same transaction; another
+    // payment in front of them would make the relay's calls fail, paid for by someone else.
     callSpends(network, call, paymentBatch) {
       if (!isAddressEqual(getAddress(call.to), metaMaskContracts.delegationManager)) return undefined
       const redemption = readRedemption(call.data as Hex)
@@ -60,7 +58,7 @@ export function metaMaskDelegate(payments: Pick<PaymentServices, 'token'>): Dele
       }
       if (paymentBatch === undefined) {
         throw new ToolError(
-          "refused: a MetaMask delegation's calls run only after its own payment group, in the same relay: pay with the payment metamask_execute returned (its payment.batch), not with another payment",
+          "refused: a MetaMask delegation's calls run only after its own payment batch, in the same relay: pay with the payment metamask_execute returned (its payment.batch), not with another payment",
         )
       }
       return delegationIdentity(network, redemption.delegation)
@@ -70,35 +68,34 @@ export function metaMaskDelegate(payments: Pick<PaymentServices, 'token'>): Dele
       const calls = readRedemption(call.data as Hex)
       if (calls === undefined) return undefined
       if (typeof calls === 'string') throw new ToolError(`the call is not a payment-first MetaMask redemption: ${calls}: ${rebuild}`)
-      if (calls.group !== CALLS_GROUP) throw new ToolError(`the call redeems caveat group ${calls.group}, not the calls' (${CALLS_GROUP}): ${rebuild}`)
       if (paymentData === undefined) {
-        throw new ToolError('the payment has no `batch`: a MetaMask call is paid by the redemption of its payment group, metamask_execute\'s payment.batch: pass the payment it returned')
+        throw new ToolError('the payment has no `batch`: a MetaMask call is paid by the redemption of its payment batch, metamask_execute\'s payment.batch: pass the payment it returned')
       }
       const payment = readRedemption(paymentData)
-      if (typeof payment !== 'object' || payment.group !== PAYMENT_GROUP) {
-        throw new ToolError(`the payment's \`batch\` is not the redemption of a delegation's payment group${typeof payment === 'string' ? ` (${payment})` : ''}: ${rebuild}`)
+      if (typeof payment !== 'object') {
+        throw new ToolError(`the payment's \`batch\` is not the redemption of a delegation's payment batch${typeof payment === 'string' ? ` (${payment})` : ''}: ${rebuild}`)
       }
       const hash = delegationHash(calls.delegation)
       if (delegationHash(payment.delegation) !== hash || payment.delegation.signature.toLowerCase() !== calls.delegation.signature.toLowerCase()) {
         throw new ToolError(`the payment and the call redeem different delegations: ${rebuild}`)
       }
-      const pinned = readPaymentFirstDelegation(calls.delegation, getAddress(network.config.runner.contract))
-      if (typeof pinned === 'string') throw new ToolError(`the delegation is not a payment-first delegation to Bruno: ${pinned}: ${rebuild}`)
-      if (!sameExecutions(payment.executions, [pinned.leg])) throw new ToolError(`the payment redemption runs another batch than the payment its delegation pins: ${rebuild}`)
-      if (!sameExecutions(calls.executions, pinned.calls)) throw new ToolError(`the call runs another batch than the calls its delegation pins: ${rebuild}`)
-      const terms = readPaymentLeg(network, payments, { to: pinned.leg.target, value: pinned.leg.value, data: pinned.leg.callData })
-      if (typeof terms === 'string') throw new ToolError(`the delegation's payment group is not payment-only: ${terms}: ${rebuild}`)
+      const terms = readPaymentFirstDelegation(calls.delegation, getAddress(network.config.runner.contract))
+      if (typeof terms === 'string') throw new ToolError(`the delegation is not a payment-first delegation to Bruno: ${terms}: ${rebuild}`)
+      const pinned = pinnedBatches(terms, payment.executions, calls.executions)
+      if (typeof pinned === 'string') throw new ToolError(`the redemptions do not run what the delegation pins: ${pinned}: ${rebuild}`)
+      const leg = readPaymentLeg(network, payments, { to: pinned.leg.target, value: pinned.leg.value, data: pinned.leg.callData })
+      if (typeof leg === 'string') throw new ToolError(`the delegation's payment batch is not payment-only: ${leg}: ${rebuild}`)
       const account = getAddress(calls.delegation.delegator)
       return {
         account,
         delegate: metaMaskContracts.delegator,
         target: metaMaskContracts.delegationManager,
         paymentData,
-        paymentGas: paymentRedemptionGas(calls.delegation),
-        token: terms.token,
+        paymentGas: METAMASK_PAYMENT_GAS,
+        token: leg.token,
         payee: getAddress(network.config.payee),
-        amount: terms.amount,
-        deadline: pinned.deadline,
+        amount: leg.amount,
+        deadline: terms.deadline,
         identity: delegationIdentity(network, calls.delegation),
         // After the payment, as the Runner runs them: a call that spends what the payment took fails here too.
         ownCalls: { from: account, to: account, data: ownExecute([pinned.leg, ...pinned.calls]) },

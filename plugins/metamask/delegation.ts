@@ -6,13 +6,14 @@ import {
   getAddress,
   hashStruct,
   isAddressEqual,
+  keccak256,
   maxUint256,
   numberToHex,
   type Address,
   type Hex,
 } from 'viem'
 import { delegationManagerAbi } from './abi.ts'
-import { metaMaskContracts } from './contracts.ts'
+import { metaMaskContracts, paymentFirstEnforcer } from './contracts.ts'
 
 /** One call of a delegator's batch: ERC-7579's `Execution`. */
 export interface Execution {
@@ -44,10 +45,6 @@ export const ROOT_AUTHORITY = numberToHex(maxUint256, { size: 32 })
 /** ERC-7579 mode: a batch of calls, each reverting the whole if it fails (CALLTYPE_BATCH, EXECTYPE_DEFAULT). */
 export const BATCH_MODE: Hex = `0x01${'00'.repeat(31)}`
 
-/** The two redemptions a payment-first delegation allows, by the caveat group each picks. */
-export const PAYMENT_GROUP = 0n
-export const CALLS_GROUP = 1n
-
 const caveatComponents = [
   { name: 'enforcer', type: 'address' },
   { name: 'terms', type: 'bytes' },
@@ -72,14 +69,11 @@ const delegationsParameter = {
     { name: 'signature', type: 'bytes' },
   ],
 } as const
-const caveatGroupsParameter = { type: 'tuple[]', components: [{ name: 'caveats', type: 'tuple[]', components: caveatComponents }] } as const
-const selectedGroupParameter = {
-  type: 'tuple',
-  components: [
-    { name: 'groupIndex', type: 'uint256' },
-    { name: 'caveatArgs', type: 'bytes[]' },
-  ],
-} as const
+const termsParameters = [
+  { name: 'paymentHash', type: 'bytes32' },
+  { name: 'callsHash', type: 'bytes32' },
+  { name: 'deadline', type: 'uint256' },
+] as const
 
 /** The EIP-712 types of a `Delegation`, as the DelegationManager hashes it. */
 export const delegationTypes = {
@@ -98,7 +92,7 @@ export const delegationTypes = {
 
 /**
  * A batch of executions as ERC-7579 encodes it (`abi.encode(Execution[])`): a delegator's
- * execution calldata, and the terms `ExactExecutionBatchEnforcer` pins.
+ * execution calldata, whose hash a payment-first delegation pins.
  *
  * @example
  * encodeExecutions([{ target: usdc, value: 0n, callData: transfer }]) // '0x0000…20…'
@@ -108,13 +102,21 @@ export function encodeExecutions(executions: readonly Execution[]): Hex {
 }
 
 /**
- * The delegation an account signs for Bruno: its Runner may redeem it twice and no more — first
- * the payment alone (`leg`, caveat group 0, at most one redemption so far), then the account's
- * calls (group 1, at most two) — each batch pinned byte for byte, and neither after `deadline`.
- * One `LogicalOrWrapperEnforcer` caveat holds both groups; the two `LimitedCallsEnforcer`s count
- * the same delegation, so the payment runs once, and only first, and the calls once. A
- * `TimestampEnforcer` caveat ends it after `deadline` (its bound is exclusive: `deadline + 1`).
- * `salt` makes each delegation distinct.
+ * The hash a payment-first delegation pins a batch by: keccak256 of its ERC-7579 execution calldata.
+ *
+ * @example
+ * batchHash([leg]) // '0x9c1f…'
+ */
+export function batchHash(executions: readonly Execution[]): Hex {
+  return keccak256(encodeExecutions(executions))
+}
+
+/**
+ * The delegation an account signs for Bruno: its Runner may redeem it twice and no more, in one
+ * transaction — first the payment alone (`leg`), then the account's calls — each batch pinned by
+ * its hash, and neither after `deadline`. One caveat, Bruno's `PaymentFirstEnforcer`, whose terms
+ * are the two hashes and the deadline (96 bytes, whatever the batches). `salt` makes each
+ * delegation distinct.
  *
  * @example
  * paymentFirstDelegation({ account, runner, leg: transferToPayee, calls: [approve, swap], deadline: 1767225600n, salt: 7n })
@@ -127,19 +129,12 @@ export function paymentFirstDelegation(args: {
   readonly deadline: bigint
   readonly salt: bigint
 }): Delegation {
-  const pinned = (executions: readonly Execution[], limit: bigint): Caveat[] => [
-    { enforcer: metaMaskContracts.exactExecutionBatch, terms: encodeExecutions(executions), args: '0x' },
-    { enforcer: metaMaskContracts.limitedCalls, terms: numberToHex(limit, { size: 32 }), args: '0x' },
-  ]
-  const groups = [{ caveats: pinned([args.leg], 1n) }, { caveats: pinned(args.calls, 2n) }]
+  const terms = encodeAbiParameters(termsParameters, [batchHash([args.leg]), batchHash(args.calls), args.deadline])
   return {
     delegate: args.runner,
     delegator: args.account,
     authority: ROOT_AUTHORITY,
-    caveats: [
-      { enforcer: metaMaskContracts.logicalOrWrapper, terms: encodeAbiParameters([caveatGroupsParameter], [groups]), args: '0x' },
-      { enforcer: metaMaskContracts.timestamp, terms: numberToHex(args.deadline + 1n, { size: 32 }), args: '0x' },
-    ],
+    caveats: [{ enforcer: paymentFirstEnforcer, terms, args: '0x' }],
     salt: args.salt,
     signature: '0x',
   }
@@ -197,27 +192,32 @@ export function delegationHash(delegation: Delegation): Hex {
 
 /**
  * The Runner's call to the DelegationManager that redeems a signed payment-first delegation for
- * one of its two batches: the payment (`PAYMENT_GROUP`, its leg) or the calls (`CALLS_GROUP`).
+ * one of its two batches: the payment (its leg), or the calls.
  *
  * @example
- * encodeRedemption(signed, PAYMENT_GROUP, [leg]) // '0xcef6d209…'
+ * encodeRedemption(signed, [leg]) // '0xcef6d209…'
  */
-export function encodeRedemption(delegation: Delegation, group: bigint, executions: readonly Execution[]): Hex {
-  const [wrapper, ...others] = delegation.caveats
-  // The group's two caveats (the exact batch, the count) take no arguments.
-  const selected = encodeAbiParameters([selectedGroupParameter], [{ groupIndex: group, caveatArgs: ['0x', '0x'] }])
-  const redeemed = { ...delegation, caveats: [{ ...wrapper!, args: selected }, ...others] }
+export function encodeRedemption(delegation: Delegation, executions: readonly Execution[]): Hex {
   return encodeFunctionData({
     abi: delegationManagerAbi,
     functionName: 'redeemDelegations',
-    args: [[encodeAbiParameters([delegationsParameter], [[redeemed]])], [BATCH_MODE], [encodeExecutions(executions)]],
+    args: [[permissionContext(delegation)], [BATCH_MODE], [encodeExecutions(executions)]],
   })
 }
 
-/** A redemption read back: the one delegation it redeems, the caveat group it picks and the batch it runs. */
+/**
+ * A root delegation as the DelegationManager takes it: a permission context, the chain of one.
+ *
+ * @example
+ * permissionContext(signed) // '0x…'
+ */
+export function permissionContext(delegation: Delegation): Hex {
+  return encodeAbiParameters([delegationsParameter], [[delegation]])
+}
+
+/** A redemption read back: the one delegation it redeems and the batch it runs. */
 export interface Redemption {
   readonly delegation: Delegation
-  readonly group: bigint
   readonly executions: readonly Execution[]
 }
 
@@ -227,7 +227,7 @@ export interface Redemption {
  * one of another shape.
  *
  * @example
- * readRedemption(encodeRedemption(signed, CALLS_GROUP, calls)) // { delegation: signed, group: 1n, executions: calls }
+ * readRedemption(encodeRedemption(signed, calls)) // { delegation: signed, executions: calls }
  */
 export function readRedemption(data: Hex): Redemption | string | undefined {
   let decoded
@@ -244,59 +244,81 @@ export function readRedemption(data: Hex): Redemption | string | undefined {
     const [chain] = decodeAbiParameters([delegationsParameter], contexts[0]!)
     if (chain.length !== 1) return `its chain holds ${chain.length} delegations, not 1 (a root delegation from the account)`
     const [delegation] = chain
-    const [wrapper] = delegation!.caveats
-    if (!wrapper) return 'its delegation has no caveats'
-    const [selected] = decodeAbiParameters([selectedGroupParameter], wrapper.args)
     const [executions] = decodeAbiParameters([executionsParameter], executionDatas[0]!)
-    // The arguments are the redeemer's, outside the signature: the delegation is what was signed.
-    const caveats = delegation!.caveats.map((caveat) => ({ ...caveat, args: '0x' as Hex }))
-    return { delegation: { ...delegation!, caveats }, group: selected.groupIndex, executions }
+    if (delegation!.caveats.some((caveat) => caveat.args !== '0x')) return 'its caveats carry arguments: a payment-first delegation\'s take none'
+    return { delegation: delegation!, executions }
   } catch {
-    return 'its delegation, caveat arguments or batch do not decode'
+    return 'its delegation or batch does not decode'
   }
 }
 
+/** What a payment-first delegation pins: its two batches' hashes and its deadline (unix seconds, inclusive). */
+export interface PaymentFirstTerms {
+  readonly paymentHash: Hex
+  readonly callsHash: Hex
+  readonly deadline: bigint
+}
+
 /**
- * Reads a delegation as `paymentFirstDelegation` builds it and returns the two batches it pins —
- * or a string naming how it differs (another redeemer, another authority, other caveats).
+ * Reads a delegation as `paymentFirstDelegation` builds it and returns what it pins — or a string
+ * naming how it differs (another redeemer, another authority, other caveats).
  *
  * @example
- * readPaymentFirstDelegation(delegation, runner) // { leg, calls }
+ * readPaymentFirstDelegation(delegation, runner) // { paymentHash, callsHash, deadline }
  */
-export function readPaymentFirstDelegation(
-  delegation: Delegation,
-  runner: Address,
-): { leg: Execution; calls: readonly Execution[]; deadline: bigint } | string {
+export function readPaymentFirstDelegation(delegation: Delegation, runner: Address): PaymentFirstTerms | string {
   if (!isAddressEqual(delegation.delegate, runner)) return `it delegates to ${delegation.delegate}, not to Bruno's Runner ${runner}`
   if (delegation.authority.toLowerCase() !== ROOT_AUTHORITY) return 'it is not a root delegation (authority must be 2²⁵⁶−1)'
-  const [wrapper, timestamp, ...rest] = delegation.caveats
-  const shape = 'its caveats are not the payment-first pair of groups and a deadline'
-  if (!wrapper || !timestamp || rest.length > 0) return shape
-  if (!isAddressEqual(wrapper.enforcer, metaMaskContracts.logicalOrWrapper) || !isAddressEqual(timestamp.enforcer, metaMaskContracts.timestamp)) return shape
-  // TimestampEnforcer's terms: 16 bytes "after" (none), 16 bytes "before" (exclusive).
-  const before = timestamp.terms.length === 66 ? BigInt(timestamp.terms) : 0n
-  if (before < 2n || before >= 1n << 128n) return 'its deadline caveat does not end it at a time (TimestampEnforcer: no "after", a "before")'
-  let groups
+  const [caveat, ...rest] = delegation.caveats
+  if (!caveat || rest.length > 0 || !isAddressEqual(caveat.enforcer, paymentFirstEnforcer)) return `its caveats are not the one payment-first caveat (Bruno's enforcer ${paymentFirstEnforcer})`
+  if (caveat.terms.length !== 2 + 96 * 2) return 'its caveat\'s terms are not the two batch hashes and the deadline (96 bytes)'
+  const [paymentHash, callsHash, deadline] = decodeAbiParameters(termsParameters, caveat.terms)
+  return { paymentHash, callsHash, deadline }
+}
+
+/**
+ * The batches a payment-first delegation's hashes pin, checked: `payment` (one call: the leg) and
+ * `calls` — or a string naming which differs from what was signed.
+ *
+ * @example
+ * pinnedBatches(terms, [leg], calls) // { leg, calls }
+ */
+export function pinnedBatches(
+  terms: PaymentFirstTerms,
+  payment: readonly Execution[],
+  calls: readonly Execution[],
+): { leg: Execution; calls: readonly Execution[] } | string {
+  if (batchHash(payment) !== terms.paymentHash) return 'the payment batch is not the one the delegation pins (its hash differs)'
+  if (batchHash(calls) !== terms.callsHash) return 'the calls are not the ones the delegation pins (their hash differs)'
+  if (payment.length !== 1) return `its payment batch holds ${payment.length} calls, not 1`
+  return { leg: payment[0]!, calls }
+}
+
+/**
+ * The two batches metamask_batch returns beside the delegation, for metamask_execute: the hashes
+ * are what the account signs, these are what they are hashes of (`abi.encode(Execution[],
+ * Execution[])`).
+ *
+ * @example
+ * encodeBatches([leg], calls) // '0x…'
+ */
+export function encodeBatches(payment: readonly Execution[], calls: readonly Execution[]): Hex {
+  return encodeAbiParameters([executionsParameter, executionsParameter], [payment, calls])
+}
+
+/**
+ * `encodeBatches` read back; `undefined` when it does not decode.
+ *
+ * @example
+ * decodeBatches(encodeBatches([leg], calls)) // { payment: [leg], calls }
+ */
+export function decodeBatches(data: Hex): { payment: readonly Execution[]; calls: readonly Execution[] } | undefined {
   try {
-    ;[groups] = decodeAbiParameters([caveatGroupsParameter], wrapper.terms)
+    const [payment, calls] = decodeAbiParameters([executionsParameter, executionsParameter], data)
+    return { payment, calls }
   } catch {
-    return 'its caveat groups do not decode'
+    return undefined
   }
-  const pinned = groups.map((group) => {
-    const [exact, limited, ...more] = group.caveats
-    if (!exact || !limited || more.length > 0) return undefined
-    if (!isAddressEqual(exact.enforcer, metaMaskContracts.exactExecutionBatch) || !isAddressEqual(limited.enforcer, metaMaskContracts.limitedCalls)) return undefined
-    try {
-      return { executions: decodeAbiParameters([executionsParameter], exact.terms)[0], limit: limited.terms.length === 66 ? BigInt(limited.terms) : -1n }
-    } catch {
-      return undefined
-    }
-  })
-  const [payment, calls] = pinned
-  if (pinned.length !== 2 || !payment || !calls) return shape
-  if (payment.limit !== 1n || calls.limit !== 2n) return `its groups allow ${payment.limit} and ${calls.limit} redemptions, not 1 (the payment) and 2 (the calls, after it)`
-  if (payment.executions.length !== 1) return `its payment group pins ${payment.executions.length} calls, not 1`
-  return { leg: payment.executions[0]!, calls: calls.executions, deadline: before - 1n }
 }
 
 /**

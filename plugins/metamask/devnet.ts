@@ -1,12 +1,13 @@
 import type { Abi, Hex } from 'viem'
 import { deployCodeTo, type DevnetDeployment } from '../../core/plugin.ts'
-import { delegatorEntryPoint, metaMaskContracts } from './contracts.ts'
+import { paymentFirstEnforcerArtifact } from '../../contracts/artifacts.ts'
+import { delegatorEntryPoint, metaMaskContracts, paymentFirstEnforcer } from './contracts.ts'
 
 /**
  * Builds MetaMask's delegation framework v1.3.0 on the devnet, from `@metamask/delegation-abis`'
  * creation code, at the addresses it has on every chain MetaMask deployed it to: the
- * DelegationManager (owned by the devnet's deployer), the EIP-7702 delegator and the four caveat
- * enforcers a payment-first delegation uses. Each constructor runs at its address, so the
+ * DelegationManager (owned by the devnet's deployer) and the EIP-7702 delegator; and Bruno's own
+ * PaymentFirstEnforcer at its deterministic address. Each constructor runs at its address, so the
  * immutables (the manager's EIP-712 domain, the delegator's manager) are what they are on chain.
  *
  * @example
@@ -19,8 +20,5 @@ export async function deployMetaMaskDelegator(deployment: DevnetDeployment): Pro
   const manager = metaMaskContracts.delegationManager
   await build(abis.DelegationManager as Abi, bytecode.DelegationManager, [deployer.address], manager)
   await build(abis.EIP7702StatelessDeleGator as Abi, bytecode.EIP7702StatelessDeleGator, [manager, delegatorEntryPoint], metaMaskContracts.delegator)
-  await build(abis.LogicalOrWrapperEnforcer as Abi, bytecode.LogicalOrWrapperEnforcer, [manager], metaMaskContracts.logicalOrWrapper)
-  await build(abis.ExactExecutionBatchEnforcer as Abi, bytecode.ExactExecutionBatchEnforcer, [], metaMaskContracts.exactExecutionBatch)
-  await build(abis.LimitedCallsEnforcer as Abi, bytecode.LimitedCallsEnforcer, [], metaMaskContracts.limitedCalls)
-  await build(abis.TimestampEnforcer as Abi, bytecode.TimestampEnforcer, [], metaMaskContracts.timestamp)
+  await build(paymentFirstEnforcerArtifact.abi, paymentFirstEnforcerArtifact.bytecode, [], paymentFirstEnforcer)
 }

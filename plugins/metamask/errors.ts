@@ -1,18 +1,18 @@
 import type { Abi, Hex } from 'viem'
 import type { DelegateWords, ErrorVocabulary } from '../../core/plugin.ts'
+import { paymentFirstEnforcerArtifact } from '../../contracts/artifacts.ts'
 import { delegationManagerAbi, delegatorAbi } from './abi.ts'
 
 /**
- * The DelegationManager's and the delegator's errors in words: what a redemption did wrong. The
- * caveat enforcers revert with strings (`LimitedCallsEnforcer:limit-exceeded`), which the relay
- * says as they are.
+ * The DelegationManager's, the delegator's and Bruno's PaymentFirstEnforcer's errors in words: what
+ * a redemption did wrong.
  *
  * @example
  * describeRevertData(data, 6, 'USDC', [metaMaskWords]) // 'the account disabled this delegation (CannotUseADisabledDelegation)'
  */
 export const metaMaskErrors: ErrorVocabulary = {
-  abi: [...delegationManagerAbi, ...delegatorAbi].filter((item) => item.type === 'error') as Abi,
-  describe(name: string, _args: readonly unknown[], _nested: (data: Hex) => string) {
+  abi: [...delegationManagerAbi, ...delegatorAbi, ...paymentFirstEnforcerArtifact.abi].filter((item) => item.type === 'error') as Abi,
+  describe(name: string, args: readonly unknown[], _nested: (data: Hex) => string) {
     switch (name) {
       case 'InvalidERC1271Signature':
       case 'InvalidEOASignature':
@@ -23,6 +23,20 @@ export const metaMaskErrors: ErrorVocabulary = {
         return 'the account disabled this delegation (CannotUseADisabledDelegation)'
       case 'ExecutionFailed':
         return 'a call of the batch failed (ExecutionFailed)'
+      case 'DelegationExpired':
+        return `the delegation's deadline ${args[0]} has passed (DelegationExpired)`
+      case 'WrongBatch':
+        return 'the redemption runs another batch than the one the delegation pins next: its payment first, then its calls (WrongBatch)'
+      case 'RedeemedTwice':
+        return 'the delegation ran its payment and its calls already (RedeemedTwice)'
+      case 'NotPaidInThisTransaction':
+        return "the delegation's calls run only in the transaction that made its payment (NotPaidInThisTransaction)"
+      case 'NotPaymentPhase':
+        return "the delegation's payment runs only in the payment phase of its own account's relay (NotPaymentPhase)"
+      case 'NotBatchMode':
+        return 'the redemption is not in batch mode (NotBatchMode)'
+      case 'TermsNotThreeWords':
+        return "the delegation's caveat terms are not two hashes and a deadline (TermsNotThreeWords)"
       default:
         return undefined
     }

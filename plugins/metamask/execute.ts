@@ -4,26 +4,30 @@ import {
   authorizationListAs,
   authorizationOverride,
   defineTool,
+  described,
   ExecutedBatch,
+  HexData,
   passedBack,
   readPaymentLeg,
   requireAddress,
   requireDelegatedTo,
   ToolError,
 } from '../../core/plugin.ts'
-import { delegationManagerAbi, limitedCallsAbi } from './abi.ts'
+import { paymentFirstEnforcerArtifact } from '../../contracts/artifacts.ts'
+import { delegationManagerAbi } from './abi.ts'
 import { metaMaskAt } from './batch.ts'
-import { metaMaskContracts } from './contracts.ts'
-import { CALLS_GROUP, delegationHash, delegationTypedData, delegationTypes, encodeRedemption, PAYMENT_GROUP, readPaymentFirstDelegation, signedDelegation, type Delegation } from './delegation.ts'
+import { metaMaskContracts, paymentFirstEnforcer } from './contracts.ts'
+import { decodeBatches, delegationHash, delegationTypedData, delegationTypes, encodeRedemption, pinnedBatches, readPaymentFirstDelegation, signedDelegation, type Delegation } from './delegation.ts'
 import { DelegationTypedDataSchema } from './typedDataSchema.ts'
 
 const Signature = Type.String({ pattern: '^0x[0-9a-fA-F]{130}$', description: 'by the account\'s own key' })
 
 /**
  * `metamask_execute`: takes back the delegation metamask_batch prepared, whole, with the account's
- * signature; checks it as the DelegationManager will (domain, signer, caveats, deadline, not used or
- * disabled) and that its payment group only pays, and returns the call and payment for submit: the
- * two redemptions of the one delegation.
+ * signature and the two batches its hashes pin; checks it as the DelegationManager and Bruno's
+ * enforcer will (domain, signer, caveat, the batches' hashes, deadline, not used or disabled) and
+ * that its payment batch only pays, and returns the call and payment for submit: the two
+ * redemptions of the one delegation.
  *
  * @example
  * registry.addGroup({ name: 'metamask', order: 25, instructions, tools: [metaMaskExecute(app.bruno.chainArgument), …] })
@@ -33,13 +37,14 @@ export const metaMaskExecute = (chain: TSchema) =>
     name: 'metamask_execute',
     title: 'Check a signed MetaMask delegation',
     description:
-      'Takes metamask_batch\'s typedData, unchanged, with the account\'s signature; checks it as the DelegationManager will and ' +
+      'Takes metamask_batch\'s typedData and batches, unchanged, with the account\'s signature; checks it as the DelegationManager will and ' +
       'that it pays first; returns `call` and `payment` for submit. Pass metamask_batch\'s authorizationList too, if any.',
     input: Type.Object(
       {
         chain,
         typedData: passedBack(DelegationTypedDataSchema, 'metamask_batch\'s typedData'),
         signature: Signature,
+        batches: described(HexData, 'metamask_batch\'s batches, unchanged'),
         authorizationList: Type.Optional(authorizationListAs('as given to metamask_batch', 1)),
       },
       { additionalProperties: false },
@@ -67,12 +72,16 @@ export const metaMaskExecute = (chain: TSchema) =>
         salt: BigInt(message.salt),
         signature: '0x',
       }
-      const pinned = readPaymentFirstDelegation(unsigned, getAddress(config.runner.contract))
-      if (typeof pinned === 'string') throw new ToolError(`the delegation is not a payment-first delegation to Bruno: ${pinned}: build it with metamask_batch`)
+      const terms = readPaymentFirstDelegation(unsigned, getAddress(config.runner.contract))
+      if (typeof terms === 'string') throw new ToolError(`the delegation is not a payment-first delegation to Bruno: ${terms}: build it with metamask_batch`)
+      const batches = decodeBatches(args.batches as Hex)
+      if (!batches) throw new ToolError('batches does not decode as two ERC-7579 batches: pass metamask_batch\'s batches, unchanged')
+      const pinned = pinnedBatches(terms, batches.payment, batches.calls)
+      if (typeof pinned === 'string') throw new ToolError(`batches are not what the delegation pins: ${pinned}: pass metamask_batch's typedData and batches together, unchanged`)
       const now = BigInt(Math.floor(Date.now() / 1000))
-      if (pinned.deadline < now) throw new ToolError(`the delegation's deadline ${pinned.deadline} has passed (now ${now}): prepare it again with metamask_batch and sign anew`)
+      if (terms.deadline < now) throw new ToolError(`the delegation's deadline ${terms.deadline} has passed (now ${now}): prepare it again with metamask_batch and sign anew`)
       const payment = readPaymentLeg(network, payments, { to: pinned.leg.target, value: pinned.leg.value, data: pinned.leg.callData })
-      if (typeof payment === 'string') throw new ToolError(`the delegation's payment group is not payment-only: ${payment}: build it with metamask_batch`)
+      if (typeof payment === 'string') throw new ToolError(`the delegation's payment batch is not payment-only: ${payment}: build it with metamask_batch`)
 
       let signer
       try {
@@ -88,7 +97,7 @@ export const metaMaskExecute = (chain: TSchema) =>
       if (!stateOverride) await requireDelegatedTo(network, account, metaMaskAt)
       const hash = delegationHash(unsigned)
       const [redeemed, disabled] = await Promise.all([
-        client.readContract({ address: metaMaskContracts.limitedCalls, abi: limitedCallsAbi, functionName: 'callCounts', args: [metaMaskContracts.logicalOrWrapper, hash] }),
+        client.readContract({ address: paymentFirstEnforcer, abi: paymentFirstEnforcerArtifact.abi, functionName: 'redemptions', args: [metaMaskContracts.delegationManager, hash] }),
         client.readContract({ address: metaMaskContracts.delegationManager, abi: delegationManagerAbi, functionName: 'disabledDelegations', args: [hash] }),
       ])
       if (redeemed > 0n) throw new ToolError(`the delegation ${hash} was redeemed already (${redeemed} time${redeemed === 1n ? '' : 's'}): prepare a new one with metamask_batch`)
@@ -97,8 +106,8 @@ export const metaMaskExecute = (chain: TSchema) =>
       const signed = signedDelegation(unsigned, args.signature as Hex)
       const withAuthorization = stateOverride !== undefined
       return {
-        call: { to: metaMaskContracts.delegationManager, data: encodeRedemption(signed, CALLS_GROUP, pinned.calls) },
-        payment: { token: payment.token, amountBaseUnits: payment.amount.toString(), batch: encodeRedemption(signed, PAYMENT_GROUP, [pinned.leg]) },
+        call: { to: metaMaskContracts.delegationManager, data: encodeRedemption(signed, pinned.calls) },
+        payment: { token: payment.token, amountBaseUnits: payment.amount.toString(), batch: encodeRedemption(signed, [pinned.leg]) },
         ...(withAuthorization ? { authorizationList: args.authorizationList } : {}),
         account,
         paymentFormatted: `${formatUnits(payment.amount, payment.decimals)} ${payment.symbol}`,

@@ -1,43 +1,35 @@
-import type { Delegation } from './delegation.ts'
-
 /**
- * What a redemption costs beyond the calls it runs, as measured on the devnet's v1.3.0 contracts
- * (bench/GAS.md): the DelegationManager checks the signature (ERC-1271 on the account) and runs
- * four hooks on each caveat, and `LogicalOrWrapperEnforcer` decodes both pinned batches for every
- * hook — so both redemptions grow with the delegation's size, about 20 gas (payment) and 60 gas
- * (calls) per byte of its caveat terms. Measured: payment 246,244–263,344 gas at 1,728 bytes of
- * terms and 405,753 at 9,728; the calls' redemption 192,000 beyond its calls at 1,728 bytes, 661,000
- * at 9,728, about 7,000 more per call.
+ * The most the Runner lets a MetaMask payment redemption spend: the DelegationManager's checks (the
+ * account's signature by ERC-1271, the delegation's hash, four hooks of its one caveat, whose first
+ * counts the delegation from zero and asks the Runner whose payment phase it is), the delegator's
+ * batch and FiatToken's transfer to a payee that may hold nothing yet — ≈91,900 measured to a payee
+ * holding some (bench/GAS.md), ≈109,000 to one holding none; so a failing payment costs at most
+ * this. The delegation's size does not grow with its batches (their hashes are its terms), so
+ * neither does this.
  */
-export const REDEMPTION_GAS = {
-  paymentBase: 230_000n,
-  paymentPerTermsByte: 22n,
-  callsBase: 90_000n,
-  callsPerTermsByte: 64n,
-  callsPerCall: 8_000n,
-} as const
-
-// The bytes of caveat terms the enforcers decode on every hook.
-function termsBytes(delegation: Delegation): bigint {
-  return delegation.caveats.reduce((total, caveat) => total + BigInt((caveat.terms.length - 2) / 2), 0n)
-}
+export const METAMASK_PAYMENT_GAS = 150_000n
 
 /**
- * The most the Runner lets the payment redemption spend: what it was measured to use, with room.
+ * What the payment's redemption costs beyond the leg itself (its gas as the account's own execute
+ * runs it): ≈70,700 measured (bench/GAS.md: ≈91,900 for a leg of 21,170), counted with room. The
+ * payment phase is priced at the leg and this, never above `METAMASK_PAYMENT_GAS`.
+ */
+export const PAYMENT_REDEMPTION_GAS = 74_000n
+
+/**
+ * What the calls' redemption costs beyond the calls themselves (their gas as the account's own
+ * execute runs them), as measured on the devnet's v1.3.0 contracts (bench/GAS.md): the manager's
+ * checks and the caveat's four hooks, ≈42,000 beside one call, and ≈2,300 more per call (the batch
+ * is copied into each hook and hashed); counted with room.
+ */
+export const CALLS_REDEMPTION_GAS = { base: 50_000n, perCall: 4_000n } as const
+
+/**
+ * What the calls' redemption costs beyond the calls themselves.
  *
  * @example
- * paymentRedemptionGas(delegation) // 268_144n for one transfer
+ * callsRedemptionOverhead(1) // 54_000n
  */
-export function paymentRedemptionGas(delegation: Delegation): bigint {
-  return REDEMPTION_GAS.paymentBase + REDEMPTION_GAS.paymentPerTermsByte * termsBytes(delegation)
-}
-
-/**
- * What the calls' redemption costs beyond the calls themselves (their gas run by the account itself).
- *
- * @example
- * callsRedemptionOverhead(delegation, 1) // 208_592n for one transfer
- */
-export function callsRedemptionOverhead(delegation: Delegation, calls: number): bigint {
-  return REDEMPTION_GAS.callsBase + REDEMPTION_GAS.callsPerTermsByte * termsBytes(delegation) + REDEMPTION_GAS.callsPerCall * BigInt(calls)
+export function callsRedemptionOverhead(calls: number): bigint {
+  return CALLS_REDEMPTION_GAS.base + CALLS_REDEMPTION_GAS.perCall * BigInt(calls)
 }

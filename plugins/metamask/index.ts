@@ -9,10 +9,10 @@ import { checkMetaMask } from './preflight.ts'
 const instructions =
   'metamask — for an account delegated to MetaMask\'s EIP7702StatelessDeleGator v1.3.0 (`account` says delegateName ' +
   '"MetaMask"). Put the account\'s calls and `approvals` into metamask_batch, as for calibur_batch: it returns ONE ' +
-  'Delegation to Bruno\'s Runner (typedData) whose caveats pin two batches — a payment to Bruno in a token, run first ' +
-  'in a call of its own, then the calls, all or nothing, each at most once — and it ends at `deadline`. If the calls ' +
-  'fail on chain the payment is still taken. Pass typedData UNCHANGED to the account\'s wallet sign-typed-data tool ' +
-  '(the account\'s own key), then it and the signature to metamask_execute, and its {call, payment} (and ' +
+  'Delegation to Bruno\'s Runner (typedData) whose one caveat pins two batches by hash — a payment to Bruno in a token, ' +
+  'run first in a call of its own, then the calls in the same transaction, all or nothing, each once — and it ends at ' +
+  '`deadline`. If the calls fail on chain the payment is still taken. Pass typedData UNCHANGED to the account\'s wallet ' +
+  'sign-typed-data tool (the account\'s own key), then it, `batches` and the signature to metamask_execute, and its {call, payment} (and ' +
   'authorizationList, if any) to submit; poll status until done. Not yet delegated: the wallet signs an EIP-7702 ' +
   'authorization to MetaMask\'s delegator with nonce = its current EOA nonce, passed as authorizationList to ' +
   `metamask_batch, metamask_execute and submit. The delegator's address, an authorization's \`address\`, is ${metaMaskContracts.delegator} on every chain.`

@@ -1,14 +1,15 @@
 import { getAddress } from 'viem'
 import { CheckFailed, notAnswered, type Network } from '../../core/plugin.ts'
-import { delegationManagerAbi, delegatorAbi, logicalOrWrapperAbi } from './abi.ts'
-import { metaMaskContracts } from './contracts.ts'
+import { paymentFirstEnforcerArtifact } from '../../contracts/artifacts.ts'
+import { delegationManagerAbi, delegatorAbi } from './abi.ts'
+import { metaMaskContracts, paymentFirstEnforcer } from './contracts.ts'
 
 /**
  * The metamask group's preflight check: MetaMask's delegation framework v1.3.0 where this group
  * expects it, recognised by what it answers — the DelegationManager's EIP-712 domain
- * (`DelegationManager` version `1`, this chain, its own address: what the account signs), the
- * delegator and the wrapper naming that manager, and code at each enforcer a payment-first
- * delegation uses.
+ * (`DelegationManager` version `1`, this chain, its own address: what the account signs) and the
+ * delegator naming that manager; and Bruno's PaymentFirstEnforcer at its address, its code the
+ * committed artifact's.
  *
  * @example
  * await checkMetaMask(networks.get('base')) // 'DelegationManager v1 at 0xdb9B…7dB3 (chain id 8453), its delegator and enforcers'
@@ -16,26 +17,22 @@ import { metaMaskContracts } from './contracts.ts'
 export async function checkMetaMask(network: Network): Promise<string> {
   const { client } = network
   const { chainId } = network.config
-  const { delegationManager, delegator, logicalOrWrapper, exactExecutionBatch, limitedCalls, timestamp } = metaMaskContracts
-  const missing = []
-  for (const [name, address] of Object.entries({ delegationManager, delegator, logicalOrWrapper, exactExecutionBatch, limitedCalls, timestamp })) {
-    const code = await client.getCode({ address })
-    if (!code || code === '0x') missing.push(`${name} ${address}`)
-  }
+  const { delegationManager, delegator } = metaMaskContracts
+  const codes = await Promise.all([delegationManager, delegator, paymentFirstEnforcer].map((address) => client.getCode({ address })))
+  const missing = [`delegationManager ${delegationManager}`, `delegator ${delegator}`].filter((_, index) => !codes[index] || codes[index] === '0x')
   if (missing.length > 0) throw new CheckFailed(`no code at ${missing.join(', ')}: MetaMask's delegation framework v1.3.0 is not deployed on this chain`)
+  if (codes[2] !== paymentFirstEnforcerArtifact.deployedBytecode) {
+    throw new CheckFailed(
+      `${codes[2] && codes[2] !== '0x' ? 'the code at' : 'no code at'} ${paymentFirstEnforcer} ${codes[2] && codes[2] !== '0x' ? 'is not' : 'where it belongs:'} Bruno's PaymentFirstEnforcer, the caveat of every payment-first delegation: deploy it with bruno deploy --metamask`,
+    )
+  }
   const domain = await client.readContract({ address: delegationManager, abi: delegationManagerAbi, functionName: 'eip712Domain' }).catch(notAnswered)
   if (!domain) throw new CheckFailed(`${delegationManager} does not answer eip712Domain(): it is not MetaMask's DelegationManager`)
   const [, name, version, domainChainId, verifyingContract] = domain
   if (name !== 'DelegationManager' || version !== '1' || domainChainId !== BigInt(chainId) || getAddress(verifyingContract) !== delegationManager) {
     throw new CheckFailed(`${delegationManager}'s EIP-712 domain is "${name}" version "${version}" on chain ${domainChainId} at ${verifyingContract}, not DelegationManager 1 on ${chainId} at itself`)
   }
-  const managers = await Promise.all([
-    client.readContract({ address: delegator, abi: delegatorAbi, functionName: 'delegationManager' }).catch(notAnswered),
-    client.readContract({ address: logicalOrWrapper, abi: logicalOrWrapperAbi, functionName: 'delegationManager' }).catch(notAnswered),
-  ])
-  for (const [index, manager] of managers.entries()) {
-    const which = index === 0 ? `the delegator ${delegator}` : `the LogicalOrWrapperEnforcer ${logicalOrWrapper}`
-    if (!manager || getAddress(manager) !== delegationManager) throw new CheckFailed(`${which} names ${manager ?? 'no'} DelegationManager, not ${delegationManager}`)
-  }
-  return `DelegationManager 1 at ${delegationManager} (chain id ${chainId}); the delegator ${delegator} and the enforcers a payment-first delegation uses`
+  const manager = await client.readContract({ address: delegator, abi: delegatorAbi, functionName: 'delegationManager' }).catch(notAnswered)
+  if (!manager || getAddress(manager) !== delegationManager) throw new CheckFailed(`the delegator ${delegator} names ${manager ?? 'no'} DelegationManager, not ${delegationManager}`)
+  return `DelegationManager 1 at ${delegationManager} (chain id ${chainId}); the delegator ${delegator} and Bruno's PaymentFirstEnforcer ${paymentFirstEnforcer}`
 }

@@ -316,7 +316,7 @@ const metaMaskCases: (RaceCase & { attack: Attack })[] = [
   },
   {
     // The delegation names the Runner its delegate: the attacker's own redemption reverts InvalidDelegate.
-    name: 'a third party redeems the delegation\'s payment group itself',
+    name: 'a third party redeems the delegation\'s payment batch itself',
     call: workCall,
     expected: 'unharmed',
     attack: async (_account, { payment }) => send(chain.sponsor.account as PrivateKeyAccount, metaMaskContracts.delegationManager, payment.batch),
@@ -339,7 +339,7 @@ t.test('the MetaMask form: the account races its own signed delegation, in the s
       account: metaMaskAccount,
       signed: async (account, call) => {
         const batch = await mcp.call('metamask_batch', { chain: 'local', account: account.address, calls: [{ ...call, value: '0' }], token: 'USDC' })
-        const executed = await mcp.call('metamask_execute', { chain: 'local', typedData: batch.typedData, signature: await account.signTypedData(batch.typedData) })
+        const executed = await mcp.call('metamask_execute', { chain: 'local', typedData: batch.typedData, batches: batch.batches, signature: await account.signTypedData(batch.typedData) })
         return { call: executed.call, payment: executed.payment, signedCall: executed.call }
       },
       unharmedBecause: 'InvalidDelegate: only the Runner may redeem',

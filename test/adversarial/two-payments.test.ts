@@ -8,7 +8,7 @@ import { encodeSignedExecute } from '../../plugins/calibur/executeCalldata.ts'
 import { encodeTransfer } from '../../core/chain/erc20Calls.ts'
 import { executionOf } from '../../plugins/metamask/batch.ts'
 import { metaMaskContracts } from '../../plugins/metamask/contracts.ts'
-import { CALLS_GROUP, delegationTypedData, encodeRedemption, PAYMENT_GROUP, paymentFirstDelegation, signedDelegation } from '../../plugins/metamask/delegation.ts'
+import { delegationTypedData, encodeRedemption, paymentFirstDelegation, signedDelegation } from '../../plugins/metamask/delegation.ts'
 import { startDevnetBruno } from '../fixtures/devnetBruno.ts'
 import { signTransfer } from '../fixtures/signedTransfer.ts'
 import { waitFor } from '../fixtures/waitFor.ts'
@@ -86,7 +86,7 @@ t.test('a signed Calibur batch paid twice by signed transfers: the second paymen
   t.equal(await usdcOf(payer), payerBefore - (await lastRelay()).charged, 'its payer paid once: the charge, the rest of its payment refunded')
 })
 
-t.test('a MetaMask delegation paid by its own payment group, then again by a signed transfer: the second is refused untaken, the calls run once', async (t) => {
+t.test('a MetaMask delegation paid by its own payment batch, then again by a signed transfer: the second is refused untaken, the calls run once', async (t) => {
   const key = generatePrivateKey()
   const account = privateKeyToAccount(key)
   await mintUsdc(deployment.rpcUrl, deployment, account.address, 20_000_000n)
@@ -99,15 +99,15 @@ t.test('a MetaMask delegation paid by its own payment group, then again by a sig
   const delegation = paymentFirstDelegation({ account: account.address, runner: deployment.runner.contract, leg, calls, deadline: BigInt(Math.floor(Date.now() / 1000) + 600), salt: 7n })
   const typed = delegationTypedData(deployment.chainId, delegation)
   const signed = signedDelegation(delegation, await account.signTypedData({ ...typed, message: { ...typed.message, salt: delegation.salt } } as never))
-  const call = { to: metaMaskContracts.delegationManager, data: encodeRedemption(signed, CALLS_GROUP, calls) }
-  const own = { token: usdc, amountBaseUnits: amount.toString(), batch: encodeRedemption(signed, PAYMENT_GROUP, [leg]) }
+  const call = { to: metaMaskContracts.delegationManager, data: encodeRedemption(signed, calls) }
+  const own = { token: usdc, amountBaseUnits: amount.toString(), batch: encodeRedemption(signed, [leg]) }
 
   const payerKey = generatePrivateKey()
   const payer = privateKeyToAccount(payerKey).address
   await mintUsdc(deployment.rpcUrl, deployment, payer, 20_000_000n)
-  // A MetaMask delegation's calls run only after its own payment group (issue 43, point 2): no other
+  // A MetaMask delegation's calls run only after its own payment batch (issue 43, point 2): no other
   // payment is even quoted for them.
-  const paidByAnother = "refused: a MetaMask delegation's calls run only after its own payment group, in the same relay: pay with the payment metamask_execute returned (its payment.batch), not with another payment"
+  const paidByAnother = "refused: a MetaMask delegation's calls run only after its own payment batch, in the same relay: pay with the payment metamask_execute returned (its payment.batch), not with another payment"
   const quote = await rest('/local/v1/quote', { call, token: 'USDC', payment: 'authorization' })
   t.equal(quote.status, 422)
   t.equal(quote.body.error.message, paidByAnother)

@@ -5,6 +5,7 @@ import { describeCall, plainText, type KnownChain } from '../../core/ui/describe
 import { reviewOf } from '../../core/ui/review.ts'
 import { submissionWords } from '../../core/ui/submission.ts'
 import { signPageHtml, viewHtml } from '../../core/ui/pages.ts'
+import { delegationTypedData, encodeBatches, paymentFirstDelegation } from '../../plugins/metamask/delegation.ts'
 
 // Issue 47: the words the review view and the signing page show (one function for both), on
 // mainnet's addresses; hostile text stays text.
@@ -86,6 +87,24 @@ t.test('a review is of the typed data, and says what does not add up', async (t)
   t.match(reviewOf('calibur_batch', 'x', [known], 0).problems, [/not an object/], 'a result that is not one')
   const toStranger = reviewOf('payment_authorization', { typedData: { domain: { chainId: 8453, verifyingContract: USDC }, message: { from: ACCOUNT, to: ACCOUNT, value: '5', validBefore: '1900000000' } } }, [known], 0)
   t.match(toStranger.problems, [/payment goes to 0x709979…79C8, not to Bruno's payee/], 'a payment authorization to someone else')
+})
+
+t.test('a MetaMask delegation is reviewed from its signed hashes: the batches beside it are shown only when they hash to them', async (t) => {
+  const leg = { target: USDC, value: 0n, callData: transfer(PAYEE, 420_000n) }
+  const calls = [{ target: USDC, value: 0n, callData: transfer(ACCOUNT, 7n) }]
+  const delegation = paymentFirstDelegation({ account: ACCOUNT, runner: known.runner, leg, calls, deadline: 1_900_000_000n, salt: 1n })
+  const result = { typedData: delegationTypedData(8453, delegation), batches: encodeBatches([leg], calls) }
+  const review = reviewOf('metamask_batch', result, [known], 1_899_999_400)
+  t.same(review.problems, [], 'a delegation that adds up')
+  t.equal(review.payment?.title, 'Pay Bruno at most 0.42 USDC')
+  t.equal(review.calls.length, 1)
+  t.equal(review.deadline, '2030-03-17T17:46:40Z (in 10 min)', 'the deadline from the signed terms')
+  const swapped = reviewOf('metamask_batch', { ...result, batches: encodeBatches([{ ...leg, callData: transfer(ACCOUNT, 420_000n) }], calls) }, [known], 0)
+  t.same(swapped.problems, ['the batches beside the delegation are not the ones it signs (their hashes differ)'], 'a payment other than the signed one')
+  t.same(swapped.calls, [], 'and nothing of it is shown')
+  t.same(reviewOf('metamask_batch', { typedData: result.typedData }, [known], 0).problems, ['the result has no batches beside the delegation'])
+  const twoCaveats = { ...result.typedData, message: { ...result.typedData.message, caveats: [...result.typedData.message.caveats, ...result.typedData.message.caveats] } }
+  t.same(reviewOf('metamask_batch', { ...result, typedData: twoCaveats }, [known], 0).problems, ["the delegation's caveats are not the one payment-first caveat"])
 })
 
 t.test('a submission in words', async (t) => {

@@ -77,7 +77,7 @@ async function sign(wallet: Eip1193, tool: string, result: Json, review: Review)
   const signatures =
     tool === 'calibur_batch'
       ? { paymentTypedData: result.paymentTypedData, paymentSignature: await signed(result.paymentTypedData), typedData: result.typedData, signature: await signed(result.typedData) }
-      : { typedData: result.typedData, signature: await signed(result.typedData) }
+      : { typedData: result.typedData, signature: await signed(result.typedData), batches: result.batches }
   say('Checking with Bruno…')
   const executed = await callTool(tool === 'calibur_batch' ? 'calibur_execute' : 'metamask_execute', {
     chain: chain.chain,
