@@ -118,8 +118,8 @@ t.test('a pool whose price ring cannot hold the 600 s window at the chain\'s blo
   await withChange(
     async () => {
       await chain.setStorageAt({ address: pool, index: '0x0', value: withRing(slot0, BigInt(index), 64n, 64n) })
-      // A thousand blocks a second apart: the cadence preflight measures.
-      await chain.mine({ blocks: 1_000, interval: 1 })
+      // A hundred blocks a second apart: the span over which preflight measures the cadence.
+      await chain.mine({ blocks: 100, interval: 1 })
     },
     async () => {
       const check = await detail()
@@ -129,7 +129,7 @@ t.test('a pool whose price ring cannot hold the 600 s window at the chain\'s blo
         `the pool at ${pool} keeps 64 price observations; at 1 s a block its 600 s price window needs 600: call its increaseObservationCardinalityNext(600) (anyone may, paying the gas)`,
       )
       // The same ring on a chain of 12-second blocks covers the window.
-      await chain.mine({ blocks: 1_000, interval: 12 })
+      await chain.mine({ blocks: 100, interval: 12 })
       const slow = await detail()
       t.equal(slow.ok, true, slow.detail)
       t.match(slow.detail, /64 price observations \(50 needed at 12 s a block\)/)
@@ -143,9 +143,9 @@ t.test('a pool whose price history does not reach back the 600 s window fails "p
   const detail = async () => (await checks()).checks.find((check) => check.name === 'pool USDC→WETH 0.05%')!
   const slot0 = BigInt((await client.getStorageAt({ address: pool, slot: '0x0' }))!)
   const ringOf = (index: bigint, size: bigint, next: bigint) => withRing(slot0, index, size, next)
-  // A thousand blocks a second apart: the cadence preflight measures, so that the ring a window needs is 600.
+  // A hundred blocks a second apart: the span over which preflight measures the cadence, so that the ring a window needs is 600.
   await withChange(
-    () => chain.mine({ blocks: 1_000, interval: 1 }),
+    () => chain.mine({ blocks: 100, interval: 1 }),
     async () => {
       const now = (await client.getBlock({ blockTag: 'latest' })).timestamp
       // The pool's first observation (zero cumulatives), written 100 s ago: a pool created then.

@@ -172,19 +172,22 @@ export async function preflightChain(network: Network, env: NodeJS.ProcessEnv, g
   return [runnerKey, chainId, ...(await Promise.all(checks))]
 }
 
+/** How many blocks back preflight measures a chain's block time over. */
+const BLOCK_TIME_SPAN = 100n
+
 /**
- * The chain's seconds per block over its last 1,000 blocks (fewer on a young chain), at least 1: a
+ * The chain's seconds per block over its last 100 blocks (fewer on a young chain), at least 1: a
  * chain that mines several blocks a second (a devnet) writes at most one price observation per
- * block, and Uniswap's observations are as fine as a second.
+ * block, and Uniswap's observations are as fine as a second. A chain's cadence is its protocol's,
+ * so 100 blocks (200 s on Base, 20 min on Ethereum) tell it as well as more would.
  */
 async function measureBlockTimeSec(client: PublicClient): Promise<number> {
   const latest = await client.getBlock({ blockTag: 'latest' })
-  const span = latest.number < 1_000n ? latest.number : 1_000n
+  const span = latest.number < BLOCK_TIME_SPAN ? latest.number : BLOCK_TIME_SPAN
   if (span === 0n) return 1
   const earlier = await client.getBlock({ blockNumber: latest.number - span })
   return Math.max(1, Math.floor(Number(latest.timestamp - earlier.timestamp) / Number(span)))
 }
-
 
 /**
  * Each further lane (`runner.lanes`): an operator the Runner allows (its owner's `setOperator`), holding
