@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { createPublicClient, createWalletClient, encodeFunctionData, erc20Abi, getAddress, http, pad, type Abi, type Address, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
-import { foundry } from 'viem/chains'
+import { devnetChain } from '../core/devnet/chain.ts'
 import { startAnvil } from '../core/devnet/anvil.ts'
 import { deployDevnet } from '../core/devnet/deploy.ts'
 import { mintUsdc } from '../core/devnet/fund.ts'
@@ -50,9 +50,9 @@ const anvil = await startAnvil({ stepsTracing: true })
 try {
   const devnet = await deployDevnet(anvil.rpcUrl)
   const transport = http(anvil.rpcUrl)
-  const client = createPublicClient({ chain: foundry, transport, pollingInterval: 50 })
-  const operator = createWalletClient({ account: privateKeyToAccount(devnet.runner.operator.privateKey), chain: foundry, transport })
-  const sponsor = createWalletClient({ account: privateKeyToAccount(devnet.deployer.privateKey), chain: foundry, transport })
+  const client = createPublicClient({ chain: devnetChain(), transport, pollingInterval: 50 })
+  const operator = createWalletClient({ account: privateKeyToAccount(devnet.runner.operator.privateKey), chain: devnetChain(), transport })
+  const sponsor = createWalletClient({ account: privateKeyToAccount(devnet.deployer.privateKey), chain: devnetChain(), transport })
   const payee = getAddress('0xa0Ee7A142d267C1f36714E4a8F75612F20a79720')
   const fee = 100_000n
   const gift = 1_000_000n
@@ -72,7 +72,7 @@ try {
     return receipt.gasUsed
   }
   const itself = async (owner: PrivateKeyAccount) => {
-    const wallet = createWalletClient({ account: owner, chain: foundry, transport })
+    const wallet = createWalletClient({ account: owner, chain: devnetChain(), transport })
     return (await mined(await wallet.writeContract({ address: devnet.usdc, abi: erc20Abi, functionName: 'transfer', args: [fresh(), gift] }))).gasUsed
   }
   const usdcDomain = { address: devnet.usdc, name: 'USD Coin', version: '2', chainId: devnet.chainId }

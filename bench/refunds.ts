@@ -3,7 +3,7 @@ import { ExactEvmScheme } from '@x402/evm/exact/client'
 import { decodePaymentResponseHeader, wrapFetchWithPaymentFromConfig } from '@x402/fetch'
 import { createPublicClient, createTestClient, createWalletClient, http, zeroAddress, type Address, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
-import { foundry } from 'viem/chains'
+import { devnetChain } from '../core/devnet/chain.ts'
 import { DEVNET_TREASURY } from '../config/devnet.ts'
 import type { DevnetDeployment } from '../core/devnet/deploy.ts'
 import { McpToolClient } from '../core/testing/mcpClient.ts'
@@ -58,9 +58,9 @@ interface Flow {
 await withRelayDevnet(2 * 6 * rounds, log, async (devnet) => {
   const { deployment } = devnet
   const transport = http(devnet.rpcUrl)
-  const client = createPublicClient({ chain: foundry, transport, pollingInterval: 50 })
+  const client = createPublicClient({ chain: devnetChain(), transport, pollingInterval: 50 })
   const testClient = createTestClient({ mode: 'anvil', transport })
-  const sponsor = createWalletClient({ account: privateKeyToAccount(deployment.deployer.privateKey), chain: foundry, transport })
+  const sponsor = createWalletClient({ account: privateKeyToAccount(deployment.deployer.privateKey), chain: devnetChain(), transport })
   const usdc = { address: deployment.usdc, name: 'USD Coin', version: '2', chainId: deployment.chainId }
 
   /** The next block, and the one after (where the relay lands), at 1 gwei: the quote reads the first, the relay pays the second. */

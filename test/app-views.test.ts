@@ -3,7 +3,7 @@ import { mkdir } from 'node:fs/promises'
 import { build } from 'esbuild'
 import { createPublicClient, createWalletClient, erc20Abi, getAddress, http, parseUnits, type Address, type PrivateKeyAccount } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import { foundry } from 'viem/chains'
+import { devnetChain } from '../core/devnet/chain.ts'
 import type { Browser, Page } from 'playwright-core'
 import { mintUsdc } from '../core/devnet/fund.ts'
 import { encodeTransfer } from '../core/chain/erc20Calls.ts'
@@ -24,7 +24,7 @@ const SCREENSHOTS = new URL('../reports/screenshots/', import.meta.url)
 
 const bruno = await startDevnetBruno(t, { groups: ['bruno', 'calibur', 'metamask', '3009', 'erc20', 'uniswap'] })
 const { deployment } = bruno
-const chain = { ...foundry, id: deployment.chainId }
+const chain = devnetChain(deployment.chainId)
 const transport = http(deployment.rpcUrl)
 const client = createPublicClient({ chain, transport, pollingInterval: 50 })
 const sponsor = createWalletClient({ account: privateKeyToAccount(deployment.deployer.privateKey), chain, transport })

@@ -20,7 +20,7 @@ import {
   zeroHash,
 } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
-import { foundry } from 'viem/chains'
+import { devnetChain } from '../core/devnet/chain.ts'
 import { caliburCompatibleArtifact } from '../contracts/artifacts.ts'
 import { startAnvil } from '../core/devnet/anvil.ts'
 import { weth9Artifact } from '../core/devnet/artifacts.ts'
@@ -66,9 +66,9 @@ const abi = caliburCompatibleArtifact.abi
 const anvil = await startAnvil({ chainId: vector.chainId })
 t.teardown(() => anvil.stop())
 const transport = http(anvil.rpcUrl)
-const client = createPublicClient({ chain: foundry, transport, pollingInterval: 50 })
-const deployer = createWalletClient({ account: privateKeyToAccount(deployerKey), chain: foundry, transport })
-const relayer = createWalletClient({ account: privateKeyToAccount(relayerKey), chain: foundry, transport })
+const client = createPublicClient({ chain: devnetChain(), transport, pollingInterval: 50 })
+const deployer = createWalletClient({ account: privateKeyToAccount(deployerKey), chain: devnetChain(), transport })
+const relayer = createWalletClient({ account: privateKeyToAccount(relayerKey), chain: devnetChain(), transport })
 const signer = privateKeyToAccount(vector.signerPrivateKey)
 const account = vector.account
 

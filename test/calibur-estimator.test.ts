@@ -1,7 +1,7 @@
 import t from 'tap'
 import { concat, createPublicClient, createWalletClient, http, type Address, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import { foundry } from 'viem/chains'
+import { devnetChain } from '../core/devnet/chain.ts'
 import { mintUsdc } from '../core/devnet/fund.ts'
 import { encodeTransfer } from '../core/chain/erc20Calls.ts'
 import { startDevnetBruno } from './fixtures/devnetBruno.ts'
@@ -23,7 +23,7 @@ const bruno = await startDevnetBruno(t, {
   configure: (config) => ({ ...config, networks: config.networks.map((network) => ({ ...network, relay: { ...network.relay, maxRevertGas: 2_000_000 } })) }),
 })
 const { deployment } = bruno
-const chain = { ...foundry, id: deployment.chainId }
+const chain = devnetChain(deployment.chainId)
 const transport = http(deployment.rpcUrl)
 const client = createPublicClient({ chain, transport, pollingInterval: 50 })
 const sponsor = createWalletClient({ account: privateKeyToAccount(deployment.deployer.privateKey), chain, transport })

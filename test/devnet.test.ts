@@ -13,7 +13,7 @@ import {
   parseUnits,
 } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
-import { foundry } from 'viem/chains'
+import { devnetChain } from '../core/devnet/chain.ts'
 import { startAnvil } from '../core/devnet/anvil.ts'
 import { uniswapV3PoolArtifact } from '../core/devnet/artifacts.ts'
 import { deployDevnet } from '../core/devnet/deploy.ts'
@@ -49,7 +49,7 @@ const started = performance.now()
 const devnet = await deployDevnet(anvil.rpcUrl)
 t.comment(`deployDevnet took ${Math.round(performance.now() - started)} ms`)
 
-const client = createPublicClient({ chain: foundry, transport: http(anvil.rpcUrl), pollingInterval: 50 })
+const client = createPublicClient({ chain: devnetChain(), transport: http(anvil.rpcUrl), pollingInterval: 50 })
 const usdcBalance = (address: `0x${string}`) =>
   client.readContract({ address: devnet.usdc, abi: erc20Abi, functionName: 'balanceOf', args: [address] })
 
@@ -130,7 +130,7 @@ t.test('a demo account swaps 100 USDC for WETH through SwapRouter02, as QuoterV2
   const [demo] = devnet.demoAccounts
   if (!demo) throw new Error('no demo account')
   const account = privateKeyToAccount(demo.privateKey)
-  const wallet = createWalletClient({ account, chain: foundry, transport: http(anvil.rpcUrl) })
+  const wallet = createWalletClient({ account, chain: devnetChain(), transport: http(anvil.rpcUrl) })
   const amountIn = parseUnits('100', 6)
   const swap = { tokenIn: devnet.usdc, tokenOut: devnet.weth, fee: 500, amountIn, sqrtPriceLimitX96: 0n } as const
 

@@ -24,7 +24,7 @@ import {
   type Hex,
 } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
-import { foundry } from 'viem/chains'
+import { devnetChain } from '../core/devnet/chain.ts'
 import { startAnvil } from '../core/devnet/anvil.ts'
 import { deployDevnet } from '../core/devnet/deploy.ts'
 import { mintUsdc } from '../core/devnet/fund.ts'
@@ -199,7 +199,7 @@ t.test('on the devnet\'s real USDC (FiatTokenV2_2)', async (t) => {
   const anvil = await startAnvil()
   t.teardown(() => anvil.stop())
   const devnet = await deployDevnet(anvil.rpcUrl)
-  const chain = { ...foundry, id: devnet.chainId }
+  const chain = devnetChain(devnet.chainId)
   const client = createPublicClient({ chain, transport: http(anvil.rpcUrl), pollingInterval: 50 })
   const fiatToken = parseAbi([
     'function DOMAIN_SEPARATOR() view returns (bytes32)',

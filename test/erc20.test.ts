@@ -13,7 +13,7 @@ import {
   type TransactionReceipt,
 } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
-import { foundry } from 'viem/chains'
+import { devnetChain } from '../core/devnet/chain.ts'
 import { weth9Artifact } from '../core/devnet/artifacts.ts'
 import type { Call } from '../core/tool/schemas.ts'
 import { startDevnetBruno } from './fixtures/devnetBruno.ts'
@@ -25,7 +25,7 @@ import { RawMcpClient } from './fixtures/mcpHttp.ts'
 const devnet = await startDevnetBruno(t)
 const { deployment } = devnet
 const mcp = new RawMcpClient(devnet.mcpUrl)
-const chain = { ...foundry, id: deployment.chainId }
+const chain = devnetChain(deployment.chainId)
 const client = createPublicClient({ chain, transport: http(deployment.rpcUrl), pollingInterval: 50 })
 
 const wallets = deployment.demoAccounts.map(({ privateKey }) =>

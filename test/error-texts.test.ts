@@ -1,7 +1,7 @@
 import t from 'tap'
 import { createPublicClient, createWalletClient, encodeFunctionData, erc20Abi, getAddress, http, recoverAddress, type Address, type Hex, type PrivateKeyAccount } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import { foundry } from 'viem/chains'
+import { devnetChain } from '../core/devnet/chain.ts'
 import { mintUsdc } from '../core/devnet/fund.ts'
 import { startDevnetBruno } from './fixtures/devnetBruno.ts'
 import { postRaw, RawMcpClient } from './fixtures/mcpHttp.ts'
@@ -15,7 +15,7 @@ import { bindings } from './adversarial/adversary.ts'
 
 const bruno = await startDevnetBruno(t, { groups: ['bruno', 'calibur', '3009', 'erc20', 'uniswap'] })
 const { deployment } = bruno
-const chain = { ...foundry, id: deployment.chainId }
+const chain = devnetChain(deployment.chainId)
 const transport = http(deployment.rpcUrl)
 const client = createPublicClient({ chain, transport, pollingInterval: 50 })
 const mcp = new RawMcpClient(`${bruno.mcpUrl}/bruno,calibur,3009,erc20,uniswap`)

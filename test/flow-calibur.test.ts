@@ -13,7 +13,7 @@ import {
   type PrivateKeyAccount,
 } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import { foundry } from 'viem/chains'
+import { devnetChain } from '../core/devnet/chain.ts'
 import { mintUsdc } from '../core/devnet/fund.ts'
 import { fakeNetwork } from './unit/fakeChain.ts'
 import { readWeiPerBaseUnit } from '../core/chain/tokenPrice.ts'
@@ -31,7 +31,7 @@ import { CALIBUR_ADDRESS } from '../plugins/calibur/networkOptions.ts'
 
 const bruno = await startDevnetBruno(t, { groups: ['bruno', 'calibur', 'erc20', 'uniswap'] })
 const { deployment } = bruno
-const chain = { ...foundry, id: deployment.chainId }
+const chain = devnetChain(deployment.chainId)
 const transport = http(deployment.rpcUrl)
 const client = createPublicClient({ chain, transport, pollingInterval: 50 })
 const mcp = new RawMcpClient(`${bruno.mcpUrl}/bruno,calibur,erc20,uniswap`)

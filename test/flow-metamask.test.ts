@@ -2,7 +2,7 @@ import t, { type Test } from 'tap'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import { createPublicClient, createTestClient, createWalletClient, decodeFunctionData, encodeFunctionData, erc20Abi, formatUnits, getAddress, http, keccak256, type Address, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
-import { foundry } from 'viem/chains'
+import { devnetChain } from '../core/devnet/chain.ts'
 import { runnerAbi } from '../contracts/abi.ts'
 import { mintUsdc } from '../core/devnet/fund.ts'
 import { encodeTransfer } from '../core/chain/erc20Calls.ts'
@@ -20,7 +20,7 @@ import { waitFor } from './fixtures/waitFor.ts'
 
 const bruno = await startDevnetBruno(t, { groups: ['bruno', 'metamask', '3009', 'erc20', 'uniswap'] })
 const { deployment } = bruno
-const chain = { ...foundry, id: deployment.chainId }
+const chain = devnetChain(deployment.chainId)
 const transport = http(deployment.rpcUrl)
 const client = createPublicClient({ chain, transport, pollingInterval: 50 })
 const payee = getAddress(bruno.config.networks[0]!.payee)

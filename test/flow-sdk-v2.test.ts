@@ -2,7 +2,7 @@ import t from 'tap'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import { createPublicClient, createWalletClient, encodeFunctionData, erc20Abi, getAddress, http, type Address } from 'viem'
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
-import { foundry } from 'viem/chains'
+import { devnetChain } from '../core/devnet/chain.ts'
 import { mintUsdc } from '../core/devnet/fund.ts'
 import { startDevnetBruno } from './fixtures/devnetBruno.ts'
 import { waitFor } from './fixtures/waitFor.ts'
@@ -15,7 +15,7 @@ import { CALIBUR_ADDRESS } from '../plugins/calibur/networkOptions.ts'
 
 const bruno = await startDevnetBruno(t, { groups: ['bruno', 'calibur', '3009', 'erc20', 'uniswap'] })
 const { deployment } = bruno
-const chain = { ...foundry, id: deployment.chainId }
+const chain = devnetChain(deployment.chainId)
 const client = createPublicClient({ chain, transport: http(deployment.rpcUrl) })
 const payee = getAddress(bruno.config.networks[0]!.payee)
 const usdcOf = (address: Address) => client.readContract({ address: deployment.usdc, abi: erc20Abi, functionName: 'balanceOf', args: [address] })

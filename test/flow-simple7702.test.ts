@@ -3,7 +3,7 @@ import solc from 'solc'
 import t, { type Test } from 'tap'
 import { createPublicClient, createWalletClient, decodeErrorResult, encodeFunctionData, erc20Abi, getAddress, http, zeroAddress, type Address, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
-import { foundry } from 'viem/chains'
+import { devnetChain } from '../core/devnet/chain.ts'
 import { mintUsdc } from '../core/devnet/fund.ts'
 import { revertData } from '../core/relay/revertReason.ts'
 import { encodeTransfer } from '../core/chain/erc20Calls.ts'
@@ -20,7 +20,7 @@ import { waitFor } from './fixtures/waitFor.ts'
 
 const bruno = await startDevnetBruno(t, { groups: ['bruno', 'erc20'], plugins: ['./examples/simple7702-group'] })
 const { deployment } = bruno
-const chain = { ...foundry, id: deployment.chainId }
+const chain = devnetChain(deployment.chainId)
 const transport = http(deployment.rpcUrl)
 const client = createPublicClient({ chain, transport, pollingInterval: 50 })
 const mcp = new RawMcpClient(`${bruno.mcpUrl}/bruno,erc20,simple7702`)

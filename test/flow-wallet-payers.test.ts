@@ -17,7 +17,7 @@ import {
   type Hex,
 } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import { foundry } from 'viem/chains'
+import { devnetChain } from '../core/devnet/chain.ts'
 import { DELEGATOR_CONTRACTS } from '@metamask/delegation-deployments'
 import { ERC1967Proxy, MultiSigDeleGator } from '@metamask/delegation-abis'
 import * as bytecode from '@metamask/delegation-abis/bytecode'
@@ -44,7 +44,7 @@ const bruno = await startDevnetBruno(t, {
   configure: (config) => ({ ...config, networks: config.networks.map((network) => ({ ...network, walletImplementations: [MULTISIG_DELEGATOR] })) }),
 })
 const { deployment } = bruno
-const chain = { ...foundry, id: deployment.chainId }
+const chain = devnetChain(deployment.chainId)
 const transport = http(deployment.rpcUrl)
 const client = createPublicClient({ chain, transport, pollingInterval: 50 })
 const owner = createWalletClient({ account: privateKeyToAccount(deployment.deployer.privateKey), chain, transport })

@@ -2,7 +2,7 @@ import t from 'tap'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import { createPublicClient, createTestClient, erc20Abi, getAddress, http, type Address } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import { foundry } from 'viem/chains'
+import { devnetChain } from '../core/devnet/chain.ts'
 import { mintUsdc } from '../core/devnet/fund.ts'
 import { startDevnetBruno } from './fixtures/devnetBruno.ts'
 import { waitFor } from './fixtures/waitFor.ts'
@@ -14,7 +14,7 @@ import { waitFor } from './fixtures/waitFor.ts'
 
 const bruno = await startDevnetBruno(t, { groups: ['bruno', '3009', 'erc20'] })
 const { deployment } = bruno
-const client = createPublicClient({ chain: { ...foundry, id: deployment.chainId }, transport: http(deployment.rpcUrl) })
+const client = createPublicClient({ chain: devnetChain(deployment.chainId), transport: http(deployment.rpcUrl) })
 const payee = getAddress(bruno.config.networks[0]!.payee)
 const usdcOf = (address: Address) => client.readContract({ address: deployment.usdc, abi: erc20Abi, functionName: 'balanceOf', args: [address] })
 
@@ -138,7 +138,7 @@ t.test('erc20_transfer\'s call in flow 2 is refused: it runs from Bruno\'s Runne
 // after its wallet had signed the call and the payment. payment_authorization asks the relay first.
 t.test('payment_authorization refuses a payer with code before anything is signed, in submit\'s words', async (t) => {
   const delegated = privateKeyToAccount(generatePrivateKey()).address
-  await createTestClient({ chain: { ...foundry, id: deployment.chainId }, mode: 'anvil', transport: http(deployment.rpcUrl) }).setCode({ address: delegated, bytecode: `0xef0100${'11'.repeat(20)}` })
+  await createTestClient({ chain: devnetChain(deployment.chainId), mode: 'anvil', transport: http(deployment.rpcUrl) }).setCode({ address: delegated, bytecode: `0xef0100${'11'.repeat(20)}` })
   const refused = await call('payment_authorization', { chain: 'local', from: delegated, token: 'USDC', amount: '1' })
   t.equal(refused.isError, true)
   t.equal(

@@ -27,7 +27,7 @@ import {
   type Hex,
 } from 'viem'
 import { privateKeyToAccount, sign } from 'viem/accounts'
-import { foundry } from 'viem/chains'
+import { devnetChain } from '../core/devnet/chain.ts'
 import { startAnvil } from '../core/devnet/anvil.ts'
 import { deployDevnet } from '../core/devnet/deploy.ts'
 import { CALIBUR_ADDRESS } from '../plugins/calibur/networkOptions.ts'
@@ -380,7 +380,7 @@ t.test('golden/calibur.json: viem over Calibur\'s published types, secp256k1 ove
 const anvil = await startAnvil()
 t.teardown(() => anvil.stop())
 const devnet = await deployDevnet(anvil.rpcUrl)
-const chain = { ...foundry, id: devnet.chainId }
+const chain = devnetChain(devnet.chainId)
 const client = createPublicClient({ chain, transport: http(anvil.rpcUrl), pollingInterval: 50 })
 const walletOf = (privateKey: Hex) => createWalletClient({ account: privateKeyToAccount(privateKey), chain, transport: http(anvil.rpcUrl) })
 async function mined(hash: Hex) {

@@ -3,7 +3,7 @@ import { Writable } from 'node:stream'
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client'
 import { createPublicClient, custom, encodeErrorResult, encodeFunctionData, erc20Abi, getAddress, http, parseAbi, type PublicClient } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import { foundry } from 'viem/chains'
+import { devnetChain } from '../core/devnet/chain.ts'
 import { guardedTransport } from '../core/chain/guardedTransport.ts'
 import { mintUsdc } from '../core/devnet/fund.ts'
 import { blameOf, BrunoFault, reportFault } from '../core/chain/faults.ts'
@@ -28,7 +28,7 @@ function nodeAnswering(answer: { error: { code: number; message: string; data?: 
       return answer.result
     },
   }
-  return createPublicClient({ chain: foundry, transport: custom(provider, { retryCount: 0 }) })
+  return createPublicClient({ chain: devnetChain(), transport: custom(provider, { retryCount: 0 }) })
 }
 
 async function thrown(work: () => Promise<unknown>): Promise<unknown> {
@@ -65,11 +65,11 @@ t.test('blameOf sorts viem\'s errors: the caller\'s call reverting is theirs, th
     'the node\'s internal error (InternalRpcError)': await thrown(() => nodeAnswering({ error: { code: -32603, message: 'internal error' } }).getBalance({ address: token })),
     'the node\'s limit (LimitExceededRpcError)': await thrown(() => nodeAnswering({ error: { code: -32005, message: 'rate limited' } }).getBalance({ address: token })),
     'an unknown node answer (UnknownRpcError)': await thrown(() => nodeAnswering({ error: { code: 12345, message: 'what' } }).getBalance({ address: token })),
-    'an unreachable node (HttpRequestError)': await thrown(() => createPublicClient({ chain: foundry, transport: http(CLOSED, { retryCount: 0 }) }).getBalance({ address: token })),
+    'an unreachable node (HttpRequestError)': await thrown(() => createPublicClient({ chain: devnetChain(), transport: http(CLOSED, { retryCount: 0 }) }).getBalance({ address: token })),
     'an unreachable node behind the guard (ChainUnavailableError)': await thrown(() =>
-      createPublicClient({ chain: foundry, transport: guardedTransport('local', http(CLOSED, { retryCount: 0 })) }).getBalance({ address: token }),
+      createPublicClient({ chain: devnetChain(), transport: guardedTransport('local', http(CLOSED, { retryCount: 0 })) }).getBalance({ address: token }),
     ),
-    'a call to an unreachable node (CallExecutionError)': await thrown(() => call(createPublicClient({ chain: foundry, transport: http(CLOSED, { retryCount: 0 }) }))),
+    'a call to an unreachable node (CallExecutionError)': await thrown(() => call(createPublicClient({ chain: devnetChain(), transport: http(CLOSED, { retryCount: 0 }) }))),
   }
   for (const [what, error] of Object.entries(chains)) {
     const blame = blameOf(error)
@@ -94,7 +94,7 @@ t.test('reportFault: one log line with the id the answer quotes, the URL struck 
     },
   })
   const log = createLogger({ secrets: [CLOSED], destination })
-  const error = await thrown(() => createPublicClient({ chain: foundry, transport: http(CLOSED, { retryCount: 0 }) }).getBalance({ address: token }))
+  const error = await thrown(() => createPublicClient({ chain: devnetChain(), transport: http(CLOSED, { retryCount: 0 }) }).getBalance({ address: token }))
   const fault = reportFault(log, error, blameOf(error), { tool: 'account' })
   t.equal(fault.side, 'chain')
   t.match(fault.correlationId, /^[0-9a-f]{16}$/)

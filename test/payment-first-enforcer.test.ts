@@ -1,7 +1,7 @@
 import t from 'tap'
 import { BaseError, createPublicClient, createTestClient, createWalletClient, decodeErrorResult, encodeFunctionData, erc20Abi, getAddress, http, parseAbi, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import { foundry } from 'viem/chains'
+import { DEVNET_CHAIN_ID, devnetChain } from '../core/devnet/chain.ts'
 import { paymentFirstEnforcerAbi } from '../contracts/abi.ts'
 import { compileTypedFixture } from './fixtures/solidityFixture.ts'
 import { encodeTransfer } from '../core/chain/erc20Calls.ts'
@@ -35,13 +35,13 @@ t.teardown(() => anvil.stop())
 // The devnet builds MetaMask's contracts and Bruno's enforcer (the metamask group's devnet hook).
 const deployment = await deployDevnet(anvil.rpcUrl)
 const transport = http(anvil.rpcUrl)
-const client = createPublicClient({ chain: foundry, transport })
-const chain = createTestClient({ mode: 'anvil', chain: foundry, transport })
+const client = createPublicClient({ chain: devnetChain(), transport })
+const chain = createTestClient({ mode: 'anvil', chain: devnetChain(), transport })
 const usdc = deployment.usdc
 const manager = metaMaskContracts.delegationManager
 const sender = privateKeyToAccount(generatePrivateKey())
 await setEthBalance(anvil.rpcUrl, sender.address, 10n ** 18n)
-const wallet = createWalletClient({ account: sender, chain: foundry, transport })
+const wallet = createWalletClient({ account: sender, chain: devnetChain(), transport })
 const redeemerAbi = parseAbi(['function redeem(address manager, bytes[] datas, address[] payingAs)', 'function paying() view returns (address)'])
 const redeemerArtifact = compileTypedFixture('PaymentPhaseRedeemer', redeemerAbi)
 const redeemer = { address: getAddress((await client.waitForTransactionReceipt({ hash: await wallet.deployContract({ abi: redeemerAbi, bytecode: redeemerArtifact.bytecode }) })).contractAddress!) }
@@ -60,7 +60,7 @@ async function delegated(options: { deadline?: bigint; terms?: Hex } = {}) {
   const calls = [executionOf(encodeTransfer({ token: usdc, to: friend, amount: 2_000n }))]
   const built = paymentFirstDelegation({ account: owner.address, runner: redeemer.address, leg: payment[0]!, calls, deadline: options.deadline ?? (await now()) + 600n, salt: salt++ })
   const unsigned = options.terms ? { ...built, caveats: [{ ...built.caveats[0]!, terms: options.terms }] } : built
-  const typed = delegationTypedData(foundry.id, unsigned)
+  const typed = delegationTypedData(DEVNET_CHAIN_ID, unsigned)
   const signed = signedDelegation(unsigned, await owner.signTypedData({ ...typed, message: { ...typed.message, salt: unsigned.salt } } as never))
   return { owner, friend, payment, calls, delegation: signed }
 }

@@ -6,7 +6,7 @@ import { promisify } from 'node:util'
 import t from 'tap'
 import { createPublicClient, createTestClient, createWalletClient, getAddress, http, parseEther, toHex, type Address, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import { foundry } from 'viem/chains'
+import { devnetChain } from '../core/devnet/chain.ts'
 import { caliburCompatibleArtifact, payeeVaultArtifact, runnerArtifact } from '../contracts/artifacts.ts'
 import { DEVNET_TREASURY, devnetConfig } from '../config/devnet.ts'
 import { startAnvil } from '../core/devnet/anvil.ts'
@@ -226,7 +226,7 @@ t.test('runner.lanes: each further lane must be an operator of the Runner and ho
     detail: `${lane} is not an operator of ${contract} (its owner allows it: setOperator(${lane}, true)); ${lane} holds 0 ETH, under the floor 0.01 ETH`,
   })
   t.notOk((await checks()).checks.some((check) => check.name === 'runner lanes'), 'no lanes configured: no such check')
-  const owner = createWalletClient({ account: privateKeyToAccount(deployment.deployer.privateKey), transport: http(anvil.rpcUrl), chain: foundry })
+  const owner = createWalletClient({ account: privateKeyToAccount(deployment.deployer.privateKey), transport: http(anvil.rpcUrl), chain: devnetChain() })
   await withChange(
     async () => {
       await chain.setBalance({ address: lane, value: parseEther('1') })

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { createPublicClient, createTestClient, createWalletClient, encodeFunctionData, erc20Abi, getAddress, http, parseAbi, zeroAddress, type Address, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import { foundry } from 'viem/chains'
+import { devnetChain } from '../core/devnet/chain.ts'
 import { mintUsdc } from '../core/devnet/fund.ts'
 import { CALIBUR_ADDRESS } from '../plugins/calibur/networkOptions.ts'
 import { chargedAtCost, startDevnetBruno } from './fixtures/devnetBruno.ts'
@@ -134,7 +134,7 @@ t.test('a base fee that rises 15 % between signing and inclusion is charged as p
 t.test('a payer whose own call makes its refund impossible (USDC blacklists it): the payee keeps the whole payment, nothing reverts', async (t) => {
   const account = privateKeyToAccount(generatePrivateKey())
   await mintUsdc(deployment.rpcUrl, deployment, account.address, 20_000_000n)
-  const owner = createWalletClient({ account: privateKeyToAccount(deployment.deployer.privateKey), transport: http(deployment.rpcUrl), chain: foundry })
+  const owner = createWalletClient({ account: privateKeyToAccount(deployment.deployer.privateKey), transport: http(deployment.rpcUrl), chain: devnetChain() })
   await client.waitForTransactionReceipt({ hash: await owner.writeContract({ address: usdc, abi: blacklistAbi, functionName: 'updateBlacklister', args: [account.address] }) })
   const delegation = await owner.signAuthorization({ account, contractAddress: CALIBUR_ADDRESS, chainId: deployment.chainId })
   await client.waitForTransactionReceipt({ hash: await owner.sendTransaction({ to: owner.account.address, authorizationList: [delegation] }) })

@@ -31,7 +31,7 @@ import {
   zeroHash,
 } from 'viem'
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
-import { foundry } from 'viem/chains'
+import { devnetChain } from '../core/devnet/chain.ts'
 import { caliburCompatibleAbi, runnerAbi } from '../contracts/abi.ts'
 import { runnerArtifact } from '../contracts/artifacts.ts'
 import { KEEP_PAYMENT, RUNNER_SETTLE_GAS, type RunnerCharge } from '../core/relay/runnerCall.ts'
@@ -50,7 +50,7 @@ const anvil = await startAnvil()
 t.teardown(() => anvil.stop())
 const devnet = await deployDevnet(anvil.rpcUrl)
 const transport = http(anvil.rpcUrl)
-const chain = { ...foundry, id: devnet.chainId }
+const chain = devnetChain(devnet.chainId)
 const client = createPublicClient({ chain, transport, pollingInterval: 50 })
 const testClient = createTestClient({ mode: 'anvil', chain, transport })
 const wallet = (privateKey: Hex) => createWalletClient({ account: privateKeyToAccount(privateKey), chain, transport })

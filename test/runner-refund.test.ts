@@ -20,7 +20,7 @@ import {
   zeroAddress,
 } from 'viem'
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
-import { foundry } from 'viem/chains'
+import { devnetChain } from '../core/devnet/chain.ts'
 import { payeeVaultAbi, runnerAbi } from '../contracts/abi.ts'
 import { payeeVaultArtifact } from '../contracts/artifacts.ts'
 import { startAnvil } from '../core/devnet/anvil.ts'
@@ -45,7 +45,7 @@ const anvil = await startAnvil()
 t.teardown(() => anvil.stop())
 const devnet = await deployDevnet(anvil.rpcUrl)
 const transport = http(anvil.rpcUrl)
-const chain = { ...foundry, id: devnet.chainId }
+const chain = devnetChain(devnet.chainId)
 const client = createPublicClient({ chain, transport, pollingInterval: 50 })
 const testClient = createTestClient({ mode: 'anvil', chain, transport })
 const wallet = (account: PrivateKeyAccount) => createWalletClient({ account, chain, transport })

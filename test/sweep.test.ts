@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import t from 'tap'
 import { createPublicClient, createWalletClient, erc20Abi, http, parseUnits, type Address } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
-import { foundry } from 'viem/chains'
+import { devnetChain } from '../core/devnet/chain.ts'
 import { devnetConfig, DEVNET_RUNNER_KEY_ENV } from '../config/devnet.ts'
 import { sweepCommand } from '../core/commands/sweep.ts'
 import { lockSqliteStore } from '../core/store/sqliteLock.ts'
@@ -28,7 +28,7 @@ const config = devnetConfig(deployment, env, { port: 0 })
 const dir = t.testdir({})
 const configFile = join(dir, 'bruno.json')
 await writeFile(configFile, JSON.stringify(config))
-const chain = { ...foundry, id: deployment.chainId }
+const chain = devnetChain(deployment.chainId)
 const funder = createWalletClient({ account: privateKeyToAccount(deployment.demoAccounts[2]!.privateKey), chain, transport: http(anvil.rpcUrl) })
 const reader = createPublicClient({ chain, transport: http(anvil.rpcUrl), pollingInterval: 50 })
 const runner = deployment.runner.contract

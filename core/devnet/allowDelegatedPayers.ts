@@ -1,6 +1,6 @@
 import { createPublicClient, createWalletClient, http, keccak256, type Address } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
-import { foundry } from 'viem/chains'
+import { devnetChain } from './chain.ts'
 import { runnerAbi } from '../../contracts/abi.ts'
 import { delegationCode } from '../relay/delegation7702.ts'
 import type { DevnetDeployment } from './deploy.ts'
@@ -16,7 +16,7 @@ import type { DevnetDeployment } from './deploy.ts'
  */
 export async function allowDelegatedPayers(deployment: DevnetDeployment, delegate: Address): Promise<void> {
   const transport = http(deployment.rpcUrl)
-  const chain = { ...foundry, id: deployment.chainId }
+  const chain = devnetChain(deployment.chainId)
   const owner = createWalletClient({ account: privateKeyToAccount(deployment.deployer.privateKey), chain, transport })
   const hash = await owner.writeContract({ address: deployment.runner.contract, abi: runnerAbi, functionName: 'setPayerCode', args: [keccak256(delegationCode(delegate)), true] })
   const receipt = await createPublicClient({ chain, transport, pollingInterval: 50 }).waitForTransactionReceipt({ hash })

@@ -5,6 +5,7 @@ import { createRequire } from 'node:module'
 import type { Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
+import { DEVNET_CHAIN_ID } from './chain.ts'
 
 /** A running anvil node. */
 export type Anvil = {
@@ -20,7 +21,7 @@ export type StartAnvilOptions = {
   port?: number
   /** Seconds between blocks; leave undefined for automine (a block per transaction). */
   blockTime?: number
-  /** Defaults to 31337, the id viem's `anvil` and `foundry` chains carry. */
+  /** Defaults to 31337 (`DEVNET_CHAIN_ID`), anvil's own. */
   chainId?: number
   /**
    * How far before now the chain's clock starts (seconds; default 3600): the genesis block is that
@@ -91,7 +92,7 @@ export function anvilBinary(): string {
  * await anvil.stop()
  */
 export async function startAnvil(options: StartAnvilOptions = {}): Promise<Anvil> {
-  const { port = 0, blockTime, chainId = 31_337, historySec = 3_600, stepsTracing = false } = options
+  const { port = 0, blockTime, chainId = DEVNET_CHAIN_ID, historySec = 3_600, stepsTracing = false } = options
   const genesis = Math.floor(Date.now() / 1000) - historySec
   const args = ['--host', '127.0.0.1', '--port', String(port), '--chain-id', String(chainId), '--timestamp', String(genesis)]
   if (blockTime !== undefined) args.push('--block-time', String(blockTime))

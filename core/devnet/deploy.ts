@@ -15,7 +15,7 @@ import {
   zeroAddress,
 } from 'viem'
 import { mnemonicToAccount, privateKeyToAccount } from 'viem/accounts'
-import { foundry } from 'viem/chains'
+import { devnetChain } from './chain.ts'
 import { PRESETS, type NetworkPreset, type PresetName } from '../../config/presets.ts'
 import { DEVNET_TREASURY } from '../../config/devnet.ts'
 import { payeeVaultArtifact, runnerArtifact } from '../../contracts/artifacts.ts'
@@ -140,7 +140,7 @@ export async function deployDevnet(rpcUrl: string, options: DeployDevnetOptions 
   const chainId = await createPublicClient({ transport }).getChainId()
   const preset: NetworkPreset | undefined = options.as && PRESETS[options.as]
   if (preset && preset.chainId !== chainId) throw new Error(`deployDevnet: the chain's id is ${chainId}, the preset "${options.as}" is chain ${preset.chainId}: start anvil with chainId ${preset.chainId}`)
-  const chain = { ...foundry, id: chainId }
+  const chain = devnetChain(chainId)
   const testClient = createTestClient({ mode: 'anvil', chain, transport })
   // Automine makes receipts immediate; a short interval keeps interval-mined chains quick too.
   const client = createPublicClient({ chain, transport, pollingInterval: 50 })

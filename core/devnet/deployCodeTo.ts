@@ -1,6 +1,6 @@
 import { createPublicClient, createTestClient, createWalletClient, encodeDeployData, getAddress, http, type Abi, type Address, type Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
-import { foundry } from 'viem/chains'
+import { devnetChain } from './chain.ts'
 
 /**
  * Builds a contract at a given address on an anvil chain, as foundry's `deployCodeTo` does: the
@@ -22,7 +22,7 @@ export async function deployCodeTo(
 ): Promise<Address> {
   const transport = http(rpcUrl)
   const client = createPublicClient({ transport, pollingInterval: 50 })
-  const chain = { ...foundry, id: await client.getChainId() }
+  const chain = devnetChain(await client.getChainId())
   const testClient = createTestClient({ mode: 'anvil', chain, transport })
   const deployer = privateKeyToAccount(deployerKey)
   const wallet = createWalletClient({ account: deployer, chain, transport })

@@ -1,6 +1,6 @@
 import { type Address, createPublicClient, createTestClient, createWalletClient, http, parseAbi } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
-import { foundry } from 'viem/chains'
+import { devnetChain } from './chain.ts'
 import type { DevnetDeployment } from './deploy.ts'
 
 // FiatToken's mint, by its minter (the devnet's deployer). Declared here, not read from the token's
@@ -20,7 +20,7 @@ export async function mintUsdc(
   to: Address,
   amount: bigint,
 ): Promise<void> {
-  const chain = { ...foundry, id: deployment.chainId }
+  const chain = devnetChain(deployment.chainId)
   const transport = http(rpcUrl)
   const wallet = createWalletClient({ account: privateKeyToAccount(deployment.deployer.privateKey), chain, transport })
   const hash = await wallet.writeContract({

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream'
 import { createPublicClient, createTestClient, createWalletClient, http, type Hex, type PublicClient, type WalletClient } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
-import { foundry } from 'viem/chains'
+import { devnetChain } from '../devnet/chain.ts'
 import { devnetConfig, type DevnetConfigOptions } from '../../config/devnet.ts'
 import { withDevnetPlugins } from '../../config/loadGroups.ts'
 import type { BrunoConfig, GroupName } from '../../config/schema.ts'
@@ -77,7 +77,7 @@ export async function serveOnDevnet(
     })
     const logger = createLogger({ secrets: configuredSecrets(config, env), destination, level: 'info' })
     const server = await startServer({ config, groups: (await loadBuiltinGroups()).builtinGroups, configDir: dir, logger, env })
-    const chain = { ...foundry, id: devnet.deployment.chainId }
+    const chain = devnetChain(devnet.deployment.chainId)
     const transport = http(devnet.rpcUrl)
     const client = createPublicClient({ chain, transport, pollingInterval: 50 }) as PublicClient
     const operator = devnet.deployment.runner.operator.address

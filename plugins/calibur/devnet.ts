@@ -1,5 +1,4 @@
 import { createPublicClient, createTestClient, encodeDeployData, http } from 'viem'
-import { foundry } from 'viem/chains'
 import { caliburCompatibleArtifact } from '../../contracts/artifacts.ts'
 import type { DevnetDeployment } from '../../core/plugin.ts'
 import { CALIBUR_ADDRESS } from './networkOptions.ts'
@@ -16,10 +15,9 @@ import { CALIBUR_ADDRESS } from './networkOptions.ts'
  */
 export async function placeCaliburStandIn(deployment: DevnetDeployment): Promise<void> {
   const transport = http(deployment.rpcUrl)
-  const chain = { ...foundry, id: deployment.chainId }
-  const { data: runtime } = await createPublicClient({ chain, transport }).call({
+  const { data: runtime } = await createPublicClient({ transport }).call({
     data: encodeDeployData({ ...caliburCompatibleArtifact, args: [CALIBUR_ADDRESS] }),
   })
   if (!runtime) throw new Error('placeCaliburStandIn: CaliburCompatible\'s constructor returned no code')
-  await createTestClient({ mode: 'anvil', chain, transport }).setCode({ address: CALIBUR_ADDRESS, bytecode: runtime })
+  await createTestClient({ mode: 'anvil', transport }).setCode({ address: CALIBUR_ADDRESS, bytecode: runtime })
 }

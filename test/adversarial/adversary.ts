@@ -18,7 +18,7 @@ import {
   type PrivateKeyAccount,
 } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import { foundry } from 'viem/chains'
+import { devnetChain } from '../../core/devnet/chain.ts'
 import { compilerSettings } from '../../contracts/build.ts'
 import { runnerAbi } from '../../contracts/abi.ts'
 import { mintUsdc } from '../../core/devnet/fund.ts'
@@ -125,7 +125,7 @@ export const ATTACK_FEES = { maxFeePerGas: 200_000_000_000n, maxPriorityFeePerGa
 /** The devnet as the attacker and the test drive it: clients on anvil itself (not Bruno's proxy), and its blocks. */
 export function adversaryChain(bruno: DevnetBruno) {
   const { deployment } = bruno
-  const chain = { ...foundry, id: deployment.chainId }
+  const chain = devnetChain(deployment.chainId)
   const transport = http(deployment.rpcUrl)
   const client = createPublicClient({ chain, transport, pollingInterval: 25 })
   const testClient = createTestClient({ chain, mode: 'anvil', transport })

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { createPublicClient, createTestClient, createWalletClient, encodeFunctionData, getAddress, http, parseEther, zeroAddress, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
-import { foundry } from 'viem/chains'
+import { devnetChain } from '../../core/devnet/chain.ts'
 import { mintUsdc } from '../../core/devnet/fund.ts'
 import { caliburAbi } from '../../plugins/calibur/abi.ts'
 import { CALIBUR_ADDRESS } from '../../plugins/calibur/networkOptions.ts'
@@ -20,7 +20,7 @@ import { waitFor } from '../fixtures/waitFor.ts'
 
 const bruno = await startDevnetBruno(t, { groups: ['bruno', 'calibur', '3009'] })
 const { deployment } = bruno
-const chain = { ...foundry, id: deployment.chainId }
+const chain = devnetChain(deployment.chainId)
 const transport = http(deployment.rpcUrl)
 const client = createPublicClient({ chain, transport })
 const testClient = createTestClient({ mode: 'anvil', chain, transport })

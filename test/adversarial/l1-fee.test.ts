@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap'
 import { createPublicClient, createWalletClient, encodeFunctionData, http, parseUnits, type Address, type Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
-import { foundry } from 'viem/chains'
+import { devnetChain } from '../../core/devnet/chain.ts'
 import { GAS_PRICE_ORACLE, L1_FEE_HEADROOM_BPS } from '../../core/chain/l1DataFee.ts'
 import { weiToToken } from '../../core/charge/pricing.ts'
 import { waitFor } from '../fixtures/waitFor.ts'
@@ -71,7 +71,7 @@ t.test('anvil 1.7.1 --network optimism: no GasPriceOracle, no l1Fee in receipts,
   // anvil's dev account #5: a plain transaction with 10 KB of calldata (the stand-in oracle is in place
   // by now: anvil does not consult it either).
   const account = privateKeyToAccount('0x8b3a350cf5c34c9194ca85829a2df0ec3153be0318b5e2d3348e872092edffba')
-  const wallet = createWalletClient({ account, chain: { ...foundry, id: h.deployment.chainId }, transport: http(h.rpcUrl) })
+  const wallet = createWalletClient({ account, chain: devnetChain(h.deployment.chainId), transport: http(h.rpcUrl) })
   const before = await h.client.getBalance({ address: account.address })
   const hash = await wallet.sendTransaction({ to: SINK, data: encodeFunctionData({ abi: contracts.Sink!.abi, functionName: 'take', args: [`0x${'cd'.repeat(10_000)}`] }) })
   const receipt = await h.client.waitForTransactionReceipt({ hash, pollingInterval: 50 })

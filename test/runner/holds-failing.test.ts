@@ -1,7 +1,7 @@
 import t from 'tap'
 import { createWalletClient, erc20Abi, http, parseEther, type Address, type Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
-import { foundry } from 'viem/chains'
+import { devnetChain } from '../../core/devnet/chain.ts'
 import type { Submission } from '../../core/store/store.ts'
 import { waitFor } from '../fixtures/waitFor.ts'
 import { simulating, type Seen } from '../liveness/chaosProxy.ts'
@@ -23,7 +23,7 @@ const FAILING_HOLD_SEC = 10
 /** Moves all of `payer`'s USDC to the payee (given ETH for the gas, and mined): its signed payment now reverts. */
 async function spendAll(devnet: RunnerDevnet, payer: { key: Hex; address: Address }): Promise<void> {
   await devnet.testClient.setBalance({ address: payer.address, value: parseEther('1') })
-  const wallet = createWalletClient({ account: privateKeyToAccount(payer.key), chain: { ...foundry, id: devnet.deployment.chainId }, transport: http(devnet.anvil.rpcUrl) })
+  const wallet = createWalletClient({ account: privateKeyToAccount(payer.key), chain: devnetChain(devnet.deployment.chainId), transport: http(devnet.anvil.rpcUrl) })
   const balance = await devnet.client.readContract({ address: devnet.deployment.usdc, abi: erc20Abi, functionName: 'balanceOf', args: [payer.address] })
   await wallet.writeContract({ address: devnet.deployment.usdc, abi: erc20Abi, functionName: 'transfer', args: [devnet.payee, balance] })
 }
