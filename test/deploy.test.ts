@@ -6,7 +6,6 @@ import { createPublicClient, createTestClient, formatEther, getAddress, http, ke
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { payeeVaultArtifact, paymentFirstEnforcerArtifact, runnerArtifact } from '../contracts/artifacts.ts'
 import {
-  DEPLOYMENT_PROXY,
   deployCommand,
   deploymentGasLimit,
   PAYEE_VAULT_DEPLOYMENT_GAS,
@@ -18,6 +17,7 @@ import {
 import { paymentFirstEnforcer } from '../plugins/metamask/contracts.ts'
 import { preflightCommand } from '../core/commands/preflight.ts'
 import { startAnvil } from '../core/devnet/anvil.ts'
+import { DEPLOYMENT_PROXY } from '../core/chain/deterministicDeployment.ts'
 import { deployDevnet } from '../core/devnet/deploy.ts'
 import { creationRuntime } from '../core/preflight/creationRuntime.ts'
 import { listenOnLoopback } from './fixtures/loopbackServer.ts'

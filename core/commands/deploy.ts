@@ -27,10 +27,7 @@ import { guardedTransport } from '../chain/guardedTransport.ts'
 import { delegationCode } from '../relay/delegation7702.ts'
 import { creationRuntime } from '../preflight/creationRuntime.ts'
 import { type Command, commandFailure, parseFlags } from './command.ts'
-
 import { DEPLOYMENT_PROXY, deterministicAddress, RUNNER_SALT } from '../chain/deterministicDeployment.ts'
-
-export { DEPLOYMENT_PROXY, RUNNER_SALT }
 
 /**
  * The gas a Runner deployment uses (1,771,922 measured on anvil since the `bytes` signature and the
