@@ -1,5 +1,5 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
-import { createPublicClient, createWalletClient, encodeFunctionData, erc20Abi, getAddress, http, pad, type Abi, type Address, type Hex } from 'viem'
+import { concat, createPublicClient, createWalletClient, encodeFunctionData, erc20Abi, getAddress, http, maxUint256, pad, toHex, type Abi, type Address, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
 import { devnetChain } from '../core/devnet/chain.ts'
 import { startAnvil } from '../core/devnet/anvil.ts'
@@ -15,6 +15,7 @@ import { metaMaskContracts, paymentFirstEnforcer } from '../plugins/metamask/con
 import { delegationTypedData, encodeRedemption, paymentFirstDelegation, signedDelegation } from '../plugins/metamask/delegation.ts'
 import { METAMASK_PAYMENT_GAS } from '../plugins/metamask/gas.ts'
 import { signTransfer } from '../test/fixtures/signedTransfer.ts'
+import { compileFixture } from '../test/fixtures/solidityFixture.ts'
 import { machine } from './machine.ts'
 import { createRequire } from 'node:module'
 import { deployCodeTo } from '../core/devnet/deployCodeTo.ts'
@@ -36,7 +37,10 @@ import { checksummed, whereGasGoes, type FrameRole, type GasSpent } from './wher
  * - **Bruno / Simple7702** (examples/simple7702-group): `relayBatch` of two signed UserOperations
  *   (the payment, then the transfer), each `handleOps` to EntryPoint v0.8, Bruno the bundler;
  * - **a 4337 bundler**: the same account's one UserOperation (the transfer, its gas paid in ETH from
- *   its prefund), `handleOps` sent by a bundler's EOA — what the ERC-4337 path costs without Bruno.
+ *   its prefund), `handleOps` sent by a bundler's EOA — what the ERC-4337 path costs without Bruno;
+ * - **a 4337 bundler with a token paymaster**: the same operation, its gas paid in USDC through
+ *   OpenZeppelin's `PaymasterERC20` at a fixed price (test/fixtures/contracts/FixedPriceTokenPaymaster.sol):
+ *   USDC-only accounts' way to pay without Bruno, the account having approved the paymaster once.
  * Each way runs `rounds` times on fresh accounts delegated beforehand (their first relay: cold
  * delegate storage, as an agent's first) and then again on the same account (warm); the table
  * gives gas used per transaction and its ratio to the baseline. The Runner gives each call
@@ -138,19 +142,19 @@ try {
   const simple7702 = artifacts('@account-abstraction/contracts/artifacts/Simple7702Account.json') as { abi: Abi; bytecode: Hex }
   await deployCodeTo(anvil.rpcUrl, devnet.deployer.privateKey, entryPoint, ENTRY_POINT)
   const implementation = getAddress((await mined(await sponsor.deployContract({ abi: simple7702.abi, bytecode: simple7702.bytecode }))).contractAddress!)
-  const userOperation = async (owner: PrivateKeyAccount, nonce: bigint, calls: { target: Address; value: bigint; data: Hex }[], callGasLimit: bigint, fee = 0n): Promise<UserOperation> => {
+  const userOperation = async (owner: PrivateKeyAccount, nonce: bigint, calls: { target: Address; value: bigint; data: Hex }[], callGasLimit: bigint, fee = 0n, paymasterAndData: Hex = '0x'): Promise<UserOperation> => {
     const op: UserOperation = {
       sender: owner.address,
       nonce,
       callData: encodeExecuteBatch(calls),
       // Paying a prefund (an ETH transfer to the EntryPoint) takes validation past what a fee-less operation needs.
-      verificationGasLimit: fee === 0n ? VERIFICATION_GAS : 2n * VERIFICATION_GAS,
+      verificationGasLimit: fee === 0n || paymasterAndData !== '0x' ? VERIFICATION_GAS : 2n * VERIFICATION_GAS,
       callGasLimit,
       preVerificationGas: fee === 0n ? 0n : 50_000n,
       maxPriorityFeePerGas: fee,
       maxFeePerGas: fee,
       initCode: '0x',
-      paymasterAndData: '0x',
+      paymasterAndData,
       signature: '0x',
     }
     return { ...op, signature: await owner.signTypedData(userOperationTypedData(devnet.chainId, op) as never) }
@@ -190,6 +194,25 @@ try {
     const data = encodeHandleOps(op, sponsor.account.address)
     return (await mined(await sponsor.sendTransaction({ to: ENTRY_POINT, data, gas: 1_000_000n }))).gasUsed
   }
+  // The same operation, its gas paid in USDC through a token paymaster: it takes the most the operation
+  // may cost in validation and gives back what it did not cost in postOp (two USDC transfers beside the
+  // call's). Its price: 3,000 USDC an ether, in PaymasterERC20's scale (base units per ether × 1e18 / 1e18).
+  const paymasterFixture = compileFixture('FixedPriceTokenPaymaster')
+  const tokenPaymaster = getAddress((await mined(await sponsor.deployContract({ abi: paymasterFixture.abi, bytecode: paymasterFixture.bytecode, args: [devnet.usdc, 3_000_000_000n] }))).contractAddress!)
+  await mined(await sponsor.writeContract({ address: tokenPaymaster, abi: paymasterFixture.abi, functionName: 'deposit', value: 10n ** 18n }))
+  // postOp's limit at 40,000: above it, PaymasterERC20 charges a tenth of the limit as the EntryPoint's unused-gas penalty.
+  const paymasterAndData = concat([tokenPaymaster, pad(toHex(100_000n), { size: 16 }), pad(toHex(40_000n), { size: 16 })])
+  const approvePaymaster = async (owner: PrivateKeyAccount) => {
+    const wallet = createWalletClient({ account: owner, chain: devnetChain(), transport })
+    await mined(await wallet.writeContract({ address: devnet.usdc, abi: erc20Abi, functionName: 'approve', args: [tokenPaymaster, maxUint256] }))
+  }
+  const bundlerWithTokenPaymaster = async (owner: PrivateKeyAccount) => {
+    const nonce = await client.readContract({ address: ENTRY_POINT, abi: entryPointAbi, functionName: 'getNonce', args: [owner.address, 0n] })
+    const { maxFeePerGas } = await client.estimateFeesPerGas()
+    const op = await userOperation(owner, nonce, [transferCall(fresh(), gift)], 100_000n, maxFeePerGas, paymasterAndData)
+    const data = encodeHandleOps(op, sponsor.account.address)
+    return (await mined(await sponsor.sendTransaction({ to: ENTRY_POINT, data, gas: 1_000_000n }))).gasUsed
+  }
 
   const keys = new Map<Address, Hex>()
   const keyed = async (delegate?: Address) => {
@@ -207,12 +230,15 @@ try {
     { name: 'Bruno / MetaMask (1 delegation, 2 redemptions)', run: metaMask, delegate: metaMaskContracts.delegator, needsEth: false },
     { name: 'Bruno / Simple7702 (the third-party example: 2 UserOperations, Bruno the bundler)', run: simple7702Relay, delegate: implementation, needsEth: false },
     { name: 'a 4337 bundler, Simple7702 (1 UserOperation, gas paid in ETH)', run: bundler, delegate: implementation, needsEth: true },
+    { name: 'a 4337 bundler, Simple7702 + token paymaster (1 UserOperation, gas paid in USDC)', run: bundlerWithTokenPaymaster, delegate: implementation, needsEth: true, setup: approvePaymaster },
   ] as const
   // Where a frame's gas goes: by the contract it runs (and, for USDC, what the transfer is for).
   const ECRECOVER = '0x0000000000000000000000000000000000000001'
   const word = (input: Hex, index: number) => getAddress(`0x${input.slice(10 + 64 * index + 24, 10 + 64 * (index + 1))}`)
-  const usdcRole = (input: Hex): string => {
+  const usdcRole = (input: Hex, owner: Address): string => {
     const selector = input.slice(0, 10)
+    if (selector === '0x23b872dd') return 'the payment: the paymaster takes the most the operation may cost (transferFrom)'
+    if (selector === '0xa9059cbb' && word(input, 0) === owner) return 'the refund: the paymaster gives back what it did not cost'
     if (selector === '0xa9059cbb') return word(input, 0) === payee ? 'the payment: USDC transfer to the payee' : 'the call: the 1 USDC transfer'
     if (selector === '0xe3ee160e' || selector === '0xcf092995') return word(input, 1) === payee ? 'the payment: signed USDC transfer (EIP-3009) to the payee' : 'the call: the signed 1 USDC transfer (EIP-3009)'
     return 'USDC reads (balances, the settlement)'
@@ -221,11 +247,12 @@ try {
     const to = checksummed(frame.to)
     if (to === devnet.runner.contract) return { role: "the Runner: checks, settlement, its event", whole: false }
     if (to === ECRECOVER) return { role: 'signature recovery (ecrecover)', whole: true }
-    if (to === devnet.usdc) return { role: usdcRole(frame.input), whole: true }
+    if (to === devnet.usdc) return { role: usdcRole(frame.input, owner), whole: true }
     if (to === owner) return { role: "the account's delegate: signature checks, nonces, running the batches", whole: false }
     if (to === metaMaskContracts.delegationManager) return { role: "MetaMask's DelegationManager", whole: false }
     if (to === paymentFirstEnforcer) return { role: "Bruno's PaymentFirstEnforcer (the delegation's caveat)", whole: false }
     if (to === ENTRY_POINT) return { role: 'the EntryPoint', whole: false }
+    if (to === tokenPaymaster) return { role: "the token paymaster (OpenZeppelin's PaymasterERC20)", whole: false }
     return undefined
   }
   const results: { name: string; first: bigint[]; warm: bigint[]; spent: GasSpent }[] = []
@@ -236,6 +263,7 @@ try {
     for (let round = 0; round < rounds; round++) {
       owner = await keyed(way.delegate)
       if (way.needsEth) await mined(await sponsor.sendTransaction({ to: owner.address, value: 10n ** 18n }))
+      if ('setup' in way) await way.setup(owner)
       first.push(await way.run(owner))
       warm.push(await way.run(owner))
     }
