@@ -196,7 +196,7 @@ try {
   }
   // The same operation, its gas paid in USDC through a token paymaster: it takes the most the operation
   // may cost in validation and gives back what it did not cost in postOp (two USDC transfers beside the
-  // call's). Its price: 3,000 USDC an ether, in PaymasterERC20's scale (base units per ether × 1e18 / 1e18).
+  // call's). Its price: 3,000 USDC an ether, 3,000 × 10⁶ base units (PaymasterERC20's tokenPerNative).
   const paymasterFixture = compileFixture('FixedPriceTokenPaymaster')
   const tokenPaymaster = getAddress((await mined(await sponsor.deployContract({ abi: paymasterFixture.abi, bytecode: paymasterFixture.bytecode, args: [devnet.usdc, 3_000_000_000n] }))).contractAddress!)
   await mined(await sponsor.writeContract({ address: tokenPaymaster, abi: paymasterFixture.abi, functionName: 'deposit', value: 10n ** 18n }))
