@@ -13,6 +13,7 @@ import { startAnvil } from '../core/devnet/anvil.ts'
 import { deployDevnet } from '../core/devnet/deploy.ts'
 import { uniswapV3PoolAbi } from '../core/chain/tokenPrice.ts'
 import { creationRuntime } from '../core/preflight/creationRuntime.ts'
+import { preflightCommand } from '../core/commands/preflight.ts'
 import { preflight } from '../core/preflight/preflight.ts'
 import { groupChecks } from '../core/tool/groupPlugin.ts'
 import { loadGroups } from '../config/loadGroups.ts'
@@ -414,7 +415,16 @@ async function brunoCli(...args: string[]) {
   }
 }
 
+/** `bruno preflight …` in this process, through the command cli.ts runs: its exit code and output. */
+async function preflightInProcess(...args: string[]) {
+  let stdout = ''
+  let stderr = ''
+  const code = await preflightCommand.run(args, { env: cliEnv, stdout: { write: (text: string) => (stdout += text) }, stderr: { write: (text: string) => (stderr += text) } })
+  return { code, stdout, stderr }
+}
+
 t.test('bruno preflight: exit 0 and every check named; exit 1 naming the failure', async (t) => {
+  // As a process once: the command's exit code is the process's.
   const green = await brunoCli('preflight', '--config', configFile)
   t.equal(green.code, 0, green.stderr)
   t.match(green.stdout, /local \(chainId 31337\): ok/)
@@ -422,7 +432,7 @@ t.test('bruno preflight: exit 0 and every check named; exit 1 naming the failure
   await withChange(
     () => chain.setBalance({ address: deployment.runner.operator.address, value: 0n }),
     async () => {
-      const red = await brunoCli('preflight', '--config', configFile)
+      const red = await preflightInProcess('--config', configFile)
       t.equal(red.code, 1)
       t.match(red.stdout, /\[FAIL\] runner balance: 0 ETH/)
       for (const output of [green.stdout, green.stderr, red.stdout, red.stderr]) {
@@ -431,7 +441,7 @@ t.test('bruno preflight: exit 0 and every check named; exit 1 naming the failure
       }
     },
   )
-  t.match((await brunoCli('preflight', '--help')).stdout, /--config[\s\S]*--chain[\s\S]*--help/)
+  t.match((await preflightInProcess('--help')).stdout, /--config[\s\S]*--chain[\s\S]*--help/)
 })
 
 t.test('bruno serve refuses a failing chain, and serves it with --skip-preflight', async (t) => {
