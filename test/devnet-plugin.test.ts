@@ -55,7 +55,5 @@ t.test('--plugin refusals name the flag and what to fix', async (t) => {
   const missing = await start(['--port', '0', '--plugin', './no-such-group'])
   t.equal(missing.code, 1)
   t.match(missing.stderr, /^bruno: --plugin: "\.\/no-such-group" does not exist \(paths are relative to the working directory\)$/m)
-  const withConfig = await start(['--config', 'bruno.json', '--plugin', './examples/hello-group'])
-  t.equal(withConfig.code, 2, 'refused before anything starts')
-  t.match(withConfig.stderr, /--plugin serves a group on the devnet; with --config, name it in the config file \("plugins" and "groups"\) instead/)
+  // --plugin beside --config is a serve flag's refusal: checkServeFlags in test/config-strict.test.ts, exit 2 as a process there.
 })
