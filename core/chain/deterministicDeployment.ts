@@ -8,7 +8,7 @@ import { getContractAddress, zeroHash, type Address, type Hex } from 'viem'
 export const DEPLOYMENT_PROXY: Address = '0x4e59b44847b379578588920cA78FbF26c0B4956C'
 
 /** The CREATE2 salt of every contract Bruno deploys: fixed (zero), so an address depends on the contract's creation code alone. */
-export const RUNNER_SALT: Hex = zeroHash
+export const DEPLOYMENT_SALT: Hex = zeroHash
 
 /**
  * Where the deployment proxy puts a contract of this creation code (constructor arguments appended):
@@ -18,5 +18,5 @@ export const RUNNER_SALT: Hex = zeroHash
  * deterministicAddress(paymentFirstEnforcerArtifact.bytecode) // '0x…' on every chain
  */
 export function deterministicAddress(initCode: Hex): Address {
-  return getContractAddress({ opcode: 'CREATE2', from: DEPLOYMENT_PROXY, salt: RUNNER_SALT, bytecode: initCode })
+  return getContractAddress({ opcode: 'CREATE2', from: DEPLOYMENT_PROXY, salt: DEPLOYMENT_SALT, bytecode: initCode })
 }

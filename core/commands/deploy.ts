@@ -27,7 +27,7 @@ import { guardedTransport } from '../chain/guardedTransport.ts'
 import { delegationCode } from '../relay/delegation7702.ts'
 import { creationRuntime } from '../preflight/creationRuntime.ts'
 import { type Command, commandFailure, parseFlags } from './command.ts'
-import { DEPLOYMENT_PROXY, deterministicAddress, RUNNER_SALT } from '../chain/deterministicDeployment.ts'
+import { DEPLOYMENT_PROXY, DEPLOYMENT_SALT, deterministicAddress } from '../chain/deterministicDeployment.ts'
 
 /**
  * The gas a Runner deployment uses (1,771,922 measured on anvil since the `bytes` signature and the
@@ -361,7 +361,7 @@ async function deployByCreate2(
         'fund its deployer and send its presigned transaction), then run bruno deploy again',
     }
   }
-  const data = concat([RUNNER_SALT, contract.initCode])
+  const data = concat([DEPLOYMENT_SALT, contract.initCode])
   // Estimated from the deployer's address with no fee, so the node does not weigh its balance (the
   // check below does, naming it); a node that refuses anyway for lack of funds: the known figure.
   const estimate = await client.estimateGas({ account: deployer, to: DEPLOYMENT_PROXY, data }).catch((error: unknown) => {

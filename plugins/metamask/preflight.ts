@@ -18,13 +18,16 @@ export async function checkMetaMask(network: Network): Promise<string> {
   const { client } = network
   const { chainId } = network.config
   const { delegationManager, delegator } = metaMaskContracts
-  const codes = await Promise.all([delegationManager, delegator, paymentFirstEnforcer].map((address) => client.getCode({ address })))
-  const missing = [`delegationManager ${delegationManager}`, `delegator ${delegator}`].filter((_, index) => !codes[index] || codes[index] === '0x')
+  const [managerCode, delegatorCode, enforcerCode] = await Promise.all([delegationManager, delegator, paymentFirstEnforcer].map((address) => client.getCode({ address })))
+  const hasCode = (code: string | undefined) => code !== undefined && code !== '0x'
+  const missing = [
+    ...(hasCode(managerCode) ? [] : [`delegationManager ${delegationManager}`]),
+    ...(hasCode(delegatorCode) ? [] : [`delegator ${delegator}`]),
+  ]
   if (missing.length > 0) throw new CheckFailed(`no code at ${missing.join(', ')}: MetaMask's delegation framework v1.3.0 is not deployed on this chain`)
-  if (codes[2] !== paymentFirstEnforcerArtifact.deployedBytecode) {
-    throw new CheckFailed(
-      `${codes[2] && codes[2] !== '0x' ? 'the code at' : 'no code at'} ${paymentFirstEnforcer} ${codes[2] && codes[2] !== '0x' ? 'is not' : 'where it belongs:'} Bruno's PaymentFirstEnforcer, the caveat of every payment-first delegation: deploy it with bruno deploy --metamask`,
-    )
+  if (enforcerCode !== paymentFirstEnforcerArtifact.deployedBytecode) {
+    const found = hasCode(enforcerCode) ? `the code at ${paymentFirstEnforcer} is not` : `no code at ${paymentFirstEnforcer} where it belongs:`
+    throw new CheckFailed(`${found} Bruno's PaymentFirstEnforcer, the caveat of every payment-first delegation: deploy it with bruno deploy --metamask`)
   }
   const domain = await client.readContract({ address: delegationManager, abi: delegationManagerAbi, functionName: 'eip712Domain' }).catch(notAnswered)
   if (!domain) throw new CheckFailed(`${delegationManager} does not answer eip712Domain(): it is not MetaMask's DelegationManager`)
